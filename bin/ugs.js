@@ -1,0 +1,20 @@
+#!/usr/bin/env node
+import { homedir } from 'node:os';
+import { main } from '../dist/main.js';
+
+const code = await main(
+  process.argv.slice(2),
+  {
+    stdin: process.stdin,
+    stdout: process.stdout,
+    stderr: process.stderr,
+    stdinIsTTY: process.stdin.isTTY === true,
+    stdoutIsTTY: process.stdout.isTTY === true,
+    stderrIsTTY: process.stderr.isTTY === true,
+    env: process.env,
+    noInput: false,
+    noColor: false,
+  },
+  { platform: process.platform, homedir: homedir(), nodeVersion: process.version },
+);
+process.exitCode = code;

@@ -1,0 +1,202 @@
+import type { Command } from 'commander';
+import { callService, type Deps, outputFormat, resolveTarget } from '../context.js';
+import { UsageError } from '../errors.js';
+import { readJsonSource } from '../input.js';
+import { canPrompt } from '../io.js';
+import {
+  collectKeyValues,
+  type JsonObject,
+  mergeObjects,
+  parseJsonSource,
+  parseKeyValue,
+  parseStringMap,
+  type StringMap,
+} from '../parse.js';
+import type { Prompter } from '../prompter.js';
+import { type OutputFormat, printResult } from '../render.js';
+import type { GetUserRequest } from '../service.js';
+import { addOutputFlags, collect, type DepsFactory, newCommand } from './shared.js';
+
+export interface GetOptions {
+  id: string | undefined;
+  name: string | undefined;
+  mapping: StringMap | undefined;
+  properties: JsonObject | undefined;
+  format: OutputFormat;
+}
+
+interface GetFlags {
+  id?: string;
+  name?: string;
+  mapping: string[];
+  mappingJson?: string;
+  property: string[];
+  properties?: string;
+  json?: boolean;
+  field?: string;
+}
+
+export function getCommand(makeDeps: DepsFactory, run = runGet): Command {
+  const command = newCommand('get', 'Get a user group, creating it if its id is new', [
+    'ugs get --id acme --name "Acme Corp"',
+    'ugs get --id acme --name "Acme Corp" --mapping sales=acme_db --property plan=pro',
+    'ugs get --id acme --name Acme --properties @props.json --field token',
+    'ugs get --id acme --name Acme --json | jq .user_group.team_id',
+  ])
+    .option('--id <user_group_id>', 'your id for the user group (user_group_id)')
+    .option('--name <name>', 'name of the user group')
+    .option(
+      '--mapping <schema_id=source>',
+      'map a schema to a data source (repeatable)',
+      collect,
+      [],
+    )
+    .option('--mapping-json <json|@file|->', 'the whole mapping as a JSON object of strings')
+    .option('--property <key=value>', 'set a property to a string value (repeatable)', collect, [])
+    .option('--properties <json|@file|->', 'the properties as a JSON object');
+  addOutputFlags(command).action(async (flags: GetFlags, cmd: Command) => {
+    const deps = makeDeps(cmd);
+    await run(await parseGetFlags(flags, deps), deps);
+  });
+  return command;
+}
+
+/** Flags to options: every usage error is found here, before any prompt or request. */
+export async function parseGetFlags(flags: GetFlags, deps: Deps): Promise<GetOptions> {
+  const format = outputFormat(flags);
+  if (flags.mappingJson === '-' && flags.properties === '-') {
+    throw new UsageError('--mapping-json and --properties cannot both read stdin');
+  }
+  for (const [flag, value] of [
+    ['--id', flags.id],
+    ['--name', flags.name],
+  ] as const) {
+    if (value !== undefined && value.trim() === '') throw new UsageError(`${flag} cannot be empty`);
+  }
+  const mappingJson =
+    flags.mappingJson === undefined
+      ? undefined
+      : parseStringMap(
+          await readJsonSource(
+            parseJsonSource(flags.mappingJson, '--mapping-json'),
+            '--mapping-json',
+            deps.io,
+          ),
+          '--mapping-json',
+        );
+  const propertiesJson =
+    flags.properties === undefined
+      ? undefined
+      : await readJsonSource(
+          parseJsonSource(flags.properties, '--properties'),
+          '--properties',
+          deps.io,
+        );
+  return {
+    id: flags.id,
+    name: flags.name,
+    mapping: mergeObjects(
+      mappingJson,
+      collectKeyValues(flags.mapping, '--mapping'),
+      '--mapping-json',
+      '--mapping',
+    ),
+    properties: mergeObjects(
+      propertiesJson,
+      collectKeyValues(flags.property, '--property'),
+      '--properties',
+      '--property',
+    ),
+    format,
+  };
+}
+
+export async function runGet(opts: GetOptions, deps: Deps): Promise<void> {
+  const interactive = canPrompt(deps.io);
+  if (!interactive) {
+    if (opts.id === undefined) throw missingFlag('--id', 'the user group id');
+    if (opts.name === undefined) throw missingFlag('--name', 'the user group name');
+  }
+  const target = resolveTarget(deps);
+
+  let request: GetUserRequest;
+  if (opts.id !== undefined && opts.name !== undefined) {
+    request = {
+      name: opts.name,
+      user_group_id: opts.id,
+      ...(opts.mapping && { mapping: opts.mapping }),
+      ...(opts.properties && { properties: opts.properties }),
+    };
+  } else {
+    request = await promptForRequest(opts, deps.prompter);
+  }
+
+  const client = await deps.connect(target);
+  const result = await callService(deps, opts.format, () => client.getUser(request));
+  const id = String(result.userGroup.provided_id ?? request.user_group_id);
+  await printResult(deps.io, {
+    format: opts.format,
+    body: result.body,
+    userGroup: result.userGroup,
+    headline: (style) => [
+      result.created === true
+        ? style.green(`Created user group ${id}`)
+        : result.created === false
+          ? `Found user group ${id}`
+          : `User group ${id}`,
+    ],
+  });
+}
+
+/**
+ * Someone who left out --id or --name is at a terminal being walked through it, so the optional
+ * parts are offered too; anyone who gave both on the command line is not asked anything.
+ */
+async function promptForRequest(opts: GetOptions, prompter: Prompter): Promise<GetUserRequest> {
+  const required = (label: string) => (value: string) =>
+    value.trim() !== '' || `${label} is required`;
+  const id = opts.id ?? (await prompter.input('User group id:', { validate: required('an id') }));
+  const name =
+    opts.name ?? (await prompter.input('User group name:', { validate: required('a name') }));
+  const mapping =
+    opts.mapping ?? (await promptPairs(prompter, 'Data source mapping', 'schema_id=source'));
+  const properties = opts.properties ?? (await promptPairs(prompter, 'Property', 'key=value'));
+  return {
+    name,
+    user_group_id: id,
+    ...(mapping && { mapping }),
+    ...(properties && { properties }),
+  };
+}
+
+/** Asks for `k=v` pairs one at a time until an empty answer; each is checked as it is typed. */
+async function promptPairs(
+  prompter: Prompter,
+  label: string,
+  shape: string,
+): Promise<StringMap | undefined> {
+  const pairs: StringMap = {};
+  for (;;) {
+    const answer = await prompter.input(`${label} (${shape}, empty to finish):`, {
+      validate: (value) => {
+        if (value === '') return true;
+        try {
+          const [key] = parseKeyValue(value, shape);
+          return Object.hasOwn(pairs, key) ? `"${key}" is already set` : true;
+        } catch (error) {
+          return error instanceof Error ? error.message : String(error);
+        }
+      },
+    });
+    if (answer === '') break;
+    const [key, value] = parseKeyValue(answer, shape);
+    pairs[key] = value;
+  }
+  return Object.keys(pairs).length === 0 ? undefined : pairs;
+}
+
+function missingFlag(flag: string, what: string): UsageError {
+  return new UsageError(`missing ${flag}: ${what} is required`, {
+    hint: `pass ${flag} <value> (prompts are off: no terminal, CI is set, or --no-input)`,
+  });
+}

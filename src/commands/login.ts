@@ -1,0 +1,97 @@
+import type { Command } from 'commander';
+import { type Deps, resolveCredentials } from '../context.js';
+import { UsageError } from '../errors.js';
+import { canPrompt, readStdin, writeLine } from '../io.js';
+import { formatBaseUrl, parseBaseUrl } from '../parse.js';
+import { styleFor } from '../render.js';
+import { type DepsFactory, newCommand } from './shared.js';
+
+export interface LoginOptions {
+  withToken: boolean;
+}
+
+/**
+ * The token is not checked against the service: its only operations create or rotate user
+ * groups, so there is nothing harmless to call. The first `ugs get` shows whether it works.
+ */
+export function loginCommand(makeDeps: DepsFactory, run = runLogin): Command {
+  return newCommand('login', 'Save the base URL and API token for a profile', [
+    'ugs login                                    # asks for the base URL and the token',
+    'printenv UGS_TOKEN | ugs login --base-url https://analytics.example.com --with-token',
+    'ugs login --profile staging --base-url https://staging.example.com',
+  ])
+    .option('--with-token', 'read the API token from stdin instead of prompting')
+    .action(async (flags: { withToken?: boolean }, cmd: Command) => {
+      await run({ withToken: flags.withToken === true }, makeDeps(cmd));
+    });
+}
+
+export async function runLogin(opts: LoginOptions, deps: Deps): Promise<void> {
+  const { io, settings, config, prompter } = deps;
+  const interactive = canPrompt(io);
+  const credentials = resolveCredentials(deps);
+  const validateUrl = (text: string) => parseBaseUrl(text, { insecureHttp: settings.insecureHttp });
+
+  let baseUrl: URL;
+  if (settings.baseUrl !== undefined) {
+    baseUrl = validateUrl(settings.baseUrl);
+  } else if (interactive) {
+    const answer = await prompter.input('Base URL of the User Group Service:', {
+      ...(credentials.profile?.baseUrl && { default: credentials.profile.baseUrl }),
+      validate: (text) => {
+        try {
+          validateUrl(text);
+          return true;
+        } catch (error) {
+          return error instanceof Error ? error.message : String(error);
+        }
+      },
+    });
+    baseUrl = validateUrl(answer);
+  } else if (credentials.profile?.baseUrl) {
+    baseUrl = validateUrl(credentials.profile.baseUrl);
+  } else {
+    throw new UsageError('missing --base-url: the service address is required', {
+      hint: 'pass --base-url https://... or set UGS_BASE_URL',
+    });
+  }
+
+  let apiToken: string;
+  if (opts.withToken) {
+    apiToken = (await readStdin(io, '--with-token')).trim();
+    if (apiToken === '')
+      throw new UsageError('--with-token: stdin was empty; pipe the API token in');
+  } else if (interactive) {
+    apiToken = (
+      await prompter.password('API token:', {
+        validate: (value) => value.trim() !== '' || 'the API token is required',
+      })
+    ).trim();
+  } else {
+    throw new UsageError('no API token given, and prompts are off', {
+      hint: 'pipe the token in: printenv UGS_TOKEN | ugs login --with-token',
+    });
+  }
+  deps.tracer.addSecret(apiToken);
+
+  const saved = formatBaseUrl(baseUrl);
+  await config.updateProfile(settings.profile, (current) => ({
+    ...current,
+    baseUrl: saved,
+    apiToken,
+  }));
+
+  const style = await styleFor(io, 'stderr');
+  writeLine(
+    io.stderr,
+    style.green(`Logged in to ${saved} as profile "${settings.profile}"; saved to ${config.path}`),
+  );
+  if (io.env.UGS_API_TOKEN) {
+    writeLine(
+      io.stderr,
+      style.yellow(
+        'warning: UGS_API_TOKEN is set and overrides the token just saved; unset it to use this one',
+      ),
+    );
+  }
+}

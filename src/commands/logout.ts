@@ -1,0 +1,36 @@
+import type { Command } from 'commander';
+import type { Deps } from '../context.js';
+import { writeLine } from '../io.js';
+import { type DepsFactory, newCommand } from './shared.js';
+
+export function logoutCommand(makeDeps: DepsFactory, run = runLogout): Command {
+  return newCommand('logout', "Remove a profile's saved API token (its base URL is kept)", [
+    'ugs logout',
+    'ugs logout --profile staging',
+  ]).action(async (_flags: unknown, cmd: Command) => {
+    await run(makeDeps(cmd));
+  });
+}
+
+export async function runLogout(deps: Deps): Promise<void> {
+  const { io, settings, config } = deps;
+  const profile = config.readProfile(settings.profile);
+  if (profile?.apiToken === undefined) {
+    writeLine(
+      io.stderr,
+      `Profile "${settings.profile}" has no saved API token; nothing to remove.`,
+    );
+  } else {
+    await config.updateProfile(settings.profile, (current) => {
+      const { apiToken: _removed, ...rest } = current ?? {};
+      return rest;
+    });
+    writeLine(
+      io.stderr,
+      `Removed the API token of profile "${settings.profile}" from ${config.path}`,
+    );
+  }
+  if (io.env.UGS_API_TOKEN) {
+    writeLine(io.stderr, 'note: UGS_API_TOKEN is still set in this environment and will be used');
+  }
+}

@@ -1,0 +1,23 @@
+import { Command } from 'commander';
+import type { Deps } from '../context.js';
+
+/** Main hands each command a way to build its dependencies once the global flags are parsed. */
+export type DepsFactory = (command: Command) => Deps;
+
+/** For repeatable flags such as `--mapping a=b --mapping c=d`. */
+export function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+export function newCommand(name: string, summary: string, examples: readonly string[]): Command {
+  return new Command(name)
+    .description(summary)
+    .addHelpText('after', `\nExamples:\n${examples.map((line) => `  $ ${line}`).join('\n')}\n`);
+}
+
+/** `--json` and `--field`, shared by every command that prints a user group. */
+export function addOutputFlags(command: Command): Command {
+  return command
+    .option('--json', 'print the response body as JSON on stdout')
+    .option('--field <name>', 'print only this field of user_group (e.g. token)');
+}

@@ -1,0 +1,190 @@
+/**
+ * What commands depend on, made from the global options once per run. Nothing here does work
+ * until asked: the config file is read when a command reads it, and the HTTP stack (undici) is
+ * imported only when a command connects.
+ */
+import { type ConfigStore, configDir, FileConfigStore, type Profile } from './config.js';
+import { StreamTracer, silentTracer, type Tracer } from './debug.js';
+import { AuthError, UgsError, UsageError } from './errors.js';
+import type { HttpClient } from './http.js';
+import { type IO, writeLine } from './io.js';
+import { parseBaseUrl, parseTimeoutSeconds } from './parse.js';
+import { InquirerPrompter, type Prompter } from './prompter.js';
+import { type OutputFormat, renderJson } from './render.js';
+import type { ServiceClient, Target } from './service.js';
+import { userAgent } from './version.js';
+
+/** The global options, checked. */
+export interface Settings {
+  profile: string;
+  /** `--base-url` or `UGS_BASE_URL` (commander applies flag over env). */
+  baseUrl: string | undefined;
+  baseUrlSource: 'flag' | 'env' | undefined;
+  timeoutMs: number;
+  debug: boolean;
+  insecureHttp: boolean;
+  caFile: string | undefined;
+}
+
+export interface Deps {
+  io: IO;
+  settings: Settings;
+  config: ConfigStore;
+  prompter: Prompter;
+  tracer: Tracer;
+  /** A client for the service at `target`; the HTTP stack is loaded on the first call. */
+  connect(target: Target): Promise<ServiceClient>;
+}
+
+export interface SystemInfo {
+  platform: NodeJS.Platform;
+  homedir: string;
+  nodeVersion: string;
+}
+
+/** Raw global options as commander parsed them. */
+export interface GlobalFlags {
+  profile?: string;
+  baseUrl?: string;
+  timeout?: string;
+  input?: boolean;
+  debug?: boolean;
+  color?: boolean;
+  insecureHttp?: boolean;
+  caFile?: string;
+}
+
+export function parseSettings(
+  flags: GlobalFlags,
+  baseUrlSource: Settings['baseUrlSource'],
+): Settings {
+  const profile = flags.profile ?? 'default';
+  if (profile.trim() === '') throw new UsageError('--profile needs a name');
+  return {
+    profile,
+    baseUrl: flags.baseUrl,
+    baseUrlSource: flags.baseUrl === undefined ? undefined : baseUrlSource,
+    timeoutMs: Math.round(parseTimeoutSeconds(flags.timeout ?? '30') * 1000),
+    debug: flags.debug === true,
+    insecureHttp: flags.insecureHttp === true,
+    caFile: flags.caFile === '' ? undefined : flags.caFile,
+  };
+}
+
+/** The real dependencies. `clients` collects HTTP clients so `main` can close their sockets. */
+export function createDeps(
+  io: IO,
+  settings: Settings,
+  system: SystemInfo,
+  clients: HttpClient[],
+): Deps {
+  const tracer = settings.debug ? new StreamTracer(io.stderr) : silentTracer;
+  return {
+    io,
+    settings,
+    config: new FileConfigStore(configDir(io.env, system.platform, system.homedir)),
+    prompter: new InquirerPrompter(io),
+    tracer,
+    async connect(target) {
+      tracer.addSecret(target.apiToken);
+      const [{ createHttpClient }, { HttpServiceClient }] = await Promise.all([
+        import('./http.js'),
+        import('./service.js'),
+      ]);
+      const http = await createHttpClient({
+        timeoutMs: settings.timeoutMs,
+        env: io.env,
+        caFile: settings.caFile,
+        tracer,
+      });
+      clients.push(http);
+      return new HttpServiceClient(http, target, userAgent(system.nodeVersion));
+    },
+  };
+}
+
+export type TokenSource = 'profile' | 'env UGS_API_TOKEN';
+
+export interface Credentials {
+  profileName: string;
+  profile: Profile | undefined;
+  apiToken: { value: string; source: TokenSource } | undefined;
+  baseUrl: { value: string; source: 'flag' | 'env' | 'profile' } | undefined;
+}
+
+/** Flag over environment over profile. The API token never comes from a flag. */
+export function resolveCredentials(deps: Deps): Credentials {
+  const profileName = deps.settings.profile;
+  const profile = deps.config.readProfile(profileName);
+  const envToken = deps.io.env.UGS_API_TOKEN;
+  const apiToken =
+    envToken !== undefined && envToken !== ''
+      ? { value: envToken, source: 'env UGS_API_TOKEN' as const }
+      : profile?.apiToken
+        ? { value: profile.apiToken, source: 'profile' as const }
+        : undefined;
+  const { baseUrl, baseUrlSource } = deps.settings;
+  const resolvedBaseUrl =
+    baseUrl !== undefined && baseUrlSource !== undefined
+      ? { value: baseUrl, source: baseUrlSource }
+      : profile?.baseUrl
+        ? { value: profile.baseUrl, source: 'profile' as const }
+        : undefined;
+  return { profileName, profile, apiToken, baseUrl: resolvedBaseUrl };
+}
+
+/** Where to send requests, or a typed error saying what is missing and how to fix it. */
+export function resolveTarget(deps: Deps): Target {
+  const credentials = resolveCredentials(deps);
+  const loginHint = loginCommandFor(deps.settings.profile);
+  if (credentials.apiToken === undefined) {
+    throw new AuthError(`no API token for profile "${credentials.profileName}"`, {
+      hint: `run \`${loginHint}\`, or set UGS_API_TOKEN`,
+    });
+  }
+  if (credentials.baseUrl === undefined) {
+    throw new UsageError(`no base URL for profile "${credentials.profileName}"`, {
+      hint: `pass --base-url <url>, set UGS_BASE_URL, or run \`${loginHint}\``,
+    });
+  }
+  return {
+    baseUrl: parseBaseUrl(credentials.baseUrl.value, { insecureHttp: deps.settings.insecureHttp }),
+    apiToken: credentials.apiToken.value,
+  };
+}
+
+export function loginCommandFor(profile: string): string {
+  return profile === 'default' ? 'ugs login' : `ugs login --profile ${profile}`;
+}
+
+/**
+ * Runs a service call; with `--json`, a JSON error body from the service is also printed on
+ * stdout, so scripts can read the service's own words.
+ */
+export async function callService<T>(
+  deps: Deps,
+  format: OutputFormat,
+  call: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (format.kind === 'json' && error instanceof UgsError && error.body !== undefined) {
+      writeLine(deps.io.stdout, renderJson(error.body));
+    }
+    throw error;
+  }
+}
+
+/** `--json` and `--field` are two ways of asking for machine output; both at once is a mistake. */
+export function outputFormat(flags: { json?: boolean; field?: string }): OutputFormat {
+  if (flags.json && flags.field !== undefined) {
+    throw new UsageError('--json and --field cannot be used together');
+  }
+  if (flags.json) return { kind: 'json' };
+  if (flags.field !== undefined) {
+    if (flags.field === '') throw new UsageError('--field needs a field name, e.g. --field token');
+    return { kind: 'field', name: flags.field };
+  }
+  return { kind: 'table' };
+}

@@ -1,0 +1,121 @@
+/**
+ * `--debug` trace of every request and response. Developers paste these into tickets, so every
+ * secret is redacted here, at the only place that prints them: the Authorization header, any JSON
+ * field whose name says token, and every known secret value wherever else it appears.
+ */
+import type { Writable } from 'node:stream';
+
+export const REDACTED = '[REDACTED]';
+
+export interface TraceRequest {
+  method: string;
+  url: URL;
+  headers: Record<string, string>;
+  body: string;
+  attempt: number;
+}
+
+export interface TraceResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+  elapsedMs: number;
+}
+
+export interface Tracer {
+  request(request: TraceRequest): void;
+  response(response: TraceResponse): void;
+  failure(message: string, elapsedMs: number): void;
+  retry(delayMs: number, reason: string): void;
+  /** Values that must never be printed, such as a token typed at a prompt. */
+  addSecret(secret: string): void;
+}
+
+export const silentTracer: Tracer = {
+  request() {},
+  response() {},
+  failure() {},
+  retry() {},
+  addSecret() {},
+};
+
+const TOKEN_KEY = /token|secret|password|authorization/i;
+const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-cookie']);
+
+export class StreamTracer implements Tracer {
+  private readonly secrets = new Set<string>();
+
+  constructor(
+    private readonly out: Writable,
+    secrets: readonly string[] = [],
+  ) {
+    for (const secret of secrets) this.addSecret(secret);
+  }
+
+  addSecret(secret: string): void {
+    // Very short values would redact ordinary words; no real token is that short.
+    if (secret.length >= 4) this.secrets.add(secret);
+  }
+
+  request(request: TraceRequest): void {
+    const retry = request.attempt > 0 ? ` (retry ${request.attempt})` : '';
+    this.write(`> ${request.method} ${request.url.href}${retry}`);
+    for (const [name, value] of Object.entries(request.headers)) {
+      this.write(`> ${name}: ${this.redactHeader(name, value)}`);
+    }
+    this.write('>');
+    if (request.body !== '') this.write(`> ${this.redactBody(request.body)}`);
+  }
+
+  response(response: TraceResponse): void {
+    this.write(`< HTTP ${response.status} (${Math.round(response.elapsedMs)} ms)`);
+    for (const [name, value] of Object.entries(response.headers)) {
+      this.write(`< ${name}: ${this.redactHeader(name, value)}`);
+    }
+    this.write('<');
+    if (response.body !== '') this.write(`< ${this.redactBody(response.body)}`);
+  }
+
+  failure(message: string, elapsedMs: number): void {
+    this.write(`! ${this.redactText(message)} (after ${Math.round(elapsedMs)} ms)`);
+  }
+
+  retry(delayMs: number, reason: string): void {
+    this.write(`* retrying in ${Math.round(delayMs)} ms: ${this.redactText(reason)}`);
+  }
+
+  private write(line: string): void {
+    this.out.write(`[debug] ${line}\n`);
+  }
+
+  private redactHeader(name: string, value: string): string {
+    if (!SECRET_HEADERS.has(name.toLowerCase())) return this.redactText(value);
+    const scheme = /^(\w+)\s/.exec(value);
+    return scheme ? `${scheme[1]} ${REDACTED}` : REDACTED;
+  }
+
+  redactBody(body: string): string {
+    try {
+      const parsed: unknown = JSON.parse(body);
+      return this.redactText(JSON.stringify(redactJson(parsed)));
+    } catch {
+      return this.redactText(body);
+    }
+  }
+
+  redactText(text: string): string {
+    let result = text;
+    for (const secret of this.secrets) result = result.split(secret).join(REDACTED);
+    return result;
+  }
+}
+
+function redactJson(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(redactJson);
+  if (typeof value !== 'object' || value === null) return value;
+  const result: Record<string, unknown> = {};
+  for (const [key, entry] of Object.entries(value)) {
+    result[key] = TOKEN_KEY.test(key) && typeof entry === 'string' ? REDACTED : redactJson(entry);
+  }
+  return result;
+}

@@ -1,0 +1,86 @@
+/**
+ * Every error a user can hit is one of these classes. `main` maps them to exit codes in one
+ * place; nothing below `main` decides how the process ends.
+ */
+export const ExitCode = {
+  Ok: 0,
+  Api: 1,
+  Usage: 2,
+  Auth: 3,
+  Network: 4,
+  OutcomeUnknown: 5,
+  Interrupted: 130,
+} as const;
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+
+export interface UgsErrorOptions {
+  hint?: string;
+  cause?: unknown;
+  body?: unknown;
+}
+
+export abstract class UgsError extends Error {
+  abstract readonly exitCode: ExitCode;
+  /** What the user can do next; printed as `hint:`. */
+  readonly hint: string | undefined;
+  /** The service's own JSON error body, when it sent one: `--json` prints it on stdout. */
+  readonly body: unknown;
+  constructor(message: string, options: UgsErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.hint = options.hint;
+    this.body = options.body;
+  }
+}
+
+/** Bad flags, bad input, refused URL, corrupt config: the call itself has to change. */
+export class UsageError extends UgsError {
+  readonly exitCode = ExitCode.Usage;
+}
+
+/** The config file cannot be read or written. Same exit code as usage: the user must act. */
+export class ConfigError extends UgsError {
+  readonly exitCode = ExitCode.Usage;
+}
+
+/** No API token, or the service said 401/403. */
+export class AuthError extends UgsError {
+  readonly exitCode = ExitCode.Auth;
+}
+
+/** The service could not be reached, or did not answer in time (nothing was changed). */
+export class NetworkError extends UgsError {
+  readonly exitCode = ExitCode.Network;
+  readonly code: string | undefined;
+  constructor(message: string, options: UgsErrorOptions & { code?: string } = {}) {
+    super(message, options);
+    this.code = options.code;
+  }
+}
+
+/**
+ * The service answered, but the call failed: `success: 0`, an HTTP error, or a body that is not
+ * the documented JSON. `body` is the parsed JSON error body, when there was one, so `--json` can
+ * still show it on stdout.
+ */
+export class ApiError extends UgsError {
+  readonly exitCode = ExitCode.Api;
+  readonly status: number | undefined;
+  constructor(message: string, options: UgsErrorOptions & { status?: number } = {}) {
+    super(message, options);
+    this.status = options.status;
+  }
+}
+
+/** A request that changes state was sent and no answer came back: it may or may not have run. */
+export class OutcomeUnknownError extends UgsError {
+  readonly exitCode = ExitCode.OutcomeUnknown;
+}
+
+/** The user pressed Ctrl+C (or closed the terminal) at a prompt. */
+export class CancelledError extends UgsError {
+  readonly exitCode = ExitCode.Interrupted;
+  constructor(message = 'cancelled') {
+    super(message);
+  }
+}

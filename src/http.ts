@@ -1,0 +1,409 @@
+/**
+ * The transport: one keep-alive undici dispatcher (proxy-aware), a whole-request deadline, bounded
+ * response bodies, and retries that never repeat a request that may already have changed
+ * something. It knows HTTP, not the service: paths and JSON shapes live in `service.ts`.
+ *
+ * undici's `request()` is used rather than `fetch()`, which refuses a GET with a body; the Get
+ * User operation sends its parameters in exactly such a body.
+ */
+import { readFileSync } from 'node:fs';
+import { rootCertificates } from 'node:tls';
+import type { Dispatcher } from 'undici';
+import { silentTracer, type Tracer } from './debug.js';
+import { ApiError, NetworkError, UsageError } from './errors.js';
+import type { Env } from './io.js';
+import { formatBytes } from './io.js';
+
+export interface HttpRequest {
+  method: 'GET' | 'POST';
+  url: URL;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export interface HttpResponse {
+  status: number;
+  headers: Record<string, string>;
+  /** The body as text, a UTF-8 BOM removed. */
+  text: string;
+}
+
+export interface RetryPolicy {
+  /** Attempts after the first. */
+  maxRetries: number;
+  /** Statuses that mean "nothing was done, ask again". */
+  retryStatuses: ReadonlySet<number>;
+  /** Connection errors (by code) that happened before any answer and may be retried. */
+  retryErrorCodes: ReadonlySet<string>;
+}
+
+/** Get User is get-or-create by id: repeating it cannot create a second group. */
+export const getRetryPolicy: RetryPolicy = {
+  maxRetries: 2,
+  retryStatuses: new Set([429, 502, 503, 504]),
+  retryErrorCodes: new Set([
+    'ECONNREFUSED',
+    'ECONNRESET',
+    'EPIPE',
+    'UND_ERR_SOCKET',
+    'UND_ERR_CONNECT_TIMEOUT',
+    'EAI_AGAIN',
+    'ETIMEDOUT',
+  ]),
+};
+
+/**
+ * Rotation is not idempotent: a repeat would rotate the new token (or fail on the old one). Only
+ * a refused connection proves the server never saw the request.
+ */
+export const rotateRetryPolicy: RetryPolicy = {
+  maxRetries: 2,
+  retryStatuses: new Set(),
+  retryErrorCodes: new Set(['ECONNREFUSED']),
+};
+
+export const MAX_RESPONSE_BYTES = 1024 * 1024;
+const MAX_RETRY_AFTER_MS = 30_000;
+const BACKOFF_BASE_MS = 300;
+
+/**
+ * Errors that prove the request never reached the server: the connection or TLS handshake failed.
+ * Anything else after sending (reset, timeout) leaves the outcome unknown.
+ */
+const NOT_DELIVERED_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+export interface HttpClientOptions {
+  timeoutMs: number;
+  env: Env;
+  caFile?: string | undefined;
+  tracer?: Tracer;
+  maxResponseBytes?: number;
+  sleep?: (ms: number) => Promise<void>;
+  random?: () => number;
+}
+
+/** A transport failure; `maybeDelivered` says whether the server may have acted on the request. */
+export class TransportError extends NetworkError {
+  constructor(
+    message: string,
+    readonly maybeDelivered: boolean,
+    options: { hint?: string; cause?: unknown; code?: string } = {},
+  ) {
+    super(message, options);
+  }
+}
+
+export class HttpClient {
+  private readonly tracer: Tracer;
+  private readonly maxResponseBytes: number;
+  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly random: () => number;
+
+  constructor(
+    private readonly undici: typeof import('undici'),
+    private readonly dispatcher: Dispatcher,
+    private readonly options: HttpClientOptions,
+  ) {
+    this.tracer = options.tracer ?? silentTracer;
+    this.maxResponseBytes = options.maxResponseBytes ?? MAX_RESPONSE_BYTES;
+    this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+    this.random = options.random ?? Math.random;
+  }
+
+  async send(request: HttpRequest, policy: RetryPolicy): Promise<HttpResponse> {
+    for (let attempt = 0; ; attempt++) {
+      const canRetry = attempt < policy.maxRetries;
+      this.tracer.request({ ...request, attempt });
+      const started = performance.now();
+      let response: HttpResponse;
+      try {
+        response = await this.sendOnce(request);
+      } catch (error) {
+        const elapsed = performance.now() - started;
+        this.tracer.failure(error instanceof Error ? error.message : String(error), elapsed);
+        if (
+          canRetry &&
+          error instanceof TransportError &&
+          error.code !== undefined &&
+          policy.retryErrorCodes.has(error.code)
+        ) {
+          const delay = this.backoff(attempt);
+          this.tracer.retry(delay, error.code);
+          await this.sleep(delay);
+          continue;
+        }
+        throw error;
+      }
+      this.tracer.response({
+        ...response,
+        body: response.text,
+        elapsedMs: performance.now() - started,
+      });
+      if (canRetry && policy.retryStatuses.has(response.status)) {
+        const delay =
+          retryAfterMs(response.headers['retry-after'], Date.now()) ?? this.backoff(attempt);
+        this.tracer.retry(delay, `HTTP ${response.status}`);
+        await this.sleep(delay);
+        continue;
+      }
+      return response;
+    }
+  }
+
+  close(): Promise<void> {
+    return this.dispatcher.close();
+  }
+
+  /** Full jitter over an exponential ceiling, so many clients do not retry in step. */
+  private backoff(attempt: number): number {
+    const ceiling = BACKOFF_BASE_MS * 2 ** attempt;
+    return ceiling / 2 + this.random() * (ceiling / 2);
+  }
+
+  private async sendOnce(request: HttpRequest): Promise<HttpResponse> {
+    // One deadline from connect to last byte: undici's own timeouts tick coarsely and each
+    // covers only one phase.
+    const signal = AbortSignal.timeout(this.options.timeoutMs);
+    let result: Dispatcher.ResponseData;
+    try {
+      result = await this.undici.request(request.url, {
+        method: request.method,
+        headers: request.headers,
+        body: request.body,
+        dispatcher: this.dispatcher,
+        signal,
+      });
+    } catch (error) {
+      throw this.transportError(error, request.url, signal, false);
+    }
+    const headers = flattenHeaders(result.headers);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    try {
+      for await (const chunk of result.body) {
+        const buf = chunk as Buffer;
+        size += buf.length;
+        if (size > this.maxResponseBytes) {
+          result.body.destroy();
+          throw new ApiError(
+            `the response from ${request.url.host} is larger than ${formatBytes(this.maxResponseBytes)} (HTTP ${result.statusCode})`,
+            {
+              status: result.statusCode,
+              hint: 'this is not a User Group Service answer; check --base-url and any proxy in between',
+            },
+          );
+        }
+        chunks.push(buf);
+      }
+    } catch (error) {
+      if (error instanceof ApiError) throw error;
+      throw this.transportError(error, request.url, signal, true);
+    }
+    let text = Buffer.concat(chunks).toString('utf8');
+    if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    return { status: result.statusCode, headers, text };
+  }
+
+  private transportError(
+    error: unknown,
+    url: URL,
+    signal: AbortSignal,
+    midBody: boolean,
+  ): TransportError {
+    const host = url.host;
+    if (signal.aborted) {
+      const seconds = this.options.timeoutMs / 1000;
+      return new TransportError(`no complete answer from ${host} within ${seconds} s`, true, {
+        code: 'TIMEOUT',
+        hint: 'the service or the network is slow; try again, or raise --timeout',
+        cause: error,
+      });
+    }
+    const code = errorCode(error);
+    const detail = code ?? (error instanceof Error ? error.message : String(error));
+    if (midBody) {
+      return new TransportError(
+        `the connection to ${host} broke while reading the answer (${detail})`,
+        true,
+        {
+          code,
+          hint: 'try again; if it keeps happening, check any proxy or load balancer in between',
+          cause: error,
+        },
+      );
+    }
+    if (code !== undefined && isTlsCode(code)) {
+      return new TransportError(
+        `TLS connection to ${host} failed: ${tlsReason(code)} (${code})`,
+        false,
+        {
+          code,
+          hint: 'if the service uses a private certificate authority, pass --ca-file <pem> (or set UGS_CA_FILE or NODE_EXTRA_CA_CERTS)',
+          cause: error,
+        },
+      );
+    }
+    const proxy = proxyRefusal(error);
+    if (proxy !== undefined) {
+      return new TransportError(`the proxy refused to connect to ${host} (HTTP ${proxy})`, false, {
+        code: 'PROXY',
+        hint:
+          proxy === '407'
+            ? 'the proxy wants credentials: put them in HTTPS_PROXY (http://user:pass@proxy:port)'
+            : 'ask whoever runs the proxy to allow this host, or add it to NO_PROXY',
+        cause: error,
+      });
+    }
+    const known: Record<string, [string, string]> = {
+      ECONNREFUSED: [
+        `could not connect to ${host}: connection refused`,
+        'check that the service is running and that --base-url is right',
+      ],
+      ENOTFOUND: [
+        `could not resolve host ${url.hostname}`,
+        'check the host name in --base-url and your DNS or network connection',
+      ],
+      EAI_AGAIN: [
+        `could not resolve host ${url.hostname} (DNS did not answer)`,
+        'check your network connection and try again',
+      ],
+      EHOSTUNREACH: [`host ${host} is unreachable`, 'check your network connection'],
+      ENETUNREACH: [`network unreachable for ${host}`, 'check your network connection'],
+      UND_ERR_CONNECT_TIMEOUT: [
+        `connecting to ${host} timed out`,
+        'check your network, firewall or proxy settings',
+      ],
+    };
+    const [message, hint] = (code === undefined ? undefined : known[code]) ?? [
+      `the connection to ${host} failed before an answer (${detail})`,
+      'try again; if it keeps happening, check the network or any proxy in between',
+    ];
+    return new TransportError(message, code === undefined || !NOT_DELIVERED_CODES.has(code), {
+      code,
+      hint,
+      cause: error,
+    });
+  }
+}
+
+/** The dispatcher is made once per process; importing undici is deferred until a request is due. */
+export async function createHttpClient(options: HttpClientOptions): Promise<HttpClient> {
+  const undici = await loadUndici();
+  const ca = options.caFile === undefined ? undefined : loadCa(options.caFile, options.env);
+  const env = options.env;
+  const dispatcher = new undici.EnvHttpProxyAgent({
+    // Proxies come from the injected environment, lower case first, as curl reads them.
+    httpProxy: env.http_proxy ?? env.HTTP_PROXY ?? '',
+    httpsProxy: env.https_proxy ?? env.HTTPS_PROXY ?? env.http_proxy ?? env.HTTP_PROXY ?? '',
+    noProxy: env.no_proxy ?? env.NO_PROXY ?? '',
+    // Our own AbortSignal is the deadline; undici's per-phase timers would fire first and coarsely.
+    headersTimeout: 0,
+    bodyTimeout: 0,
+    ...(ca === undefined ? {} : { connect: { ca }, requestTls: { ca } }),
+  });
+  return new HttpClient(undici, dispatcher, options);
+}
+
+/** undici is CommonJS: bundled and imported dynamically, its exports sit on `default`. */
+async function loadUndici(): Promise<typeof import('undici')> {
+  const module: typeof import('undici') & { default?: typeof import('undici') } = await import(
+    'undici'
+  );
+  return module.default ?? module;
+}
+
+/**
+ * `ca` replaces Node's trust store, so the public roots and NODE_EXTRA_CA_CERTS are added back:
+ * `--ca-file` adds a private CA rather than trusting it alone.
+ */
+function loadCa(caFile: string, env: Env): string[] {
+  const extra: string[] = [];
+  for (const [file, flag] of [
+    [caFile, '--ca-file'],
+    [env.NODE_EXTRA_CA_CERTS, 'NODE_EXTRA_CA_CERTS'],
+  ] as const) {
+    if (file === undefined || file === '') continue;
+    try {
+      extra.push(readFileSync(file, 'utf8'));
+    } catch (error) {
+      if (flag === 'NODE_EXTRA_CA_CERTS') continue; // Node itself only warns about this one.
+      throw new UsageError(
+        `cannot read ${flag} file ${file}: ${errorCode(error) ?? String(error)}`,
+      );
+    }
+  }
+  if (!extra[0]?.includes('-----BEGIN CERTIFICATE-----')) {
+    throw new UsageError(`--ca-file ${caFile} contains no PEM certificate`);
+  }
+  return [...rootCertificates, ...extra];
+}
+
+/** `Retry-After` as seconds or an HTTP date, capped so a server cannot park us for hours. */
+export function retryAfterMs(value: string | undefined, now: number): number | undefined {
+  if (value === undefined) return undefined;
+  const trimmed = value.trim();
+  let ms: number;
+  if (/^\d+$/.test(trimmed)) ms = Number(trimmed) * 1000;
+  else {
+    const date = Date.parse(trimmed);
+    if (Number.isNaN(date)) return undefined;
+    ms = Math.max(0, date - now);
+  }
+  return Math.min(ms, MAX_RETRY_AFTER_MS);
+}
+
+function flattenHeaders(
+  headers: Record<string, string | string[] | undefined>,
+): Record<string, string> {
+  const result: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined)
+      result[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return result;
+}
+
+function errorCode(error: unknown): string | undefined {
+  for (let current: unknown = error, depth = 0; current && depth < 4; depth++) {
+    if (typeof current === 'object' && 'code' in current && typeof current.code === 'string') {
+      return current.code;
+    }
+    current = typeof current === 'object' && 'cause' in current ? current.cause : undefined;
+  }
+  return undefined;
+}
+
+function isTlsCode(code: string): boolean {
+  return (
+    code.startsWith('ERR_TLS_') ||
+    code.startsWith('ERR_SSL_') ||
+    code.includes('CERT') ||
+    code === 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' ||
+    code === 'EPROTO'
+  );
+}
+
+function tlsReason(code: string): string {
+  if (code === 'DEPTH_ZERO_SELF_SIGNED_CERT' || code === 'SELF_SIGNED_CERT_IN_CHAIN') {
+    return 'the certificate is self-signed and not trusted';
+  }
+  if (code === 'CERT_HAS_EXPIRED') return 'the certificate has expired';
+  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') return 'the certificate is for another host name';
+  if (code === 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' || code === 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY') {
+    return 'the certificate is signed by an unknown authority';
+  }
+  if (code === 'EPROTO') return 'the server does not speak TLS here (is it http:// instead?)';
+  return 'the certificate was not accepted';
+}
+
+function proxyRefusal(error: unknown): string | undefined {
+  const message = error instanceof Error ? error.message : '';
+  return /^Proxy response \((\d{3})\) !== 200/.exec(message)?.[1];
+}

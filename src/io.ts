@@ -1,0 +1,91 @@
+import type { Readable, Writable } from 'node:stream';
+import { UsageError } from './errors.js';
+
+export type Env = Readonly<Record<string, string | undefined>>;
+
+/** The process's streams and environment, injected so that nothing below `main` reads `process`. */
+export interface IO {
+  stdin: Readable;
+  stdout: Writable;
+  stderr: Writable;
+  stdinIsTTY: boolean;
+  stdoutIsTTY: boolean;
+  stderrIsTTY: boolean;
+  env: Env;
+  /** `--no-input`: never prompt, whatever the terminal. */
+  noInput: boolean;
+  /** `--no-color`. */
+  noColor: boolean;
+}
+
+/**
+ * Prompts need a person at both ends: keys on stdin and the prompt visible on stderr (stdout may
+ * be piped to a file). CI sets `CI`; a prompt there would block the pipeline until it times out.
+ */
+export function canPrompt(io: IO): boolean {
+  return io.stdinIsTTY && io.stderrIsTTY && !isSet(io.env.CI) && !io.noInput;
+}
+
+/**
+ * Colour for one stream. NO_COLOR, FORCE_COLOR=0 and --no-color win everywhere; FORCE_COLOR
+ * (any other value) turns it on even into a pipe, as chalk and most CLIs do; otherwise only a
+ * terminal gets colour. TERM=dumb terminals cannot show it.
+ */
+export function colorEnabled(io: IO, stream: 'stdout' | 'stderr'): boolean {
+  if (io.noColor || isSet(io.env.NO_COLOR) || io.env.FORCE_COLOR === '0') return false;
+  if (io.env.FORCE_COLOR !== undefined && io.env.FORCE_COLOR !== 'false') return true;
+  if (io.env.TERM === 'dumb') return false;
+  return stream === 'stdout' ? io.stdoutIsTTY : io.stderrIsTTY;
+}
+
+function isSet(value: string | undefined): boolean {
+  return value !== undefined && value !== '';
+}
+
+export function writeLine(stream: Writable, line: string): void {
+  stream.write(`${line}\n`);
+}
+
+/**
+ * Reads all of stdin for `--with-token`, `--current-token-stdin` and `-` JSON sources. A terminal
+ * on stdin would wait for the user to type and press Ctrl+D, which scripts never do and people
+ * rarely know: refuse instead of hanging.
+ */
+export async function readStdin(
+  io: IO,
+  what: string,
+  maxBytes = 10 * 1024 * 1024,
+): Promise<string> {
+  if (io.stdinIsTTY) {
+    throw new UsageError(`${what} reads from stdin, but stdin is a terminal`, {
+      hint: `pipe the value in, e.g. \`printenv VALUE | ugs ...\``,
+    });
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of io.stdin) {
+    const buf = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
+    size += buf.length;
+    if (size > maxBytes) {
+      throw new UsageError(`${what}: stdin is larger than ${formatBytes(maxBytes)}`);
+    }
+    chunks.push(buf);
+  }
+  return stripBom(Buffer.concat(chunks).toString('utf8'));
+}
+
+export function stripBom(text: string): string {
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
+export function formatBytes(bytes: number): string {
+  if (bytes >= 1024 * 1024) return `${bytes / (1024 * 1024)} MiB`;
+  if (bytes >= 1024) return `${bytes / 1024} KiB`;
+  return `${bytes} bytes`;
+}
+
+/** C0 and C1 control characters: text from a server must not drive the user's terminal. */
+export function controlCharacters(): RegExp {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is the point
+  return /[\u0000-\u001f\u007f-\u009f]/g;
+}

@@ -1,0 +1,134 @@
+/**
+ * The only place that knows about the process: it parses argv with commander, builds the
+ * dependencies, runs one command, and turns whatever went wrong into one `error:`/`hint:` pair and
+ * one exit code. Nothing below it prints errors or ends the process.
+ */
+import { Command, CommanderError, Option } from 'commander';
+import { getCommand } from './commands/get.js';
+import { loginCommand } from './commands/login.js';
+import { logoutCommand } from './commands/logout.js';
+import { rotateCommand } from './commands/rotate.js';
+import type { DepsFactory } from './commands/shared.js';
+import { statusCommand } from './commands/status.js';
+import { createDeps, type GlobalFlags, parseSettings, type SystemInfo } from './context.js';
+import { ExitCode, UgsError } from './errors.js';
+import type { HttpClient } from './http.js';
+import { type IO, writeLine } from './io.js';
+import { styleFor } from './render.js';
+import { VERSION } from './version.js';
+
+export async function main(argv: readonly string[], io: IO, system: SystemInfo): Promise<number> {
+  const clients: HttpClient[] = [];
+  const makeDeps: DepsFactory = (command) => {
+    const flags = command.optsWithGlobals<GlobalFlags>();
+    const source = command.getOptionValueSourceWithGlobals('baseUrl');
+    const settings = parseSettings(flags, source === 'env' ? 'env' : 'flag');
+    return createDeps(
+      { ...io, noInput: flags.input === false, noColor: flags.color === false },
+      settings,
+      system,
+      clients,
+    );
+  };
+  const program = buildProgram(io, makeDeps);
+  const debug = argv.includes('--debug');
+  try {
+    if (argv.length === 0) {
+      io.stdout.write(program.helpInformation());
+      return ExitCode.Ok;
+    }
+    await program.parseAsync([...argv], { from: 'user' });
+    return ExitCode.Ok;
+  } catch (error) {
+    return reportError(error, io, debug, argv.includes('--no-color'));
+  } finally {
+    await Promise.allSettled(clients.map((client) => client.close()));
+  }
+}
+
+export function buildProgram(io: IO, makeDeps: DepsFactory): Command {
+  const program = new Command('ugs')
+    .description('Provision user groups and rotate their embed tokens on the User Group Service')
+    .version(VERSION, '-V, --version', 'print the version')
+    .helpOption('-h, --help', 'show help')
+    .addOption(
+      new Option('-p, --profile <name>', 'profile in the config file')
+        .env('UGS_PROFILE')
+        .default('default'),
+    )
+    .addOption(new Option('--base-url <url>', 'address of the service').env('UGS_BASE_URL'))
+    .option('--timeout <seconds>', 'give up on a request after this long', '30')
+    .option('--no-input', 'never prompt; fail on a missing value instead')
+    .option('--debug', 'trace HTTP requests and responses to stderr (secrets redacted)')
+    .option('--no-color', 'no colour in output (also NO_COLOR=1)')
+    .option('--insecure-http', 'allow http:// to hosts other than this machine')
+    .addOption(
+      new Option('--ca-file <pem>', 'trust this CA certificate for the service').env('UGS_CA_FILE'),
+    )
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ ugs login
+  $ ugs get --id acme --name "Acme Corp" --property plan=pro
+  $ ugs rotate --current-token-stdin --yes --field token < old-token.txt
+
+Environment: UGS_API_TOKEN (API token), UGS_BASE_URL, UGS_PROFILE, UGS_CONFIG_DIR, UGS_CA_FILE.
+Exit codes: 0 ok, 1 service error, 2 usage, 3 auth, 4 network, 5 rotation outcome unknown, 130 interrupted.
+`,
+    )
+    .exitOverride()
+    .showSuggestionAfterError()
+    .configureOutput({
+      writeOut: (text) => io.stdout.write(text),
+      writeErr: (text) => io.stderr.write(text),
+    });
+  for (const command of [
+    loginCommand(makeDeps),
+    logoutCommand(makeDeps),
+    statusCommand(makeDeps),
+    getCommand(makeDeps),
+    rotateCommand(makeDeps),
+  ]) {
+    program.addCommand(command);
+  }
+  return program;
+}
+
+async function reportError(
+  error: unknown,
+  io: IO,
+  debug: boolean,
+  noColor: boolean,
+): Promise<number> {
+  if (error instanceof CommanderError) {
+    // Commander has already printed its message (and help or version, when asked for).
+    if (
+      error.code === 'commander.helpDisplayed' ||
+      error.code === 'commander.version' ||
+      error.code === 'commander.help'
+    ) {
+      return ExitCode.Ok;
+    }
+    writeLine(io.stderr, 'hint: see `ugs --help` or `ugs <command> --help`');
+    return ExitCode.Usage;
+  }
+  const style = await styleFor({ ...io, noColor }, 'stderr');
+  if (error instanceof UgsError) {
+    writeLine(io.stderr, `${style.red('error:')} ${error.message}`);
+    if (error.hint) writeLine(io.stderr, `${style.dim('hint:')} ${error.hint}`);
+    if (debug) writeStack(io, error);
+    return error.exitCode;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  writeLine(io.stderr, `${style.red('error:')} unexpected failure: ${message}`);
+  writeLine(io.stderr, `${style.dim('hint:')} run again with --debug and report the output`);
+  if (debug) writeStack(io, error);
+  return ExitCode.Api;
+}
+
+function writeStack(io: IO, error: unknown): void {
+  for (let current: unknown = error; current instanceof Error; current = current.cause) {
+    writeLine(io.stderr, current.stack ?? String(current));
+  }
+}

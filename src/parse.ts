@@ -1,0 +1,190 @@
+/**
+ * Pure parsers of what users type. Each returns exactly what the input means or throws a
+ * UsageError that names the flag; none of them touches the network or the process.
+ */
+import { UsageError } from './errors.js';
+
+export type StringMap = Record<string, string>;
+export type JsonObject = Record<string, unknown>;
+
+/**
+ * `key=value`, split at the first `=` so values may contain `=` (connection strings, base64).
+ * Nothing is trimmed: a space is part of what the user typed. An empty key is never meant.
+ */
+export function parseKeyValue(text: string, flag: string): [string, string] {
+  const at = text.indexOf('=');
+  if (at === -1) {
+    throw new UsageError(`${flag} expects key=value, got ${quote(text)}`, {
+      hint: `for example: ${flag} warehouse=analytics_prod`,
+    });
+  }
+  const key = text.slice(0, at);
+  if (key.trim() === '') {
+    throw new UsageError(`${flag} has an empty key in ${quote(text)}`);
+  }
+  return [key, text.slice(at + 1)];
+}
+
+/** Repeated `key=value` flags into one object; a key given twice is a mistake, not an override. */
+export function collectKeyValues(items: readonly string[], flag: string): StringMap {
+  const result: StringMap = Object.create(null);
+  for (const item of items) {
+    const [key, value] = parseKeyValue(item, flag);
+    if (Object.hasOwn(result, key)) {
+      throw new UsageError(`${flag} sets ${quote(key)} more than once`);
+    }
+    result[key] = value;
+  }
+  return { ...result };
+}
+
+/** Where a JSON flag value comes from: `-` is stdin, `@path` a file, anything else the JSON itself. */
+export type JsonSource =
+  | { kind: 'stdin' }
+  | { kind: 'file'; path: string }
+  | { kind: 'inline'; text: string };
+
+export function parseJsonSource(text: string, flag: string): JsonSource {
+  if (text === '-') return { kind: 'stdin' };
+  if (text.startsWith('@')) {
+    const path = text.slice(1);
+    if (path === '') throw new UsageError(`${flag} @ needs a file path, e.g. ${flag} @props.json`);
+    return { kind: 'file', path };
+  }
+  return { kind: 'inline', text };
+}
+
+export function parseJsonObject(text: string, flag: string, origin: string): JsonObject {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : String(error);
+    throw new UsageError(`${flag}: ${origin} is not valid JSON (${detail})`, {
+      hint: `pass a JSON object, e.g. ${flag} '{"plan":"pro"}'`,
+    });
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new UsageError(`${flag}: ${origin} must be a JSON object, got ${describeJson(value)}`);
+  }
+  return value as JsonObject;
+}
+
+/** The service's `mapping`: schema ids to data source names or ids, strings on both sides. */
+export function parseStringMap(value: JsonObject, flag: string): StringMap {
+  for (const [key, entry] of Object.entries(value)) {
+    if (typeof entry !== 'string') {
+      throw new UsageError(
+        `${flag}: the value of ${quote(key)} must be a string, got ${describeJson(entry)}`,
+      );
+    }
+    if (key === '') throw new UsageError(`${flag} has an empty key`);
+  }
+  return value as StringMap;
+}
+
+/** Objects from a JSON flag and from repeated `k=v` flags; the same key in both is ambiguous. */
+export function mergeObjects<T>(
+  fromJson: Record<string, T> | undefined,
+  fromPairs: Record<string, T>,
+  jsonFlag: string,
+  pairFlag: string,
+): Record<string, T> | undefined {
+  if (fromJson === undefined && Object.keys(fromPairs).length === 0) return undefined;
+  const merged: Record<string, T> = { ...fromJson };
+  for (const [key, value] of Object.entries(fromPairs)) {
+    if (fromJson !== undefined && Object.hasOwn(fromJson, key)) {
+      throw new UsageError(`${quote(key)} is set by both ${jsonFlag} and ${pairFlag}`);
+    }
+    merged[key] = value;
+  }
+  return merged;
+}
+
+const MAX_TIMEOUT_SECONDS = 3600;
+
+/** `--timeout` in seconds: a plain positive number, fractions allowed (`0.5`), at most an hour. */
+export function parseTimeoutSeconds(text: string): number {
+  const trimmed = text.trim();
+  if (!/^(\d+(\.\d*)?|\.\d+)$/.test(trimmed)) {
+    throw new UsageError(`--timeout expects a number of seconds, got ${quote(text)}`, {
+      hint: 'for example: --timeout 10',
+    });
+  }
+  const seconds = Number(trimmed);
+  if (!(seconds > 0) || seconds > MAX_TIMEOUT_SECONDS) {
+    throw new UsageError(
+      `--timeout must be more than 0 and at most ${MAX_TIMEOUT_SECONDS} seconds, got ${quote(text)}`,
+    );
+  }
+  return seconds;
+}
+
+/**
+ * The service's base URL. It may carry a path prefix (`https://host/prefix`); the API token
+ * travels with every request, so clear-text http is allowed only to this machine unless the user
+ * says `--insecure-http`. Credentials, queries and fragments in the URL are refused: they would be
+ * sent or logged where nobody expects them.
+ */
+export function parseBaseUrl(text: string, options: { insecureHttp: boolean }): URL {
+  let url: URL;
+  try {
+    url = new URL(text.trim());
+  } catch {
+    throw new UsageError(`invalid base URL ${quote(text)}`, {
+      hint: 'use a full URL, e.g. --base-url https://analytics.example.com',
+    });
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new UsageError(
+      `base URL must use https:// (or http:// to this machine), got ${quote(url.protocol)}`,
+    );
+  }
+  if (url.hostname === '') throw new UsageError(`base URL ${quote(text)} has no host`);
+  if (url.username !== '' || url.password !== '') {
+    throw new UsageError('base URL must not contain a user name or password', {
+      hint: 'the API token is sent in the Authorization header; remove the user:password@ part',
+    });
+  }
+  if (url.search !== '' || url.hash !== '') {
+    throw new UsageError(`base URL must not have a query or fragment: ${quote(text)}`);
+  }
+  if (url.protocol === 'http:' && !options.insecureHttp && !isLoopbackHost(url.hostname)) {
+    throw new UsageError(`refusing to send the API token over plain http to ${url.host}`, {
+      hint: 'use https://, or pass --insecure-http if this network is trusted',
+    });
+  }
+  url.pathname = url.pathname.replace(/\/+$/, '');
+  return url;
+}
+
+/** `localhost`, 127.0.0.0/8 and ::1: traffic that never leaves this machine. */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.toLowerCase().replace(/^\[|\]$/g, '');
+  if (host === 'localhost' || host.endsWith('.localhost')) return true;
+  if (host === '::1' || host === '0:0:0:0:0:0:0:1') return true;
+  const v4 = /^127\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(host);
+  return v4 ? v4.slice(1).every((part) => Number(part) <= 255) : false;
+}
+
+/** The endpoint under a base URL, keeping its path prefix. */
+export function endpointUrl(base: URL, path: string): URL {
+  const url = new URL(base.href);
+  url.pathname = `${base.pathname.replace(/\/+$/, '')}${path}`;
+  return url;
+}
+
+/** Base URL without trailing slash, for display and for storing in the config. */
+export function formatBaseUrl(url: URL): string {
+  return url.href.replace(/\/+$/, '');
+}
+
+export function quote(text: string): string {
+  return JSON.stringify(text);
+}
+
+function describeJson(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return `a ${typeof value}`;
+}
