@@ -15,6 +15,14 @@ const code = await main(
     noInput: false,
     noColor: false,
   },
-  { platform: process.platform, homedir: homedir(), nodeVersion: process.version },
+  {
+    platform: process.platform,
+    homedir: homedir(),
+    nodeVersion: process.version,
+    waitForShutdown: () =>
+      new Promise((resolve) => {
+        for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => resolve(signal));
+      }),
+  },
 );
 process.exitCode = code;

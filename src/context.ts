@@ -40,6 +40,8 @@ export interface SystemInfo {
   platform: NodeJS.Platform;
   homedir: string;
   nodeVersion: string;
+  /** Resolves with a signal's name when the process is asked to stop (for `ugs serve`). */
+  waitForShutdown(): Promise<string>;
 }
 
 /** Raw global options as commander parsed them. */

@@ -8,6 +8,7 @@ import { getCommand } from './commands/get.js';
 import { loginCommand } from './commands/login.js';
 import { logoutCommand } from './commands/logout.js';
 import { rotateCommand } from './commands/rotate.js';
+import { serveCommand } from './commands/serve.js';
 import type { DepsFactory } from './commands/shared.js';
 import { statusCommand } from './commands/status.js';
 import { createDeps, type GlobalFlags, parseSettings, type SystemInfo } from './context.js';
@@ -30,7 +31,7 @@ export async function main(argv: readonly string[], io: IO, system: SystemInfo):
       clients,
     );
   };
-  const program = buildProgram(io, makeDeps);
+  const program = buildProgram(io, makeDeps, system);
   const debug = argv.includes('--debug');
   try {
     if (argv.length === 0) {
@@ -46,7 +47,7 @@ export async function main(argv: readonly string[], io: IO, system: SystemInfo):
   }
 }
 
-export function buildProgram(io: IO, makeDeps: DepsFactory): Command {
+export function buildProgram(io: IO, makeDeps: DepsFactory, system: SystemInfo): Command {
   const program = new Command('ugs')
     .description('Provision user groups and rotate their embed tokens on the User Group Service')
     .version(VERSION, '-V, --version', 'print the version')
@@ -89,6 +90,11 @@ Exit codes: 0 ok, 1 service error, 2 usage, 3 auth, 4 network, 5 rotation outcom
     statusCommand(makeDeps),
     getCommand(makeDeps),
     rotateCommand(makeDeps),
+    serveCommand(() => ({
+      io,
+      start: async (options) => (await import('./emulator/server.js')).startEmulator(options),
+      waitForShutdown: system.waitForShutdown,
+    })),
   ]) {
     program.addCommand(command);
   }

@@ -72,8 +72,8 @@ export async function renderTable(
 ): Promise<string> {
   const { default: Table } = await import('cli-table3');
   // cli-table3 colours head and border by itself, even into a pipe: colour is ours to decide.
+  // Field names down the left say what each row is; a header row would only repeat that.
   const table = new Table({
-    head: [style.bold('field'), style.bold('value')],
     style: { head: [], border: [] },
     // No rule between rows: a short table reads better without one.
     chars: { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' },

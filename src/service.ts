@@ -73,15 +73,14 @@ export class HttpServiceClient implements ServiceClient {
     try {
       return parseResult(response, this.target.baseUrl);
     } catch (error) {
-      // A 2xx answer we cannot read may still mean the token was replaced.
-      if (error instanceof ApiError && response.status < 300 && error.hint === undefined) {
-        throw new ApiError(error.message, {
-          status: error.status,
-          body: error.body,
-          hint: `the rotation may have happened; ${READ_CURRENT_TOKEN_HINT}`,
-        });
-      }
-      throw error;
+      if (!(error instanceof ApiError) || error.hint !== undefined) throw error;
+      const refused = isObject(error.body) && successOf(error.body.success) === false;
+      // The service said no: most often the token was rotated already. Any other answer we
+      // cannot read (2xx or not) may still mean the token was replaced.
+      const hint = refused
+        ? `check the token; if it was rotated already, ${READ_CURRENT_TOKEN_HINT}`
+        : `the rotation may have happened; ${READ_CURRENT_TOKEN_HINT}`;
+      throw new ApiError(error.message, { status: error.status, body: error.body, hint });
     }
   }
 
@@ -128,10 +127,12 @@ export function parseResult(response: HttpResponse, baseUrl: URL): ServiceResult
   }
   if (status < 200 || status >= 300) {
     const detail = serverMessage ?? (body === undefined ? `a ${contentType} body` : 'no message');
+    // An answer in the service's own envelope explains itself; a bare status hints at the address.
+    const envelope = body !== undefined && successOf(body.success) !== undefined;
     throw new ApiError(`the service answered HTTP ${status}: ${detail}`, {
       status,
       body,
-      hint: hintForStatus(status),
+      ...(!envelope && { hint: hintForStatus(status) }),
     });
   }
   if (parsed === undefined) {

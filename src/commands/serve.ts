@@ -1,0 +1,117 @@
+import type { Command } from 'commander';
+import type { EmulatorOptions, FaultSpec, RunningEmulator } from '../emulator/server.js';
+import { UsageError } from '../errors.js';
+import { type IO, writeLine } from '../io.js';
+import { collect, newCommand } from './shared.js';
+
+export interface ServeOptions {
+  host: string;
+  port: number;
+  dataFile: string | undefined;
+  apiTokens: string[];
+  faults: string[];
+  seed: number | undefined;
+  json: boolean;
+  log: boolean;
+}
+
+export interface ServeDeps {
+  io: IO;
+  start(options: EmulatorOptions): Promise<RunningEmulator>;
+  /** Resolves with the signal's name when the emulator is asked to stop (SIGINT, SIGTERM). */
+  waitForShutdown(): Promise<string>;
+}
+
+interface ServeFlags {
+  port: string;
+  host: string;
+  data?: string;
+  apiToken: string[];
+  fault: string[];
+  seed?: string;
+  json?: boolean;
+}
+
+export type ServeDepsFactory = (command: Command) => ServeDeps;
+
+export function serveCommand(makeDeps: ServeDepsFactory, run = runServe): Command {
+  return newCommand('serve', 'Run a local emulator of the User Group Service', [
+    'ugs serve                                    # http://127.0.0.1:4010, prints its API tokens',
+    'ugs serve --port 0 --data ./ugs-state.json --api-token dev-token:Testing',
+    'ugs serve --fault 502-html:0.2 --fault reset:0.05 --seed 42   # test your scripts against failures',
+  ])
+    .option('--port <n>', 'port to listen on (0 picks a free one)', '4010')
+    .option('--host <addr>', 'address to listen on', '127.0.0.1')
+    .option('--data <file>', 'keep state in this file (saved after every change)')
+    .option(
+      '--api-token <token:environment>',
+      'accept this API token for Customer or Testing (repeatable; default: one of each, generated)',
+      collect,
+      [],
+    )
+    .option(
+      '--fault <kind:rate>',
+      'inject faults: 500, 502-html, 429, reset or slow, rate 0..1 (repeatable)',
+      collect,
+      [],
+    )
+    .option('--seed <n>', 'make fault injection repeatable')
+    .option('--json', 'print the URL and API tokens as one line of JSON')
+    .action(async (flags: ServeFlags, cmd: Command) => {
+      const debug = cmd.optsWithGlobals<{ debug?: boolean }>().debug === true;
+      await run(parseServeFlags(flags, debug), makeDeps(cmd));
+    });
+}
+
+export function parseServeFlags(flags: ServeFlags, log: boolean): ServeOptions {
+  const port = Number(flags.port);
+  if (!/^\d+$/.test(flags.port) || port > 65535) {
+    throw new UsageError(`--port expects a number from 0 to 65535, got "${flags.port}"`);
+  }
+  if (flags.seed !== undefined && !/^-?\d+$/.test(flags.seed)) {
+    throw new UsageError(`--seed expects a whole number, got "${flags.seed}"`);
+  }
+  return {
+    host: flags.host,
+    port,
+    dataFile: flags.data,
+    apiTokens: flags.apiToken,
+    faults: flags.fault,
+    seed: flags.seed === undefined ? undefined : Number(flags.seed),
+    json: flags.json === true,
+    log,
+  };
+}
+
+export async function runServe(opts: ServeOptions, deps: ServeDeps): Promise<void> {
+  const { io } = deps;
+  // The emulator is loaded only by this command: nothing else pays for it at startup.
+  const emulator = await import('../emulator/server.js');
+  let running: RunningEmulator;
+  try {
+    const faults: FaultSpec[] = opts.faults.map((spec) => emulator.parseFaultSpec(spec));
+    running = await deps.start({
+      host: opts.host,
+      port: opts.port,
+      apiTokens: opts.apiTokens.map((spec) => emulator.parseApiTokenSpec(spec)),
+      faults,
+      ...(opts.dataFile !== undefined && { dataFile: opts.dataFile }),
+      ...(opts.seed !== undefined && { seed: opts.seed }),
+      ...(opts.log && { log: (line: string) => writeLine(io.stderr, line) }),
+    });
+  } catch (error) {
+    if (error instanceof emulator.EmulatorStartError) {
+      throw new UsageError(`cannot start the emulator: ${error.message}`, { cause: error });
+    }
+    throw error;
+  }
+  if (opts.json) {
+    writeLine(io.stdout, JSON.stringify({ url: running.url, apiTokens: running.apiTokens }));
+  } else {
+    const tokens = running.apiTokens.map((t) => `${t.token} (${t.environment})`).join(', ');
+    writeLine(io.stdout, `ugs emulator listening on ${running.url}; API tokens: ${tokens}`);
+  }
+  const signal = await deps.waitForShutdown();
+  await running.close();
+  writeLine(io.stderr, `ugs emulator stopped (${signal})`);
+}

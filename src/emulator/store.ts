@@ -1,0 +1,196 @@
+import { type Environment, isEnvironment, randomToken } from './auth.js';
+
+export type JsonValue =
+  | null
+  | boolean
+  | number
+  | string
+  | JsonValue[]
+  | { [key: string]: JsonValue };
+export type JsonObject = { [key: string]: JsonValue };
+
+export interface UserGroup {
+  teamId: number;
+  token: string;
+  name: string;
+  providedId: string;
+  environment: Environment;
+  mapping: Record<string, string>;
+  properties: JsonObject | null;
+}
+
+export interface GetOrCreateInput {
+  userGroupId: string;
+  name: string;
+  mapping: Record<string, string> | undefined;
+  properties: JsonObject | undefined;
+}
+
+/** The on-disk shape. Snake case because it is JSON read by people debugging a test run. */
+interface Snapshot {
+  version: 1;
+  next_team_id: number;
+  user_groups: {
+    team_id: number;
+    token: string;
+    name: string;
+    provided_id: string;
+    environment: Environment;
+    mapping: Record<string, string>;
+    properties: JsonObject | null;
+  }[];
+}
+
+export class CorruptStateError extends Error {
+  override name = 'CorruptStateError';
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * All user groups and the rules on them. Every method is synchronous: node runs one at a time,
+ * so a check and the change that depends on it can never interleave with another request.
+ */
+export class Store {
+  private nextTeamId = 1;
+  // Ids are unique per environment, so the key is environment + id.
+  private readonly byProvidedId = new Map<string, UserGroup>();
+  // Tokens are unique across every environment, so one index serves both uniqueness and lookup.
+  private readonly byToken = new Map<string, UserGroup>();
+  private readonly groups: UserGroup[] = [];
+
+  get size(): number {
+    return this.groups.length;
+  }
+
+  getOrCreate(
+    environment: Environment,
+    input: GetOrCreateInput,
+  ): { created: boolean; group: UserGroup } {
+    const key = providedIdKey(environment, input.userGroupId);
+    const existing = this.byProvidedId.get(key);
+    if (existing) return { created: false, group: existing };
+    const group: UserGroup = {
+      teamId: this.nextTeamId,
+      token: this.uniqueToken(),
+      name: input.name,
+      providedId: input.userGroupId,
+      environment,
+      mapping: input.mapping ?? {},
+      properties: input.properties ?? null,
+    };
+    this.nextTeamId += 1;
+    this.add(group);
+    return { created: true, group };
+  }
+
+  /**
+   * Replaces the token at once: the old token stops matching anything, since a rotation is
+   * usually done because the old token leaked. A token from another environment is treated as
+   * unknown, the same as if it did not exist.
+   */
+  rotate(environment: Environment, currentToken: string): UserGroup | undefined {
+    const group = this.byToken.get(currentToken);
+    if (!group || group.environment !== environment) return undefined;
+    this.byToken.delete(group.token);
+    group.token = this.uniqueToken();
+    this.byToken.set(group.token, group);
+    return group;
+  }
+
+  toJSON(): Snapshot {
+    return {
+      version: 1,
+      next_team_id: this.nextTeamId,
+      user_groups: this.groups.map((g) => ({
+        team_id: g.teamId,
+        token: g.token,
+        name: g.name,
+        provided_id: g.providedId,
+        environment: g.environment,
+        mapping: g.mapping,
+        properties: g.properties,
+      })),
+    };
+  }
+
+  /** Rebuilds a store from a snapshot, refusing anything that breaks the store's invariants. */
+  static fromJSON(data: unknown): Store {
+    if (!isPlainObject(data)) throw new CorruptStateError('top level is not a JSON object');
+    if (data.version !== 1) {
+      throw new CorruptStateError(`unsupported version ${JSON.stringify(data.version)}`);
+    }
+    const next = data.next_team_id;
+    if (typeof next !== 'number' || !Number.isSafeInteger(next) || next < 1) {
+      throw new CorruptStateError('next_team_id is not a positive integer');
+    }
+    if (!Array.isArray(data.user_groups)) {
+      throw new CorruptStateError('user_groups is not an array');
+    }
+    const store = new Store();
+    const teamIds = new Set<number>();
+    data.user_groups.forEach((raw: unknown, index) => {
+      const where = `user_groups[${index}]`;
+      if (!isPlainObject(raw)) throw new CorruptStateError(`${where} is not an object`);
+      const { team_id, token, name, provided_id, environment, mapping, properties } = raw;
+      if (typeof team_id !== 'number' || !Number.isSafeInteger(team_id) || team_id < 1) {
+        throw new CorruptStateError(`${where}.team_id is not a positive integer`);
+      }
+      if (team_id >= next || teamIds.has(team_id)) {
+        throw new CorruptStateError(`${where}.team_id is duplicated or not below next_team_id`);
+      }
+      if (typeof token !== 'string' || token === '') {
+        throw new CorruptStateError(`${where}.token is not a non-empty string`);
+      }
+      if (typeof name !== 'string' || typeof provided_id !== 'string' || provided_id === '') {
+        throw new CorruptStateError(`${where}.name or provided_id is not a string`);
+      }
+      if (!isEnvironment(environment)) {
+        throw new CorruptStateError(`${where}.environment is not Customer or Testing`);
+      }
+      if (!isPlainObject(mapping) || !Object.values(mapping).every((v) => typeof v === 'string')) {
+        throw new CorruptStateError(`${where}.mapping is not an object of strings`);
+      }
+      if (properties !== null && !isPlainObject(properties)) {
+        throw new CorruptStateError(`${where}.properties is neither an object nor null`);
+      }
+      if (store.byToken.has(token)) throw new CorruptStateError(`${where}.token is duplicated`);
+      if (store.byProvidedId.has(providedIdKey(environment, provided_id))) {
+        throw new CorruptStateError(`${where}.provided_id is duplicated in ${environment}`);
+      }
+      teamIds.add(team_id);
+      store.add({
+        teamId: team_id,
+        token,
+        name,
+        providedId: provided_id,
+        environment,
+        mapping: mapping as Record<string, string>,
+        properties: properties as JsonObject | null,
+      });
+    });
+    store.nextTeamId = next;
+    return store;
+  }
+
+  private add(group: UserGroup): void {
+    this.groups.push(group);
+    this.byProvidedId.set(providedIdKey(group.environment, group.providedId), group);
+    this.byToken.set(group.token, group);
+  }
+
+  private uniqueToken(): string {
+    // A collision of 256 random bits will not happen, but uniqueness is a promise, so check it.
+    for (;;) {
+      const token = randomToken();
+      if (!this.byToken.has(token)) return token;
+    }
+  }
+}
+
+function providedIdKey(environment: Environment, providedId: string): string {
+  // An environment never contains ':', so this key cannot be shared by two (env, id) pairs.
+  return `${environment}:${providedId}`;
+}

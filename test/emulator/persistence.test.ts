@@ -1,0 +1,155 @@
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  EmulatorStartError,
+  type RunningEmulator,
+  startEmulator,
+} from '../../src/emulator/server.js';
+import { getUser, rotate, userGroup } from './client.js';
+
+const apiTokens = [
+  { token: 'customer-api-token', environment: 'Customer' as const },
+  { token: 'testing-api-token', environment: 'Testing' as const },
+];
+
+let dir: string;
+let dataFile: string;
+const running: RunningEmulator[] = [];
+
+async function start(): Promise<RunningEmulator> {
+  const emu = await startEmulator({ port: 0, dataFile, apiTokens });
+  running.push(emu);
+  return emu;
+}
+
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'ugs-emu-'));
+  dataFile = path.join(dir, 'state.json');
+});
+
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((e) => e.close()));
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('persistence', () => {
+  it('keeps groups, tokens and the team_id counter across a restart', async () => {
+    const first = await start();
+    const a = userGroup(
+      await getUser(first.url, 'customer-api-token', {
+        user_group_id: 'a',
+        name: 'A',
+        mapping: { s: 'd' },
+        properties: { tier: 1 },
+      }),
+    );
+    const b = userGroup(
+      await getUser(first.url, 'testing-api-token', { user_group_id: 'a', name: 'B' }),
+    );
+    const rotated = userGroup(await rotate(first.url, 'testing-api-token', b.token));
+    await first.close();
+
+    const second = await start();
+    const a2 = await getUser(second.url, 'customer-api-token', { user_group_id: 'a', name: 'x' });
+    expect(a2.json?.new_user_group).toBe(false);
+    expect(userGroup(a2)).toEqual(a);
+    const b2 = userGroup(
+      await getUser(second.url, 'testing-api-token', { user_group_id: 'a', name: 'x' }),
+    );
+    expect(b2).toEqual({ ...b, token: rotated.token });
+    expect((await rotate(second.url, 'testing-api-token', b.token)).status).toBe(404);
+
+    const c = userGroup(
+      await getUser(second.url, 'customer-api-token', { user_group_id: 'c', name: 'C' }),
+    );
+    expect(c.team_id).toBe(b.team_id + 1);
+  });
+
+  it('writes the data file with mode 0600 and no leftover temp files', async () => {
+    const emu = await start();
+    await getUser(emu.url, 'customer-api-token', { user_group_id: 'a', name: 'A' });
+    expect((await stat(dataFile)).mode & 0o777).toBe(0o600);
+    const saved = JSON.parse(await readFile(dataFile, 'utf8'));
+    expect(saved.user_groups).toHaveLength(1);
+    expect((await readdir(dir)).sort()).toEqual(['state.json', 'state.json.lock']);
+  });
+
+  it('answers only after the change is on disk', async () => {
+    const emu = await start();
+    const replies = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        getUser(emu.url, 'customer-api-token', { user_group_id: `g${i}`, name: 'n' }),
+      ),
+    );
+    // Read while the emulator still runs: every acknowledged group must already be there.
+    const saved = JSON.parse(await readFile(dataFile, 'utf8'));
+    const tokens = new Set(saved.user_groups.map((g: { token: string }) => g.token));
+    for (const reply of replies) expect(tokens.has(userGroup(reply).token)).toBe(true);
+  });
+
+  it('refuses a second emulator on the same data file while the first runs', async () => {
+    await start();
+    const attempt = startEmulator({ port: 0, dataFile, apiTokens });
+    await expect(attempt).rejects.toThrow(EmulatorStartError);
+    await expect(attempt).rejects.toThrow(`in use by another emulator (pid ${process.pid})`);
+  });
+
+  it('releases the lock on close', async () => {
+    const first = await start();
+    await first.close();
+    await expect(stat(`${dataFile}.lock`)).rejects.toThrow(/ENOENT/);
+    const second = await start();
+    expect(second.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+  });
+
+  it('takes over a stale lock left by a dead process', async () => {
+    await writeFile(`${dataFile}.lock`, '999999\n');
+    const emu = await start();
+    expect(
+      (await getUser(emu.url, 'customer-api-token', { user_group_id: 'a', name: 'A' })).status,
+    ).toBe(200);
+    expect((await readFile(`${dataFile}.lock`, 'utf8')).split('\n')[0]).toBe(String(process.pid));
+  });
+
+  it.each([
+    ['not JSON', '{"version": 1, "next_team_id": '],
+    ['empty', ''],
+    ['the wrong shape', '{"version": 1, "next_team_id": 1, "user_groups": {}}'],
+    [
+      'a duplicated token',
+      JSON.stringify({
+        version: 1,
+        next_team_id: 3,
+        user_groups: [1, 2].map((n) => ({
+          team_id: n,
+          token: 'same',
+          name: 'n',
+          provided_id: `p${n}`,
+          environment: 'Customer',
+          mapping: {},
+          properties: null,
+        })),
+      }),
+    ],
+  ])('refuses a data file that is %s and leaves it untouched', async (_label, content) => {
+    await writeFile(dataFile, content, { mode: 0o644 });
+    const attempt = startEmulator({ port: 0, dataFile, apiTokens });
+    await expect(attempt).rejects.toThrow(EmulatorStartError);
+    await expect(attempt).rejects.toThrow(dataFile);
+    expect(await readFile(dataFile, 'utf8')).toBe(content);
+    // A failed start must not keep the lock.
+    await expect(stat(`${dataFile}.lock`)).rejects.toThrow(/ENOENT/);
+  });
+
+  it('reports a port in use as a start error and keeps no lock', async () => {
+    const first = await startEmulator({ port: 0, apiTokens });
+    running.push(first);
+    const port = Number(new URL(first.url).port);
+    const attempt = startEmulator({ port, dataFile, apiTokens });
+    await expect(attempt).rejects.toThrow(EmulatorStartError);
+    await expect(attempt).rejects.toThrow(`port ${port} is already in use`);
+    await expect(stat(`${dataFile}.lock`)).rejects.toThrow(/ENOENT/);
+  });
+});
