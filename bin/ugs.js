@@ -5,7 +5,10 @@ import { main } from '../dist/main.js';
 const code = await main(
   process.argv.slice(2),
   {
-    stdin: process.stdin,
+    // process.stdin is made on first use; most commands never read it.
+    get stdin() {
+      return process.stdin;
+    },
     stdout: process.stdout,
     stderr: process.stderr,
     stdinIsTTY: process.stdin.isTTY === true,

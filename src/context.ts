@@ -6,12 +6,12 @@
 import { type ConfigStore, configDir, FileConfigStore, type Profile } from './config.js';
 import { StreamTracer, silentTracer, type Tracer } from './debug.js';
 import { AuthError, UgsError, UsageError } from './errors.js';
-import type { HttpClient } from './http.js';
+import { createHttpClient, type HttpClient } from './http.js';
 import { type IO, writeLine } from './io.js';
 import { parseBaseUrl, parseTimeoutSeconds } from './parse.js';
 import { InquirerPrompter, type Prompter } from './prompter.js';
 import { type OutputFormat, renderJson } from './render.js';
-import type { ServiceClient, Target } from './service.js';
+import { HttpServiceClient, type ServiceClient, type Target } from './service.js';
 import { userAgent } from './version.js';
 
 /** The global options, checked. */
@@ -89,10 +89,6 @@ export function createDeps(
     tracer,
     async connect(target) {
       tracer.addSecret(target.apiToken);
-      const [{ createHttpClient }, { HttpServiceClient }] = await Promise.all([
-        import('./http.js'),
-        import('./service.js'),
-      ]);
       const http = await createHttpClient({
         timeoutMs: settings.timeoutMs,
         env: io.env,

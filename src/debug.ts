@@ -115,7 +115,14 @@ function redactJson(value: unknown): unknown {
   if (typeof value !== 'object' || value === null) return value;
   const result: Record<string, unknown> = {};
   for (const [key, entry] of Object.entries(value)) {
-    result[key] = TOKEN_KEY.test(key) && typeof entry === 'string' ? REDACTED : redactJson(entry);
+    result[key] = TOKEN_KEY.test(key) ? redactSecretValue(entry) : redactJson(entry);
   }
   return result;
+}
+
+/** A value under a token-named key: strings go, in arrays too (`"previous_tokens": [...]`). */
+function redactSecretValue(value: unknown): unknown {
+  if (typeof value === 'string') return REDACTED;
+  if (Array.isArray(value)) return value.map(redactSecretValue);
+  return redactJson(value);
 }

@@ -7,12 +7,12 @@
  * User operation sends its parameters in exactly such a body.
  */
 import { readFileSync } from 'node:fs';
-import { rootCertificates } from 'node:tls';
 import type { Dispatcher } from 'undici';
 import { silentTracer, type Tracer } from './debug.js';
 import { ApiError, NetworkError, UsageError } from './errors.js';
 import type { Env } from './io.js';
 import { formatBytes } from './io.js';
+import { loadUndici, type Undici } from './undici.js';
 
 export interface HttpRequest {
   method: 'GET' | 'POST';
@@ -107,7 +107,7 @@ export class HttpClient {
   private readonly random: () => number;
 
   constructor(
-    private readonly undici: typeof import('undici'),
+    private readonly undici: Undici,
     private readonly dispatcher: Dispatcher,
     private readonly options: HttpClientOptions,
   ) {
@@ -173,11 +173,10 @@ export class HttpClient {
     const signal = AbortSignal.timeout(this.options.timeoutMs);
     let result: Dispatcher.ResponseData;
     try {
-      result = await this.undici.request(request.url, {
+      result = await this.undici.request(this.dispatcher, request.url, {
         method: request.method,
         headers: request.headers,
         body: request.body,
-        dispatcher: this.dispatcher,
         signal,
       });
     } catch (error) {
@@ -296,7 +295,7 @@ export class HttpClient {
 /** The dispatcher is made once per process; importing undici is deferred until a request is due. */
 export async function createHttpClient(options: HttpClientOptions): Promise<HttpClient> {
   const undici = await loadUndici();
-  const ca = options.caFile === undefined ? undefined : loadCa(options.caFile, options.env);
+  const ca = options.caFile === undefined ? undefined : await loadCa(options.caFile, options.env);
   const env = options.env;
   const dispatcher = new undici.EnvHttpProxyAgent({
     // Proxies come from the injected environment, lower case first, as curl reads them.
@@ -311,19 +310,11 @@ export async function createHttpClient(options: HttpClientOptions): Promise<Http
   return new HttpClient(undici, dispatcher, options);
 }
 
-/** undici is CommonJS: bundled and imported dynamically, its exports sit on `default`. */
-async function loadUndici(): Promise<typeof import('undici')> {
-  const module: typeof import('undici') & { default?: typeof import('undici') } = await import(
-    'undici'
-  );
-  return module.default ?? module;
-}
-
 /**
  * `ca` replaces Node's trust store, so the public roots and NODE_EXTRA_CA_CERTS are added back:
  * `--ca-file` adds a private CA rather than trusting it alone.
  */
-function loadCa(caFile: string, env: Env): string[] {
+async function loadCa(caFile: string, env: Env): Promise<string[]> {
   const extra: string[] = [];
   for (const [file, flag] of [
     [caFile, '--ca-file'],
@@ -342,6 +333,8 @@ function loadCa(caFile: string, env: Env): string[] {
   if (!extra[0]?.includes('-----BEGIN CERTIFICATE-----')) {
     throw new UsageError(`--ca-file ${caFile} contains no PEM certificate`);
   }
+  // node:tls takes a few ms to load: only this rarely used path needs it.
+  const { rootCertificates } = await import('node:tls');
   return [...rootCertificates, ...extra];
 }
 
@@ -352,6 +345,9 @@ export function retryAfterMs(value: string | undefined, now: number): number | u
   let ms: number;
   if (/^\d+$/.test(trimmed)) ms = Number(trimmed) * 1000;
   else {
+    // HTTP dates (all three RFC 9110 forms) open with a day name; Date.parse alone would read
+    // "1.5" or "-5" as dates in 2001 and retry at once instead of backing off.
+    if (!/^[a-z]{3,9},?\s/i.test(trimmed)) return undefined;
     const date = Date.parse(trimmed);
     if (Number.isNaN(date)) return undefined;
     ms = Math.max(0, date - now);

@@ -1,5 +1,4 @@
 /** Reading what the user pointed a flag at: a file, stdin, or the flag's own text. */
-import { readFile, stat } from 'node:fs/promises';
 import { UsageError } from './errors.js';
 import { formatBytes, type IO, readStdin, stripBom } from './io.js';
 import { type JsonObject, type JsonSource, parseJsonObject, quote } from './parse.js';
@@ -30,6 +29,7 @@ export async function readJsonSource(
 }
 
 async function readTextFile(path: string, flag: string): Promise<string> {
+  const { readFile, stat } = await import('node:fs/promises');
   try {
     const info = await stat(path);
     if (info.isDirectory()) throw new UsageError(`${flag} @${path}: is a directory, not a file`);

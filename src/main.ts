@@ -35,7 +35,8 @@ export async function main(argv: readonly string[], io: IO, system: SystemInfo):
   const debug = argv.includes('--debug');
   try {
     if (argv.length === 0) {
-      io.stdout.write(program.helpInformation());
+      // outputHelp, not helpInformation: only it adds the addHelpText sections (the examples).
+      program.outputHelp();
       return ExitCode.Ok;
     }
     await program.parseAsync([...argv], { from: 'user' });
@@ -96,7 +97,9 @@ Exit codes: 0 ok, 1 service error, 2 usage, 3 auth, 4 network, 5 rotation outcom
       waitForShutdown: system.waitForShutdown,
     })),
   ]) {
-    program.addCommand(command);
+    // addCommand (unlike .command()) inherits nothing: without this, a subcommand's usage error
+    // calls process.exit(1) itself instead of reaching reportError (exit 2, with a hint).
+    program.addCommand(command.copyInheritedSettings(program));
   }
   return program;
 }

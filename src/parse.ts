@@ -96,7 +96,8 @@ export function mergeObjects<T>(
     if (fromJson !== undefined && Object.hasOwn(fromJson, key)) {
       throw new UsageError(`${quote(key)} is set by both ${jsonFlag} and ${pairFlag}`);
     }
-    merged[key] = value;
+    // Not `merged[key] = value`: a key such as `__proto__` would set the prototype, not a property.
+    Object.defineProperty(merged, key, { value, enumerable: true, writable: true, configurable: true });
   }
   return merged;
 }
@@ -155,6 +156,9 @@ export function parseBaseUrl(text: string, options: { insecureHttp: boolean }): 
     });
   }
   url.pathname = url.pathname.replace(/\/+$/, '');
+  // A bare `?` or `#` passes the check above (search and hash are ''), but stays in href.
+  url.search = '';
+  url.hash = '';
   return url;
 }
 

@@ -73,13 +73,19 @@ export class HttpServiceClient implements ServiceClient {
     try {
       return parseResult(response, this.target.baseUrl);
     } catch (error) {
-      if (!(error instanceof ApiError) || error.hint !== undefined) throw error;
+      if (!(error instanceof ApiError)) throw error;
+      // A 2xx that is not JSON keeps its hint about the address, but the rotation may still
+      // have happened; other 3xx/4xx errors that carry a hint already say what to do.
+      // A 5xx may come from a gateway that gave up while the service went on and rotated.
+      if (error.hint !== undefined && response.status >= 300 && response.status < 500) throw error;
       const refused = isObject(error.body) && successOf(error.body.success) === false;
       // The service said no: most often the token was rotated already. Any other answer we
       // cannot read (2xx or not) may still mean the token was replaced.
       const hint = refused
         ? `check the token; if it was rotated already, ${READ_CURRENT_TOKEN_HINT}`
-        : `the rotation may have happened; ${READ_CURRENT_TOKEN_HINT}`;
+        : error.hint !== undefined
+          ? `${error.hint}; the rotation may have happened, so ${READ_CURRENT_TOKEN_HINT}`
+          : `the rotation may have happened; ${READ_CURRENT_TOKEN_HINT}`;
       throw new ApiError(error.message, { status: error.status, body: error.body, hint });
     }
   }

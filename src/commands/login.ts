@@ -31,6 +31,9 @@ export async function runLogin(opts: LoginOptions, deps: Deps): Promise<void> {
   const interactive = canPrompt(io);
   const credentials = resolveCredentials(deps);
   const validateUrl = (text: string) => parseBaseUrl(text, { insecureHttp: settings.insecureHttp });
+  // `--with-token` with a terminal on stdin must fail before the base URL prompt, not after the
+  // user has answered it (readStdin refuses a terminal at once).
+  if (opts.withToken && io.stdinIsTTY) await readStdin(io, '--with-token');
 
   let baseUrl: URL;
   if (settings.baseUrl !== undefined) {

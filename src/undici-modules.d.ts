@@ -1,0 +1,18 @@
+// Types for the two undici files that src/undici.ts loads directly (the package has no exports
+// map, so these paths are public in practice, and they are pinned by the lock file).
+declare module 'undici/lib/api/api-request.js' {
+  import type { Dispatcher } from 'undici';
+
+  function request(
+    this: Dispatcher,
+    options: Dispatcher.RequestOptions,
+  ): Promise<Dispatcher.ResponseData>;
+  export default request;
+}
+
+declare module 'undici/lib/dispatcher/env-http-proxy-agent.js' {
+  import type { EnvHttpProxyAgent } from 'undici';
+
+  const EnvHttpProxyAgentClass: typeof EnvHttpProxyAgent;
+  export default EnvHttpProxyAgentClass;
+}
