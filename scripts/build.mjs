@@ -14,6 +14,8 @@ await build({
   platform: 'node',
   target: 'node20',
   minify: true,
+  // Class names appear in --debug stack traces; minified ones say nothing.
+  keepNames: true,
   legalComments: 'linked',
   chunkNames: 'chunks/[name]-[hash]',
   outExtension: { '.js': '.js' },

@@ -17,7 +17,7 @@ import {
   unlinkSync,
   writeSync,
 } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ConfigError } from './errors.js';
 import type { Env } from './io.js';
@@ -119,7 +119,7 @@ export class FileConfigStore implements ConfigStore {
   /** The file holds API tokens: the directory is ours alone (Conf never tightens it). */
   private prepareDirectory(): void {
     try {
-      mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+      makeDirectories(this.dir);
       if ((statSync(this.dir).mode & 0o077) !== 0) chmodSync(this.dir, 0o700);
     } catch (error) {
       throw writeError(this.dir, error);
@@ -133,6 +133,10 @@ export class FileConfigStore implements ConfigStore {
         const fd = openSync(this.lockPath, 'wx', 0o600);
         try {
           writeSync(fd, String(process.pid));
+        } catch (error) {
+          // A full disk: the lock is ours, and without the pid it would block others for 2 s.
+          removeQuietly(this.lockPath);
+          throw error;
         } finally {
           closeSync(fd);
         }
@@ -240,6 +244,23 @@ function errorCode(error: unknown): string | undefined {
     typeof error.code === 'string'
     ? error.code
     : undefined;
+}
+
+/**
+ * `mkdir -p` with mode 0700. Not `mkdirSync(..., { recursive: true })`: on Linux that spins
+ * forever where a parent exists but refuses children with ENOENT (anything under /proc).
+ */
+function makeDirectories(dir: string, retry = true): void {
+  try {
+    mkdirSync(dir, { mode: 0o700 });
+  } catch (error) {
+    const code = errorCode(error);
+    if (code === 'EEXIST') return; // also when another ugs made it a moment ago
+    const parent = dirname(dir);
+    if (code !== 'ENOENT' || parent === dir || !retry) throw error;
+    makeDirectories(parent);
+    makeDirectories(dir, false); // a second ENOENT is final
+  }
 }
 
 function removeQuietly(path: string): void {

@@ -7,7 +7,7 @@ import { type ConfigStore, configDir, FileConfigStore, type Profile } from './co
 import { StreamTracer, silentTracer, type Tracer } from './debug.js';
 import { AuthError, UgsError, UsageError } from './errors.js';
 import { createHttpClient, type HttpClient } from './http.js';
-import { type IO, writeLine } from './io.js';
+import { type Env, type IO, writeLine } from './io.js';
 import { parseBaseUrl, parseTimeoutSeconds } from './parse.js';
 import { InquirerPrompter, type Prompter } from './prompter.js';
 import { type OutputFormat, renderJson } from './render.js';
@@ -56,21 +56,25 @@ export interface GlobalFlags {
   caFile?: string;
 }
 
-export function parseSettings(
-  flags: GlobalFlags,
-  baseUrlSource: Settings['baseUrlSource'],
-): Settings {
-  const profile = flags.profile ?? 'default';
+/** Flags over environment variables over defaults; the profile's values come later. */
+export function parseSettings(flags: GlobalFlags, env: Env): Settings {
+  const profile = flags.profile ?? nonEmpty(env.UGS_PROFILE) ?? 'default';
   if (profile.trim() === '') throw new UsageError('--profile needs a name');
+  const envBaseUrl = nonEmpty(env.UGS_BASE_URL);
   return {
     profile,
-    baseUrl: flags.baseUrl,
-    baseUrlSource: flags.baseUrl === undefined ? undefined : baseUrlSource,
+    baseUrl: flags.baseUrl ?? envBaseUrl,
+    baseUrlSource:
+      flags.baseUrl !== undefined ? 'flag' : envBaseUrl !== undefined ? 'env' : undefined,
     timeoutMs: Math.round(parseTimeoutSeconds(flags.timeout ?? '30') * 1000),
     debug: flags.debug === true,
     insecureHttp: flags.insecureHttp === true,
-    caFile: flags.caFile === '' ? undefined : flags.caFile,
+    caFile: nonEmpty(flags.caFile) ?? nonEmpty(env.UGS_CA_FILE),
   };
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value === '' ? undefined : value;
 }
 
 /** The real dependencies. `clients` collects HTTP clients so `main` can close their sockets. */

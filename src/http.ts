@@ -228,11 +228,12 @@ export class HttpClient {
     const code = errorCode(error);
     const detail = code ?? (error instanceof Error ? error.message : String(error));
     if (midBody) {
+      // Its own code: the retry policies name errors before any answer, and this one came after.
       return new TransportError(
         `the connection to ${host} broke while reading the answer (${detail})`,
         true,
         {
-          code,
+          code: 'BODY_INTERRUPTED',
           hint: 'try again; if it keeps happening, check any proxy or load balancer in between',
           cause: error,
         },
@@ -259,6 +260,23 @@ export class HttpClient {
             : 'ask whoever runs the proxy to allow this host, or add it to NO_PROXY',
         cause: error,
       });
+    }
+    // A proxy that is down or misspelt fails like the service would: name the proxy instead.
+    const peer =
+      code === 'ECONNREFUSED' || code === 'ENOTFOUND'
+        ? proxyPeer(error, url, this.options.env)
+        : undefined;
+    if (peer !== undefined) {
+      const what = code === 'ENOTFOUND' ? 'host not found' : 'connection refused';
+      return new TransportError(
+        `could not connect to the proxy ${peer} (for ${host}): ${what}`,
+        false,
+        {
+          code,
+          hint: 'check HTTPS_PROXY / HTTP_PROXY (lower case wins), or add the host to NO_PROXY',
+          cause: error,
+        },
+      );
     }
     const known: Record<string, [string, string]> = {
       ECONNREFUSED: [
@@ -364,6 +382,22 @@ function flattenHeaders(
       result[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
   }
   return result;
+}
+
+/** Where a failed connection was aimed when that was not the service but a proxy on the way. */
+function proxyPeer(error: unknown, url: URL, env: Env): string | undefined {
+  if (!(env.https_proxy || env.HTTPS_PROXY || env.http_proxy || env.HTTP_PROXY)) return undefined;
+  const targetPort = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+  for (let current = error, depth = 0; depth < 4; depth++) {
+    if (typeof current !== 'object' || current === null) return undefined;
+    const { address, hostname, port, cause } = current as Record<string, unknown>;
+    if (typeof address === 'string' && typeof port === 'number') {
+      return port === targetPort ? undefined : `${address}:${port}`;
+    }
+    if (typeof hostname === 'string') return hostname === url.hostname ? undefined : hostname;
+    current = cause;
+  }
+  return undefined;
 }
 
 function errorCode(error: unknown): string | undefined {

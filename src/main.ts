@@ -3,7 +3,7 @@
  * dependencies, runs one command, and turns whatever went wrong into one `error:`/`hint:` pair and
  * one exit code. Nothing below it prints errors or ends the process.
  */
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError } from 'commander';
 import { getCommand } from './commands/get.js';
 import { loginCommand } from './commands/login.js';
 import { logoutCommand } from './commands/logout.js';
@@ -22,8 +22,7 @@ export async function main(argv: readonly string[], io: IO, system: SystemInfo):
   const clients: HttpClient[] = [];
   const makeDeps: DepsFactory = (command) => {
     const flags = command.optsWithGlobals<GlobalFlags>();
-    const source = command.getOptionValueSourceWithGlobals('baseUrl');
-    const settings = parseSettings(flags, source === 'env' ? 'env' : 'flag');
+    const settings = parseSettings(flags, io.env);
     return createDeps(
       { ...io, noInput: flags.input === false, noColor: flags.color === false },
       settings,
@@ -53,20 +52,19 @@ export function buildProgram(io: IO, makeDeps: DepsFactory, system: SystemInfo):
     .description('Provision user groups and rotate their embed tokens on the User Group Service')
     .version(VERSION, '-V, --version', 'print the version')
     .helpOption('-h, --help', 'show help')
-    .addOption(
-      new Option('-p, --profile <name>', 'profile in the config file')
-        .env('UGS_PROFILE')
-        .default('default'),
+    // The environment variables are applied in parseSettings from the injected env, not by
+    // commander's .env(), which reads process.env behind the caller's back.
+    .option(
+      '-p, --profile <name>',
+      'profile in the config file (default: "default", env: UGS_PROFILE)',
     )
-    .addOption(new Option('--base-url <url>', 'address of the service').env('UGS_BASE_URL'))
+    .option('--base-url <url>', 'address of the service (env: UGS_BASE_URL)')
     .option('--timeout <seconds>', 'give up on a request after this long', '30')
     .option('--no-input', 'never prompt; fail on a missing value instead')
     .option('--debug', 'trace HTTP requests and responses to stderr (secrets redacted)')
     .option('--no-color', 'no colour in output (also NO_COLOR=1)')
     .option('--insecure-http', 'allow http:// to hosts other than this machine')
-    .addOption(
-      new Option('--ca-file <pem>', 'trust this CA certificate for the service').env('UGS_CA_FILE'),
-    )
+    .option('--ca-file <pem>', 'trust this CA certificate for the service (env: UGS_CA_FILE)')
     .addHelpText(
       'after',
       `

@@ -97,7 +97,12 @@ export function mergeObjects<T>(
       throw new UsageError(`${quote(key)} is set by both ${jsonFlag} and ${pairFlag}`);
     }
     // Not `merged[key] = value`: a key such as `__proto__` would set the prototype, not a property.
-    Object.defineProperty(merged, key, { value, enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(merged, key, {
+      value,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   return merged;
 }

@@ -66,10 +66,10 @@ export function orderedFields(group: JsonObject): string[] {
   return [...known, ...unknown];
 }
 
-export async function renderTable(
-  rows: readonly (readonly [string, string])[],
-  style: Style,
-): Promise<string> {
+/** A table row: field, value, and an optional decoration applied after escaping the value. */
+export type TableRow = readonly [field: string, value: string, decorate?: (text: string) => string];
+
+export async function renderTable(rows: readonly TableRow[], style: Style): Promise<string> {
   const { default: Table } = await import('cli-table3');
   // cli-table3 colours head and border by itself, even into a pipe: colour is ours to decide.
   // Field names down the left say what each row is; a header row would only repeat that.
@@ -79,15 +79,18 @@ export async function renderTable(
     chars: { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' },
     wordWrap: false,
   });
-  for (const [field, value] of rows) table.push([style.cyan(printable(field)), printable(value)]);
+  // Escape first, then decorate: escaping a styled value would print its colour codes as text.
+  for (const [field, value, decorate] of rows) {
+    const text = printable(value);
+    table.push([style.cyan(printable(field)), decorate ? decorate(text) : text]);
+  }
   return table.toString();
 }
 
 export async function renderUserGroupTable(group: UserGroup, style: Style): Promise<string> {
-  const rows = orderedFields(group).map((field) => {
+  const rows = orderedFields(group).map((field): TableRow => {
     const value = group[field];
-    const text = formatValue(value);
-    return [field, value === null ? style.dim(text) : text] as const;
+    return value === null ? [field, formatValue(value), style.dim] : [field, formatValue(value)];
   });
   return renderTable(rows, style);
 }

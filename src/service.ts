@@ -54,7 +54,7 @@ export class HttpServiceClient implements ServiceClient {
 
   async getUser(request: GetUserRequest): Promise<ServiceResult> {
     const response = await this.send('GET', request, getRetryPolicy);
-    return parseResult(response, this.target.baseUrl);
+    return parseResult(response, this.target.baseUrl, [this.target.apiToken]);
   }
 
   async rotateToken(currentToken: string): Promise<ServiceResult> {
@@ -71,7 +71,7 @@ export class HttpServiceClient implements ServiceClient {
       throw error;
     }
     try {
-      return parseResult(response, this.target.baseUrl);
+      return parseResult(response, this.target.baseUrl, [this.target.apiToken, currentToken]);
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
       // A 2xx that is not JSON keeps its hint about the address, but the rotation may still
@@ -115,20 +115,30 @@ export class HttpServiceClient implements ServiceClient {
 export const READ_CURRENT_TOKEN_HINT =
   "read the group's current token with `ugs get --id <user_group_id> --name <name> --field token`";
 
-/** Turns an HTTP answer into a result or a typed error that says what the service said. */
-export function parseResult(response: HttpResponse, baseUrl: URL): ServiceResult {
+/**
+ * Turns an HTTP answer into a result or a typed error that says what the service said.
+ * `secrets` (the API token, the token being rotated) are cut out of the server's words before
+ * they reach an error message: a service may quote what it was sent.
+ */
+export function parseResult(
+  response: HttpResponse,
+  baseUrl: URL,
+  secrets: readonly string[] = [],
+): ServiceResult {
   const { status } = response;
   const contentType = response.headers['content-type'] ?? 'no content type';
   const parsed = parseJson(response.text);
   const body = isObject(parsed) ? parsed : undefined;
-  const serverMessage = body === undefined ? undefined : messageOf(body);
+  const serverMessage = body === undefined ? undefined : messageOf(body, secrets);
+  // `--json` prints an error body on stdout: a secret the server quoted back must not go with it.
+  const errorBody = body === undefined ? undefined : scrubSecrets(body, secrets);
 
   if (status === 401 || status === 403) {
     const what =
       status === 401 ? 'the API token was not accepted' : 'the API token may not do this';
     throw new AuthError(`${what} (HTTP ${status}${serverMessage ? `: ${serverMessage}` : ''})`, {
       hint: `run \`ugs login\` to save a valid token for ${baseUrl.host}, or set UGS_API_TOKEN`,
-      body,
+      body: errorBody,
     });
   }
   if (status < 200 || status >= 300) {
@@ -137,7 +147,7 @@ export function parseResult(response: HttpResponse, baseUrl: URL): ServiceResult
     const envelope = body !== undefined && successOf(body.success) !== undefined;
     throw new ApiError(`the service answered HTTP ${status}: ${detail}`, {
       status,
-      body,
+      body: errorBody,
       ...(!envelope && { hint: hintForStatus(status) }),
     });
   }
@@ -161,19 +171,22 @@ export function parseResult(response: HttpResponse, baseUrl: URL): ServiceResult
       serverMessage ?? 'the service reported a failure (success: 0) without a message',
       {
         status,
-        body,
+        body: errorBody,
       },
     );
   }
   if (success === undefined) {
-    throw new ApiError('the answer has no valid "success" field', { status, body });
+    throw new ApiError('the answer has no valid "success" field', { status, body: errorBody });
   }
   const userGroup = body.user_group;
   if (!isObject(userGroup)) {
-    throw new ApiError('the answer has no "user_group" object', { status, body });
+    throw new ApiError('the answer has no "user_group" object', { status, body: errorBody });
   }
   if (typeof userGroup.token !== 'string' || userGroup.token === '') {
-    throw new ApiError('the answer\'s "user_group" has no "token" string', { status, body });
+    throw new ApiError('the answer\'s "user_group" has no "token" string', {
+      status,
+      body: errorBody,
+    });
   }
   const created = typeof body.new_user_group === 'boolean' ? body.new_user_group : undefined;
   return { body, userGroup: userGroup as UserGroup, created };
@@ -190,18 +203,44 @@ export function successOf(value: unknown): boolean | undefined {
   return undefined;
 }
 
-function messageOf(body: JsonObject): string | undefined {
+function messageOf(body: JsonObject, secrets: readonly string[]): string | undefined {
   for (const key of ['error', 'message', 'detail']) {
     const value = body[key];
-    if (typeof value === 'string' && value.trim() !== '') return sanitize(value);
-    if (isObject(value) && typeof value.message === 'string') return sanitize(value.message);
+    if (typeof value === 'string' && value.trim() !== '') return sanitize(value, secrets);
+    if (isObject(value) && typeof value.message === 'string') {
+      return sanitize(value.message, secrets);
+    }
   }
   return undefined;
 }
 
-/** Server text goes to a terminal: no control characters, no walls of text. */
-function sanitize(text: string): string {
-  const clean = text.replace(controlCharacters(), ' ').trim();
+function scrubSecrets(value: unknown, secrets: readonly string[]): unknown {
+  if (typeof value === 'string') return redactSecrets(value, secrets);
+  if (Array.isArray(value)) return value.map((entry) => scrubSecrets(entry, secrets));
+  if (!isObject(value)) return value;
+  const result: JsonObject = {};
+  for (const [key, entry] of Object.entries(value)) {
+    Object.defineProperty(result, key, {
+      value: scrubSecrets(entry, secrets),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return result;
+}
+
+function redactSecrets(text: string, secrets: readonly string[]): string {
+  let clean = text;
+  for (const secret of secrets) {
+    if (secret.length >= 4) clean = clean.split(secret).join('[REDACTED]');
+  }
+  return clean;
+}
+
+/** Server text goes to a terminal: no control characters, no walls of text, no secrets. */
+function sanitize(text: string, secrets: readonly string[]): string {
+  const clean = redactSecrets(text.replace(controlCharacters(), ' ').trim(), secrets);
   return clean.length > 300 ? `${clean.slice(0, 300)}…` : clean;
 }
 

@@ -16,3 +16,17 @@ declare module 'undici/lib/dispatcher/env-http-proxy-agent.js' {
   const EnvHttpProxyAgentClass: typeof EnvHttpProxyAgent;
   export default EnvHttpProxyAgentClass;
 }
+
+declare module 'undici/lib/api/api-connect.js' {
+  import type { Dispatcher } from 'undici';
+
+  const connect: Dispatcher['connect'];
+  export default connect;
+}
+
+declare module 'undici/lib/dispatcher/dispatcher.js' {
+  import type { Dispatcher } from 'undici';
+
+  const DispatcherClass: typeof Dispatcher;
+  export default DispatcherClass;
+}

@@ -191,7 +191,12 @@ async function promptPairs(
     if (answer === '') break;
     const [key, value] = parseKeyValue(answer, shape);
     // Not `pairs[key] = value`: a key such as `__proto__` would set the prototype, not a property.
-    Object.defineProperty(pairs, key, { value, enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(pairs, key, {
+      value,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   return Object.keys(pairs).length === 0 ? undefined : pairs;
 }

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { type Deps, loginCommandFor, resolveCredentials, type TokenSource } from '../context.js';
 import { AuthError } from '../errors.js';
 import { writeLine } from '../io.js';
-import { renderJson, renderTable, styleFor } from '../render.js';
+import { renderJson, renderTable, styleFor, type TableRow } from '../render.js';
 import { type DepsFactory, newCommand } from './shared.js';
 
 export interface StatusOptions {
@@ -29,9 +29,12 @@ export function statusCommand(makeDeps: DepsFactory, run = runStatus): Command {
     });
 }
 
-/** Enough of the token to tell two apart, never enough to use: short ones are hidden whole. */
+/**
+ * The last 4 characters tell two tokens apart; a token shorter than 8 characters would be half
+ * given away by them, so it is hidden whole.
+ */
 export function maskToken(token: string): string {
-  return token.length >= 12 ? `****${token.slice(-4)}` : '****';
+  return token.length >= 8 ? `****${token.slice(-4)}` : '****';
 }
 
 export function collectStatus(deps: Deps): Status {
@@ -52,12 +55,14 @@ export async function runStatus(opts: StatusOptions, deps: Deps): Promise<void> 
     writeLine(deps.io.stdout, renderJson(status));
   } else {
     const style = await styleFor(deps.io, 'stdout');
-    const none = style.dim('(none)');
-    const rows: [string, string][] = [
+    // Dimmed by the table after escaping, so the colour codes are not shown as text.
+    const row = (field: string, text: string | null): TableRow =>
+      text === null ? [field, '(none)', style.dim] : [field, text];
+    const rows: TableRow[] = [
       ['profile', status.profile],
-      ['base URL', status.baseUrl ? `${status.baseUrl} (${status.baseUrlSource})` : none],
-      ['token', status.token ?? none],
-      ['token source', status.tokenSource ?? none],
+      row('base URL', status.baseUrl ? `${status.baseUrl} (${status.baseUrlSource})` : null),
+      row('token', status.token),
+      row('token source', status.tokenSource),
       ['config file', status.configPath],
     ];
     writeLine(deps.io.stdout, await renderTable(rows, style));
