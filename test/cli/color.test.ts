@@ -1,0 +1,110 @@
+/**
+ * Colour, as src/io.ts colorEnabled documents it: NO_COLOR (non-empty), FORCE_COLOR=0 and
+ * --no-color turn it off everywhere; any other FORCE_COLOR turns it on even into a pipe; otherwise
+ * only a terminal gets colour (and a pipe is never one here).
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  ANSI,
+  describeRun,
+  makeSandbox,
+  type RunResult,
+  runCli,
+  type Sandbox,
+  setupCliSuite,
+  writeProfiles,
+} from './run.js';
+import { closedPort, type StubService, stubForTest } from './stub.js';
+
+setupCliSuite();
+
+const API_TOKEN = 'apitoken-color-test-7890uvwx';
+
+async function setup(): Promise<{ sb: Sandbox; stub: StubService }> {
+  const stub = await stubForTest([API_TOKEN]);
+  const sb = makeSandbox();
+  writeProfiles(sb, { default: { baseUrl: stub.url, apiToken: API_TOKEN } });
+  return { sb, stub };
+}
+
+function expectPlain(result: RunResult, label: string): void {
+  expect(result.stdout, `${label}: stdout\n${describeRun(result)}`).not.toMatch(ANSI);
+  expect(result.stderr, `${label}: stderr\n${describeRun(result)}`).not.toMatch(ANSI);
+}
+
+describe('colour (built binary)', () => {
+  it('a pipe gets no colour by default, and NO_COLOR / FORCE_COLOR=0 / --no-color keep it off', async () => {
+    const { sb } = await setup();
+    const get = ['get', '--id', 'acme', '--name', 'Acme'];
+    const cases: [string, string[], Record<string, string>][] = [
+      ['default', get, {}],
+      ['NO_COLOR=1', get, { NO_COLOR: '1' }],
+      ['NO_COLOR=1 FORCE_COLOR=1', get, { NO_COLOR: '1', FORCE_COLOR: '1' }],
+      ['FORCE_COLOR=0', get, { FORCE_COLOR: '0' }],
+      ['--no-color FORCE_COLOR=1', ['--no-color', ...get], { FORCE_COLOR: '1' }],
+      ['FORCE_COLOR=1 get ... --no-color', [...get, '--no-color'], { FORCE_COLOR: '1' }],
+      ['status FORCE_COLOR=1 NO_COLOR=1', ['status'], { FORCE_COLOR: '1', NO_COLOR: '1' }],
+      ['status --no-color FORCE_COLOR=1', ['status', '--no-color'], { FORCE_COLOR: '1' }],
+    ];
+    const results = await Promise.all(cases.map(([, args, env]) => runCli(sb, args, { env })));
+    results.forEach((result, i) => {
+      const label = cases[i]?.[0] ?? '';
+      expect(result.code, `${label}\n${describeRun(result)}`).toBe(0);
+      expectPlain(result, label);
+    });
+    // The table is drawn (with its borders), just not coloured.
+    expect(results[0]?.stdout).toContain('┌');
+  });
+
+  it('FORCE_COLOR=1 without NO_COLOR colours the table output and the headline', async () => {
+    const { sb, stub } = await setup();
+    const [forced, emptyNoColor] = await Promise.all([
+      runCli(sb, ['get', '--id', 'acme', '--name', 'Acme'], { env: { FORCE_COLOR: '1' } }),
+      // An empty NO_COLOR is not set (no-color.org).
+      runCli(sb, ['status'], { env: { FORCE_COLOR: '1', NO_COLOR: '' } }),
+    ]);
+    expect(forced.code, describeRun(forced)).toBe(0);
+    expect(forced.stdout).toMatch(ANSI);
+    expect(forced.stdout).toContain('\u001b[32mCreated user group acme\u001b[39m');
+    // Colour decorates but does not change the values.
+    expect(forced.stdout).toContain(stub.groups.get('acme')?.token);
+    expect(emptyNoColor.code, describeRun(emptyNoColor)).toBe(0);
+    expect(emptyNoColor.stdout).toMatch(ANSI);
+  });
+
+  it('FORCE_COLOR=1 never colours machine output (--json, --field)', async () => {
+    const { sb, stub } = await setup();
+    const env = { FORCE_COLOR: '1' };
+    const [json, field, statusJson] = await Promise.all([
+      runCli(sb, ['get', '--id', 'acme', '--name', 'Acme', '--json'], { env }),
+      runCli(sb, ['get', '--id', 'acme', '--name', 'Acme', '--field', 'token'], { env }),
+      runCli(sb, ['status', '--json'], { env }),
+    ]);
+    for (const result of [json, field, statusJson]) {
+      expect(result.code, describeRun(result)).toBe(0);
+      expect(result.stdout).not.toMatch(ANSI);
+    }
+    expect(JSON.parse(json.stdout).user_group.token).toBe(stub.groups.get('acme')?.token);
+    expect(field.stdout).toBe(`${stub.groups.get('acme')?.token}\n`);
+  });
+
+  it('error messages: coloured with FORCE_COLOR=1, plain with NO_COLOR or --no-color', async () => {
+    const sb = makeSandbox();
+    const port = await closedPort();
+    writeProfiles(sb, { default: { baseUrl: `http://127.0.0.1:${port}`, apiToken: API_TOKEN } });
+    const get = ['get', '--id', 'a', '--name', 'A'];
+    const [forced, noColor, flag] = await Promise.all([
+      runCli(sb, get, { env: { FORCE_COLOR: '1' } }),
+      runCli(sb, get, { env: { FORCE_COLOR: '1', NO_COLOR: '1' } }),
+      runCli(sb, [...get, '--no-color'], { env: { FORCE_COLOR: '1' } }),
+    ]);
+    expect(forced.code, describeRun(forced)).toBe(4);
+    expect(forced.stderr).toMatch(ANSI);
+    expect(noColor.code, describeRun(noColor)).toBe(4);
+    expectPlain(noColor, 'NO_COLOR=1');
+    expect(noColor.stderr).toMatch(/^error: /m);
+    expect(flag.code, describeRun(flag)).toBe(4);
+    expectPlain(flag, '--no-color');
+    expect(flag.stderr).toMatch(/^error: /m);
+  });
+});

@@ -1,0 +1,255 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import {
+  ANSI,
+  describeRun,
+  makeSandbox,
+  PACKAGE_VERSION,
+  runCli,
+  type Sandbox,
+  setupCliSuite,
+  writeProfiles,
+} from './run.js';
+import { type StubService, stubForTest } from './stub.js';
+
+setupCliSuite();
+
+const API_TOKEN = 'apitoken-get-test-5678efgh';
+
+async function setup(prefix = ''): Promise<{ sb: Sandbox; stub: StubService }> {
+  const stub = await stubForTest([API_TOKEN], prefix);
+  const sb = makeSandbox();
+  writeProfiles(sb, { default: { baseUrl: stub.url, apiToken: API_TOKEN } });
+  return { sb, stub };
+}
+
+describe('ugs get (built binary)', () => {
+  it('--json prints exactly the service body and sends the documented GET', async () => {
+    const { sb, stub } = await setup();
+    const result = await runCli(sb, ['get', '--id', 'acme', '--name', 'Acme Corp', '--json']);
+    expect(result.code, describeRun(result)).toBe(0);
+    expect(result.stderr.trim()).toBe('');
+
+    const sent = stub.lastResponse?.body;
+    expect(JSON.parse(result.stdout)).toEqual(sent);
+    expect(result.stdout).toBe(`${JSON.stringify(sent, null, 2)}\n`);
+
+    expect(stub.requests).toHaveLength(1);
+    const request = stub.requests[0];
+    expect(request?.method).toBe('GET');
+    expect(request?.url).toBe('/api/user');
+    expect(request?.json).toEqual({ name: 'Acme Corp', user_group_id: 'acme' });
+    expect(request?.headers.authorization).toBe(`Token ${API_TOKEN}`);
+    expect(request?.headers['content-type']).toBe('application/json');
+    expect(request?.headers.accept).toBe('application/json');
+    expect(request?.headers['user-agent']).toBe(
+      `ugs/${PACKAGE_VERSION} node/${process.versions.node}`,
+    );
+  });
+
+  it('--field token prints only the token and a newline', async () => {
+    const { sb, stub } = await setup();
+    const result = await runCli(sb, ['get', '--id', 'acme', '--name', 'Acme', '--field', 'token']);
+    expect(result.code, describeRun(result)).toBe(0);
+    const token = stub.groups.get('acme')?.token;
+    expect(token).toMatch(/^ugt_/);
+    expect(result.stdout).toBe(`${token}\n`);
+    expect(result.stderr.trim()).toBe('');
+
+    const teamId = await runCli(sb, [
+      'get',
+      '--id',
+      'acme',
+      '--name',
+      'Acme',
+      '--field',
+      'team_id',
+    ]);
+    expect(teamId.code, describeRun(teamId)).toBe(0);
+    expect(teamId.stdout).toBe(`${stub.groups.get('acme')?.team_id}\n`);
+
+    const props = await runCli(sb, [
+      'get',
+      '--id',
+      'acme',
+      '--name',
+      'Acme',
+      '--field',
+      'properties',
+    ]);
+    expect(props.code, describeRun(props)).toBe(0);
+    expect(props.stdout).toBe('null\n');
+  });
+
+  it('a --field the answer does not have is exit 1', async () => {
+    const { sb } = await setup();
+    const result = await runCli(sb, ['get', '--id', 'a', '--name', 'A', '--field', 'nope']);
+    expect(result.code, describeRun(result)).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(/^error: .*nope/m);
+  });
+
+  it('table output says Created, then Found, and lists every field', async () => {
+    const { sb, stub } = await setup();
+    const first = await runCli(sb, ['get', '--id', 'acme', '--name', 'Acme Corp']);
+    expect(first.code, describeRun(first)).toBe(0);
+    expect(first.stdout).toContain('Created user group acme');
+    expect(first.stdout).not.toMatch(ANSI);
+    const group = stub.groups.get('acme');
+    for (const text of ['provided_id', 'name', 'team_id', 'token', 'properties', 'Acme Corp']) {
+      expect(first.stdout).toContain(text);
+    }
+    expect(first.stdout).toContain(group?.token);
+    expect(first.stdout).toContain(String(group?.team_id));
+    expect(first.stdout).toMatch(/properties\s*│\s*null/);
+    // Known fields in a stable order.
+    const order = ['provided_id', 'name', 'team_id', 'token', 'properties'].map((f) =>
+      first.stdout.search(new RegExp(`│ ${f}\\s`)),
+    );
+    expect(order.every((at) => at >= 0)).toBe(true);
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
+
+    const second = await runCli(sb, ['get', '--id', 'acme', '--name', 'Acme Corp']);
+    expect(second.code, describeRun(second)).toBe(0);
+    expect(second.stdout).toContain('Found user group acme');
+    expect(second.stdout).not.toContain('Created');
+    expect(stub.requests).toHaveLength(2);
+  });
+
+  it('shows unknown fields after the known ones', async () => {
+    const { sb, stub } = await setup();
+    stub.faultQueue.push({
+      kind: 'json',
+      body: {
+        success: 1,
+        new_user_group: false,
+        user_group: {
+          zz_extra: 'Testing',
+          token: 'ugt_abcdef',
+          provided_id: 'acme',
+          name: 'Acme',
+          team_id: 7,
+          properties: { plan: 'pro' },
+        },
+      },
+    });
+    const result = await runCli(sb, ['get', '--id', 'acme', '--name', 'Acme']);
+    expect(result.code, describeRun(result)).toBe(0);
+    expect(result.stdout).toContain('{"plan":"pro"}');
+    expect(result.stdout.indexOf('zz_extra')).toBeGreaterThan(result.stdout.indexOf('properties'));
+    expect(result.stdout).toContain('Testing');
+  });
+
+  it('builds mapping and properties from flags, JSON, files and stdin', async () => {
+    const { sb, stub } = await setup();
+    const file = join(sb.root, 'props.json');
+    writeFileSync(file, '{"seats": 5, "tags": ["a"]}');
+    const fromFlags = await runCli(sb, [
+      'get',
+      '--id',
+      'acme',
+      '--name',
+      'Acme',
+      '--mapping',
+      'sales=acme_db',
+      '--mapping',
+      'hr=conn=x',
+      '--property',
+      'plan=pro',
+      '--properties',
+      `@${file}`,
+      '--json',
+    ]);
+    expect(fromFlags.code, describeRun(fromFlags)).toBe(0);
+    expect(stub.requests[0]?.json).toEqual({
+      name: 'Acme',
+      user_group_id: 'acme',
+      mapping: { sales: 'acme_db', hr: 'conn=x' },
+      properties: { seats: 5, tags: ['a'], plan: 'pro' },
+    });
+
+    const fromStdin = await runCli(
+      sb,
+      ['get', '--id', 'b', '--name', 'B', '--mapping-json', '{"s":"d"}', '--properties', '-'],
+      { stdin: '{"region": "eu", "n": null}' },
+    );
+    expect(fromStdin.code, describeRun(fromStdin)).toBe(0);
+    expect(stub.requests[1]?.json).toEqual({
+      name: 'B',
+      user_group_id: 'b',
+      mapping: { s: 'd' },
+      properties: { region: 'eu', n: null },
+    });
+  });
+
+  it('rejects a non-string mapping and a duplicate key before any request (exit 2)', async () => {
+    const { sb, stub } = await setup();
+    const results = await Promise.all([
+      runCli(sb, ['get', '--id', 'a', '--name', 'A', '--mapping-json', '{"s": 1}']),
+      runCli(sb, ['get', '--id', 'a', '--name', 'A', '--mapping', 'nokey']),
+      runCli(sb, ['get', '--id', 'a', '--name', 'A', '--property', 'k=1', '--property', 'k=2']),
+      runCli(sb, ['get', '--id', 'a', '--name', 'A', '--properties', '{bad']),
+      runCli(sb, ['get', '--id', 'a', '--name', 'A', '--properties', '@/nonexistent/x.json']),
+      runCli(sb, ['get', '--id', 'a', '--name', 'A', '--json', '--field', 'token']),
+      runCli(sb, ['get', '--id', '', '--name', 'A']),
+    ]);
+    for (const result of results) {
+      expect(result.code, describeRun(result)).toBe(2);
+      expect(result.stderr).toMatch(/^error: /m);
+    }
+    expect(stub.requests).toHaveLength(0);
+  });
+
+  it('keeps a base URL path prefix (trailing slash handled)', async () => {
+    const { sb, stub } = await setup('/prefix');
+    const result = await runCli(sb, [
+      'get',
+      '--id',
+      'acme',
+      '--name',
+      'Acme',
+      '--base-url',
+      `${stub.url}/`,
+      '--json',
+    ]);
+    expect(result.code, describeRun(result)).toBe(0);
+    expect(stub.requests[0]?.url).toBe('/prefix/api/user');
+  });
+
+  it('retries a 503 and succeeds', async () => {
+    const { sb, stub } = await setup();
+    stub.faultQueue.push({
+      kind: 'json',
+      status: 503,
+      body: { detail: 'busy' },
+      headers: { 'retry-after': '0' },
+    });
+    const result = await runCli(sb, ['get', '--id', 'acme', '--name', 'Acme', '--json']);
+    expect(result.code, describeRun(result)).toBe(0);
+    expect(stub.requests.map((r) => r.method)).toEqual(['GET', 'GET']);
+    expect(JSON.parse(result.stdout)).toEqual(stub.lastResponse?.body);
+  });
+
+  it('reports a non-JSON error page by status and content type, without dumping it (exit 1)', async () => {
+    const { sb, stub } = await setup();
+    stub.fault = {
+      kind: 'raw',
+      status: 500,
+      contentType: 'text/html',
+      text: '<html><body>SECRET-INTERNAL-STACK</body></html>',
+    };
+    const result = await runCli(sb, ['get', '--id', 'acme', '--name', 'Acme']);
+    expect(result.code, describeRun(result)).toBe(1);
+    expect(result.stderr).toMatch(/^error: .*500.*text\/html/m);
+    expect(result.stderr + result.stdout).not.toContain('SECRET-INTERNAL-STACK');
+  });
+
+  it('a 2xx answer that is not JSON is exit 1', async () => {
+    const { sb, stub } = await setup();
+    stub.fault = { kind: 'raw', status: 200, contentType: 'text/html', text: '<html></html>' };
+    const result = await runCli(sb, ['get', '--id', 'acme', '--name', 'Acme']);
+    expect(result.code, describeRun(result)).toBe(1);
+    expect(result.stderr).toMatch(/^error: .*not JSON/m);
+  });
+});

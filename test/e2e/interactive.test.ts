@@ -1,0 +1,254 @@
+/**
+ * `ugs login`, `ugs get` and `ugs rotate` at a real terminal: the built binary on a
+ * pseudo-terminal (util-linux `script`), a person's keys written to it, the screen read back.
+ * The service is the bundled emulator.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import {
+  ANSI_ESCAPE,
+  assertBuilt,
+  type Emulator,
+  makeSandbox,
+  removeSandboxes,
+  type Sandbox,
+  show,
+  startEmulator,
+  stripAnsi,
+  tableToken,
+  ugs,
+} from './harness.js';
+import { killAllPtys, type PtySession, requireScript, startPty } from './pty.js';
+
+let emulator: Emulator;
+let customerToken: string;
+
+beforeAll(async () => {
+  assertBuilt();
+  emulator = await startEmulator();
+  customerToken = emulator.tokenFor('Customer');
+});
+
+// Checked before each test, so that without `script` every test FAILS (a beforeAll failure
+// would show them as skipped).
+beforeEach(() => requireScript());
+
+afterEach(() => killAllPtys());
+
+afterAll(async () => {
+  try {
+    if (emulator) {
+      expect(await emulator.stop()).toEqual({ code: 0, signal: null });
+    }
+  } finally {
+    removeSandboxes();
+  }
+});
+
+/** A line of a JavaScript stack trace, as node prints them. */
+const STACK = /^ {4}at /m;
+
+function uniqueId(prefix: string): string {
+  return `${prefix}-${randomUUID().slice(0, 8)}`;
+}
+
+async function loggedIn(): Promise<Sandbox> {
+  const sandbox = makeSandbox();
+  const result = await ugs(sandbox, ['login', '--base-url', emulator.url, '--with-token'], {
+    stdin: customerToken,
+  });
+  expect(result.code, show(result)).toBe(0);
+  return sandbox;
+}
+
+async function expectExit(session: PtySession, code: number): Promise<string> {
+  const { code: actual } = await session.finish();
+  const screen = session.text();
+  expect(actual, `exit code of ugs ${session.args.join(' ')}; screen:\n${screen}`).toBe(code);
+  expect(screen, 'no stack trace on the screen').not.toMatch(STACK);
+  return screen;
+}
+
+describe('ugs login at a terminal', () => {
+  it('prompts for the base URL and a masked API token, then saves the profile', async () => {
+    const sandbox = makeSandbox();
+    const session = startPty(sandbox, ['login']);
+    await session.answer('Base URL of the User Group Service', emulator.url);
+    await session.waitFor('API token');
+    await session.type(customerToken);
+    // Each key shows as a mask character while typing, never as itself.
+    await session.waitFor('*'.repeat(customerToken.length));
+    await session.type('\r');
+    const screen = await expectExit(session, 0);
+
+    expect(session.raw).not.toContain(customerToken);
+    expect(screen).not.toContain(customerToken.slice(0, 8));
+    expect(screen).toMatch(/Logged in to .* as profile "default"/);
+    expect(JSON.parse(readFileSync(sandbox.configPath, 'utf8'))).toEqual({
+      profiles: { default: { baseUrl: emulator.url, apiToken: customerToken } },
+    });
+    expect(statSync(sandbox.configPath).mode & 0o777).toBe(0o600);
+
+    // The saved profile works.
+    const get = await ugs(sandbox, ['get', '--id', uniqueId('login'), '--name', 'x', '--json']);
+    expect(get.code, show(get)).toBe(0);
+    expect(JSON.parse(get.stdout).success).toBe(1);
+  });
+
+  it('Ctrl+C at the token prompt exits 130, with no stack trace and nothing saved', async () => {
+    const sandbox = makeSandbox();
+    const session = startPty(sandbox, ['login']);
+    await session.answer('Base URL of the User Group Service', emulator.url);
+    await session.waitFor('API token');
+    await session.type('abc');
+    await session.type('\x03');
+    await expectExit(session, 130);
+    expect(existsSync(sandbox.configPath)).toBe(false);
+  });
+});
+
+describe('ugs get at a terminal', () => {
+  it('prompts for id and name, offers mapping and properties, and prints the table', async () => {
+    const sandbox = await loggedIn();
+    const id = uniqueId('tty');
+    const session = startPty(sandbox, ['get']);
+    await session.answer('User group id', id);
+    await session.answer('User group name', 'Acme Corp');
+    await session.answer('Data source mapping', 'sales=acme_db');
+    await session.answer('Data source mapping', '');
+    await session.answer('Property', 'plan=pro');
+    await session.answer('Property', '');
+    const screen = await expectExit(session, 0);
+
+    const rest = session.rest();
+    expect(rest).toContain(`Created user group ${id}`);
+    expect(rest).toMatch(new RegExp(`provided_id\\W+${id}\\W`));
+    expect(rest).toMatch(/name\W+Acme Corp\W/);
+    expect(rest).toContain('{"plan":"pro"}');
+    const token = tableToken(rest);
+    expect(token, screen).toMatch(/^[0-9a-f]{64}$/);
+    // Colour on a terminal (the table's headline at least).
+    expect(session.raw).toMatch(ANSI_ESCAPE);
+
+    // What was sent is what was answered: the same group, found, with those properties.
+    const again = await ugs(sandbox, ['get', '--id', id, '--name', 'other', '--json']);
+    expect(again.code, show(again)).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({
+      new_user_group: false,
+      user_group: { name: 'Acme Corp', token, properties: { plan: 'pro' } },
+    });
+  });
+
+  it('checks each pair as it is typed and lets the person correct it', async () => {
+    const sandbox = await loggedIn();
+    const id = uniqueId('tty-fix');
+    const session = startPty(sandbox, ['get', '--id', id]);
+    await session.answer('User group name', 'Fix Corp');
+    await session.waitFor('Data source mapping');
+    await session.type('no-equals-sign');
+    await session.type('\r');
+    // The error shows under the prompt; the prompt stays open.
+    await session.waitFor(/\n[^\n]*>\s*\S/);
+    await session.type('\x7f'.repeat('no-equals-sign'.length));
+    await session.type('sales=fix_db\r');
+    await session.waitFor(/[✔√]/);
+    await session.answer('Data source mapping', '');
+    await session.answer('Property', '');
+    await expectExit(session, 0);
+    const rest = session.rest();
+    expect(rest).toContain(`Created user group ${id}`);
+    // No properties were given: the emulator answers `null`, shown dimmed on a colour terminal,
+    // as `null` and not as the escaped text of its colour codes.
+    expect(session.raw).toMatch(ANSI_ESCAPE);
+    expect(rest).toMatch(/properties\W+null\W/);
+    expect(rest).not.toContain('\\u001b');
+  });
+
+  it('asks nothing when --id and --name are given; NO_COLOR leaves no escapes on the terminal', async () => {
+    const sandbox = await loggedIn();
+    const id = uniqueId('tty-plain');
+    const session = startPty(sandbox, ['get', '--id', id, '--name', 'Plain'], {
+      env: { NO_COLOR: '1' },
+    });
+    const screen = await expectExit(session, 0);
+    expect(screen).toContain(`Created user group ${id}`);
+    expect(screen).not.toMatch(/\?\s/);
+    expect(session.raw).not.toMatch(ANSI_ESCAPE);
+  });
+
+  it('Ctrl+C at the id prompt exits 130 with no stack trace, and nothing is created', async () => {
+    const sandbox = await loggedIn();
+    const session = startPty(sandbox, ['get']);
+    await session.waitFor('User group id');
+    await session.type('half-typed');
+    await session.type('\x03');
+    const screen = await expectExit(session, 130);
+    expect(screen).not.toMatch(/Created user group/);
+    const check = await ugs(sandbox, ['get', '--id', 'half-typed', '--name', 'x', '--json']);
+    expect(JSON.parse(check.stdout).new_user_group).toBe(true);
+  });
+
+  it('with CI set or --no-input, a terminal gets no prompt: a usage error naming the flag', async () => {
+    const sandbox = await loggedIn();
+    const ci = startPty(sandbox, ['get', '--name', 'x'], { env: { CI: 'true' } });
+    const noInput = startPty(sandbox, ['get', '--id', 'x', '--no-input']);
+    const ciScreen = stripAnsi(await expectExit(ci, 2));
+    const noInputScreen = stripAnsi(await expectExit(noInput, 2));
+    expect(ciScreen).toMatch(/error: .*--id/);
+    expect(noInputScreen).toMatch(/error: .*--name/);
+    for (const screen of [ciScreen, noInputScreen]) expect(screen).not.toMatch(/User group/);
+  });
+});
+
+describe('ugs status at a terminal', () => {
+  it('shows what is missing dimmed, not as escaped colour codes', async () => {
+    const session = startPty(makeSandbox(), ['status']);
+    const screen = await expectExit(session, 3);
+    expect(session.raw).toMatch(ANSI_ESCAPE);
+    expect(screen).toMatch(/token source\W+\(none\)\W/);
+    expect(screen).not.toContain('\\u001b');
+    expect(screen).toMatch(/error: no API token/);
+  });
+});
+
+describe('ugs rotate at a terminal', () => {
+  it('prompts for the token (masked), asks to confirm, and rotates; declining sends nothing', async () => {
+    const sandbox = await loggedIn();
+    const id = uniqueId('tty-rot');
+    const created = await ugs(sandbox, ['get', '--id', id, '--name', id, '--field', 'token']);
+    expect(created.code, show(created)).toBe(0);
+    const token = created.stdout.trim();
+
+    const declined = startPty(sandbox, ['rotate']);
+    await declined.answer('Current user group token', token);
+    await declined.waitFor(`...${token.slice(-4)}`);
+    await declined.type('n\r');
+    await expectExit(declined, 130);
+    expect(declined.raw).not.toContain(token);
+
+    const session = startPty(sandbox, ['rotate']);
+    await session.answer('Current user group token', token);
+    await session.answer(`...${token.slice(-4)}`, 'y');
+    await expectExit(session, 0);
+    expect(session.raw).not.toContain(token);
+    const rest = session.rest();
+    expect(rest).toContain(`Rotated token of user group ${id}`);
+    const newToken = /New token: ([0-9a-f]{64})/.exec(rest)?.[1];
+    expect(newToken, rest).toMatch(/^[0-9a-f]{64}$/);
+    expect(newToken).not.toBe(token);
+
+    const now = await ugs(sandbox, ['get', '--id', id, '--name', id, '--field', 'token']);
+    expect(now.stdout.trim()).toBe(newToken);
+  });
+});
+
+// A guard for the helper itself: a wait that cannot succeed fails fast instead of hanging.
+it('the pty helper reports a prompt that never comes instead of hanging', async () => {
+  const sandbox = makeSandbox();
+  const session = startPty(sandbox, ['--version']);
+  await expect(session.waitFor(`never-${randomBytes(4).toString('hex')}`, 2_000)).rejects.toThrow(
+    /session ended|did not appear/,
+  );
+  await expectExit(session, 0);
+});

@@ -1,0 +1,256 @@
+/**
+ * A real HTTP CONNECT proxy on 127.0.0.1, started by the test: `ugs` must go through it when
+ * HTTPS_PROXY/HTTP_PROXY say so (undici tunnels plain-http targets with CONNECT too), bypass it
+ * when NO_PROXY matches, and report a proxy's refusal (407, 403) as a clear network error
+ * (exit 4) rather than as something the service said.
+ */
+import { createServer, type Server } from 'node:http';
+import { type AddressInfo, connect, type Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import {
+  describeRun,
+  expectFailure,
+  okBody,
+  type RecordingServer,
+  refusedPort,
+  runUgs,
+  type SelfSigned,
+  selfSignedCertificate,
+  sendJson,
+  setupSuite,
+  startServer,
+} from './harness.js';
+
+setupSuite();
+
+const API_TOKEN = 'api_proxy_suite_0c4f7d92a1';
+const GET_ARGS = ['get', '--id', 'acme', '--name', 'Acme Corp'];
+
+interface Proxy {
+  url: string;
+  /** The CONNECT targets asked for, in order. */
+  connects: string[];
+  /** Proxy-Authorization headers sent with each CONNECT. */
+  authorizations: (string | undefined)[];
+  /** Requests sent to the proxy in absolute form (no tunnel). */
+  forwarded: string[];
+  close(): Promise<void>;
+}
+
+/** `tunnel` pipes CONNECTs to 127.0.0.1 only; 407/403 refuse every CONNECT. */
+async function startProxy(mode: 'tunnel' | 407 | 403): Promise<Proxy> {
+  const connects: string[] = [];
+  const authorizations: (string | undefined)[] = [];
+  const forwarded: string[] = [];
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((req, res) => {
+    forwarded.push(req.url ?? '');
+    res.writeHead(501, { 'content-type': 'text/plain' });
+    res.end('this test proxy only tunnels');
+  });
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => {});
+  });
+  server.on('connect', (req, client: Socket, head: Buffer) => {
+    const target = req.url ?? '';
+    connects.push(target);
+    authorizations.push(req.headers['proxy-authorization']);
+    client.on('error', () => {});
+    const refuse = (status: number, reason: string, extra = '') =>
+      client.end(`HTTP/1.1 ${status} ${reason}\r\n${extra}Content-Length: 0\r\n\r\n`);
+    if (mode === 407) {
+      refuse(407, 'Proxy Authentication Required', 'Proxy-Authenticate: Basic realm="corp"\r\n');
+      return;
+    }
+    if (mode === 403) return refuse(403, 'Forbidden');
+    const match = /^127\.0\.0\.1:(\d+)$/.exec(target);
+    if (!match) return refuse(403, 'Forbidden'); // loopback only, whatever happens
+    const upstream = connect(Number(match[1]), '127.0.0.1', () => {
+      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      if (head.length > 0) upstream.write(head);
+      upstream.pipe(client);
+      client.pipe(upstream);
+    });
+    sockets.add(upstream);
+    upstream.on('close', () => sockets.delete(upstream));
+    upstream.on('error', () => client.destroy());
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    connects,
+    authorizations,
+    forwarded,
+    close: () =>
+      new Promise<void>((done) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => done());
+      }),
+  };
+}
+
+const answer = (_req: unknown, res: Parameters<typeof sendJson>[0]) => sendJson(res, 200, okBody());
+
+let tls: SelfSigned;
+const cleanup: (() => Promise<void>)[] = [];
+
+beforeAll(() => {
+  tls = selfSignedCertificate();
+});
+afterAll(async () => {
+  await Promise.all(cleanup.splice(0).map((close) => close()));
+});
+
+async function proxy(mode: 'tunnel' | 407 | 403): Promise<Proxy> {
+  const started = await startProxy(mode);
+  cleanup.push(started.close);
+  return started;
+}
+
+async function target(secure = false): Promise<RecordingServer> {
+  const started = await startServer(answer, secure ? tls : undefined);
+  cleanup.push(started.close);
+  return started;
+}
+
+describe.concurrent('HTTP CONNECT proxy', () => {
+  test('an http:// target goes through HTTP_PROXY, tunnelled with CONNECT', async () => {
+    const [p, t] = await Promise.all([proxy('tunnel'), target()]);
+    const result = await runUgs([...GET_ARGS, '--base-url', t.url], {
+      env: { UGS_API_TOKEN: API_TOKEN, HTTP_PROXY: p.url, HTTPS_PROXY: p.url },
+    });
+    expect(result.code, describeRun(result)).toBe(0);
+    expect(p.connects).toEqual([`127.0.0.1:${t.port}`]);
+    expect(p.forwarded).toEqual([]);
+    expect(t.requests).toHaveLength(1);
+    expect(t.requests[0]?.headers.authorization).toBe(`Token ${API_TOKEN}`);
+  });
+
+  test('an https:// target goes through HTTPS_PROXY (with --ca-file for its certificate)', async () => {
+    const [p, t] = await Promise.all([proxy('tunnel'), target(true)]);
+    const result = await runUgs(
+      [...GET_ARGS, '--base-url', t.url, '--ca-file', tls.certFile, '--json'],
+      { env: { UGS_API_TOKEN: API_TOKEN, HTTPS_PROXY: p.url } },
+    );
+    expect(result.code, describeRun(result)).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual(okBody());
+    expect(p.connects).toEqual([`127.0.0.1:${t.port}`]);
+    expect(t.requests).toHaveLength(1);
+  });
+
+  test('lower-case https_proxy wins over HTTPS_PROXY, as curl reads them', async () => {
+    const [good, refusing, t] = await Promise.all([proxy('tunnel'), proxy(403), target(true)]);
+    const result = await runUgs([...GET_ARGS, '--base-url', t.url, '--ca-file', tls.certFile], {
+      env: { UGS_API_TOKEN: API_TOKEN, https_proxy: good.url, HTTPS_PROXY: refusing.url },
+    });
+    expect(result.code, describeRun(result)).toBe(0);
+    expect(good.connects).toHaveLength(1);
+    expect(refusing.connects).toHaveLength(0);
+  });
+
+  test('proxy credentials from the URL reach the proxy and never the trace', async () => {
+    const [p, t] = await Promise.all([proxy('tunnel'), target(true)]);
+    const url = new URL(p.url);
+    url.username = 'corp-user';
+    url.password = 'proxy-pass-9d8e7f';
+    const result = await runUgs(
+      [...GET_ARGS, '--base-url', t.url, '--ca-file', tls.certFile, '--debug'],
+      { env: { UGS_API_TOKEN: API_TOKEN, HTTPS_PROXY: url.href } },
+    );
+    expect(result.code, describeRun(result)).toBe(0);
+    expect(p.authorizations).toEqual([
+      `Basic ${Buffer.from('corp-user:proxy-pass-9d8e7f').toString('base64')}`,
+    ]);
+    expect(result.stderr).not.toContain('proxy-pass-9d8e7f');
+    expect(result.stderr).not.toContain(API_TOKEN);
+  });
+
+  for (const noProxy of ['127.0.0.1', '127.0.0.1:PORT', 'localhost,127.0.0.1', '*']) {
+    test(`NO_PROXY=${noProxy} bypasses the proxy`, async () => {
+      const [p, t] = await Promise.all([proxy('tunnel'), target()]);
+      const result = await runUgs([...GET_ARGS, '--base-url', t.url], {
+        env: {
+          UGS_API_TOKEN: API_TOKEN,
+          HTTP_PROXY: p.url,
+          HTTPS_PROXY: p.url,
+          NO_PROXY: noProxy.replace('PORT', String(t.port)),
+        },
+      });
+      expect(result.code, describeRun(result)).toBe(0);
+      expect(p.connects).toEqual([]);
+      expect(p.forwarded).toEqual([]);
+      expect(t.requests).toHaveLength(1);
+    });
+  }
+
+  test('NO_PROXY for another host does not bypass the proxy', async () => {
+    const [p, t] = await Promise.all([proxy('tunnel'), target()]);
+    const result = await runUgs([...GET_ARGS, '--base-url', t.url], {
+      env: {
+        UGS_API_TOKEN: API_TOKEN,
+        HTTP_PROXY: p.url,
+        NO_PROXY: 'internal.example.com,127.0.0.2',
+      },
+    });
+    expect(result.code, describeRun(result)).toBe(0);
+    expect(p.connects).toHaveLength(1);
+  });
+
+  for (const status of [407, 403] as const) {
+    test(`a proxy answering ${status} is a clear exit-4 error, for get and for rotate`, async () => {
+      const [p, t] = await Promise.all([proxy(status), target()]);
+      const env = { UGS_API_TOKEN: API_TOKEN, HTTP_PROXY: p.url, HTTPS_PROXY: p.url };
+      const [get, rotate] = await Promise.all([
+        runUgs([...GET_ARGS, '--base-url', t.url], { env }),
+        runUgs(['rotate', '--yes', '--current-token-stdin', '--base-url', t.url], {
+          env,
+          stdin: 'ugt_old_token_behind_proxy',
+        }),
+      ]);
+      for (const result of [get, rotate]) {
+        // A refused tunnel proves nothing reached the service: rotate is 4, not "maybe" (5).
+        const { error, hint } = expectFailure(result, 4);
+        expect(error).toBe(`the proxy refused to connect to 127.0.0.1:${t.port} (HTTP ${status})`);
+        expect(hint).toMatch(status === 407 ? /credentials.*HTTPS_PROXY/ : /NO_PROXY/);
+      }
+      // Neither is retried: a refusal is configuration, not a passing fault.
+      expect(p.connects).toHaveLength(2);
+      expect(t.requests).toHaveLength(0);
+    });
+  }
+
+  test('a proxy that is down or does not resolve is named as the culprit (exit 4)', async () => {
+    const [port, t] = await Promise.all([refusedPort(), target()]);
+    const [down, unknown] = await Promise.all([
+      runUgs([...GET_ARGS, '--base-url', t.url], {
+        env: { UGS_API_TOKEN: API_TOKEN, HTTP_PROXY: `http://127.0.0.1:${port}` },
+      }),
+      runUgs([...GET_ARGS, '--base-url', t.url], {
+        env: { UGS_API_TOKEN: API_TOKEN, HTTP_PROXY: 'http://ugs-proxy.invalid:3128' },
+      }),
+    ]);
+    expect(expectFailure(down, 4).error).toBe(
+      `could not connect to the proxy 127.0.0.1:${port} (for 127.0.0.1:${t.port}): connection refused`,
+    );
+    const { error, hint } = expectFailure(unknown, 4);
+    expect(error).toBe(
+      `could not connect to the proxy ugs-proxy.invalid (for 127.0.0.1:${t.port}): host not found`,
+    );
+    expect(hint).toMatch(/HTTPS_PROXY.*NO_PROXY/);
+    expect(t.requests).toHaveLength(0);
+  });
+
+  test('a refused service behind NO_PROXY is still reported as the service', async () => {
+    const [p, port] = await Promise.all([proxy('tunnel'), refusedPort()]);
+    const result = await runUgs([...GET_ARGS, '--base-url', `http://127.0.0.1:${port}`], {
+      env: { UGS_API_TOKEN: API_TOKEN, HTTP_PROXY: p.url, NO_PROXY: '127.0.0.1' },
+    });
+    expect(expectFailure(result, 4).error).toBe(
+      `could not connect to 127.0.0.1:${port}: connection refused`,
+    );
+    expect(p.connects).toEqual([]);
+  });
+});
