@@ -1,27 +1,98 @@
-// Bundles src/ into dist/ so that starting `ugs` reads a few files instead of hundreds of modules.
-// Code splitting keeps the heavy libraries (undici, conf, prompts, cli-table3) in chunks that are
-// loaded only by the dynamic imports that need them.
+// Builds dist/ so that starting `ugs` reads two small files and no library it does not use.
+//
+// - dist/main.cjs: commander, the commands and the core, bundled as CommonJS. Node starts a
+//   CommonJS entry several milliseconds sooner than an ES module, and every run pays that.
+// - dist/vendor/*.js: each heavy library (src/vendor/*.ts: undici, conf, the prompts, cli-table3,
+//   chalk) and the emulator as ES module bundles, loaded by dynamic import() only on the code
+//   path that needs them. They hold third-party or emulator code only, never the core, so no
+//   class exists twice.
 import { rmSync } from 'node:fs';
+import { basename } from 'node:path';
 import { build } from 'esbuild';
 
-rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
-await build({
-  entryPoints: { main: 'src/main.ts' },
-  outdir: 'dist',
+const LAZY = {
+  undici: 'src/vendor/undici.ts',
+  prompts: 'src/vendor/prompts.ts',
+  chalk: 'src/vendor/chalk.ts',
+  table: 'src/vendor/table.ts',
+  conf: 'src/vendor/conf.ts',
+  emulator: 'src/emulator/server.ts',
+};
+
+const common = {
   bundle: true,
-  splitting: true,
-  format: 'esm',
   platform: 'node',
   target: 'node20',
   minify: true,
   // Class names appear in --debug stack traces; minified ones say nothing.
   keepNames: true,
   legalComments: 'linked',
-  chunkNames: 'chunks/[name]-[hash]',
-  outExtension: { '.js': '.js' },
-  // Some dependencies `require()` Node built-ins; ESM has no `require` of its own.
+  logLevel: 'warning',
+};
+
+rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
+
+await build({
+  ...common,
+  entryPoints: LAZY,
+  outdir: 'dist/vendor',
+  format: 'esm',
+  splitting: true,
+  chunkNames: 'chunk-[hash]',
+  // Some libraries `require()` Node built-ins, and an ES module has no `require` of its own.
   banner: {
     js: "import { createRequire as __ugsCreateRequire } from 'node:module'; const require = __ugsCreateRequire(import.meta.url);",
   },
-  logLevel: 'warning',
 });
+
+await build({
+  ...common,
+  entryPoints: { main: 'src/main.ts' },
+  outfile: 'dist/main.cjs',
+  format: 'cjs',
+  plugins: [lazyModules(), lazyChildProcess()],
+});
+
+/**
+ * commander requires child_process at load time for executable subcommands, which ugs does not
+ * have; loading it costs about 2 ms of every start. Hand commander a stand-in that loads the real
+ * module on first use.
+ */
+function lazyChildProcess() {
+  return {
+    name: 'lazy-child-process',
+    setup(esbuild) {
+      esbuild.onResolve({ filter: /^(node:)?child_process$/ }, (args) =>
+        args.importer.includes('/node_modules/commander/')
+          ? { path: 'lazy-child-process', namespace: 'ugs-lazy' }
+          : undefined,
+      );
+      esbuild.onLoad({ filter: /.*/, namespace: 'ugs-lazy' }, () => ({
+        contents:
+          "module.exports = new Proxy({}, { get: (_, key) => require('node:child_process')[key] });",
+        loader: 'js',
+      }));
+    },
+  };
+}
+
+/** Points the core's dynamic imports of src/vendor/* and the emulator at their own bundles. */
+function lazyModules() {
+  const byFile = new Map(Object.entries(LAZY).map(([name, file]) => [basename(file, '.ts'), name]));
+  return {
+    name: 'lazy-modules',
+    setup(esbuild) {
+      esbuild.onResolve({ filter: /(^|\/)(vendor\/\w+|emulator\/server)\.js$/ }, (args) => {
+        if (args.kind !== 'dynamic-import') {
+          throw new Error(
+            `${args.importer} must import ${args.path} with import(), not statically`,
+          );
+        }
+        const file = basename(args.path, '.js');
+        const name = args.path.includes('emulator/') ? 'emulator' : byFile.get(file);
+        if (name === undefined) throw new Error(`no bundle for ${args.path}`);
+        return { path: `./vendor/${name}.js`, external: true };
+      });
+    },
+  };
+}

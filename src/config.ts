@@ -102,7 +102,7 @@ export class FileConfigStore implements ConfigStore {
 
   private async write(data: ConfigFile): Promise<void> {
     try {
-      const { default: Conf } = await import('conf');
+      const { Conf } = await import('./vendor/conf.js');
       const conf = new Conf<ConfigFile>({
         projectName: 'ugs',
         projectSuffix: '',

@@ -21,17 +21,17 @@ export class InquirerPrompter implements Prompter {
     message: string,
     options: { default?: string; validate?: Validate } = {},
   ): Promise<string> {
-    const { input } = await import('@inquirer/prompts');
+    const { input } = await import('./vendor/prompts.js');
     return cancelable(input({ message, ...options }, this.context()));
   }
 
   async password(message: string, options: { validate?: Validate } = {}): Promise<string> {
-    const { password } = await import('@inquirer/prompts');
+    const { password } = await import('./vendor/prompts.js');
     return cancelable(password({ message, mask: '*', ...options }, this.context()));
   }
 
   async confirm(message: string, options: { default?: boolean } = {}): Promise<boolean> {
-    const { confirm } = await import('@inquirer/prompts');
+    const { confirm } = await import('./vendor/prompts.js');
     return cancelable(confirm({ message, ...options }, this.context()));
   }
 

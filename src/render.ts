@@ -33,7 +33,7 @@ const plainStyle: Style = {
 
 export async function styleFor(io: IO, stream: 'stdout' | 'stderr'): Promise<Style> {
   if (!colorEnabled(io, stream)) return plainStyle;
-  const { Chalk } = await import('chalk');
+  const { Chalk } = await import('./vendor/chalk.js');
   const chalk = new Chalk({ level: 1 });
   return {
     bold: (t) => chalk.bold(t),
@@ -70,7 +70,7 @@ export function orderedFields(group: JsonObject): string[] {
 export type TableRow = readonly [field: string, value: string, decorate?: (text: string) => string];
 
 export async function renderTable(rows: readonly TableRow[], style: Style): Promise<string> {
-  const { default: Table } = await import('cli-table3');
+  const { Table } = await import('./vendor/table.js');
   // cli-table3 colours head and border by itself, even into a pipe: colour is ours to decide.
   // Field names down the left say what each row is; a header row would only repeat that.
   const table = new Table({

@@ -23,16 +23,10 @@ export async function loadUndici(): Promise<Undici> {
   // optimized code: keep the baseline only. Measured: -50 ms wall, -35 MiB peak per request.
   const { setFlagsFromString } = await import('node:v8');
   setFlagsFromString('--liftoff-only');
-  const [requestModule, agentModule, connectModule, dispatcherModule] = await Promise.all([
-    import('undici/lib/api/api-request.js'),
-    import('undici/lib/dispatcher/env-http-proxy-agent.js'),
-    import('undici/lib/api/api-connect.js'),
-    import('undici/lib/dispatcher/dispatcher.js'),
-  ]);
+  const { request, connect, Dispatcher, EnvHttpProxyAgent } = await import('./vendor/undici.js');
   // The proxy agent opens its tunnel with `dispatcher.connect()`, a method undici's index adds to
   // every dispatcher: without it every request through HTTP(S)_PROXY fails.
-  dispatcherModule.default.prototype.connect ??= connectModule.default;
-  const request = requestModule.default;
+  Dispatcher.prototype.connect ??= connect;
   return {
     request: (dispatcher, url, options) =>
       request.call(dispatcher, {
@@ -40,6 +34,6 @@ export async function loadUndici(): Promise<Undici> {
         origin: url.origin,
         path: `${url.pathname}${url.search}`,
       }),
-    EnvHttpProxyAgent: agentModule.default,
+    EnvHttpProxyAgent,
   };
 }

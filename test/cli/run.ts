@@ -12,7 +12,7 @@ import { afterAll, beforeAll } from 'vitest';
 
 export const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '..', '..');
 export const BIN = join(ROOT, 'bin', 'ugs.js');
-export const DIST_MAIN = join(ROOT, 'dist', 'main.js');
+export const DIST_MAIN = join(ROOT, 'dist', 'main.cjs');
 export const RUN_TIMEOUT_MS = 15_000;
 
 export const PACKAGE_VERSION: string = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'))

@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 
 export const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '..', '..');
 export const BIN = join(ROOT, 'bin', 'ugs.js');
-export const DIST_MAIN = join(ROOT, 'dist', 'main.js');
+export const DIST_MAIN = join(ROOT, 'dist', 'main.cjs');
 
 /** Fails loudly (not a skip) when the binary has not been built. */
 export function assertBuilt(): void {

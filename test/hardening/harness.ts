@@ -47,8 +47,8 @@ let suiteRoot: string | undefined;
 /** Registers the hooks each test file needs: the build must exist; temp files are removed. */
 export function setupSuite(): void {
   beforeAll(() => {
-    if (!existsSync(join(ROOT, 'dist', 'main.js'))) {
-      throw new Error('dist/main.js is missing: run `npm run build` before the hardening suite');
+    if (!existsSync(join(ROOT, 'dist', 'main.cjs'))) {
+      throw new Error('dist/main.cjs is missing: run `npm run build` before the hardening suite');
     }
   });
   afterAll(() => {

@@ -1,0 +1,302 @@
+// `npm run bench`: times ugs against baselines on this machine and fails when a target is missed.
+//
+// Each pair runs alternately (A B A B ...) so that drift in the machine's speed hits both alike;
+// the figure that counts is the median of the per-pair ratios A/B. Wall time is taken around each
+// child process; peak memory (max RSS) comes from GNU time (`/usr/bin/time`, Debian package
+// `time`). The service is the bundled emulator (`ugs serve`) on loopback.
+//
+// Options: --runs N (default 20), --warmup N (default 3), --quick (5 runs, 1 warm-up).
+// Runs twice when NODE_EXTRA_CA_CERTS is set: as configured, and without it (most users' case).
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const runs = numberArg('--runs', quick ? 5 : 20);
+const warmup = numberArg('--warmup', quick ? 1 : 3);
+const TIME = '/usr/bin/time';
+
+if (!existsSync(TIME)) fail(`${TIME} is missing: install GNU time (apt-get install time)`);
+if (!existsSync(join(root, 'dist', 'main.cjs')))
+  fail('dist/ is missing: run `npm run build` first');
+
+const work = mkdtempSync(join(tmpdir(), 'ugs-bench-'));
+const apiToken = randomBytes(24).toString('hex');
+const emulator = spawn(
+  process.execPath,
+  [
+    join(root, 'bin', 'ugs.js'),
+    'serve',
+    '--port',
+    '0',
+    '--json',
+    '--api-token',
+    `${apiToken}:Customer`,
+  ],
+  { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, UGS_CONFIG_DIR: work } },
+);
+let missed = 0;
+try {
+  const { url } = await firstJsonLine(emulator);
+  const hasCurl = await commandExists('curl');
+  const passes = [{ label: 'environment as is', env: {} }];
+  if (process.env.NODE_EXTRA_CA_CERTS) {
+    passes.push({ label: 'without NODE_EXTRA_CA_CERTS', env: { NODE_EXTRA_CA_CERTS: undefined } });
+  }
+  console.log(
+    `ugs benchmark: ${runs} runs per command after ${warmup} warm-up, Node ${process.version}`,
+  );
+  for (const pass of passes) {
+    const env = cleanEnv({
+      ...process.env,
+      UGS_CONFIG_DIR: work,
+      UGS_API_TOKEN: apiToken,
+      UGS_BASE_URL: url,
+      NO_COLOR: '1',
+      ...pass.env,
+    });
+    // Every timed rotation needs a token of its own: the one before is refused once rotated.
+    const tokens = await createGroups(url, `rot-${pass.label}`, (runs + warmup) * 2);
+    const ugs = [process.execPath, join(root, 'bin', 'ugs.js')];
+    const node = (script) => [process.execPath, join(root, 'bench', script)];
+    const cases = [
+      {
+        name: 'ugs --version',
+        a: [...ugs, '--version'],
+        b: [process.execPath, '-e', '0'],
+        baseline: 'node -e 0',
+        target: 1.3,
+      },
+      {
+        name: 'ugs --help',
+        a: [...ugs, '--help'],
+        b: [process.execPath, '-e', '0'],
+        baseline: 'node -e 0',
+        target: 1.3,
+      },
+      {
+        name: 'ugs get --json',
+        a: [...ugs, 'get', '--id', 'bench', '--name', 'Bench', '--json'],
+        b: node('reference-get.mjs'),
+        baseline: 'fetch script',
+        target: 0.9,
+        memoryTarget: 1.1,
+      },
+      {
+        name: 'ugs rotate --yes --json',
+        a: [...ugs, 'rotate', '--yes', '--json', '--current-token-stdin'],
+        b: node('reference-rotate.mjs'),
+        baseline: 'fetch script',
+        stdin: () => tokens.pop(),
+        target: 0.9,
+      },
+      {
+        name: 'ugs get --json',
+        a: [...ugs, 'get', '--id', 'bench', '--name', 'Bench', '--json'],
+        b: node('reference-get-http.mjs'),
+        baseline: 'node:http script (info)',
+      },
+    ];
+    if (hasCurl) {
+      const body = JSON.stringify({ name: 'Bench', user_group_id: 'bench' });
+      cases.push({
+        name: 'curl get (floor)',
+        a: [
+          'curl',
+          '-sS',
+          '-X',
+          'GET',
+          '-H',
+          'content-type: application/json',
+          '-H',
+          `authorization: Token ${apiToken}`,
+          '--data',
+          body,
+          `${url}/api/user`,
+        ],
+        b: node('reference-get.mjs'),
+        baseline: 'fetch script (info)',
+      });
+    }
+    console.log(`\n${pass.label}`);
+    const rows = [];
+    for (const c of cases) {
+      const result = await measurePair(c, env);
+      const ok =
+        (c.target === undefined || result.ratio <= c.target) &&
+        (c.memoryTarget === undefined || result.memoryRatio <= c.memoryTarget);
+      if (!ok) missed++;
+      rows.push([
+        c.name,
+        c.baseline,
+        result.a.toFixed(1),
+        result.b.toFixed(1),
+        `${result.ratio.toFixed(2)}x${c.target === undefined ? '' : ` (<= ${c.target})`}`,
+        `${result.aRss.toFixed(1)} / ${result.bRss.toFixed(1)}`,
+        `${result.memoryRatio.toFixed(2)}x${c.memoryTarget === undefined ? '' : ` (<= ${c.memoryTarget})`}`,
+        c.target === undefined && c.memoryTarget === undefined ? 'info' : ok ? 'ok' : 'MISSED',
+      ]);
+    }
+    printTable(
+      [
+        'command',
+        'baseline',
+        'median ms',
+        'baseline ms',
+        'ratio (median of A/B)',
+        'peak RSS MiB',
+        'RSS ratio',
+        '',
+      ],
+      rows,
+    );
+  }
+} finally {
+  emulator.kill('SIGTERM');
+  rmSync(work, { recursive: true, force: true });
+}
+if (missed > 0) {
+  console.error(`\n${missed} target(s) missed`);
+  process.exitCode = 1;
+} else {
+  console.log('\nevery target met');
+}
+
+async function measurePair(c, env) {
+  const ratios = [];
+  const memoryRatios = [];
+  const as = [];
+  const bs = [];
+  const aRss = [];
+  const bRss = [];
+  for (let i = 0; i < warmup + runs; i++) {
+    const a = await timeOnce(c.a, env, c.stdin?.());
+    const b = await timeOnce(c.b, env, c.stdin?.());
+    if (i < warmup) continue;
+    as.push(a.ms);
+    bs.push(b.ms);
+    aRss.push(a.rssMiB);
+    bRss.push(b.rssMiB);
+    ratios.push(a.ms / b.ms);
+    memoryRatios.push(a.rssMiB / b.rssMiB);
+  }
+  return {
+    a: median(as),
+    b: median(bs),
+    ratio: median(ratios),
+    aRss: median(aRss),
+    bRss: median(bRss),
+    memoryRatio: median(memoryRatios),
+  };
+}
+
+async function timeOnce(command, env, stdinText) {
+  const rssFile = join(work, `rss-${randomBytes(4).toString('hex')}`);
+  const started = process.hrtime.bigint();
+  const child = spawn(TIME, ['-f', '%M', '-o', rssFile, ...command], {
+    env,
+    stdio: [stdinText === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+  });
+  if (stdinText !== undefined) child.stdin.end(stdinText);
+  let stderr = '';
+  child.stdout.resume();
+  child.stderr.on('data', (chunk) => {
+    stderr += chunk;
+  });
+  const code = await new Promise((resolve) => child.once('close', resolve));
+  const ms = Number(process.hrtime.bigint() - started) / 1e6;
+  const expectOk = !command.includes(join(root, 'bench', 'reference-get.mjs'));
+  if (code !== 0 && expectOk) fail(`${command.join(' ')} exited ${code}: ${stderr.trim()}`);
+  const rssKiB = Number(readFileSync(rssFile, 'utf8').trim().split('\n').pop());
+  rmSync(rssFile, { force: true });
+  return { ms, rssMiB: rssKiB / 1024 };
+}
+
+async function createGroups(url, prefix, count) {
+  const tokens = [];
+  for (let i = 0; i < count; i++) {
+    const body = JSON.stringify({ name: 'Bench rotation', user_group_id: `${prefix}-${i}` });
+    const answer = await new Promise((resolve, reject) => {
+      const req = request(`${url}/api/user`, {
+        method: 'GET',
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+          authorization: `Token ${apiToken}`,
+        },
+      });
+      req.on('response', (response) => {
+        let text = '';
+        response.on('data', (chunk) => {
+          text += chunk;
+        });
+        response.on('end', () => resolve(JSON.parse(text)));
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+    tokens.push(answer.user_group.token);
+  }
+  return tokens;
+}
+
+function cleanEnv(env) {
+  const result = {};
+  for (const [key, value] of Object.entries(env)) if (value !== undefined) result[key] = value;
+  for (const key of ['UGS_PROFILE', 'UGS_CA_FILE', 'CI']) delete result[key];
+  return result;
+}
+
+function firstJsonLine(child) {
+  return new Promise((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout });
+    lines.once('line', (line) => resolve(JSON.parse(line)));
+    child.once('exit', (code) => reject(new Error(`the emulator exited early (code ${code})`)));
+  });
+}
+
+function commandExists(name) {
+  return new Promise((resolve) => {
+    const child = spawn(name, ['--version'], { stdio: 'ignore' });
+    child.once('error', () => resolve(false));
+    child.once('close', (code) => resolve(code === 0));
+  });
+}
+
+function median(values) {
+  const sorted = [...values].sort((x, y) => x - y);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+function printTable(header, rows) {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
+  const line = (cells) =>
+    cells
+      .map((cell, i) => String(cell).padEnd(widths[i]))
+      .join('  ')
+      .trimEnd();
+  console.log(line(header));
+  console.log(line(widths.map((w) => '-'.repeat(w))));
+  for (const row of rows) console.log(line(row));
+}
+
+function numberArg(flag, fallback) {
+  const at = args.indexOf(flag);
+  if (at === -1) return fallback;
+  const value = Number(args[at + 1]);
+  if (!Number.isInteger(value) || value < 1) fail(`${flag} needs a whole number`);
+  return value;
+}
+
+function fail(message) {
+  console.error(`bench: ${message}`);
+  process.exit(2);
+}

@@ -1,0 +1,1 @@
+export { Chalk } from 'chalk';

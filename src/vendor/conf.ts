@@ -1,0 +1,3 @@
+import Conf from 'conf';
+
+export { Conf };

@@ -1,0 +1,1 @@
+export { confirm, input, password } from '@inquirer/prompts';

@@ -1,0 +1,3 @@
+import Table from 'cli-table3';
+
+export { Table };

@@ -1,0 +1,6 @@
+// undici's request(), its proxy-aware agent, and what that agent needs (see src/undici.ts).
+
+export { default as connect } from 'undici/lib/api/api-connect.js';
+export { default as request } from 'undici/lib/api/api-request.js';
+export { default as Dispatcher } from 'undici/lib/dispatcher/dispatcher.js';
+export { default as EnvHttpProxyAgent } from 'undici/lib/dispatcher/env-http-proxy-agent.js';

@@ -1,0 +1,35 @@
+// Issue 4: start-up speed comes from the shape of dist/, which these checks pin down (timings
+// themselves are measured by `npm run bench`, never in tests: machines are noisy).
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { DIST_MAIN, ROOT } from './run.js';
+
+describe('the bundled build', () => {
+  it('runs: `ugs --version` prints the package version', () => {
+    const result = spawnSync(process.execPath, [join(ROOT, 'bin', 'ugs.js'), '--version'], {
+      encoding: 'utf8',
+    });
+    const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+    expect(result.status).toBe(0);
+    expect(result.stdout).toBe(`${version}\n`);
+  });
+
+  it('loads no other file of ours or of node_modules until a command needs it', () => {
+    const script = `require(${JSON.stringify(DIST_MAIN)}); console.log(JSON.stringify(Object.keys(require.cache)));`;
+    const result = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
+    expect(result.status, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual([DIST_MAIN]);
+  });
+
+  it('keeps each heavy library out of the main bundle', () => {
+    const main = readFileSync(DIST_MAIN, 'utf8');
+    for (const lazy of ['undici', 'prompts', 'table', 'chalk', 'conf', 'emulator']) {
+      expect(main).toContain(`import("./vendor/${lazy}.js")`);
+    }
+    // undici's HTTP parser and conf's schema validator are the two costliest to load.
+    expect(main).not.toContain('llhttp');
+    expect(main).not.toContain('ajv');
+  });
+});
