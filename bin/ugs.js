@@ -6,6 +6,15 @@
 const { homedir } = require('node:os');
 const { main } = require('../dist/main.cjs');
 
+// `ugs --help | head -3` closes the pipe early: stop quietly, as other command-line tools do,
+// instead of dying on an unhandled EPIPE with a stack trace.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error) => {
+    if (error.code !== 'EPIPE') throw error;
+    process.exit(process.exitCode ?? 0);
+  });
+}
+
 main(
   process.argv.slice(2),
   {

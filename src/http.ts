@@ -161,7 +161,7 @@ export class HttpClient {
     return this.dispatcher.close();
   }
 
-  /** Full jitter over an exponential ceiling, so many clients do not retry in step. */
+  /** Half fixed, half random ("equal jitter") under an exponential ceiling: clients do not retry in step. */
   private backoff(attempt: number): number {
     const ceiling = BACKOFF_BASE_MS * 2 ** attempt;
     return ceiling / 2 + this.random() * (ceiling / 2);
