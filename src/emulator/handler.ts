@@ -61,11 +61,12 @@ export function pathOf(url: string | undefined): string {
 /**
  * Reads the body up to MAX_BODY_BYTES. Past the limit it stops keeping data and fails at once;
  * node discards the rest of the body after the response, so memory stays bounded and a client
- * that is still sending gets its 413 instead of a reset connection.
+ * that is still sending gets its 400 instead of a reset connection. 400 rather than 413: issue 3
+ * groups an oversized body with the other invalid bodies, and clients treat them alike.
  */
 function readBody(req: IncomingMessage): Promise<string> {
   const tooLarge = () =>
-    new RequestError(413, `request body is larger than the limit of ${MAX_BODY_BYTES} bytes`);
+    new RequestError(400, `request body is larger than the limit of ${MAX_BODY_BYTES} bytes`);
   const declared = Number(req.headers['content-length']);
   if (declared > MAX_BODY_BYTES) return Promise.reject(tooLarge());
   // After a 'slow' fault the client may already be gone, and 'close' would never fire again.
