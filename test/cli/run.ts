@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll } from 'vitest';
+import { collectOutput, sandboxEnv } from '../helpers/process.js';
 
 export const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '..', '..');
 export const BIN = join(ROOT, 'bin', 'ugs.js');
@@ -96,28 +97,8 @@ export function writeProfiles(
   writeConfig(sandbox, { profiles });
 }
 
-const STRIPPED = [
-  /^UGS_/,
-  /^CI$/,
-  /^NO_COLOR$/,
-  /^FORCE_COLOR$/,
-  /^HOME$/,
-  /^XDG_CONFIG_HOME$/,
-  /^NODE_OPTIONS$/,
-  /^NODE_EXTRA_CA_CERTS$/,
-  /^(https?|no|all)_proxy$/i,
-];
-
 export function baseEnv(sandbox: Sandbox): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (value === undefined || STRIPPED.some((pattern) => pattern.test(key))) continue;
-    env[key] = value;
-  }
-  env.HOME = sandbox.home;
-  env.XDG_CONFIG_HOME = join(sandbox.home, '.config');
-  env.UGS_CONFIG_DIR = sandbox.configDir;
-  return env;
+  return sandboxEnv(sandbox);
 }
 
 /** Runs `node bin/ugs.js ...args` in the sandbox and collects its exit code and output. */
@@ -126,11 +107,7 @@ export async function runCli(
   args: readonly string[],
   options: RunOptions = {},
 ): Promise<RunResult> {
-  const env = baseEnv(sandbox);
-  for (const [key, value] of Object.entries(options.env ?? {})) {
-    if (value === undefined) delete env[key];
-    else env[key] = value;
-  }
+  const env = sandboxEnv(sandbox, options.env);
   // `npm run build` empties dist/ before writing it again: when another build runs while these
   // tests do, a module can be missing for a moment. Such a run loaded nothing and sent nothing,
   // so it is repeated (briefly); a dist/ that stays broken still fails the test.
@@ -151,48 +128,15 @@ function spawnOnce(
   env: Record<string, string>,
   options: RunOptions,
 ): Promise<RunResult> {
-  const timeoutMs = options.timeoutMs ?? RUN_TIMEOUT_MS;
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      cwd: ROOT,
-      env,
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8');
-    child.stderr.setEncoding('utf8');
-    child.stdout.on('data', (chunk: string) => {
-      stdout += chunk;
-    });
-    child.stderr.on('data', (chunk: string) => {
-      stderr += chunk;
-    });
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill('SIGKILL');
-    }, timeoutMs);
-    child.on('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      if (timedOut) {
-        reject(
-          new Error(
-            `ugs ${args.join(' ')} did not finish within ${timeoutMs} ms and was killed\n` +
-              `stdout: ${stdout}\nstderr: ${stderr}`,
-          ),
-        );
-        return;
-      }
-      resolvePromise({ code, signal, stdout, stderr });
-    });
-    // The child may exit before reading stdin (e.g. a usage error): that is not a test failure.
-    child.stdin.on('error', () => {});
-    child.stdin.end(options.stdin ?? '');
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: ROOT,
+    env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  return collectOutput(child, {
+    label: `ugs ${args.join(' ')}`,
+    timeoutMs: options.timeoutMs ?? RUN_TIMEOUT_MS,
+    input: options.stdin,
   });
 }
 

@@ -13,6 +13,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { collectOutput, type EnvChanges, sandboxEnv as sanitisedEnv } from '../helpers/process.js';
 
 export const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '..', '..');
 export const BIN = join(ROOT, 'bin', 'ugs.js');
@@ -69,36 +70,12 @@ export function removeSandboxes(): void {
   for (const dir of sandboxes.splice(0)) rmSync(dir, { recursive: true, force: true });
 }
 
-const STRIPPED = [
-  /^UGS_/,
-  /^CI$/,
-  /^NO_COLOR$/,
-  /^FORCE_COLOR$/,
-  /^TERM$/,
-  /^HOME$/,
-  /^XDG_CONFIG_HOME$/,
-  /^NODE_OPTIONS$/,
-  /^NODE_EXTRA_CA_CERTS$/,
-  /^(https?|no|all)_proxy$/i,
-];
-
-export type EnvChanges = Record<string, string | undefined>;
+export type { EnvChanges };
 
 /** The outer environment minus anything that could change how ugs behaves, plus `changes`. */
 export function sandboxEnv(sandbox: Sandbox, changes: EnvChanges = {}): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (value === undefined || STRIPPED.some((pattern) => pattern.test(key))) continue;
-    env[key] = value;
-  }
-  env.HOME = sandbox.home;
-  env.XDG_CONFIG_HOME = join(sandbox.home, '.config');
-  env.UGS_CONFIG_DIR = sandbox.configDir;
-  for (const [key, value] of Object.entries(changes)) {
-    if (value === undefined) delete env[key];
-    else env[key] = value;
-  }
-  return env;
+  // The e2e runs drop the outer TERM as well; the terminal sessions (pty.ts) set their own.
+  return sanitisedEnv(sandbox, { TERM: undefined, ...changes });
 }
 
 export interface RunResult {
@@ -117,51 +94,23 @@ export interface RunOptions {
 }
 
 /** Runs `node bin/ugs.js ...args` in `sandbox`; rejects if it has not finished in time. */
-export function ugs(
+export async function ugs(
   sandbox: Sandbox,
   args: readonly string[],
   options: RunOptions = {},
 ): Promise<RunResult> {
-  const timeoutMs = options.timeoutMs ?? 15_000;
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      cwd: sandbox.root,
-      env: sandboxEnv(sandbox, options.env),
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk;
-    });
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr += chunk;
-    });
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill('SIGKILL');
-    }, timeoutMs);
-    child.on('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      if (timedOut) {
-        reject(
-          new Error(
-            `ugs ${args.join(' ')} was killed after ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`,
-          ),
-        );
-      } else {
-        resolvePromise({ args, code, signal, stdout, stderr });
-      }
-    });
-    // A child that exits before reading stdin (usage errors) is not a test failure.
-    child.stdin.on('error', () => {});
-    child.stdin.end(options.stdin ?? '');
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: sandbox.root,
+    env: sandboxEnv(sandbox, options.env),
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
+  const output = await collectOutput(child, {
+    label: `ugs ${args.join(' ')}`,
+    timeoutMs: options.timeoutMs ?? 15_000,
+    timeoutMessage: (ms) => `was killed after ${ms} ms`,
+    input: options.stdin,
+  });
+  return { args, ...output };
 }
 
 /** For assertion messages: what ran and everything it printed. */

@@ -19,6 +19,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect } from 'vitest';
+import { sendJson } from '../helpers/http.js';
+import { collectOutput, sandboxEnv } from '../helpers/process.js';
 
 export const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '..', '..');
 export const BIN = join(ROOT, 'bin', 'ugs.js');
@@ -93,91 +95,29 @@ export interface RunResult {
   args: readonly string[];
 }
 
-const STRIPPED = [
-  /^UGS_/,
-  /^CI$/,
-  /^NO_COLOR$/,
-  /^FORCE_COLOR$/,
-  /^HOME$/,
-  /^XDG_CONFIG_HOME$/,
-  /^NODE_OPTIONS$/,
-  /^NODE_EXTRA_CA_CERTS$/,
-  /^(https?|no|all)_proxy$/i,
-];
+export { sandboxEnv };
 
-export function sandboxEnv(sandbox: Sandbox): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (value === undefined || STRIPPED.some((pattern) => pattern.test(key))) continue;
-    env[key] = value;
-  }
-  env.HOME = sandbox.home;
-  env.XDG_CONFIG_HOME = join(sandbox.home, '.config');
-  env.UGS_CONFIG_DIR = sandbox.configDir;
-  return env;
-}
-
-export function runUgs(args: readonly string[], options: RunOptions = {}): Promise<RunResult> {
+export async function runUgs(
+  args: readonly string[],
+  options: RunOptions = {},
+): Promise<RunResult> {
   const sandbox = options.sandbox ?? makeSandbox();
-  const env = sandboxEnv(sandbox);
-  for (const [key, value] of Object.entries(options.env ?? {})) {
-    if (value === undefined) delete env[key];
-    else env[key] = value;
-  }
-  const timeoutMs = options.timeoutMs ?? RUN_TIMEOUT_MS;
+  const env = sandboxEnv(sandbox, options.env);
   const started = performance.now();
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      cwd: ROOT,
-      env,
-      stdio: [options.stdin === null ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-      ...(options.uid !== undefined && { uid: options.uid }),
-      ...(options.gid !== undefined && { gid: options.gid }),
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout?.setEncoding('utf8');
-    child.stderr?.setEncoding('utf8');
-    child.stdout?.on('data', (chunk: string) => {
-      stdout += chunk;
-    });
-    child.stderr?.on('data', (chunk: string) => {
-      stderr += chunk;
-    });
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill('SIGKILL');
-    }, timeoutMs);
-    child.on('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      if (timedOut) {
-        reject(
-          new Error(
-            `ugs ${args.join(' ')} did not finish within ${timeoutMs} ms (killed)\n` +
-              `stdout: ${stdout}\nstderr: ${stderr}`,
-          ),
-        );
-        return;
-      }
-      resolvePromise({
-        code,
-        signal,
-        stdout,
-        stderr,
-        elapsedMs: performance.now() - started,
-        args,
-      });
-    });
-    if (child.stdin) {
-      child.stdin.on('error', () => {});
-      child.stdin.end(options.stdin ?? '');
-    }
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: ROOT,
+    env,
+    stdio: [options.stdin === null ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    ...(options.uid !== undefined && { uid: options.uid }),
+    ...(options.gid !== undefined && { gid: options.gid }),
   });
+  const output = await collectOutput(child, {
+    label: `ugs ${args.join(' ')}`,
+    timeoutMs: options.timeoutMs ?? RUN_TIMEOUT_MS,
+    timeoutMessage: (ms) => `did not finish within ${ms} ms (killed)`,
+    input: options.stdin ?? '',
+  });
+  return { ...output, elapsedMs: performance.now() - started, args };
 }
 
 export function describeRun(result: RunResult): string {
@@ -302,20 +242,7 @@ export async function refusedPort(): Promise<number> {
 // ---------------------------------------------------------------------------------------------
 // Canned answers
 
-export function sendJson(
-  res: ServerResponse,
-  status: number,
-  body: unknown,
-  headers: Record<string, string> = {},
-): void {
-  const text = typeof body === 'string' ? body : JSON.stringify(body);
-  res.writeHead(status, {
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(text),
-    ...headers,
-  });
-  res.end(text);
-}
+export { sendJson };
 
 export function userGroup(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {

@@ -13,6 +13,7 @@ import {
   type ServerResponse,
 } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { sendJson } from '../helpers/http.js';
 
 export interface RecordedRequest {
   method: string;
@@ -140,15 +141,7 @@ export function okBody(overrides: Record<string, unknown> = {}): Record<string, 
 
 /** Answers `status` with `body` serialised as JSON (a string body is sent as is). */
 export function json(status: number, body: unknown, headers: Record<string, string> = {}): Reply {
-  return ({ res }) => {
-    const text = typeof body === 'string' ? body : JSON.stringify(body);
-    res.writeHead(status, {
-      'content-type': 'application/json',
-      'content-length': Buffer.byteLength(text),
-      ...headers,
-    });
-    res.end(text);
-  };
+  return ({ res }) => sendJson(res, status, body, headers);
 }
 
 export function text(
