@@ -7,5 +7,6 @@ export default defineConfig({
     hookTimeout: 30_000,
     // Tests spawn the built binary and servers: two cores, so keep parallelism modest.
     maxWorkers: 2,
+    reporters: ['default', './test/helpers/summary-reporter.ts'],
   },
 });
