@@ -81,7 +81,14 @@ export class FileConfigStore implements ConfigStore {
       const profiles: Record<string, Profile> = { ...file.profiles };
       const next = change(Object.hasOwn(profiles, name) ? profiles[name] : undefined);
       if (next === undefined) delete profiles[name];
-      else profiles[name] = next;
+      // Not `profiles[name] = next`: a profile named `__proto__` would set the prototype.
+      else
+        Object.defineProperty(profiles, name, {
+          value: next,
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
       await this.write({ ...file, profiles });
     });
   }

@@ -581,3 +581,25 @@ function thrownBy(fn: () => unknown): unknown {
   }
   throw new Error('expected an error, but none was thrown');
 }
+
+describe('profile names are data', () => {
+  it('a profile named __proto__ is stored and read back like any other', async () => {
+    const profileDir = mkdtempSync(join(tmpdir(), 'ugs-proto-'));
+    try {
+      const store = new FileConfigStore(profileDir);
+      await store.updateProfile('__proto__', () => ({
+        baseUrl: 'https://p.example',
+        apiToken: 'proto-token-1',
+      }));
+      await store.updateProfile('default', () => ({ apiToken: 'default-token-1' }));
+      const fresh = new FileConfigStore(profileDir);
+      expect(fresh.readProfile('__proto__')).toEqual({
+        baseUrl: 'https://p.example',
+        apiToken: 'proto-token-1',
+      });
+      expect(fresh.readProfile('default')).toEqual({ apiToken: 'default-token-1' });
+    } finally {
+      rmSync(profileDir, { recursive: true, force: true });
+    }
+  });
+});
