@@ -4,8 +4,16 @@
  * on 127.0.0.1 that records every request and misbehaves on demand, and assertions on the shape of
  * a failure (one `error:` line, an optional `hint:`, no stack trace).
  */
-import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+} from 'node:fs';
 import {
   createServer as createHttpServer,
   type IncomingMessage,
@@ -104,8 +112,9 @@ export async function runUgs(
   const sandbox = options.sandbox ?? makeSandbox();
   const env = sandboxEnv(sandbox, options.env);
   const started = performance.now();
-  const child = spawn(process.execPath, [BIN, ...args], {
-    cwd: ROOT,
+  const install = options.uid === undefined ? ROOT : installReadableBy(options.uid);
+  const child = spawn(process.execPath, [join(install, 'bin', 'ugs.js'), ...args], {
+    cwd: install,
     env,
     stdio: [options.stdin === null ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     ...(options.uid !== undefined && { uid: options.uid }),
@@ -118,6 +127,38 @@ export async function runUgs(
     input: options.stdin ?? '',
   });
   return { ...output, elapsedMs: performance.now() - started, args };
+}
+
+const readableInstalls = new Map<number, string>();
+
+/**
+ * A copy of the built tool that `uid` can run. The checkout may sit in a directory only root can
+ * enter (CI clones wherever it likes); bin/ and dist/ are all the tool needs at run time.
+ */
+function installReadableBy(uid: number): string {
+  const known = readableInstalls.get(uid);
+  if (known !== undefined) return known;
+  const probe = spawnSync(
+    process.execPath,
+    ['-e', `require('fs').accessSync(${JSON.stringify(BIN)})`],
+    {
+      uid,
+      gid: uid,
+      cwd: '/',
+    },
+  );
+  let install = ROOT;
+  if (probe.status !== 0) {
+    // Inside the suite's temp folder, which setupSuite removes; nobody needs to pass through it.
+    install = tempDir('install');
+    for (const part of ['bin', 'dist', 'package.json']) {
+      cpSync(join(ROOT, part), join(install, part), { recursive: true });
+    }
+    chmodSync(install, 0o755);
+    chmodSync(join(install, '..'), 0o711);
+  }
+  readableInstalls.set(uid, install);
+  return install;
 }
 
 export function describeRun(result: RunResult): string {
