@@ -180,12 +180,11 @@ async function promptPairs(
     const answer = await prompter.input(`${label} (${shape}, empty to finish):`, {
       validate: (value) => {
         if (value === '') return true;
-        try {
-          const [key] = parseKeyValue(value, shape);
-          return Object.hasOwn(pairs, key) ? `"${key}" is already set` : true;
-        } catch (error) {
-          return error instanceof Error ? error.message : String(error);
-        }
+        // Worded for the prompt: the parser's own messages name a flag nobody typed here.
+        if (!value.includes('=')) return `type ${shape}, with an "=" between them`;
+        const [key] = value.split('=', 1) as [string];
+        if (key.trim() === '') return `the part before "=" cannot be empty`;
+        return Object.hasOwn(pairs, key) ? `"${key}" is already set` : true;
       },
     });
     if (answer === '') break;

@@ -480,8 +480,10 @@ describe('runGet on a terminal', () => {
     expect(id?.validate?.('  ')).toMatch(/required/);
     expect(id?.validate?.('x')).toBe(true);
     expect(name?.validate?.('')).toMatch(/required/);
-    expect(mapping1?.validate?.('no-equals')).toMatch(/expects key=value/);
-    expect(mapping1?.validate?.('=v')).toMatch(/empty key/);
+    expect(mapping1?.validate?.('no-equals')).toMatch(
+      /type schema_id=source, with an "=" between them/,
+    );
+    expect(mapping1?.validate?.('=v')).toMatch(/the part before "=" cannot be empty/);
     expect(mapping1?.validate?.('')).toBe(true);
     // After a=1 was accepted, a second a= is refused while it is being typed.
     expect(mapping2?.validate?.('a=2')).toMatch(/"a" is already set/);
