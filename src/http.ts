@@ -171,6 +171,9 @@ export class HttpClient {
     // One deadline from connect to last byte: undici's own timeouts tick coarsely and each
     // covers only one phase.
     const signal = AbortSignal.timeout(this.options.timeoutMs);
+    // undici closes the connection after a GET that carries a body (a server that ignores such
+    // bodies would read the leftover bytes as a second request); that guard is kept, so each Get
+    // User attempt opens its own connection while other requests reuse the agent's.
     let result: Dispatcher.ResponseData;
     try {
       result = await this.undici.request(this.dispatcher, request.url, {
