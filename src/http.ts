@@ -10,8 +10,7 @@ import { readFileSync } from 'node:fs';
 import type { Dispatcher } from 'undici';
 import { silentTracer, type Tracer } from './debug.js';
 import { ApiError, NetworkError, UsageError } from './errors.js';
-import type { Env } from './io.js';
-import { formatBytes } from './io.js';
+import { type Env, formatBytes, stripBom } from './io.js';
 import { loadUndici, type Undici } from './undici.js';
 
 export interface HttpRequest {
@@ -208,8 +207,7 @@ export class HttpClient {
       if (error instanceof ApiError) throw error;
       throw this.transportError(error, request.url, signal, true);
     }
-    let text = Buffer.concat(chunks).toString('utf8');
-    if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    const text = stripBom(Buffer.concat(chunks).toString('utf8'));
     return { status: result.statusCode, headers, text };
   }
 
