@@ -53,8 +53,7 @@ export class StreamTracer implements Tracer {
   }
 
   addSecret(secret: string): void {
-    // Very short values would redact ordinary words; no real token is that short.
-    if (secret.length >= 4) this.secrets.add(secret);
+    this.secrets.add(secret);
   }
 
   request(request: TraceRequest): void {
@@ -104,10 +103,20 @@ export class StreamTracer implements Tracer {
   }
 
   redactText(text: string): string {
-    let result = text;
-    for (const secret of this.secrets) result = result.split(secret).join(REDACTED);
-    return result;
+    return redactSecrets(text, this.secrets);
   }
+}
+
+/**
+ * Every occurrence of each secret replaced by `[REDACTED]`. Values shorter than 4 characters
+ * are left alone: they would redact ordinary words, and no real token is that short.
+ */
+export function redactSecrets(text: string, secrets: Iterable<string>): string {
+  let result = text;
+  for (const secret of secrets) {
+    if (secret.length >= 4) result = result.split(secret).join(REDACTED);
+  }
+  return result;
 }
 
 function redactJson(value: unknown): unknown {

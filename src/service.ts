@@ -3,6 +3,7 @@
  * checks on what comes back. Everything that comes off the wire is validated here before the rest
  * of the tool sees it.
  */
+import { redactSecrets } from './debug.js';
 import { ApiError, AuthError, OutcomeUnknownError } from './errors.js';
 import {
   getRetryPolicy,
@@ -228,14 +229,6 @@ function scrubSecrets(value: unknown, secrets: readonly string[]): unknown {
     });
   }
   return result;
-}
-
-function redactSecrets(text: string, secrets: readonly string[]): string {
-  let clean = text;
-  for (const secret of secrets) {
-    if (secret.length >= 4) clean = clean.split(secret).join('[REDACTED]');
-  }
-  return clean;
 }
 
 /** Server text goes to a terminal: no control characters, no walls of text, no secrets. */
