@@ -21,6 +21,7 @@ import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ConfigError } from './errors.js';
 import type { Env } from './io.js';
+import { setOwn } from './parse.js';
 
 export interface Profile {
   baseUrl?: string;
@@ -81,14 +82,7 @@ export class FileConfigStore implements ConfigStore {
       const profiles: Record<string, Profile> = { ...file.profiles };
       const next = change(Object.hasOwn(profiles, name) ? profiles[name] : undefined);
       if (next === undefined) delete profiles[name];
-      // Not `profiles[name] = next`: a profile named `__proto__` would set the prototype.
-      else
-        Object.defineProperty(profiles, name, {
-          value: next,
-          enumerable: true,
-          writable: true,
-          configurable: true,
-        });
+      else setOwn(profiles, name, next);
       await this.write({ ...file, profiles });
     });
   }

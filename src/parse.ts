@@ -83,6 +83,19 @@ export function parseStringMap(value: JsonObject, flag: string): StringMap {
   return value as StringMap;
 }
 
+/**
+ * `target[key] = value` for keys that come from users or servers: plain assignment of a key
+ * named `__proto__` sets the prototype instead of adding a property.
+ */
+export function setOwn<T>(target: Record<string, T>, key: string, value: T): void {
+  Object.defineProperty(target, key, {
+    value,
+    enumerable: true,
+    writable: true,
+    configurable: true,
+  });
+}
+
 /** Objects from a JSON flag and from repeated `k=v` flags; the same key in both is ambiguous. */
 export function mergeObjects<T>(
   fromJson: Record<string, T> | undefined,
@@ -96,13 +109,7 @@ export function mergeObjects<T>(
     if (fromJson !== undefined && Object.hasOwn(fromJson, key)) {
       throw new UsageError(`${quote(key)} is set by both ${jsonFlag} and ${pairFlag}`);
     }
-    // Not `merged[key] = value`: a key such as `__proto__` would set the prototype, not a property.
-    Object.defineProperty(merged, key, {
-      value,
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
+    setOwn(merged, key, value);
   }
   return merged;
 }

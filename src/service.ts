@@ -14,7 +14,7 @@ import {
   TransportError,
 } from './http.js';
 import { controlCharacters } from './io.js';
-import { endpointUrl, type JsonObject, type StringMap } from './parse.js';
+import { endpointUrl, type JsonObject, type StringMap, setOwn } from './parse.js';
 
 export interface Target {
   baseUrl: URL;
@@ -221,12 +221,7 @@ function scrubSecrets(value: unknown, secrets: readonly string[]): unknown {
   if (!isObject(value)) return value;
   const result: JsonObject = {};
   for (const [key, entry] of Object.entries(value)) {
-    Object.defineProperty(result, key, {
-      value: scrubSecrets(entry, secrets),
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
+    setOwn(result, key, scrubSecrets(entry, secrets));
   }
   return result;
 }

@@ -11,6 +11,7 @@ import {
   parseKeyValue,
   parseStringMap,
   type StringMap,
+  setOwn,
 } from '../parse.js';
 import type { Prompter } from '../prompter.js';
 import { type OutputFormat, printResult } from '../render.js';
@@ -189,13 +190,7 @@ async function promptPairs(
     });
     if (answer === '') break;
     const [key, value] = parseKeyValue(answer, shape);
-    // Not `pairs[key] = value`: a key such as `__proto__` would set the prototype, not a property.
-    Object.defineProperty(pairs, key, {
-      value,
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
+    setOwn(pairs, key, value);
   }
   return Object.keys(pairs).length === 0 ? undefined : pairs;
 }
