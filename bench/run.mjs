@@ -225,8 +225,7 @@ async function timeOnce(command, env, stdinText) {
   });
   const code = await new Promise((resolve) => child.once('close', resolve));
   const ms = Number(process.hrtime.bigint() - started) / 1e6;
-  const expectOk = !command.includes(join(root, 'bench', 'reference-get.mjs'));
-  if (code !== 0 && expectOk) fail(`${command.join(' ')} exited ${code}: ${stderr.trim()}`);
+  if (code !== 0) fail(`${command.join(' ')} exited ${code}: ${stderr.trim()}`);
   const rssKiB = Number(readFileSync(rssFile, 'utf8').trim().split('\n').pop());
   rmSync(rssFile, { force: true });
   return { ms, rssMiB: rssKiB / 1024 };
