@@ -89,3 +89,14 @@ export function controlCharacters(): RegExp {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is the point
   return /[\u0000-\u001f\u007f-\u009f]/g;
 }
+
+/**
+ * Text from a server or a file, made safe for a terminal: every C0, DEL and C1 character (ESC,
+ * CSI U+009B, OSC U+009D, newlines too) is written as a visible `\uXXXX` escape, never obeyed.
+ */
+export function escapeControls(text: string): string {
+  return text.replace(
+    controlCharacters(),
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}

@@ -204,3 +204,29 @@ function describeJson(value: unknown): string {
   if (Array.isArray(value)) return 'an array';
   return `a ${typeof value}`;
 }
+
+/** Deeper JSON than this is refused on input: no real mapping or properties object needs it. */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * How deeply the arrays and objects in a JSON text nest, found by scanning the text once without
+ * recursion (so a hostile 100,000-level text cannot exhaust the stack). Brackets inside strings
+ * do not count. The text need not be valid JSON: this runs before (or instead of) parsing.
+ */
+export function jsonNestingDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c /* \ */) i++;
+      else if (c === 0x22 /* " */) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b /* [ */ || c === 0x7b /* { */) {
+      depth++;
+      if (depth > deepest) deepest = depth;
+    } else if (c === 0x5d /* ] */ || c === 0x7d /* } */) depth--;
+  }
+  return deepest;
+}

@@ -4,7 +4,7 @@
  * libraries that draw them are loaded only when a table or colour is actually wanted.
  */
 import { ApiError } from './errors.js';
-import { colorEnabled, controlCharacters, type IO, writeLine } from './io.js';
+import { colorEnabled, escapeControls, type IO, writeLine } from './io.js';
 import type { JsonObject } from './parse.js';
 import type { UserGroup } from './service.js';
 
@@ -52,14 +52,6 @@ export function formatValue(value: unknown): string {
   return JSON.stringify(value);
 }
 
-/** Strings from the server go to a terminal: control characters are shown escaped, not obeyed. */
-function printable(text: string): string {
-  return text.replace(
-    controlCharacters(),
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  );
-}
-
 export function orderedFields(group: JsonObject): string[] {
   const known = KNOWN_FIELDS.filter((field) => Object.hasOwn(group, field));
   const unknown = Object.keys(group).filter((field) => !KNOWN_FIELDS.includes(field));
@@ -81,8 +73,8 @@ export async function renderTable(rows: readonly TableRow[], style: Style): Prom
   });
   // Escape first, then decorate: escaping a styled value would print its colour codes as text.
   for (const [field, value, decorate] of rows) {
-    const text = printable(value);
-    table.push([style.cyan(printable(field)), decorate ? decorate(text) : text]);
+    const text = escapeControls(value);
+    table.push([style.cyan(escapeControls(field)), decorate ? decorate(text) : text]);
   }
   return table.toString();
 }

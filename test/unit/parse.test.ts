@@ -6,6 +6,7 @@ import {
   endpointUrl,
   formatBaseUrl,
   isLoopbackHost,
+  jsonNestingDepth,
   mergeObjects,
   parseBaseUrl,
   parseJsonObject,
@@ -593,5 +594,22 @@ describe('endpointUrl', () => {
     const base = new URL('https://h.example/p');
     endpointUrl(base, '/api/user');
     expect(base.href).toBe('https://h.example/p');
+  });
+});
+
+describe('jsonNestingDepth', () => {
+  it.each([
+    ['1', 0],
+    ['{}', 1],
+    ['{"a":[1,{"b":2}]}', 3],
+    ['{"a":"[[[{{{"}', 1],
+    ['{"a":"\\"[[["}', 1],
+    ['[[],[[]]]', 3],
+  ])('%s nests %i deep', (text, depth) => {
+    expect(jsonNestingDepth(text)).toBe(depth);
+  });
+
+  it('scans 200,000 levels without recursion', () => {
+    expect(jsonNestingDepth(`${'['.repeat(200_000)}${']'.repeat(200_000)}`)).toBe(200_000);
   });
 });
