@@ -13,6 +13,7 @@ export interface ServeOptions {
   seed: number | undefined;
   json: boolean;
   log: boolean;
+  trailingSlash: boolean;
 }
 
 export interface ServeDeps {
@@ -30,6 +31,7 @@ interface ServeFlags {
   fault: string[];
   seed?: string;
   json?: boolean;
+  trailingSlash?: boolean;
 }
 
 export type ServeDepsFactory = (command: Command) => ServeDeps;
@@ -39,6 +41,7 @@ export function serveCommand(makeDeps: ServeDepsFactory, run = runServe): Comman
     'ugs serve                                    # http://127.0.0.1:4010, prints its API tokens',
     'ugs serve --port 0 --data ./ugs-state.json --api-token dev-token:Testing',
     'ugs serve --fault 502-html:0.2 --fault reset:0.05 --seed 42   # test your scripts against failures',
+    "ugs serve --trailing-slash                   # route /api/user/ like the vendor's service",
   ])
     .option('--port <n>', 'port to listen on (0 picks a free one)', '4010')
     .option('--host <addr>', 'address to listen on', '127.0.0.1')
@@ -57,6 +60,10 @@ export function serveCommand(makeDeps: ServeDepsFactory, run = runServe): Comman
     )
     .option('--seed <n>', 'make fault injection repeatable')
     .option('--json', 'print the URL and API tokens as one line of JSON')
+    .option(
+      '--trailing-slash',
+      'route /api/user/ and redirect /api/user to it with a 301, as the Django service does',
+    )
     .action(async (flags: ServeFlags, cmd: Command) => {
       const debug = cmd.optsWithGlobals<{ debug?: boolean }>().debug === true;
       await run(parseServeFlags(flags, debug), makeDeps(cmd));
@@ -67,6 +74,12 @@ export function parseServeFlags(flags: ServeFlags, log: boolean): ServeOptions {
   const port = Number(flags.port);
   if (!/^\d+$/.test(flags.port) || port > 65535) {
     throw new UsageError(`--port expects a number from 0 to 65535, got "${flags.port}"`);
+  }
+  // node binds every interface for an empty host: refuse it rather than expose the emulator.
+  if (flags.host.trim() === '') {
+    throw new UsageError('--host is empty, which would listen on every interface', {
+      hint: 'give an address: --host 127.0.0.1 (this machine only) or --host 0.0.0.0 (every interface, on purpose)',
+    });
   }
   if (flags.seed !== undefined && !/^-?\d+$/.test(flags.seed)) {
     throw new UsageError(`--seed expects a whole number, got "${flags.seed}"`);
@@ -80,6 +93,7 @@ export function parseServeFlags(flags: ServeFlags, log: boolean): ServeOptions {
     seed: flags.seed === undefined ? undefined : Number(flags.seed),
     json: flags.json === true,
     log,
+    trailingSlash: flags.trailingSlash === true,
   };
 }
 
@@ -97,6 +111,7 @@ export async function runServe(opts: ServeOptions, deps: ServeDeps): Promise<voi
       faults,
       ...(opts.dataFile !== undefined && { dataFile: opts.dataFile }),
       ...(opts.seed !== undefined && { seed: opts.seed }),
+      ...(opts.trailingSlash && { trailingSlash: true }),
       ...(opts.log && { log: (line: string) => writeLine(io.stderr, line) }),
     });
   } catch (error) {
@@ -108,8 +123,11 @@ export async function runServe(opts: ServeOptions, deps: ServeDeps): Promise<voi
   if (opts.json) {
     writeLine(io.stdout, JSON.stringify({ url: running.url, apiTokens: running.apiTokens }));
   } else {
-    const tokens = running.apiTokens.map((t) => `${t.token} (${t.environment})`).join(', ');
-    writeLine(io.stdout, `ugs emulator listening on ${running.url}; API tokens: ${tokens}`);
+    writeLine(io.stdout, `ugs emulator listening on ${running.url}`);
+    writeLine(io.stdout, 'API tokens:');
+    // One per line, so a token is copied with a double click and nothing else.
+    for (const t of running.apiTokens) writeLine(io.stdout, `  ${t.environment}  ${t.token}`);
+    writeLine(io.stdout, `Next: ugs login --base-url ${running.url}   (paste one of the tokens)`);
   }
   const signal = await deps.waitForShutdown();
   await running.close();

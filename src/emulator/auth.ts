@@ -87,16 +87,25 @@ export class Authenticator {
     this.known = tokens.map(({ token, environment }) => ({ hash: digest(token), environment }));
   }
 
-  environmentOf(authorization: string | undefined): Environment | undefined {
-    if (authorization === undefined) return undefined;
-    const match = /^\s*Token\s+(\S+)\s*$/i.exec(authorization);
-    const presented = match?.[1];
-    if (presented === undefined) return undefined;
-    const hash = digest(presented);
+  /**
+   * The caller's environment, or the reason DRF's TokenAuthentication gives for refusing the
+   * header (its own words, so a client sees locally what the real service answers). A header
+   * with another scheme counts as no credentials at all, as in DRF.
+   */
+  authenticate(authorization: string | undefined): Environment | { refused: string } {
+    const parts = (authorization ?? '').trim().split(/\s+/);
+    if (parts[0]?.toLowerCase() !== 'token') {
+      return { refused: 'Authentication credentials were not provided.' };
+    }
+    if (parts.length === 1) return { refused: 'Invalid token header. No credentials provided.' };
+    if (parts.length > 2) {
+      return { refused: 'Invalid token header. Token string should not contain spaces.' };
+    }
+    const hash = digest(parts[1] ?? '');
     let found: Environment | undefined;
     for (const entry of this.known) {
       if (timingSafeEqual(entry.hash, hash)) found = entry.environment;
     }
-    return found;
+    return found ?? { refused: 'Invalid token.' };
   }
 }

@@ -1,18 +1,23 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Authenticator, Environment } from './auth.js';
 import type { FaultInjector, FaultKind } from './faults.js';
-import type { Store, UserGroup } from './store.js';
+import type { Store } from './store.js';
 import { parseGetUserBody, parseRotateBody, RequestError } from './validation.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
-const API_PATH = '/api/user';
+/** The one path of the API, as routed without `--trailing-slash`. */
+export const API_PATH = '/api/user';
+/** The path as the vendor documents it and Django routes it: with the trailing slash. */
+export const API_PATH_SLASH = '/api/user/';
 
 export interface HandlerDeps {
   store: Store;
   auth: Authenticator;
   faults: FaultInjector;
   slowMs: number;
+  /** Route only `/api/user/` and redirect `/api/user` to it, as Django's APPEND_SLASH does. */
+  trailingSlash: boolean;
   /** Records that the store changed in memory. */
   markChanged(): void;
   /** Resolves once every change made so far is durable. */
@@ -44,12 +49,23 @@ const BAD_GATEWAY_HTML =
   '<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n' +
   '<center><h1>502 Bad Gateway</h1></center>\r\n</body>\r\n</html>\r\n';
 
-function sendBadGatewayHtml(res: ServerResponse): void {
-  res.writeHead(502, {
-    'Content-Type': 'text/html',
-    'Content-Length': String(Buffer.byteLength(BAD_GATEWAY_HTML)),
+// Django's own page for a URL that matches no route (DEBUG=False): HTML, not a DRF answer,
+// because no view runs. A client pointed at a wrong base URL sees exactly this.
+const NOT_FOUND_HTML =
+  '<!doctype html>\n<html lang="en">\n<head>\n  <title>Not Found</title>\n</head>\n<body>\n' +
+  '  <h1>Not Found</h1><p>The requested resource was not found on this server.</p>\n</body>\n</html>\n';
+
+function sendHtml(
+  res: ServerResponse,
+  status: number,
+  html: string,
+  contentType = 'text/html; charset=utf-8',
+): void {
+  res.writeHead(status, {
+    'Content-Type': contentType,
+    'Content-Length': String(Buffer.byteLength(html)),
   });
-  res.end(BAD_GATEWAY_HTML);
+  res.end(html);
 }
 
 export function pathOf(url: string | undefined): string {
@@ -66,7 +82,7 @@ export function pathOf(url: string | undefined): string {
  */
 function readBody(req: IncomingMessage): Promise<string> {
   const tooLarge = () =>
-    new RequestError(400, `request body is larger than the limit of ${MAX_BODY_BYTES} bytes`);
+    RequestError.detail(400, `Request body is larger than the limit of ${MAX_BODY_BYTES} bytes.`);
   const declared = Number(req.headers['content-length']);
   if (declared > MAX_BODY_BYTES) return Promise.reject(tooLarge());
   // After a 'slow' fault the client may already be gone, and 'close' would never fire again.
@@ -97,13 +113,27 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-function userGroupJson(group: UserGroup): Body {
-  return {
-    team_id: group.teamId,
-    token: group.token,
-    name: group.name,
-    provided_id: group.providedId,
-  };
+/** Whether a Content-Type names JSON (parameters such as charset allowed), as DRF's parser needs. */
+function isJsonContentType(value: string | undefined): boolean {
+  const mediaType = (value ?? '').split(';', 1)[0]?.trim().toLowerCase();
+  return mediaType === 'application/json';
+}
+
+type Route = { kind: 'api' } | { kind: 'redirect'; location: string } | { kind: 'none' };
+
+/**
+ * Without --trailing-slash only `/api/user` is the API and `/api/user/` is an unknown path (a
+ * real service has one routing, and a 404 there tells the user to try the other mode). With it,
+ * only `/api/user/` is; `/api/user` gets Django's APPEND_SLASH redirect, query kept.
+ */
+function routeOf(url: string | undefined, trailingSlash: boolean): Route {
+  const raw = url ?? '/';
+  const path = pathOf(raw);
+  if (!trailingSlash) return path === API_PATH ? { kind: 'api' } : { kind: 'none' };
+  if (path === API_PATH_SLASH) return { kind: 'api' };
+  if (path === API_PATH)
+    return { kind: 'redirect', location: API_PATH_SLASH + raw.slice(path.length) };
+  return { kind: 'none' };
 }
 
 export class RequestHandler {
@@ -119,16 +149,16 @@ export class RequestHandler {
         req.socket.destroy();
         return fault;
       case '500':
-        sendJson(res, 500, { success: 0, error: 'injected fault: internal error' });
+        sendJson(res, 500, { success: 0, detail: 'injected fault: internal error' });
         return fault;
       case '502-html':
-        sendBadGatewayHtml(res);
+        sendHtml(res, 502, BAD_GATEWAY_HTML, 'text/html');
         return fault;
       case '429':
         sendJson(
           res,
           429,
-          { success: 0, error: 'injected fault: too many requests' },
+          { success: 0, detail: 'Request was throttled. Expected available in 1 second.' },
           { 'Retry-After': '1' },
         );
         return fault;
@@ -138,15 +168,31 @@ export class RequestHandler {
       case undefined:
         break;
     }
+    const route = routeOf(req.url, this.deps.trailingSlash);
+    if (route.kind === 'redirect') {
+      // Django's CommonMiddleware: before authentication, for every method, with no body.
+      res.writeHead(301, {
+        Location: route.location,
+        'Content-Type': 'text/html; charset=utf-8',
+        'Content-Length': '0',
+      });
+      res.end();
+      return fault;
+    }
+    if (route.kind === 'none') {
+      sendHtml(res, 404, NOT_FOUND_HTML);
+      return fault;
+    }
     try {
-      const [status, body] = await this.route(req);
+      const [status, body] = await this.api(req);
       sendJson(res, status, body);
     } catch (err) {
       if (err instanceof RequestError) {
-        sendJson(res, err.status, { success: 0, error: err.message }, err.headers);
+        // Every refusal keeps the interface's envelope: success 0, then DRF's own fields.
+        sendJson(res, err.status, { success: 0, ...err.body }, err.headers);
       } else if (!res.headersSent && !req.destroyed) {
         const why = err instanceof Error ? err.message : String(err);
-        sendJson(res, 500, { success: 0, error: `emulator internal error: ${why}` });
+        sendJson(res, 500, { success: 0, detail: `emulator internal error: ${why}` });
       } else {
         res.destroy();
       }
@@ -154,25 +200,24 @@ export class RequestHandler {
     return fault;
   }
 
-  private async route(req: IncomingMessage): Promise<[number, Body]> {
-    const path = pathOf(req.url);
-    if (path !== API_PATH) {
-      throw new RequestError(404, `no such path ${path}; the API has only ${API_PATH}`);
+  /** In DRF's order: authentication, then the method, then the body. */
+  private async api(req: IncomingMessage): Promise<[number, Body]> {
+    const environment = this.deps.auth.authenticate(req.headers.authorization);
+    if (typeof environment !== 'string') {
+      throw RequestError.detail(401, environment.refused, { 'WWW-Authenticate': 'Token' });
     }
     if (req.method !== 'GET' && req.method !== 'POST') {
-      throw new RequestError(405, `method ${req.method} is not allowed on ${API_PATH}`, {
+      throw RequestError.detail(405, `Method "${req.method}" not allowed.`, {
         Allow: 'GET, POST',
       });
     }
-    const environment = this.deps.auth.environmentOf(req.headers.authorization);
-    if (environment === undefined) {
-      throw new RequestError(
-        401,
-        'missing or invalid API token: send the header "Authorization: Token <API_TOKEN>"',
-        { 'WWW-Authenticate': 'Token' },
+    const text = await readBody(req);
+    if (text !== '' && !isJsonContentType(req.headers['content-type'])) {
+      throw RequestError.detail(
+        415,
+        `Unsupported media type "${req.headers['content-type'] ?? ''}" in request.`,
       );
     }
-    const text = await readBody(req);
     return req.method === 'GET' ? this.getUser(environment, text) : this.rotate(environment, text);
   }
 
@@ -180,12 +225,20 @@ export class RequestHandler {
     const input = parseGetUserBody(text);
     const { created, group } = this.deps.store.getOrCreate(environment, input);
     if (created) this.deps.markChanged();
-    // The answer is taken before waiting, so it shows exactly the state the wait covers even if
-    // the group is rotated meanwhile.
+    // Rules 1 and 3 of Get User: name and properties are the request's own, whatever was
+    // stored first; the stored group itself is never changed by a later get. The answer is
+    // taken before waiting, so it shows exactly the state the wait covers even if the group is
+    // rotated meanwhile.
     const body = {
       success: 1,
       new_user_group: created,
-      user_group: { ...userGroupJson(group), properties: group.properties },
+      user_group: {
+        team_id: group.teamId,
+        token: group.token,
+        name: input.name,
+        provided_id: group.providedId,
+        properties: input.properties ?? null,
+      },
     };
     // Also when found: a concurrent request may have created it and not yet saved it, and a
     // token must never be handed out before it is durable.
@@ -196,15 +249,20 @@ export class RequestHandler {
   private async rotate(environment: Environment, text: string): Promise<[number, Body]> {
     const currentToken = parseRotateBody(text);
     const group = this.deps.store.rotate(environment, currentToken);
-    if (!group) {
-      // 404, see parseRotateBody. The token is not echoed: it is a credential.
-      throw new RequestError(
-        404,
-        `no user group in the ${environment} environment has this current_token`,
-      );
-    }
+    // DRF's get_object_or_404; the token is not echoed: it is a credential.
+    if (!group) throw RequestError.detail(404, 'Not found.');
     this.deps.markChanged();
-    const body = { success: 1, user_group: { ...userGroupJson(group), environment } };
+    const body = {
+      success: 1,
+      user_group: {
+        team_id: group.teamId,
+        token: group.token,
+        name: group.name,
+        provided_id: group.providedId,
+        // The field name the vendor documents; the interface leaves it unnamed.
+        api_environment_tag: environment,
+      },
+    };
     await this.durable();
     return [200, body];
   }
@@ -216,7 +274,7 @@ export class RequestHandler {
       // The change stays in memory and goes out with the next successful save; the client
       // only learns that this answer is not known to be durable.
       const why = err instanceof Error ? err.message : String(err);
-      throw new RequestError(500, `could not save the emulator state: ${why}`);
+      throw RequestError.detail(500, `could not save the emulator state: ${why}`);
     }
   }
 }

@@ -1,5 +1,5 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import path from 'node:path';
 import { type ApiToken, Authenticator, type Environment, resolveApiTokens } from './auth.js';
 import { EmulatorStartError } from './errors.js';
@@ -24,7 +24,10 @@ export interface EmulatorOptions {
   host?: string;
   /** Default 4010; 0 picks a free port. */
   port?: number;
-  /** None given: one Customer and one Testing token are generated. */
+  /**
+   * None given: one Customer and one Testing token are generated; with a dataFile they are
+   * stored in it and reused on the next start, so a saved login keeps working.
+   */
   apiTokens?: { token: string; environment: Environment }[];
   /** Where state is kept across restarts; without it the state lives in memory only. */
   dataFile?: string;
@@ -33,6 +36,8 @@ export interface EmulatorOptions {
   seed?: number;
   /** Delay of the 'slow' fault, default 2000. */
   slowMs?: number;
+  /** Route `/api/user/` and redirect `/api/user` to it (Django's APPEND_SLASH); default false. */
+  trailingSlash?: boolean;
   /** One line per request: method, path, status, duration. Never contains a token. */
   log?: (line: string) => void;
 }
@@ -49,6 +54,12 @@ const DEFAULT_SLOW_MS = 2000;
 const CLOSE_GRACE_MS = 1000;
 
 function checkOptions(opts: EmulatorOptions): FaultSpec[] {
+  // node reads an empty host as "every interface": a typo must not expose the emulator.
+  if (opts.host !== undefined && opts.host.trim() === '') {
+    throw new EmulatorStartError(
+      'the host is empty, which would listen on every interface; give an address such as 127.0.0.1 (or 0.0.0.0 on purpose)',
+    );
+  }
   const port = opts.port ?? DEFAULT_PORT;
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new EmulatorStartError(`port ${port} is not an integer from 0 to 65535`);
@@ -91,7 +102,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
   const faults = checkOptions(opts);
   const host = opts.host ?? '127.0.0.1';
   const port = opts.port ?? DEFAULT_PORT;
-  const apiTokens: ApiToken[] = resolveApiTokens(opts.apiTokens);
+  const givenTokens = opts.apiTokens?.length ? resolveApiTokens(opts.apiTokens) : undefined;
   const dataFile = opts.dataFile === undefined ? undefined : path.resolve(opts.dataFile);
 
   // Lock before reading, so the state read is not being rewritten by another emulator.
@@ -112,12 +123,33 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
           writeFileAtomic(dataFile, `${JSON.stringify(store.toJSON(), null, 2)}\n`),
         );
 
+  // Given tokens are used as they are and never written to the file; generated ones are kept
+  // in the data file, and saved before anyone can see them, so they outlive a restart.
+  let apiTokens: ApiToken[];
+  if (givenTokens) apiTokens = givenTokens;
+  else if (store.generatedApiTokens) apiTokens = store.generatedApiTokens;
+  else {
+    apiTokens = resolveApiTokens(undefined);
+    if (writer) {
+      store.generatedApiTokens = apiTokens;
+      writer.markChanged();
+      try {
+        await writer.sync();
+      } catch (err) {
+        await lock?.release().catch(() => undefined);
+        const why = err instanceof Error ? err.message : String(err);
+        throw new EmulatorStartError(`cannot save the API tokens to ${dataFile}: ${why}`);
+      }
+    }
+  }
+
   const sleeps = new Set<() => void>();
   const handler = new RequestHandler({
     store,
     auth: new Authenticator(apiTokens),
     faults: new FaultInjector(faults, opts.seed),
     slowMs: opts.slowMs ?? DEFAULT_SLOW_MS,
+    trailingSlash: opts.trailingSlash === true,
     markChanged: () => writer?.markChanged(),
     sync: () => writer?.sync() ?? Promise.resolve(),
     sleep: (ms) =>
@@ -133,6 +165,9 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
   });
 
   const inFlight = new Set<Promise<void>>();
+  // Per connection, the responses not yet sent: a malformed request after valid pipelined ones
+  // is answered only after them, so no request that ran loses its answer.
+  const pendingOn = new WeakMap<Socket, Set<Promise<void>>>();
   const log = opts.log;
   const onRequest = (req: IncomingMessage, res: ServerResponse) => {
     const started = performance.now();
@@ -140,7 +175,18 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     // handler returns, so close() does not cut off a response that is still being written.
     const done = new Promise<void>((resolve) => res.once('close', resolve));
     inFlight.add(done);
-    void done.then(() => inFlight.delete(done));
+    const socket = req.socket;
+    let pending = pendingOn.get(socket);
+    if (!pending) {
+      pending = new Set();
+      pendingOn.set(socket, pending);
+    }
+    const onSocket = pending;
+    onSocket.add(done);
+    void done.then(() => {
+      inFlight.delete(done);
+      onSocket.delete(done);
+    });
     const handled = handler.handle(req, res);
     void Promise.all([handled, done]).then(([fault]) => {
       if (!log) return;
@@ -157,16 +203,29 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
   };
 
   const server = createServer(onRequest);
-  // Malformed HTTP gets the same JSON error shape as everything else.
-  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
-    if (err.code === 'ECONNRESET' || !socket.writable) {
+  // A client that sends its request and then shuts down its sending side (shutdown(SHUT_WR),
+  // `curl` with some proxies, `nc -N`) still waits for the answer. node's default aborts the
+  // request on the first FIN; this keeps the socket open until the answer is written, then
+  // closes it. The property is node's own (lib/_http_server.js), not in its typings.
+  (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
+  // Malformed HTTP gets the same JSON error shape as everything else, after the answers of the
+  // valid requests pipelined before it, in order; then the connection closes.
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+    if (err.code === 'ECONNRESET') {
       socket.destroy();
       return;
     }
-    const body = JSON.stringify({ success: 0, error: `malformed HTTP request (${err.code})` });
-    socket.end(
-      `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-    );
+    const pending = [...(pendingOn.get(socket) ?? [])];
+    void Promise.all(pending).then(() => {
+      if (!socket.writable) {
+        socket.destroy();
+        return;
+      }
+      const body = JSON.stringify({ success: 0, detail: `Malformed HTTP request (${err.code}).` });
+      socket.end(
+        `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
+    });
   });
 
   try {

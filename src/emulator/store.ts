@@ -1,4 +1,4 @@
-import { type Environment, isEnvironment, randomToken } from './auth.js';
+import { type ApiToken, type Environment, isEnvironment, randomToken } from './auth.js';
 
 export type JsonValue =
   | null
@@ -39,6 +39,8 @@ interface Snapshot {
     mapping: Record<string, string>;
     properties: JsonObject | null;
   }[];
+  /** API tokens the emulator generated for this file, so a saved login survives a restart. */
+  api_tokens?: ApiToken[];
 }
 
 export class CorruptStateError extends Error {
@@ -60,6 +62,8 @@ export class Store {
   // Tokens are unique across every environment, so one index serves both uniqueness and lookup.
   private readonly byToken = new Map<string, UserGroup>();
   private readonly groups: UserGroup[] = [];
+  /** The API tokens generated for this state; kept with it so they survive a restart. */
+  generatedApiTokens: ApiToken[] | undefined;
 
   get size(): number {
     return this.groups.length;
@@ -113,6 +117,9 @@ export class Store {
         mapping: g.mapping,
         properties: g.properties,
       })),
+      ...(this.generatedApiTokens && {
+        api_tokens: this.generatedApiTokens.map((t) => ({ ...t })),
+      }),
     };
   }
 
@@ -172,6 +179,7 @@ export class Store {
       });
     });
     store.nextTeamId = next;
+    store.generatedApiTokens = parseApiTokens(data.api_tokens);
     return store;
   }
 
@@ -188,6 +196,27 @@ export class Store {
       if (!this.byToken.has(token)) return token;
     }
   }
+}
+
+function parseApiTokens(raw: unknown): ApiToken[] | undefined {
+  if (raw === undefined) return undefined;
+  if (!Array.isArray(raw) || raw.length === 0) {
+    throw new CorruptStateError('api_tokens is not a non-empty array');
+  }
+  const seen = new Set<string>();
+  return raw.map((entry: unknown, index) => {
+    const where = `api_tokens[${index}]`;
+    if (!isPlainObject(entry)) throw new CorruptStateError(`${where} is not an object`);
+    const { token, environment } = entry;
+    if (typeof token !== 'string' || !/^[\x21-\x7e]+$/.test(token) || seen.has(token)) {
+      throw new CorruptStateError(`${where}.token is not a unique printable string`);
+    }
+    if (!isEnvironment(environment)) {
+      throw new CorruptStateError(`${where}.environment is not Customer or Testing`);
+    }
+    seen.add(token);
+    return { token, environment };
+  });
 }
 
 function providedIdKey(environment: Environment, providedId: string): string {

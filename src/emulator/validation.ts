@@ -1,14 +1,23 @@
+import { jsonNestingDepth, MAX_JSON_DEPTH, setOwn } from '../parse.js';
 import type { GetOrCreateInput, JsonObject } from './store.js';
 
-/** A request the emulator refuses; status and message go to the client as is. */
+/**
+ * A request the emulator refuses. `body` is what Django REST Framework would answer (without
+ * the `success: 0` the handler adds): `{"detail": "..."}` for a refusal of the whole request,
+ * `{"<field>": ["..."]}` for field errors.
+ */
 export class RequestError extends Error {
   constructor(
     readonly status: number,
-    message: string,
+    readonly body: Record<string, unknown>,
     readonly headers: Record<string, string> = {},
   ) {
-    super(message);
+    super(typeof body.detail === 'string' ? body.detail : JSON.stringify(body));
     this.name = 'RequestError';
+  }
+
+  static detail(status: number, text: string, headers?: Record<string, string>): RequestError {
+    return new RequestError(status, { detail: text }, headers);
   }
 }
 
@@ -16,80 +25,132 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Parses a request body that must be a JSON object. */
+/** The Python type name DRF puts in its messages, e.g. 'Expected a dictionary ... type "list"'. */
+function pythonType(value: unknown): string {
+  if (value === null) return 'NoneType';
+  if (Array.isArray(value)) return 'list';
+  switch (typeof value) {
+    case 'boolean':
+      return 'bool';
+    case 'number':
+      return Number.isInteger(value) ? 'int' : 'float';
+    case 'string':
+      return 'str';
+    default:
+      return 'dict';
+  }
+}
+
+/**
+ * Parses a request body that must be a JSON object. An empty body is an empty object, as DRF
+ * reads a request without content: the missing fields are then reported one by one.
+ */
 export function parseJsonObject(body: string): Record<string, unknown> {
-  if (body.trim() === '') {
-    throw new RequestError(400, 'request body is empty; expected a JSON object');
+  if (body === '') return {};
+  // Checked on the text, before parsing: JSON.parse itself recurses, and a body nested
+  // thousands deep must be refused cheaply, never reach the store or the data file.
+  if (jsonNestingDepth(body) > MAX_JSON_DEPTH) {
+    throw RequestError.detail(
+      400,
+      `JSON parse error - nesting deeper than ${MAX_JSON_DEPTH} levels is not accepted`,
+    );
   }
   let parsed: unknown;
   try {
     parsed = JSON.parse(body);
-  } catch {
-    throw new RequestError(400, 'request body is not valid JSON');
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    throw RequestError.detail(400, `JSON parse error - ${why}`);
   }
   if (!isPlainObject(parsed)) {
-    throw new RequestError(400, 'request body must be a JSON object');
+    throw new RequestError(400, {
+      non_field_errors: [`Invalid data. Expected a dictionary, but got ${pythonType(parsed)}.`],
+    });
   }
   return parsed;
 }
 
-function requireNonEmptyString(body: Record<string, unknown>, field: string): string {
-  const value = body[field];
-  if (typeof value !== 'string' || value === '') {
-    throw new RequestError(400, `${field} is required and must be a non-empty string`);
+/** Collects field errors the way a DRF serializer does: every field checked, all reported. */
+class FieldErrors {
+  private readonly errors: Record<string, unknown> = {};
+  private any = false;
+
+  add(field: string, error: unknown): void {
+    setOwn(this.errors, field, error);
+    this.any = true;
   }
-  return value;
+
+  throwIfAny(): void {
+    if (this.any) throw new RequestError(400, this.errors);
+  }
+}
+
+function requiredString(body: Record<string, unknown>, field: string, errors: FieldErrors): string {
+  const value = Object.hasOwn(body, field) ? body[field] : undefined;
+  if (value === undefined) errors.add(field, ['This field is required.']);
+  else if (value === null) errors.add(field, ['This field may not be null.']);
+  else if (typeof value !== 'string') errors.add(field, ['Not a valid string.']);
+  else if (value.trim() === '') errors.add(field, ['This field may not be blank.']);
+  else return value;
+  return '';
+}
+
+/** An optional object field: undefined when absent, else a plain object or a field error. */
+function optionalObject(
+  body: Record<string, unknown>,
+  field: string,
+  errors: FieldErrors,
+): Record<string, unknown> | undefined {
+  if (!Object.hasOwn(body, field)) return undefined;
+  const value = body[field];
+  if (value === null) errors.add(field, ['This field may not be null.']);
+  else if (!isPlainObject(value)) {
+    errors.add(field, [`Expected a dictionary of items but got type "${pythonType(value)}".`]);
+  } else return value;
+  return undefined;
 }
 
 export function parseGetUserBody(text: string): GetOrCreateInput {
   const body = parseJsonObject(text);
-  const userGroupId = requireNonEmptyString(body, 'user_group_id');
-  const name = requireNonEmptyString(body, 'name');
+  const errors = new FieldErrors();
+  const name = requiredString(body, 'name', errors);
+  const userGroupId = requiredString(body, 'user_group_id', errors);
 
   let mapping: Record<string, string> | undefined;
-  if (body.mapping !== undefined) {
-    if (!isPlainObject(body.mapping)) {
-      throw new RequestError(400, 'mapping must be a JSON object whose values are strings');
-    }
+  const rawMapping = optionalObject(body, 'mapping', errors);
+  if (rawMapping !== undefined) {
     mapping = {};
-    for (const [key, value] of Object.entries(body.mapping)) {
-      if (typeof value !== 'string') {
-        throw new RequestError(
-          400,
-          `mapping value for key ${JSON.stringify(key)} must be a string, got ${describe(value)}`,
-        );
+    const valueErrors: Record<string, string[]> = {};
+    let bad = false;
+    for (const [key, value] of Object.entries(rawMapping)) {
+      // setOwn: a key named __proto__ is data like any other, never the object's prototype.
+      if (typeof value === 'string') setOwn(mapping, key, value);
+      else {
+        setOwn(valueErrors, key, ['Not a valid string.']);
+        bad = true;
       }
-      mapping[key] = value;
     }
+    if (bad) errors.add('mapping', valueErrors);
   }
 
-  let properties: JsonObject | undefined;
-  if (body.properties !== undefined) {
-    if (!isPlainObject(body.properties)) {
-      throw new RequestError(
-        400,
-        `properties must be a JSON object, got ${describe(body.properties)}`,
-      );
-    }
-    // Parsed from JSON, so every nested value is JSON too.
-    properties = body.properties as JsonObject;
-  }
+  const rawProperties = optionalObject(body, 'properties', errors);
+  errors.throwIfAny();
+  // Parsed from JSON, so every nested value is JSON too; JSON.parse keeps a "__proto__" key as
+  // an own property, so nothing is lost by passing the object on as it is.
+  const properties = rawProperties as JsonObject | undefined;
   return { userGroupId, name, mapping, properties };
 }
 
 /**
  * The interface leaves an empty or unknown current_token open. The emulator answers a missing,
- * empty or non-string one with 400 (the request itself is malformed) and an unknown one with 404
- * (well-formed, but no such user group in the caller's environment), both with success 0, so a
- * client has to handle both kinds of refusal.
+ * empty or non-string one with a 400 field error (the request itself is malformed) and an
+ * unknown one with DRF's 404 "Not found." (well-formed, but no such user group in the caller's
+ * environment), so a client has to handle both kinds of refusal.
  */
 export function parseRotateBody(text: string): string {
-  return requireNonEmptyString(parseJsonObject(text), 'current_token');
-}
-
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  const type = typeof value;
-  return type === 'object' || type === 'undefined' ? `an ${type}` : `a ${type}`;
+  const body = parseJsonObject(text);
+  const errors = new FieldErrors();
+  const token = requiredString(body, 'current_token', errors);
+  errors.throwIfAny();
+  return token;
 }

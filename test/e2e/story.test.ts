@@ -202,7 +202,7 @@ describe('the story: login, get, get again, rotate', () => {
     expectExit(refused, 1);
     const direct = await rawCall(emulator.url, 'POST', customerToken, { current_token: token });
     expect(direct.body.success).toBe(0);
-    const emulatorMessage = String(direct.body.error);
+    const emulatorMessage = String(direct.body.detail);
     expect(emulatorMessage.length).toBeGreaterThan(0);
     const errors = errorLines(refused.stderr);
     expect(errors, show(refused)).toHaveLength(1);
@@ -430,7 +430,7 @@ describe('exit codes', () => {
     expect(direct.status).toBe(401);
 
     expectExit(refused, 3);
-    expect(errorLines(refused.stderr)[0], show(refused)).toContain(String(direct.body.error));
+    expect(errorLines(refused.stderr)[0], show(refused)).toContain(String(direct.body.detail));
     expect(refused.stderr).toMatch(/^hint: .*ugs login/m);
     expect(refused.stdout + refused.stderr).not.toContain(wrong);
 

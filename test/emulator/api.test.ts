@@ -45,14 +45,29 @@ describe('Get User', () => {
       properties: { plan: 'gold', seats: 5 },
     });
 
-    // A different name and properties do not change a stored group.
+    // Rules 1 and 3: the answer's name and properties are the request's, the rest is stored.
     const second = await getUser(emu.url, customer, {
       user_group_id: id,
       name: 'Other name',
       properties: { plan: 'free' },
     });
     expect(second.json?.new_user_group).toBe(false);
-    expect(userGroup(second)).toEqual(created);
+    expect(userGroup(second)).toEqual({
+      ...created,
+      name: 'Other name',
+      properties: { plan: 'free' },
+    });
+    const third = await getUser(emu.url, customer, { user_group_id: id, name: 'Third' });
+    expect(userGroup(third)).toEqual({ ...created, name: 'Third', properties: null });
+  });
+
+  it('never changes the stored group on a later get (the rotation answer shows it)', async () => {
+    const id = freshId('kept');
+    await getUser(emu.url, customer, { user_group_id: id, name: 'First', properties: { a: 1 } });
+    const later = userGroup(
+      await getUser(emu.url, customer, { user_group_id: id, name: 'Later', properties: { b: 2 } }),
+    );
+    expect(userGroup(await rotate(emu.url, customer, later.token)).name).toBe('First');
   });
 
   it('answers properties null when none were given', async () => {
@@ -80,7 +95,7 @@ describe('Get User', () => {
     expect(cg.name).toBe('Prod');
     expect(tg.name).toBe('Test');
     // Each environment then finds its own.
-    const again = await getUser(emu.url, testing, { user_group_id: id, name: 'x' });
+    const again = await getUser(emu.url, testing, { user_group_id: id, name: 'Test' });
     expect(userGroup(again)).toEqual(tg);
   });
 
@@ -95,7 +110,9 @@ describe('Get User', () => {
     expect(replies.filter((r) => r.json?.new_user_group === true)).toHaveLength(1);
     expect(new Set(groups.map((g) => g.team_id)).size).toBe(1);
     expect(new Set(groups.map((g) => g.token)).size).toBe(1);
-    expect(new Set(groups.map((g) => g.name)).size).toBe(1);
+    groups.forEach((g, i) => {
+      expect(g.name).toBe(`n${i}`);
+    });
   });
 });
 
@@ -112,23 +129,23 @@ describe('Create User (rotation)', () => {
       token: expect.stringMatching(/^[0-9a-f]{64}$/),
       name: 'R',
       provided_id: id,
-      environment: 'Customer',
+      api_environment_tag: 'Customer',
     });
     expect(after.token).not.toBe(before.token);
 
     const stale = await rotate(emu.url, customer, before.token);
     expect(stale.status).toBe(404);
     expect(stale.json?.success).toBe(0);
-    expect(stale.json?.error).toEqual(expect.stringContaining('current_token'));
+    expect(stale.json).toEqual({ success: 0, detail: 'Not found.' });
 
     // Get User now shows the new token.
     const found = userGroup(await getUser(emu.url, customer, { user_group_id: id, name: 'R' }));
     expect(found.token).toBe(after.token);
   });
 
-  it('answers environment Testing for a Testing group', async () => {
+  it('answers api_environment_tag Testing for a Testing group', async () => {
     const g = userGroup(await getUser(emu.url, testing, { user_group_id: freshId(), name: 'T' }));
-    expect(userGroup(await rotate(emu.url, testing, g.token)).environment).toBe('Testing');
+    expect(userGroup(await rotate(emu.url, testing, g.token)).api_environment_tag).toBe('Testing');
   });
 
   it('refuses to rotate a token of another environment', async () => {
@@ -141,13 +158,14 @@ describe('Create User (rotation)', () => {
   });
 
   it.each([
-    ['missing', {}],
-    ['empty', { current_token: '' }],
-    ['not a string', { current_token: 42 }],
-  ])('answers 400 for a %s current_token', async (_label, body) => {
+    ['missing', {}, 'This field is required.'],
+    ['empty', { current_token: '' }, 'This field may not be blank.'],
+    ['null', { current_token: null }, 'This field may not be null.'],
+    ['not a string', { current_token: 42 }, 'Not a valid string.'],
+  ])('answers a 400 field error for a %s current_token', async (_label, body, message) => {
     const reply = await call(emu.url, { method: 'POST', token: customer, body });
     expect(reply.status).toBe(400);
-    expect(reply.json).toEqual({ success: 0, error: expect.stringContaining('current_token') });
+    expect(reply.json).toEqual({ success: 0, current_token: [message] });
   });
 
   it('keeps all tokens distinct under 100 concurrent rotations and creations', async () => {
@@ -179,12 +197,21 @@ describe('Create User (rotation)', () => {
 
 describe('authentication', () => {
   it.each([
-    ['missing', undefined],
-    ['wrong token', { authorization: 'Token nope' }],
-    ['wrong scheme', { authorization: `Bearer ${'x'.repeat(64)}` }],
-    ['empty token', { authorization: 'Token ' }],
-  ])('answers 401 JSON for a %s Authorization header', async (_label, headers) => {
-    for (const method of ['GET', 'POST']) {
+    ['missing', undefined, 'Authentication credentials were not provided.'],
+    ['wrong token', { authorization: 'Token nope' }, 'Invalid token.'],
+    [
+      'wrong scheme',
+      { authorization: `Bearer ${'x'.repeat(64)}` },
+      'Authentication credentials were not provided.',
+    ],
+    ['empty token', { authorization: 'Token ' }, 'Invalid token header. No credentials provided.'],
+    [
+      'spaced token',
+      { authorization: 'Token a b' },
+      'Invalid token header. Token string should not contain spaces.',
+    ],
+  ])('answers 401 like DRF for a %s Authorization header', async (_label, headers, detail) => {
+    for (const method of ['GET', 'POST', 'PUT']) {
       const reply = await call(emu.url, {
         method,
         token: null,
@@ -193,7 +220,8 @@ describe('authentication', () => {
       });
       expect(reply.status).toBe(401);
       expect(reply.headers['content-type']).toBe('application/json');
-      expect(reply.json).toEqual({ success: 0, error: expect.stringContaining('API token') });
+      expect(reply.headers['www-authenticate']).toBe('Token');
+      expect(reply.json).toEqual({ success: 0, detail });
     }
   });
 
@@ -209,41 +237,141 @@ describe('authentication', () => {
 
 describe('request validation', () => {
   const big = `{"user_group_id":"a","name":"b","properties":{"pad":"${'x'.repeat(1024 * 1024)}"}}`;
+  const required = ['This field is required.'];
   it.each([
-    ['not JSON', '{"user_group_id":', 400, 'not valid JSON'],
-    ['an array', '[{"user_group_id":"a","name":"b"}]', 400, 'JSON object'],
-    ['a string', '"hello"', 400, 'JSON object'],
-    ['null', 'null', 400, 'JSON object'],
-    ['empty', '', 400, 'empty'],
-    ['whitespace', '  \n', 400, 'empty'],
-    ['missing user_group_id', { name: 'b' }, 400, 'user_group_id'],
-    ['empty user_group_id', { user_group_id: '', name: 'b' }, 400, 'user_group_id'],
-    ['numeric user_group_id', { user_group_id: 7, name: 'b' }, 400, 'user_group_id'],
-    ['missing name', { user_group_id: 'a' }, 400, 'name'],
-    ['empty name', { user_group_id: 'a', name: '' }, 400, 'name'],
-    ['mapping array', { user_group_id: 'a', name: 'b', mapping: ['x'] }, 400, 'mapping'],
+    [
+      'an array',
+      '[{"user_group_id":"a","name":"b"}]',
+      {
+        non_field_errors: ['Invalid data. Expected a dictionary, but got list.'],
+      },
+    ],
+    [
+      'a string',
+      '"hello"',
+      {
+        non_field_errors: ['Invalid data. Expected a dictionary, but got str.'],
+      },
+    ],
+    [
+      'null',
+      'null',
+      { non_field_errors: ['Invalid data. Expected a dictionary, but got NoneType.'] },
+    ],
+    ['empty', '', { name: required, user_group_id: required }],
+    ['missing user_group_id', { name: 'b' }, { user_group_id: required }],
+    [
+      'empty user_group_id',
+      { user_group_id: '', name: 'b' },
+      {
+        user_group_id: ['This field may not be blank.'],
+      },
+    ],
+    [
+      'numeric user_group_id',
+      { user_group_id: 7, name: 'b' },
+      {
+        user_group_id: ['Not a valid string.'],
+      },
+    ],
+    ['missing name', { user_group_id: 'a' }, { name: required }],
+    ['blank name', { user_group_id: 'a', name: '  ' }, { name: ['This field may not be blank.'] }],
+    [
+      'mapping array',
+      { user_group_id: 'a', name: 'b', mapping: ['x'] },
+      {
+        mapping: ['Expected a dictionary of items but got type "list".'],
+      },
+    ],
     [
       'mapping with a number value',
       { user_group_id: 'a', name: 'b', mapping: { good: 'x', bad: 1 } },
-      400,
-      'mapping value for key "bad"',
+      {
+        mapping: { bad: ['Not a valid string.'] },
+      },
     ],
-    ['properties array', { user_group_id: 'a', name: 'b', properties: [1] }, 400, 'properties'],
-    ['properties null', { user_group_id: 'a', name: 'b', properties: null }, 400, 'properties'],
-    ['properties string', { user_group_id: 'a', name: 'b', properties: 'x' }, 400, 'properties'],
-    ['over 1 MiB', big, 400, 'limit'],
-  ])('refuses a GET body that is %s', async (_label, body, status, fragment) => {
+    [
+      'properties array',
+      { user_group_id: 'a', name: 'b', properties: [1] },
+      {
+        properties: ['Expected a dictionary of items but got type "list".'],
+      },
+    ],
+    [
+      'properties null',
+      { user_group_id: 'a', name: 'b', properties: null },
+      {
+        properties: ['This field may not be null.'],
+      },
+    ],
+    [
+      'properties string',
+      { user_group_id: 'a', name: 'b', properties: 'x' },
+      {
+        properties: ['Expected a dictionary of items but got type "str".'],
+      },
+    ],
+    [
+      'wrong in every field',
+      { user_group_id: 1, mapping: 2, properties: 3 },
+      {
+        name: required,
+        user_group_id: ['Not a valid string.'],
+        mapping: ['Expected a dictionary of items but got type "int".'],
+        properties: ['Expected a dictionary of items but got type "int".'],
+      },
+    ],
+  ])('refuses a GET body that is %s with DRF field errors', async (_label, body, errors) => {
     const reply = await call(emu.url, { method: 'GET', token: customer, body });
-    expect(reply.status).toBe(status);
+    expect(reply.status).toBe(400);
     expect(reply.headers['content-type']).toBe('application/json');
-    expect(reply.json?.success).toBe(0);
-    expect(reply.json?.error).toEqual(expect.stringContaining(fragment));
+    expect(reply.json).toEqual({ success: 0, ...errors });
   });
 
-  it('refuses a GET without any body', async () => {
+  it.each([
+    ['not JSON', '{"user_group_id":', 'JSON parse error - '],
+    ['whitespace', '  \n', 'JSON parse error - '],
+    ['over 1 MiB', big, 'limit'],
+  ])('refuses a GET body that is %s with a detail', async (_label, body, fragment) => {
+    const reply = await call(emu.url, { method: 'GET', token: customer, body });
+    expect(reply.status).toBe(400);
+    expect(reply.json).toEqual({ success: 0, detail: expect.stringContaining(fragment) });
+  });
+
+  it('refuses a GET without any body with the required fields', async () => {
     const reply = await call(emu.url, { method: 'GET', token: customer });
     expect(reply.status).toBe(400);
-    expect(reply.json).toEqual({ success: 0, error: expect.stringContaining('empty') });
+    expect(reply.json).toEqual({
+      success: 0,
+      name: ['This field is required.'],
+      user_group_id: ['This field is required.'],
+    });
+  });
+
+  it.each([
+    ['text/plain', 'text/plain'],
+    ['form', 'application/x-www-form-urlencoded'],
+    ['none', ''],
+  ])('answers 415 for a body with a %s content type', async (_label, type) => {
+    const reply = await call(emu.url, {
+      token: customer,
+      body: { user_group_id: freshId('media'), name: 'm' },
+      headers: { 'content-type': type },
+    });
+    expect(reply.status).toBe(415);
+    expect(reply.json).toEqual({
+      success: 0,
+      detail: `Unsupported media type "${type}" in request.`,
+    });
+  });
+
+  it('accepts application/json with a charset', async () => {
+    const reply = await call(emu.url, {
+      token: customer,
+      body: { user_group_id: freshId('charset'), name: 'c' },
+      headers: { 'content-type': 'Application/JSON; charset=utf-8' },
+    });
+    expect(reply.status).toBe(200);
   });
 
   it('refuses an over-long chunked body without a declared length', async () => {
@@ -266,12 +394,15 @@ describe('request validation', () => {
 });
 
 describe('routing', () => {
-  it.each(['/', '/api/users', '/api/user/', '/api'])('answers 404 JSON for %s', async (path) => {
-    const reply = await call(emu.url, { path, token: customer, body: {} });
-    expect(reply.status).toBe(404);
-    expect(reply.headers['content-type']).toBe('application/json');
-    expect(reply.json?.success).toBe(0);
-  });
+  it.each(['/', '/api/users', '/api/user/', '/api'])(
+    "answers Django's HTML 404 for %s",
+    async (path) => {
+      const reply = await call(emu.url, { path, token: customer, body: {} });
+      expect(reply.status).toBe(404);
+      expect(reply.headers['content-type']).toBe('text/html; charset=utf-8');
+      expect(reply.text).toContain('<h1>Not Found</h1>');
+    },
+  );
 
   it('ignores a query string', async () => {
     const reply = await call(emu.url, {
@@ -286,7 +417,7 @@ describe('routing', () => {
     const reply = await call(emu.url, { method, token: customer, body: {} });
     expect(reply.status).toBe(405);
     expect(reply.headers.allow).toBe('GET, POST');
-    expect(reply.json).toEqual({ success: 0, error: expect.stringContaining(method) });
+    expect(reply.json).toEqual({ success: 0, detail: `Method "${method}" not allowed.` });
   });
 
   it('logs method, path and status, never a token', () => {

@@ -77,7 +77,7 @@ export interface UserGroupReply {
   name: string;
   provided_id: string;
   properties?: unknown;
-  environment?: string;
+  api_environment_tag?: string;
 }
 
 /** The user_group of a successful reply; fails loudly otherwise. */

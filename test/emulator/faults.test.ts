@@ -34,7 +34,7 @@ describe('fault injection', () => {
       const reply = await getUser(emu.url, tokenOf(emu, 'Customer'), body());
       expect(reply.status).toBe(500);
       expect(reply.headers['content-type']).toBe('application/json');
-      expect(reply.json).toEqual({ success: 0, error: 'injected fault: internal error' });
+      expect(reply.json).toEqual({ success: 0, detail: 'injected fault: internal error' });
     }
   });
 

@@ -54,11 +54,12 @@ describe('persistence', () => {
     const second = await start();
     const a2 = await getUser(second.url, 'customer-api-token', { user_group_id: 'a', name: 'x' });
     expect(a2.json?.new_user_group).toBe(false);
-    expect(userGroup(a2)).toEqual(a);
+    // Name and properties echo the request (Get User rules 1 and 3); token and team_id persist.
+    expect(userGroup(a2)).toEqual({ ...a, name: 'x', properties: null });
     const b2 = userGroup(
       await getUser(second.url, 'testing-api-token', { user_group_id: 'a', name: 'x' }),
     );
-    expect(b2).toEqual({ ...b, token: rotated.token });
+    expect(b2).toEqual({ ...b, name: 'x', token: rotated.token });
     expect((await rotate(second.url, 'testing-api-token', b.token)).status).toBe(404);
 
     const c = userGroup(

@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { runServe, type ServeOptions } from '../../src/commands/serve.js';
+import type { EmulatorOptions, RunningEmulator } from '../../src/emulator/server.js';
+import { makeIO } from '../helpers/fakes.js';
+
+const options: ServeOptions = {
+  host: '127.0.0.1',
+  port: 0,
+  dataFile: undefined,
+  apiTokens: [],
+  faults: [],
+  seed: undefined,
+  json: false,
+  log: false,
+  trailingSlash: false,
+};
+
+const running: RunningEmulator = {
+  url: 'http://127.0.0.1:4567',
+  apiTokens: [
+    { token: 'c0ffee-customer', environment: 'Customer' },
+    { token: 'beef-testing', environment: 'Testing' },
+  ],
+  close: () => Promise.resolve(),
+};
+
+async function serve(opts: ServeOptions) {
+  const io = makeIO();
+  const started: EmulatorOptions[] = [];
+  await runServe(opts, {
+    io,
+    start: (o) => {
+      started.push(o);
+      return Promise.resolve(running);
+    },
+    waitForShutdown: () => Promise.resolve('SIGTERM'),
+  });
+  return { io, started };
+}
+
+describe('ugs serve banner', () => {
+  it('prints the URL, one API token per line, and the next step', async () => {
+    const { io } = await serve(options);
+    const lines = io.stdout.text.split('\n');
+    expect(lines[0]).toBe('ugs emulator listening on http://127.0.0.1:4567');
+    // Each token alone on its line, after its environment: nothing else to select.
+    expect(lines).toContain('  Customer  c0ffee-customer');
+    expect(lines).toContain('  Testing  beef-testing');
+    expect(io.stdout.text).toContain('ugs login --base-url http://127.0.0.1:4567');
+    expect(io.stdout.text.indexOf('ugs login')).toBeGreaterThan(io.stdout.text.indexOf('beef'));
+  });
+
+  it('keeps --json to one line of JSON', async () => {
+    const { io } = await serve({ ...options, json: true });
+    expect(io.stdout.text.trim().split('\n')).toHaveLength(1);
+    expect(JSON.parse(io.stdout.text)).toEqual({ url: running.url, apiTokens: running.apiTokens });
+  });
+
+  it('passes --trailing-slash to the emulator', async () => {
+    const { started } = await serve({ ...options, trailingSlash: true });
+    expect(started[0]?.trailingSlash).toBe(true);
+  });
+});
