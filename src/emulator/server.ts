@@ -167,7 +167,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
   const inFlight = new Set<Promise<void>>();
   // Per connection, the responses not yet sent: a malformed request after valid pipelined ones
   // is answered only after them, so no request that ran loses its answer.
-  const pendingOn = new WeakMap<Socket, Set<Promise<void>>>();
+  const pendingOn = new WeakMap<Socket, Set<{ req: IncomingMessage; done: Promise<void> }>>();
   const log = opts.log;
   const onRequest = (req: IncomingMessage, res: ServerResponse) => {
     const started = performance.now();
@@ -182,10 +182,11 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
       pendingOn.set(socket, pending);
     }
     const onSocket = pending;
-    onSocket.add(done);
+    const entry = { req, done };
+    onSocket.add(entry);
     void done.then(() => {
       inFlight.delete(done);
-      onSocket.delete(done);
+      onSocket.delete(entry);
     });
     const handled = handler.handle(req, res);
     void Promise.all([handled, done]).then(([fault]) => {
@@ -215,7 +216,11 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
       socket.destroy();
       return;
     }
-    const pending = [...(pendingOn.get(socket) ?? [])];
+    // Only requests received in full ran or will run; one cut off by the garbage (a broken
+    // chunked body) never completes, and is aborted when the connection closes.
+    const pending = [...(pendingOn.get(socket) ?? [])]
+      .filter((entry) => entry.req.complete)
+      .map((entry) => entry.done);
     void Promise.all(pending).then(() => {
       if (!socket.writable) {
         socket.destroy();

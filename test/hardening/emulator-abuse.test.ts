@@ -299,6 +299,18 @@ describe('8.19: half-closed and pipelined connections', () => {
     }
   });
 
+  it('does not wait forever for a request whose chunked body the garbage cut off', async () => {
+    const id = freshId('cut');
+    const valid = rawRequest('GET', JSON.stringify({ user_group_id: id, name: 'c' }), token);
+    const cut =
+      'POST /api/user HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
+      `Authorization: Token ${token}\r\nTransfer-Encoding: chunked\r\n\r\n` +
+      '5\r\n{"cur\r\nNOT-A-CHUNK-SIZE\r\n\r\n';
+    const answers = splitAnswers(await rawExchange(slow.url, valid + cut, false));
+    expect(answers.map((a) => a.status)).toEqual([200, 400]);
+    expect(JSON.parse(answers[0]?.body ?? '{}').user_group.provided_id).toBe(id);
+  });
+
   it('answers a valid request and then the 400 when garbage follows without delay', async () => {
     const id = freshId('garbage-fast');
     const valid = rawRequest('GET', JSON.stringify({ user_group_id: id, name: 'g' }), token);
