@@ -157,6 +157,25 @@ describe('8.2: deeply nested bodies', () => {
     expect(reply.status).toBe(200);
   });
 
+  it('counts only structure: brackets inside strings are text', async () => {
+    const text = `${'[{'.repeat(5000)}\\"`;
+    const body = JSON.stringify({
+      user_group_id: freshId('brackets'),
+      name: text,
+      mapping: { k: text },
+    });
+    const reply = await call(emu.url, { token: customer, body });
+    expect(reply.status).toBe(200);
+    expect(userGroup(reply).name).toBe(text);
+  });
+
+  it('refuses a deep value under mapping as well', async () => {
+    const body = `{"user_group_id":"${freshId('deep-map')}","name":"n","mapping":{"k":${nested(80)}}}`;
+    const reply = await call(emu.url, { token: customer, body });
+    expect(reply.status).toBe(400);
+    expect(String(reply.json?.detail)).toContain('nesting deeper than 64 levels');
+  });
+
   it('refuses a deep rotation body too, before looking at any token', async () => {
     const body = `{"current_token":"x","pad":${nested(1000)}}`;
     const reply = await call(emu.url, { method: 'POST', token: customer, body });
