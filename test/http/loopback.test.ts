@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { isLoopbackHost } from '../../src/http.js';
+
+describe('isLoopbackHost (hosts that never go through a proxy)', () => {
+  it.each([
+    'http://localhost:1/',
+    'http://LOCALHOST./',
+    'http://api.localhost/',
+    'http://127.0.0.1/',
+    'http://127.1/',
+    'http://127.255.255.254/',
+    'http://0x7f.0.0.1/',
+    'http://[::1]:8080/',
+    'http://[0:0:0:0:0:0:0:1]/',
+    'http://[::ffff:127.0.0.1]/',
+  ])('%s is loopback', (url) => {
+    expect(isLoopbackHost(new URL(url).hostname)).toBe(true);
+  });
+
+  it.each([
+    'http://example.com/',
+    'http://localhost.example.com/',
+    'http://mylocalhost/',
+    'http://128.0.0.1/',
+    'http://10.0.0.1/',
+    'http://[::2]/',
+    'http://[::ffff:10.0.0.1]/',
+    'http://0.0.0.0/',
+  ])('%s is not', (url) => {
+    expect(isLoopbackHost(new URL(url).hostname)).toBe(false);
+  });
+});
