@@ -192,3 +192,46 @@ export function prettyJson(value: unknown): string {
   }
   return escapeRawControls(JSON.stringify(value, null, 2));
 }
+
+/**
+ * `JSON.stringify(value)` for parsed JSON, without recursion: a table cell or `--field` value
+ * may hold an answer's 100,000-level object. Numbers print as JavaScript reads them; the exact
+ * text is for `--json` (`prettyJson`).
+ */
+export function compactJson(value: unknown): string {
+  const out: string[] = [];
+  // Work items: a value to print, or a literal piece of punctuation.
+  const work: Array<{ value: unknown } | { text: string }> = [{ value }];
+  while (work.length > 0) {
+    const item = work.pop() as { value: unknown } | { text: string };
+    if ('text' in item) {
+      out.push(item.text);
+      continue;
+    }
+    const current = item.value;
+    if (Array.isArray(current)) {
+      out.push('[');
+      work.push({ text: ']' });
+      for (let i = current.length - 1; i >= 0; i--) {
+        const entry: unknown = current[i];
+        work.push({ value: entry === undefined || typeof entry === 'function' ? null : entry });
+        if (i > 0) work.push({ text: ',' });
+      }
+    } else if (typeof current === 'object' && current !== null) {
+      const entries = Object.entries(current).filter(
+        ([, entry]) => entry !== undefined && typeof entry !== 'function',
+      );
+      out.push('{');
+      work.push({ text: '}' });
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [key, entry] = entries[i] as [string, unknown];
+        work.push({ value: entry });
+        work.push({ text: `${JSON.stringify(key)}:` });
+        if (i > 0) work.push({ text: ',' });
+      }
+    } else {
+      out.push(JSON.stringify(current) ?? 'null');
+    }
+  }
+  return out.join('');
+}

@@ -5,7 +5,7 @@
  */
 import { ApiError } from './errors.js';
 import { colorEnabled, escapeControls, type IO, writeLine } from './io.js';
-import { prettyJson } from './json-text.js';
+import { compactJson, prettyJson } from './json-text.js';
 import type { JsonObject } from './parse.js';
 import type { UserGroup } from './service.js';
 
@@ -50,7 +50,8 @@ export async function styleFor(io: IO, stream: 'stdout' | 'stderr'): Promise<Sty
 export function formatValue(value: unknown): string {
   if (typeof value === 'string') return value;
   if (value === undefined) return '';
-  return JSON.stringify(value);
+  // Not JSON.stringify: a value from the wire may nest 100,000 levels deep (issue 8.3).
+  return compactJson(value);
 }
 
 export function orderedFields(group: JsonObject): string[] {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatJsonText, prettyJson, rememberJsonText } from '../../src/json-text.js';
+import { compactJson, formatJsonText, prettyJson, rememberJsonText } from '../../src/json-text.js';
 
 const SAMPLES = [
   '{}',
@@ -87,5 +87,26 @@ describe('prettyJson', () => {
 
   it('prints other values as JSON, C1 escaped', () => {
     expect(prettyJson({ a: '\u009b' })).toBe('{\n  "a": "\\u009b"\n}');
+  });
+});
+
+describe('compactJson', () => {
+  it.each([
+    null,
+    1,
+    'a"b',
+    [],
+    {},
+    [1, 'x', null, { a: [true, false] }],
+    { a: 1, b: { c: [1, 2, { d: 'e' }] }, ['__proto__']: { x: 1 } },
+    { u: undefined, n: Number.POSITIVE_INFINITY, arr: [undefined] },
+  ])('equals JSON.stringify for %j', (value) => {
+    expect(compactJson(value)).toBe(JSON.stringify(value));
+  });
+
+  it('handles 100,000 levels without recursion', () => {
+    const depth = 100_000;
+    const text = `${'{"a":['.repeat(depth)}1${']}'.repeat(depth)}`;
+    expect(compactJson(JSON.parse(text))).toBe(text);
   });
 });
