@@ -11,7 +11,7 @@ import type { Dispatcher } from 'undici';
 import { silentTracer, type Tracer } from './debug.js';
 import { ApiError, NetworkError, UsageError } from './errors.js';
 import { type Env, formatBytes, stripBom } from './io.js';
-import { loadUndici, type Undici } from './undici.js';
+import { continueTolerantConnector, loadUndici, type Undici } from './undici.js';
 
 export interface HttpRequest {
   method: 'GET' | 'POST';
@@ -329,7 +329,9 @@ export async function createHttpClient(options: HttpClientOptions): Promise<Http
     // Our own AbortSignal is the deadline; undici's per-phase timers would fire first and coarsely.
     headersTimeout: 0,
     bodyTimeout: 0,
-    ...(ca === undefined ? {} : { connect: { ca }, requestTls: { ca } }),
+    // Direct connections only: the proxy agents build their own (and use requestTls for the CA).
+    connect: continueTolerantConnector(undici, { ca }),
+    ...(ca === undefined ? {} : { requestTls: { ca } }),
   };
   const dispatcher = new undici.EnvHttpProxyAgent({
     // Proxies come from the injected environment, lower case first, as curl reads them.

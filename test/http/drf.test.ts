@@ -332,3 +332,42 @@ describe("DRF's answers, read properly", () => {
     expect(error.message.length).toBeLessThan(300);
   });
 });
+
+describe('8.19: an unsolicited 100 Continue before the real answer', () => {
+  const answer = JSON.stringify({ success: 1, user_group: { token: 'ugt_after_continue' } });
+  const final = `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${answer.length}\r\n\r\n${answer}`;
+
+  it('node:http writeContinue(): get and rotate read the answer after it', async () => {
+    const server = await h.server(({ res }) => {
+      res.writeContinue();
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(answer);
+    });
+    const { service } = await client(server.origin);
+    expect((await service.getUser(GET_REQUEST)).userGroup.token).toBe('ugt_after_continue');
+    expect((await service.rotateToken('ugt_old_token_abcd')).userGroup.token).toBe(
+      'ugt_after_continue',
+    );
+  });
+
+  it('raw: two 100s and the answer in one write, or the 100 alone first', async () => {
+    const server = await h.server(
+      ({ req }) => {
+        req.socket.end(
+          `HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 100 Continue\r\nX-A: 1\r\n\r\n${final}`,
+        );
+      },
+      ({ req }) => {
+        req.socket.write('HTTP/1.1 100 Continue\r\n\r\n');
+        setTimeout(() => req.socket.end(final), 50);
+      },
+    );
+    const { service } = await client(server.origin);
+    expect((await service.rotateToken('ugt_old_token_abcd')).userGroup.token).toBe(
+      'ugt_after_continue',
+    );
+    expect((await service.rotateToken('ugt_old_token_abcd')).userGroup.token).toBe(
+      'ugt_after_continue',
+    );
+  });
+});

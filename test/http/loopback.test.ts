@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isLoopbackHost } from '../../src/http.js';
+import { stripInterimContinue } from '../../src/undici.js';
 
 describe('isLoopbackHost (hosts that never go through a proxy)', () => {
   it.each([
@@ -28,5 +29,29 @@ describe('isLoopbackHost (hosts that never go through a proxy)', () => {
     'http://0.0.0.0/',
   ])('%s is not', (url) => {
     expect(isLoopbackHost(new URL(url).hostname)).toBe(false);
+  });
+});
+
+describe('stripInterimContinue', () => {
+  const strip = (text: string) =>
+    stripInterimContinue(Buffer.from(text, 'latin1')).toString('latin1');
+  it.each([
+    ['HTTP/1.1 100 Continue\r\n\r\n', ''],
+    ['HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n\r\n', 'HTTP/1.1 200 OK\r\n\r\n'],
+    [
+      'HTTP/1.0 100\r\nX: y\r\n\r\nHTTP/1.1 100 C\r\n\r\nHTTP/1.1 200 OK\r\n',
+      'HTTP/1.1 200 OK\r\n',
+    ],
+  ])('takes the interim answer off %j', (input, output) => {
+    expect(strip(input)).toBe(output);
+  });
+  it.each([
+    'HTTP/1.1 200 OK\r\n\r\n{}',
+    'HTTP/1.1 1000 x\r\n\r\n',
+    'HTTP/1.1 100 Continue\r\n\r\n{"body": "not a status line"}',
+    'HTTP/1.1 100 Continue\r\n',
+    '{"a": "HTTP/1.1 100 Continue\r\n\r\n"}',
+  ])('leaves %j alone', (input) => {
+    expect(strip(input)).toBe(input);
   });
 });
