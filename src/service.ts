@@ -95,6 +95,14 @@ export class HttpServiceClient implements ServiceClient {
           { hint: READ_CURRENT_TOKEN_HINT, cause: error },
         );
       }
+      // An answer too large to read: a 2xx or 5xx one may stand for a rotation that happened.
+      const status = error instanceof ApiError ? error.status : undefined;
+      if (status !== undefined && ((status >= 200 && status < 300) || status >= 500)) {
+        throw new OutcomeUnknownError(
+          `${(error as ApiError).message}; the token may or may not have been rotated`,
+          { hint: `the rotation may have happened; ${READ_CURRENT_TOKEN_HINT}`, cause: error },
+        );
+      }
       throw error;
     }
     return parseResult(response, this.context('rotate', [currentToken]));
