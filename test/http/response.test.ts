@@ -276,14 +276,15 @@ describe('oversized bodies', () => {
     expect(error.message).toContain('larger than 1 MiB');
   });
 
-  it('rotate: an oversized answer is an ApiError (exit 1) after one request', async () => {
+  it('rotate: an oversized 2xx answer is an unknown outcome (exit 5) after one request', async () => {
     const server = await h.server(huge(undefined));
     const { service, sleeps } = await h.client(server.origin);
 
     const error = await failure(service.rotateToken('ugt_old_token_abcd'));
 
-    expect(error).toBeInstanceOf(ApiError);
-    expect(error.exitCode).toBe(1);
+    expect(error).toBeInstanceOf(OutcomeUnknownError);
+    expect(error.exitCode).toBe(5);
+    expect(error.message).toContain('larger than 1 MiB');
     expect(server.requests).toHaveLength(1);
     expect(sleeps).toEqual([]);
   });
