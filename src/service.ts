@@ -230,7 +230,10 @@ export interface AnswerContext {
 }
 
 export function loginCommandFor(profile: string): string {
-  return profile === 'default' ? 'ugs login' : `ugs login --profile ${profile}`;
+  if (profile === 'default') return 'ugs login';
+  // A name a shell would split or expand is quoted; controls are shown, never sent.
+  const name = /^[\w.@%+=:,/-]+$/.test(profile) ? profile : `'${profile.replace(/'/g, "'\\''")}'`;
+  return `ugs login --profile ${escapeControls(name)}`;
 }
 
 /**
@@ -267,7 +270,8 @@ export function parseResult(response: HttpResponse, context: AnswerContext): Ser
 function readAnswer(response: HttpResponse, context: AnswerContext): ServiceResult {
   const { status } = response;
   const { secrets, operation } = context;
-  const contentType = response.headers['content-type'] ?? 'no content type';
+  // Server text: escaped before it can reach a message, and kept short.
+  const contentType = sanitize(response.headers['content-type'] ?? 'no content type', [], 100);
   const parsed = parseJson(response.text);
   const body = isObject(parsed) ? parsed : undefined;
   // `--json` prints the body from its text; a secret the server quoted back must not go with it.
@@ -308,7 +312,7 @@ function readAnswer(response: HttpResponse, context: AnswerContext): ServiceResu
   }
   if (parsed === undefined) {
     throw new ApiError(
-      `the service answered HTTP ${status} with a body that is not JSON (${escapeControls(contentType)})`,
+      `the service answered HTTP ${status} with a body that is not JSON (${contentType})`,
       {
         status,
         hint: 'check that --base-url points at the User Group Service and not at a web page or proxy',

@@ -4,7 +4,7 @@ import { UsageError } from '../errors.js';
 import { canPrompt, readStdin, writeLine } from '../io.js';
 import { formatBaseUrl, parseBaseUrl } from '../parse.js';
 import { styleFor } from '../render.js';
-import { apiTokenProblem } from '../service.js';
+import { apiTokenProblem, loginCommandFor } from '../service.js';
 import { type DepsFactory, newCommand } from './shared.js';
 
 export interface LoginOptions {
@@ -78,7 +78,7 @@ export async function runLogin(opts: LoginOptions, deps: Deps): Promise<void> {
     ).trim();
   } else {
     throw new UsageError('no API token given, and prompts are off', {
-      hint: 'pipe the token in: printenv UGS_TOKEN | ugs login --with-token',
+      hint: `pipe the token in: printenv UGS_TOKEN | ${loginCommandFor(settings.profile)} --with-token`,
     });
   }
   deps.tracer.addSecret(apiToken);
@@ -87,7 +87,7 @@ export async function runLogin(opts: LoginOptions, deps: Deps): Promise<void> {
   const problem = apiTokenProblem(apiToken);
   if (problem !== undefined) {
     throw new UsageError(`the API token ${problem}; nothing was saved`, {
-      hint: 'pass the token alone, e.g. printenv UGS_TOKEN | ugs login --with-token',
+      hint: `pass the token alone, e.g. printenv UGS_TOKEN | ${loginCommandFor(settings.profile)} --with-token`,
     });
   }
 

@@ -371,3 +371,29 @@ describe('8.19: an unsolicited 100 Continue before the real answer', () => {
     );
   });
 });
+
+describe('server text in messages, escaped', () => {
+  it('a hostile Content-Type is escaped and cut short in the message', async () => {
+    const server = await h.server(({ req }) => {
+      req.socket.end(
+        Buffer.from(
+          `HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/html\u009b31m${'z'.repeat(300)}\r\nContent-Length: 2\r\n\r\nhi`,
+          'latin1',
+        ),
+      );
+    });
+    const { service } = await client(server.origin);
+    const error = await failure(service.rotateToken('ugt_old_token_abcd'));
+    expect(error.exitCode).toBe(5);
+    expect(error.message).toContain('text/html\\u009b31m');
+    expect(error.message).not.toMatch(controlCharacters());
+    expect(error.message.length).toBeLessThan(250);
+  });
+
+  it('login hints quote a profile name a shell would split', async () => {
+    const server = await h.server(json(401, { detail: 'Invalid token.' }));
+    const { service } = await client(server.origin, { profile: "team a's" });
+    const error = await failure(service.getUser(GET_REQUEST));
+    expect(error.hint).toContain(`\`ugs login --profile 'team a'\\''s'\``);
+  });
+});
