@@ -26,6 +26,8 @@ import { setOwn } from './parse.js';
 export interface Profile {
   baseUrl?: string;
   apiToken?: string;
+  /** `ugs login --api-path`: the endpoint path when it is not `/api/user`. */
+  apiPath?: string;
 }
 
 export interface ConfigStore {
@@ -200,7 +202,7 @@ export function parseConfigFile(text: string, path: string): ConfigFile {
   if (!isPlainObject(profiles)) throw corrupt(path, '"profiles" must be an object');
   for (const [name, profile] of Object.entries(profiles)) {
     if (!isPlainObject(profile)) throw corrupt(path, `profile "${name}" must be an object`);
-    for (const key of ['baseUrl', 'apiToken'] as const) {
+    for (const key of ['baseUrl', 'apiToken', 'apiPath'] as const) {
       if (profile[key] !== undefined && typeof profile[key] !== 'string') {
         throw corrupt(path, `"${key}" of profile "${name}" must be a string`);
       }

@@ -11,7 +11,16 @@ import { type Env, type IO, writeLine } from './io.js';
 import { parseBaseUrl, parseTimeoutSeconds } from './parse.js';
 import { InquirerPrompter, type Prompter } from './prompter.js';
 import { type OutputFormat, renderJson } from './render.js';
-import { HttpServiceClient, type ServiceClient, type Target } from './service.js';
+import {
+  apiTokenProblem,
+  HttpServiceClient,
+  loginCommandFor,
+  parseApiPath,
+  type ServiceClient,
+  type Target,
+  type TokenSource,
+  USER_PATH,
+} from './service.js';
 import { userAgent } from './version.js';
 
 /** The global options, checked. */
@@ -20,6 +29,9 @@ export interface Settings {
   /** `--base-url` or `UGS_BASE_URL` (commander applies flag over env). */
   baseUrl: string | undefined;
   baseUrlSource: 'flag' | 'env' | undefined;
+  /** `--api-path` or `UGS_API_PATH`, checked; the profile's and the default come later. */
+  apiPath?: string | undefined;
+  apiPathSource?: 'flag' | 'env' | undefined;
   timeoutMs: number;
   debug: boolean;
   insecureHttp: boolean;
@@ -48,6 +60,7 @@ export interface SystemInfo {
 export interface GlobalFlags {
   profile?: string;
   baseUrl?: string;
+  apiPath?: string;
   timeout?: string;
   input?: boolean;
   debug?: boolean;
@@ -61,11 +74,20 @@ export function parseSettings(flags: GlobalFlags, env: Env): Settings {
   const profile = flags.profile ?? nonEmpty(env.UGS_PROFILE) ?? 'default';
   if (profile.trim() === '') throw new UsageError('--profile needs a name');
   const envBaseUrl = nonEmpty(env.UGS_BASE_URL);
+  const envApiPath = nonEmpty(env.UGS_API_PATH);
   return {
     profile,
     baseUrl: flags.baseUrl ?? envBaseUrl,
     baseUrlSource:
       flags.baseUrl !== undefined ? 'flag' : envBaseUrl !== undefined ? 'env' : undefined,
+    apiPath:
+      flags.apiPath !== undefined
+        ? parseApiPath(flags.apiPath, '--api-path')
+        : envApiPath !== undefined
+          ? parseApiPath(envApiPath, 'UGS_API_PATH')
+          : undefined,
+    apiPathSource:
+      flags.apiPath !== undefined ? 'flag' : envApiPath !== undefined ? 'env' : undefined,
     timeoutMs: Math.round(parseTimeoutSeconds(flags.timeout ?? '30') * 1000),
     debug: flags.debug === true,
     insecureHttp: flags.insecureHttp === true,
@@ -100,18 +122,26 @@ export function createDeps(
         tracer,
       });
       clients.push(http);
-      return new HttpServiceClient(http, target, userAgent(system.nodeVersion));
+      return new HttpServiceClient(http, target, userAgent(system.nodeVersion), {
+        // stderr, so a note goes with --json and --field too without touching their stdout.
+        notify: (message) => writeLine(io.stderr, `note: ${message}`),
+      });
     },
   };
 }
 
-export type TokenSource = 'profile' | 'env UGS_API_TOKEN';
+export type { TokenSource };
 
 export interface Credentials {
   profileName: string;
   profile: Profile | undefined;
   apiToken: { value: string; source: TokenSource } | undefined;
   baseUrl: { value: string; source: 'flag' | 'env' | 'profile' } | undefined;
+}
+
+export interface ApiPathSetting {
+  value: string;
+  source: 'flag' | 'env' | 'profile' | 'default';
 }
 
 /** Flag over environment over profile. The API token never comes from a flag. */
@@ -135,6 +165,22 @@ export function resolveCredentials(deps: Deps): Credentials {
   return { profileName, profile, apiToken, baseUrl: resolvedBaseUrl };
 }
 
+/** `--api-path` over UGS_API_PATH over the profile's over `/api/user`, as the base URL goes. */
+export function resolveApiPath(settings: Settings, credentials: Credentials): ApiPathSetting {
+  const { apiPath, apiPathSource } = settings;
+  if (apiPath !== undefined && apiPathSource !== undefined) {
+    return { value: apiPath, source: apiPathSource };
+  }
+  const saved = credentials.profile?.apiPath;
+  if (saved) {
+    return {
+      value: parseApiPath(saved, `apiPath of profile "${credentials.profileName}"`),
+      source: 'profile',
+    };
+  }
+  return { value: USER_PATH, source: 'default' };
+}
+
 /** Where to send requests, or a typed error saying what is missing and how to fix it. */
 export function resolveTarget(deps: Deps): Target {
   const credentials = resolveCredentials(deps);
@@ -149,15 +195,32 @@ export function resolveTarget(deps: Deps): Target {
       hint: `pass --base-url <url>, set UGS_BASE_URL, or run \`${loginHint}\``,
     });
   }
+  const { value: apiToken, source: tokenSource } = credentials.apiToken;
+  const problem = apiTokenProblem(apiToken);
+  if (problem !== undefined) {
+    // Never sent: a header undici refuses, or a token the service cannot have issued.
+    throw new AuthError(
+      tokenSource === 'profile'
+        ? `the API token saved in profile "${credentials.profileName}" ${problem}`
+        : `UGS_API_TOKEN ${problem}: it is not a valid API token`,
+      {
+        hint:
+          tokenSource === 'profile'
+            ? `run \`${loginHint}\` to save the token again`
+            : 'set UGS_API_TOKEN to the token alone, without spaces or line breaks',
+      },
+    );
+  }
   return {
     baseUrl: parseBaseUrl(credentials.baseUrl.value, { insecureHttp: deps.settings.insecureHttp }),
-    apiToken: credentials.apiToken.value,
+    apiToken,
+    apiPath: resolveApiPath(deps.settings, credentials).value,
+    profile: credentials.profileName,
+    tokenSource,
   };
 }
 
-export function loginCommandFor(profile: string): string {
-  return profile === 'default' ? 'ugs login' : `ugs login --profile ${profile}`;
-}
+export { loginCommandFor };
 
 /**
  * Runs a service call; with `--json`, a JSON error body from the service is also printed on

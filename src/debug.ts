@@ -1,9 +1,12 @@
 /**
  * `--debug` trace of every request and response. Developers paste these into tickets, so every
  * secret is redacted here, at the only place that prints them: the Authorization header, any JSON
- * field whose name says token, and every known secret value wherever else it appears.
+ * field whose name says token, and every known secret value wherever else it appears. What the
+ * server sent is shown with its control characters escaped: a trace goes to a terminal too.
  */
 import type { Writable } from 'node:stream';
+import { escapeControls } from './io.js';
+import { formatJsonText } from './json-text.js';
 
 export const REDACTED = '[REDACTED]';
 
@@ -93,17 +96,24 @@ export class StreamTracer implements Tracer {
     return scheme ? `${scheme[1]} ${REDACTED}` : REDACTED;
   }
 
+  /**
+   * A JSON body is re-printed from its text (compact, token-named keys redacted, `__proto__` kept,
+   * no recursion however deep it nests); anything else is shown with controls escaped.
+   */
   redactBody(body: string): string {
+    let json: string | undefined;
     try {
-      const parsed: unknown = JSON.parse(body);
-      return this.redactText(JSON.stringify(redactJson(parsed)));
+      JSON.parse(body);
+      json = formatJsonText(body, { indent: 0, secretKey: TOKEN_KEY, secrets: this.secrets });
     } catch {
-      return this.redactText(body);
+      json = undefined;
     }
+    return json ?? this.redactText(body);
   }
 
+  /** Secrets cut out and controls escaped: for server text and error messages. */
   redactText(text: string): string {
-    return redactSecrets(text, this.secrets);
+    return escapeControls(redactSecrets(text, this.secrets));
   }
 }
 
@@ -117,21 +127,4 @@ export function redactSecrets(text: string, secrets: Iterable<string>): string {
     if (secret.length >= 4) result = result.split(secret).join(REDACTED);
   }
   return result;
-}
-
-function redactJson(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(redactJson);
-  if (typeof value !== 'object' || value === null) return value;
-  const result: Record<string, unknown> = {};
-  for (const [key, entry] of Object.entries(value)) {
-    result[key] = TOKEN_KEY.test(key) ? redactSecretValue(entry) : redactJson(entry);
-  }
-  return result;
-}
-
-/** A value under a token-named key: strings go, in arrays too (`"previous_tokens": [...]`). */
-function redactSecretValue(value: unknown): unknown {
-  if (typeof value === 'string') return REDACTED;
-  if (Array.isArray(value)) return value.map(redactSecretValue);
-  return redactJson(value);
 }

@@ -11,7 +11,7 @@ import type { Dispatcher } from 'undici';
 import { silentTracer, type Tracer } from './debug.js';
 import { ApiError, NetworkError, UsageError } from './errors.js';
 import { type Env, formatBytes, stripBom } from './io.js';
-import { loadUndici, type Undici } from './undici.js';
+import { continueTolerantConnector, loadUndici, type Undici } from './undici.js';
 
 export interface HttpRequest {
   method: 'GET' | 'POST';
@@ -76,6 +76,8 @@ const NOT_DELIVERED_CODES = new Set([
   'EHOSTUNREACH',
   'ENETUNREACH',
   'UND_ERR_CONNECT_TIMEOUT',
+  // undici refused to build the request (a header it will not send): nothing left the machine.
+  'UND_ERR_INVALID_ARG',
 ]);
 
 export interface HttpClientOptions {
@@ -109,6 +111,8 @@ export class HttpClient {
     private readonly undici: Undici,
     private readonly dispatcher: Dispatcher,
     private readonly options: HttpClientOptions,
+    /** For loopback hosts: never through a proxy. Defaults to `dispatcher`. */
+    private readonly direct: Dispatcher = dispatcher,
   ) {
     this.tracer = options.tracer ?? silentTracer;
     this.maxResponseBytes = options.maxResponseBytes ?? MAX_RESPONSE_BYTES;
@@ -156,8 +160,12 @@ export class HttpClient {
     }
   }
 
-  close(): Promise<void> {
-    return this.dispatcher.close();
+  async close(): Promise<void> {
+    await Promise.all(
+      this.direct === this.dispatcher
+        ? [this.dispatcher.close()]
+        : [this.dispatcher.close(), this.direct.close()],
+    );
   }
 
   /** Half fixed, half random ("equal jitter") under an exponential ceiling: clients do not retry in step. */
@@ -175,7 +183,8 @@ export class HttpClient {
     // User attempt opens its own connection while other requests reuse the agent's.
     let result: Dispatcher.ResponseData;
     try {
-      result = await this.undici.request(this.dispatcher, request.url, {
+      const dispatcher = isLoopbackHost(request.url.hostname) ? this.direct : this.dispatcher;
+      result = await this.undici.request(dispatcher, request.url, {
         method: request.method,
         headers: request.headers,
         body: request.body,
@@ -316,17 +325,44 @@ export async function createHttpClient(options: HttpClientOptions): Promise<Http
   const undici = await loadUndici();
   const ca = options.caFile === undefined ? undefined : await loadCa(options.caFile, options.env);
   const env = options.env;
+  const common = {
+    // Our own AbortSignal is the deadline; undici's per-phase timers would fire first and coarsely.
+    headersTimeout: 0,
+    bodyTimeout: 0,
+    // Direct connections only: the proxy agents build their own (and use requestTls for the CA).
+    connect: continueTolerantConnector(undici, { ca }),
+    ...(ca === undefined ? {} : { requestTls: { ca } }),
+  };
   const dispatcher = new undici.EnvHttpProxyAgent({
     // Proxies come from the injected environment, lower case first, as curl reads them.
     httpProxy: env.http_proxy ?? env.HTTP_PROXY ?? '',
     httpsProxy: env.https_proxy ?? env.HTTPS_PROXY ?? env.http_proxy ?? env.HTTP_PROXY ?? '',
     noProxy: env.no_proxy ?? env.NO_PROXY ?? '',
-    // Our own AbortSignal is the deadline; undici's per-phase timers would fire first and coarsely.
-    headersTimeout: 0,
-    bodyTimeout: 0,
-    ...(ca === undefined ? {} : { connect: { ca }, requestTls: { ca } }),
+    ...common,
   });
-  return new HttpClient(undici, dispatcher, options);
+  // A request to this machine through a proxy would hand the API token (in clear text, over
+  // http://) to the proxy: loopback never goes through one, whatever NO_PROXY says. Empty strings
+  // (not undefined) keep undici from reading process.env behind our back.
+  const direct = new undici.EnvHttpProxyAgent({
+    httpProxy: '',
+    httpsProxy: '',
+    noProxy: '',
+    ...common,
+  });
+  return new HttpClient(undici, dispatcher, options, direct);
+}
+
+/**
+ * This machine: `localhost` and `*.localhost` (RFC 6761 reserves them for loopback), 127.0.0.0/8,
+ * `::1`, and 127.x written as an IPv4-mapped IPv6 address. `hostname` as `URL` gives it (IPv6 in
+ * brackets, IPv4 normalised, lower case).
+ */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.toLowerCase().replace(/\.$/, '');
+  if (host === 'localhost' || host.endsWith('.localhost')) return true;
+  if (/^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)) return true;
+  if (host === '[::1]') return true;
+  return /^\[::ffff:(7f[0-9a-f]{2}:[0-9a-f]{1,4}|127\.\d{1,3}\.\d{1,3}\.\d{1,3})\]$/.test(host);
 }
 
 /**

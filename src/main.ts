@@ -59,6 +59,10 @@ export function buildProgram(io: IO, makeDeps: DepsFactory, system: SystemInfo):
       'profile in the config file (default: "default", env: UGS_PROFILE)',
     )
     .option('--base-url <url>', 'address of the service (env: UGS_BASE_URL)')
+    .option(
+      '--api-path <path>',
+      'path of the API under the base URL, e.g. /api/user/ (default: /api/user, env: UGS_API_PATH)',
+    )
     .option('--timeout <seconds>', 'give up on a request after this long', '30')
     .option('--no-input', 'never prompt; fail on a missing value instead')
     .option('--debug', 'trace HTTP requests and responses to stderr (secrets redacted)')
@@ -73,7 +77,7 @@ Examples:
   $ ugs get --id acme --name "Acme Corp" --property plan=pro
   $ ugs rotate --current-token-stdin --yes --field token < old-token.txt
 
-Environment: UGS_API_TOKEN (API token), UGS_BASE_URL, UGS_PROFILE, UGS_CONFIG_DIR, UGS_CA_FILE.
+Environment: UGS_API_TOKEN (API token), UGS_BASE_URL, UGS_API_PATH, UGS_PROFILE, UGS_CONFIG_DIR, UGS_CA_FILE.
 Exit codes: 0 ok, 1 service error, 2 usage, 3 auth, 4 network, 5 rotation outcome unknown, 130 interrupted.
 `,
     )

@@ -5,6 +5,7 @@
  */
 import { ApiError } from './errors.js';
 import { colorEnabled, escapeControls, type IO, writeLine } from './io.js';
+import { compactJson, prettyJson } from './json-text.js';
 import type { JsonObject } from './parse.js';
 import type { UserGroup } from './service.js';
 
@@ -49,7 +50,8 @@ export async function styleFor(io: IO, stream: 'stdout' | 'stderr'): Promise<Sty
 export function formatValue(value: unknown): string {
   if (typeof value === 'string') return value;
   if (value === undefined) return '';
-  return JSON.stringify(value);
+  // Not JSON.stringify: a value from the wire may nest 100,000 levels deep (issue 8.3).
+  return compactJson(value);
 }
 
 export function orderedFields(group: JsonObject): string[] {
@@ -87,9 +89,12 @@ export async function renderUserGroupTable(group: UserGroup, style: Style): Prom
   return renderTable(rows, style);
 }
 
-/** `--json`: exactly the body the server sent, pretty-printed, and nothing else on stdout. */
+/**
+ * `--json`: exactly the body the server sent, re-indented from its text (its numbers as sent,
+ * however deep it nests), controls inside strings as `\u` escapes, and nothing else on stdout.
+ */
 export function renderJson(body: unknown): string {
-  return JSON.stringify(body, null, 2);
+  return prettyJson(body);
 }
 
 /** `--field`: a script's way to take one value; a missing field must not look like an empty one. */

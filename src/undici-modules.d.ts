@@ -30,3 +30,10 @@ declare module 'undici/lib/dispatcher/dispatcher.js' {
   const DispatcherClass: typeof Dispatcher;
   export default DispatcherClass;
 }
+
+declare module 'undici/lib/core/connect.js' {
+  import type { buildConnector } from 'undici';
+
+  const buildConnectorFunction: typeof buildConnector;
+  export default buildConnectorFunction;
+}

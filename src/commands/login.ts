@@ -4,6 +4,7 @@ import { UsageError } from '../errors.js';
 import { canPrompt, readStdin, writeLine } from '../io.js';
 import { formatBaseUrl, parseBaseUrl } from '../parse.js';
 import { styleFor } from '../render.js';
+import { apiTokenProblem, loginCommandFor } from '../service.js';
 import { type DepsFactory, newCommand } from './shared.js';
 
 export interface LoginOptions {
@@ -19,6 +20,7 @@ export function loginCommand(makeDeps: DepsFactory, run = runLogin): Command {
     'ugs login                                    # asks for the base URL and the token',
     'printenv UGS_TOKEN | ugs login --base-url https://analytics.example.com --with-token',
     'ugs login --profile staging --base-url https://staging.example.com',
+    'ugs login --base-url https://analytics.example.com --api-path /api/user/   # a service that wants the slash',
   ])
     .option('--with-token', 'read the API token from stdin instead of prompting')
     .action(async (flags: { withToken?: boolean }, cmd: Command) => {
@@ -67,27 +69,43 @@ export async function runLogin(opts: LoginOptions, deps: Deps): Promise<void> {
   } else if (interactive) {
     apiToken = (
       await prompter.password('API token:', {
-        validate: (value) => value.trim() !== '' || 'the API token is required',
+        validate: (value) => {
+          if (value.trim() === '') return 'the API token is required';
+          const problem = apiTokenProblem(value.trim());
+          return problem === undefined || `the API token ${problem}`;
+        },
       })
     ).trim();
   } else {
     throw new UsageError('no API token given, and prompts are off', {
-      hint: 'pipe the token in: printenv UGS_TOKEN | ugs login --with-token',
+      hint: `pipe the token in: printenv UGS_TOKEN | ${loginCommandFor(settings.profile)} --with-token`,
     });
   }
   deps.tracer.addSecret(apiToken);
+  // Refused here rather than saved: a token with a line break or a space cannot go into the
+  // Authorization header, and the first `ugs get` would report it as a network failure.
+  const problem = apiTokenProblem(apiToken);
+  if (problem !== undefined) {
+    throw new UsageError(`the API token ${problem}; nothing was saved`, {
+      hint: `pass the token alone, e.g. printenv UGS_TOKEN | ${loginCommandFor(settings.profile)} --with-token`,
+    });
+  }
 
   const saved = formatBaseUrl(baseUrl);
   await config.updateProfile(settings.profile, (current) => ({
     ...current,
     baseUrl: saved,
     apiToken,
+    // --api-path (or UGS_API_PATH) is remembered for the profile; without it the saved one stays.
+    ...(settings.apiPath !== undefined && { apiPath: settings.apiPath }),
   }));
 
   const style = await styleFor(io, 'stderr');
   writeLine(
     io.stderr,
-    style.green(`Logged in to ${saved} as profile "${settings.profile}"; saved to ${config.path}`),
+    style.green(
+      `Logged in to ${saved}${settings.apiPath === undefined ? '' : ` (API path ${settings.apiPath})`} as profile "${settings.profile}"; saved to ${config.path}`,
+    ),
   );
   if (io.env.UGS_API_TOKEN) {
     writeLine(

@@ -1,5 +1,11 @@
 import type { Command } from 'commander';
-import { type Deps, loginCommandFor, resolveCredentials, type TokenSource } from '../context.js';
+import {
+  type Deps,
+  loginCommandFor,
+  resolveApiPath,
+  resolveCredentials,
+  type TokenSource,
+} from '../context.js';
 import { AuthError } from '../errors.js';
 import { writeLine } from '../io.js';
 import { renderJson, renderTable, styleFor, type TableRow } from '../render.js';
@@ -13,6 +19,8 @@ export interface Status {
   profile: string;
   baseUrl: string | null;
   baseUrlSource: 'flag' | 'env' | 'profile' | null;
+  apiPath: string;
+  apiPathSource: 'flag' | 'env' | 'profile' | 'default';
   tokenSource: TokenSource | null;
   token: string | null;
   configPath: string;
@@ -43,10 +51,19 @@ export function collectStatus(deps: Deps): Status {
     profile: credentials.profileName,
     baseUrl: credentials.baseUrl?.value ?? null,
     baseUrlSource: credentials.baseUrl?.source ?? null,
+    ...apiPathOf(deps, credentials),
     tokenSource: credentials.apiToken?.source ?? null,
     token: credentials.apiToken ? maskToken(credentials.apiToken.value) : null,
     configPath: deps.config.path,
   };
+}
+
+function apiPathOf(
+  deps: Deps,
+  credentials: ReturnType<typeof resolveCredentials>,
+): { apiPath: string; apiPathSource: Status['apiPathSource'] } {
+  const { value, source } = resolveApiPath(deps.settings, credentials);
+  return { apiPath: value, apiPathSource: source };
 }
 
 export async function runStatus(opts: StatusOptions, deps: Deps): Promise<void> {
@@ -61,6 +78,7 @@ export async function runStatus(opts: StatusOptions, deps: Deps): Promise<void> 
     const rows: TableRow[] = [
       ['profile', status.profile],
       row('base URL', status.baseUrl ? `${status.baseUrl} (${status.baseUrlSource})` : null),
+      ['API path', `${status.apiPath} (${status.apiPathSource})`],
       row('token', status.token),
       row('token source', status.tokenSource),
       ['config file', status.configPath],

@@ -57,6 +57,8 @@ describe('ugs login --with-token (built binary)', () => {
       profile: 'default',
       baseUrl: stub.url,
       baseUrlSource: 'profile',
+      apiPath: '/api/user',
+      apiPathSource: 'default',
       tokenSource: 'profile',
       token: `****${API_TOKEN.slice(-4)}`,
       configPath: sb.configPath,

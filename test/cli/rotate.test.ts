@@ -153,11 +153,11 @@ describe('ugs rotate (built binary)', () => {
     expect(result.stderr).toMatch(/^hint: /m);
   });
 
-  it('a 2xx answer that cannot be read hints that the rotation may have happened (exit 1)', async () => {
+  it('a 2xx answer that cannot be read: the rotation may have happened (exit 5)', async () => {
     const { sb, stub, oldToken } = await setup();
     stub.fault = { kind: 'raw', status: 200, contentType: 'text/plain', text: 'ok' };
     const result = await runCli(sb, ['rotate', '--current-token', oldToken, '--yes']);
-    expect(result.code, describeRun(result)).toBe(1);
+    expect(result.code, describeRun(result)).toBe(5);
     expect(stub.requests).toHaveLength(1);
     expect(result.stderr).toMatch(/^hint: .*ugs get --id/m);
   });

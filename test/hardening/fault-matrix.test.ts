@@ -252,7 +252,7 @@ const CASES: FaultCase[] = [
     name: 'HTTP 500 with a JSON error',
     handler: json(500, { success: 0, error: 'database on fire' }),
     get: { code: 1, requests: 1, error: /^the service answered HTTP 500: database on fire$/ },
-    rotate: { code: 1, requests: 1, error: /HTTP 500: database on fire/ },
+    rotate: { code: 5, requests: 1, error: /HTTP 500: database on fire.*may or may not/ },
   },
   {
     name: 'HTTP 502 with an HTML page',
@@ -264,7 +264,7 @@ const CASES: FaultCase[] = [
       hint: /later/,
     },
     rotate: {
-      code: 1,
+      code: 5,
       requests: 1,
       error: /HTTP 502/,
       hint: /rotation may have happened.*--field token/,
@@ -278,7 +278,7 @@ const CASES: FaultCase[] = [
     name: 'HTTP 502 twice, then an answer',
     handler: failThenOk(2, raw(502, 'text/html', HTML_502)),
     get: { code: 0, requests: 3 },
-    rotate: { code: 1, requests: 1, error: /HTTP 502/ },
+    rotate: { code: 5, requests: 1, error: /HTTP 502/ },
   },
   {
     name: 'HTTP 504 with an empty body',
@@ -286,7 +286,7 @@ const CASES: FaultCase[] = [
     get: { code: 1, requests: 3, error: /HTTP 504: a text\/plain body/ },
     // A gateway timeout may hide a rotation that happened behind it.
     rotate: {
-      code: 1,
+      code: 5,
       requests: 1,
       error: /HTTP 504/,
       hint: /rotation may have happened.*--field token/,
@@ -296,7 +296,7 @@ const CASES: FaultCase[] = [
     name: 'HTTP 503 with Retry-After: 1',
     handler: json(503, { success: 0, message: 'maintenance' }, { 'retry-after': '1' }),
     get: { code: 1, requests: 3, error: /HTTP 503: maintenance/ },
-    rotate: { code: 1, requests: 1, error: /HTTP 503: maintenance/ },
+    rotate: { code: 5, requests: 1, error: /HTTP 503: maintenance/ },
     check: (command, _result, server) => {
       // Without Retry-After the backoff would be 150-600 ms: waiting ~1 s proves it was read.
       if (command === 'get')
@@ -312,8 +312,8 @@ const CASES: FaultCase[] = [
         { success: 0, detail: 'slow down' },
         { 'retry-after': new Date(Date.now() + 2_000).toUTCString() },
       ),
-    get: { code: 1, requests: 3, error: /HTTP 429: slow down/ },
-    rotate: { code: 1, requests: 1, error: /HTTP 429: slow down/ },
+    get: { code: 1, requests: 3, error: /HTTP 429 \(rate limited\): slow down/ },
+    rotate: { code: 1, requests: 1, error: /HTTP 429 \(rate limited\): slow down/ },
     check: (command, _result, server) => {
       // The date is 1-2 s ahead (whole seconds): the wait must follow it, not the short backoff.
       if (command === 'get')
@@ -350,7 +350,7 @@ const CASES: FaultCase[] = [
       code: 1,
       requests: 1,
       error: /HTTP 405: Method "GET" not allowed\./,
-      hint: /--base-url/,
+      hint: /--api-path \/api\/user\//,
     },
     rotate: { code: 1, requests: 1, error: /HTTP 405/ },
   },
@@ -372,32 +372,32 @@ const CASES: FaultCase[] = [
     name: '200 with a non-JSON body',
     handler: raw(200, 'text/plain', `ok ${HTML_MARKER}`),
     get: { code: 1, requests: 1, error: /HTTP 200 with a body that is not JSON \(text\/plain\)/ },
-    rotate: { code: 1, requests: 1, error: /not JSON/ },
+    rotate: { code: 5, requests: 1, error: /not JSON/ },
     check: (_command, result) => expect(result.stderr).not.toContain(HTML_MARKER),
   },
   {
     name: '200 with JSON that is not an object',
     handler: json(200, [okBody()]),
     get: { code: 1, requests: 1, error: /JSON that is not an object/ },
-    rotate: { code: 1, requests: 1, error: /not an object/, hint: /rotation may have happened/ },
+    rotate: { code: 5, requests: 1, error: /not an object/, hint: /rotation may have happened/ },
   },
   {
     name: '200 without user_group',
     handler: json(200, { success: 1, new_user_group: true }),
     get: { code: 1, requests: 1, error: /no "user_group" object/ },
-    rotate: { code: 1, requests: 1, error: /no "user_group" object/, hint: READ_TOKEN_HINT },
+    rotate: { code: 5, requests: 1, error: /no "user_group" object/, hint: READ_TOKEN_HINT },
   },
   {
     name: '200 with a token that is not a string',
     handler: json(200, { success: 1, user_group: userGroup({ token: 123456 }) }),
     get: { code: 1, requests: 1, error: /no "token" string/ },
-    rotate: { code: 1, requests: 1, error: /no "token" string/ },
+    rotate: { code: 5, requests: 1, error: /no "token" string/ },
   },
   {
     name: 'a 5 MiB body',
     handler: hugeBody,
     get: { code: 1, requests: 1, error: /larger than 1 MiB/ },
-    rotate: { code: 1, requests: 1, error: /larger than 1 MiB/ },
+    rotate: { code: 5, requests: 1, error: /larger than 1 MiB/ },
   },
   {
     name: 'a body with a UTF-8 BOM',

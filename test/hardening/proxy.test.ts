@@ -2,10 +2,14 @@
  * A real HTTP CONNECT proxy on 127.0.0.1, started by the test: `ugs` must go through it when
  * HTTPS_PROXY/HTTP_PROXY say so (undici tunnels plain-http targets with CONNECT too), bypass it
  * when NO_PROXY matches, and report a proxy's refusal (407, 403) as a clear network error
- * (exit 4) rather than as something the service said.
+ * (exit 4) rather than as something the service said. The service is addressed by a name that
+ * only the proxy resolves (`service.ugs.test`): loopback addresses never go through a proxy.
  */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { type AddressInfo, connect, type Socket } from 'node:net';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import {
   describeRun,
@@ -15,16 +19,34 @@ import {
   refusedPort,
   runUgs,
   type SelfSigned,
-  selfSignedCertificate,
   sendJson,
   setupSuite,
   startServer,
+  tempDir,
 } from './harness.js';
 
 setupSuite();
 
 const API_TOKEN = 'api_proxy_suite_0c4f7d92a1';
-const GET_ARGS = ['get', '--id', 'acme', '--name', 'Acme Corp'];
+/** Only the test proxy knows this name (`.test` never resolves): it tunnels it to 127.0.0.1. */
+const HOST = 'service.ugs.test';
+const GET_ARGS = ['get', '--insecure-http', '--id', 'acme', '--name', 'Acme Corp'];
+
+/** The target's URL under the name only the proxy resolves. */
+const via = (t: RecordingServer) => t.url.replace('127.0.0.1', HOST);
+
+/** A self-signed certificate for HOST, 127.0.0.1 and localhost. */
+function certificate(): SelfSigned {
+  const dir = tempDir('tls');
+  const keyFile = join(dir, 'key.pem');
+  const certFile = join(dir, 'cert.pem');
+  // biome-ignore format: one openssl option per line would not make this clearer
+  execFileSync('openssl', [
+    'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', keyFile, '-out', certFile,
+    '-subj', `/CN=${HOST}`, '-addext', `subjectAltName=DNS:${HOST},DNS:localhost,IP:127.0.0.1`, '-days', '1',
+  ], { stdio: 'ignore' });
+  return { key: readFileSync(keyFile, 'utf8'), cert: readFileSync(certFile, 'utf8'), certFile };
+}
 
 interface Proxy {
   url: string;
@@ -37,7 +59,7 @@ interface Proxy {
   close(): Promise<void>;
 }
 
-/** `tunnel` pipes CONNECTs to 127.0.0.1 only; 407/403 refuse every CONNECT. */
+/** `tunnel` pipes CONNECTs for HOST to 127.0.0.1 only; 407/403 refuse every CONNECT. */
 async function startProxy(mode: 'tunnel' | 407 | 403): Promise<Proxy> {
   const connects: string[] = [];
   const authorizations: (string | undefined)[] = [];
@@ -65,7 +87,7 @@ async function startProxy(mode: 'tunnel' | 407 | 403): Promise<Proxy> {
       return;
     }
     if (mode === 403) return refuse(403, 'Forbidden');
-    const match = /^127\.0\.0\.1:(\d+)$/.exec(target);
+    const match = /^(?:127\.0\.0\.1|service\.ugs\.test):(\d+)$/.exec(target);
     if (!match) return refuse(403, 'Forbidden'); // loopback only, whatever happens
     const upstream = connect(Number(match[1]), '127.0.0.1', () => {
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
@@ -98,7 +120,7 @@ let tls: SelfSigned;
 const cleanup: (() => Promise<void>)[] = [];
 
 beforeAll(() => {
-  tls = selfSignedCertificate();
+  tls = certificate();
 });
 afterAll(async () => {
   await Promise.all(cleanup.splice(0).map((close) => close()));
@@ -119,11 +141,11 @@ async function target(secure = false): Promise<RecordingServer> {
 describe.concurrent('HTTP CONNECT proxy', () => {
   test('an http:// target goes through HTTP_PROXY, tunnelled with CONNECT', async () => {
     const [p, t] = await Promise.all([proxy('tunnel'), target()]);
-    const result = await runUgs([...GET_ARGS, '--base-url', t.url], {
+    const result = await runUgs([...GET_ARGS, '--base-url', via(t)], {
       env: { UGS_API_TOKEN: API_TOKEN, HTTP_PROXY: p.url, HTTPS_PROXY: p.url },
     });
     expect(result.code, describeRun(result)).toBe(0);
-    expect(p.connects).toEqual([`127.0.0.1:${t.port}`]);
+    expect(p.connects).toEqual([`${HOST}:${t.port}`]);
     expect(p.forwarded).toEqual([]);
     expect(t.requests).toHaveLength(1);
     expect(t.requests[0]?.headers.authorization).toBe(`Token ${API_TOKEN}`);
@@ -132,18 +154,18 @@ describe.concurrent('HTTP CONNECT proxy', () => {
   test('an https:// target goes through HTTPS_PROXY (with --ca-file for its certificate)', async () => {
     const [p, t] = await Promise.all([proxy('tunnel'), target(true)]);
     const result = await runUgs(
-      [...GET_ARGS, '--base-url', t.url, '--ca-file', tls.certFile, '--json'],
+      [...GET_ARGS, '--base-url', via(t), '--ca-file', tls.certFile, '--json'],
       { env: { UGS_API_TOKEN: API_TOKEN, HTTPS_PROXY: p.url } },
     );
     expect(result.code, describeRun(result)).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual(okBody());
-    expect(p.connects).toEqual([`127.0.0.1:${t.port}`]);
+    expect(p.connects).toEqual([`${HOST}:${t.port}`]);
     expect(t.requests).toHaveLength(1);
   });
 
   test('lower-case https_proxy wins over HTTPS_PROXY, as curl reads them', async () => {
     const [good, refusing, t] = await Promise.all([proxy('tunnel'), proxy(403), target(true)]);
-    const result = await runUgs([...GET_ARGS, '--base-url', t.url, '--ca-file', tls.certFile], {
+    const result = await runUgs([...GET_ARGS, '--base-url', via(t), '--ca-file', tls.certFile], {
       env: { UGS_API_TOKEN: API_TOKEN, https_proxy: good.url, HTTPS_PROXY: refusing.url },
     });
     expect(result.code, describeRun(result)).toBe(0);
@@ -157,7 +179,7 @@ describe.concurrent('HTTP CONNECT proxy', () => {
     url.username = 'corp-user';
     url.password = 'proxy-pass-9d8e7f';
     const result = await runUgs(
-      [...GET_ARGS, '--base-url', t.url, '--ca-file', tls.certFile, '--debug'],
+      [...GET_ARGS, '--base-url', via(t), '--ca-file', tls.certFile, '--debug'],
       { env: { UGS_API_TOKEN: API_TOKEN, HTTPS_PROXY: url.href } },
     );
     expect(result.code, describeRun(result)).toBe(0);
@@ -168,10 +190,10 @@ describe.concurrent('HTTP CONNECT proxy', () => {
     expect(result.stderr).not.toContain(API_TOKEN);
   });
 
-  for (const noProxy of ['127.0.0.1', '127.0.0.1:PORT', 'localhost,127.0.0.1', '*']) {
+  for (const noProxy of [HOST, `${HOST}:PORT`, `localhost,${HOST}`, '.ugs.test', '*']) {
     test(`NO_PROXY=${noProxy} bypasses the proxy`, async () => {
       const [p, t] = await Promise.all([proxy('tunnel'), target()]);
-      const result = await runUgs([...GET_ARGS, '--base-url', t.url], {
+      const result = await runUgs([...GET_ARGS, '--base-url', via(t)], {
         env: {
           UGS_API_TOKEN: API_TOKEN,
           HTTP_PROXY: p.url,
@@ -179,16 +201,17 @@ describe.concurrent('HTTP CONNECT proxy', () => {
           NO_PROXY: noProxy.replace('PORT', String(t.port)),
         },
       });
-      expect(result.code, describeRun(result)).toBe(0);
+      // Bypassed: ugs looked the name up itself, and only the proxy knows it.
+      expect(expectFailure(result, 4).error).toBe(`could not resolve host ${HOST}`);
       expect(p.connects).toEqual([]);
       expect(p.forwarded).toEqual([]);
-      expect(t.requests).toHaveLength(1);
+      expect(t.requests).toHaveLength(0);
     });
   }
 
   test('NO_PROXY for another host does not bypass the proxy', async () => {
     const [p, t] = await Promise.all([proxy('tunnel'), target()]);
-    const result = await runUgs([...GET_ARGS, '--base-url', t.url], {
+    const result = await runUgs([...GET_ARGS, '--base-url', via(t)], {
       env: {
         UGS_API_TOKEN: API_TOKEN,
         HTTP_PROXY: p.url,
@@ -204,16 +227,19 @@ describe.concurrent('HTTP CONNECT proxy', () => {
       const [p, t] = await Promise.all([proxy(status), target()]);
       const env = { UGS_API_TOKEN: API_TOKEN, HTTP_PROXY: p.url, HTTPS_PROXY: p.url };
       const [get, rotate] = await Promise.all([
-        runUgs([...GET_ARGS, '--base-url', t.url], { env }),
-        runUgs(['rotate', '--yes', '--current-token-stdin', '--base-url', t.url], {
-          env,
-          stdin: 'ugt_old_token_behind_proxy',
-        }),
+        runUgs([...GET_ARGS, '--base-url', via(t)], { env }),
+        runUgs(
+          ['rotate', '--insecure-http', '--yes', '--current-token-stdin', '--base-url', via(t)],
+          {
+            env,
+            stdin: 'ugt_old_token_behind_proxy',
+          },
+        ),
       ]);
       for (const result of [get, rotate]) {
         // A refused tunnel proves nothing reached the service: rotate is 4, not "maybe" (5).
         const { error, hint } = expectFailure(result, 4);
-        expect(error).toBe(`the proxy refused to connect to 127.0.0.1:${t.port} (HTTP ${status})`);
+        expect(error).toBe(`the proxy refused to connect to ${HOST}:${t.port} (HTTP ${status})`);
         expect(hint).toMatch(status === 407 ? /credentials.*HTTPS_PROXY/ : /NO_PROXY/);
       }
       // Neither is retried: a refusal is configuration, not a passing fault.
@@ -225,19 +251,19 @@ describe.concurrent('HTTP CONNECT proxy', () => {
   test('a proxy that is down or does not resolve is named as the culprit (exit 4)', async () => {
     const [port, t] = await Promise.all([refusedPort(), target()]);
     const [down, unknown] = await Promise.all([
-      runUgs([...GET_ARGS, '--base-url', t.url], {
+      runUgs([...GET_ARGS, '--base-url', via(t)], {
         env: { UGS_API_TOKEN: API_TOKEN, HTTP_PROXY: `http://127.0.0.1:${port}` },
       }),
-      runUgs([...GET_ARGS, '--base-url', t.url], {
+      runUgs([...GET_ARGS, '--base-url', via(t)], {
         env: { UGS_API_TOKEN: API_TOKEN, HTTP_PROXY: 'http://ugs-proxy.invalid:3128' },
       }),
     ]);
     expect(expectFailure(down, 4).error).toBe(
-      `could not connect to the proxy 127.0.0.1:${port} (for 127.0.0.1:${t.port}): connection refused`,
+      `could not connect to the proxy 127.0.0.1:${port} (for ${HOST}:${t.port}): connection refused`,
     );
     const { error, hint } = expectFailure(unknown, 4);
     expect(error).toBe(
-      `could not connect to the proxy ugs-proxy.invalid (for 127.0.0.1:${t.port}): host not found`,
+      `could not connect to the proxy ugs-proxy.invalid (for ${HOST}:${t.port}): host not found`,
     );
     expect(hint).toMatch(/HTTPS_PROXY.*NO_PROXY/);
     expect(t.requests).toHaveLength(0);
@@ -253,4 +279,30 @@ describe.concurrent('HTTP CONNECT proxy', () => {
     );
     expect(p.connects).toEqual([]);
   });
+
+  // Issue 8.14: through a proxy, an http:// request to this machine would hand the API token in
+  // clear text to whoever runs the proxy.
+  for (const [host, noProxy] of [
+    ['127.0.0.1', undefined],
+    ['127.0.0.1', 'internal.example.com'],
+    ['localhost', undefined],
+    ['localhost', ''],
+  ] as const) {
+    test(`a loopback target (${host}, NO_PROXY=${noProxy ?? 'unset'}) never goes through a proxy`, async () => {
+      const [p, t] = await Promise.all([proxy('tunnel'), target()]);
+      const result = await runUgs([...GET_ARGS, '--base-url', t.url.replace('127.0.0.1', host)], {
+        env: {
+          UGS_API_TOKEN: API_TOKEN,
+          HTTP_PROXY: p.url,
+          http_proxy: p.url,
+          HTTPS_PROXY: p.url,
+          ...(noProxy !== undefined && { NO_PROXY: noProxy, no_proxy: noProxy }),
+        },
+      });
+      expect(result.code, describeRun(result)).toBe(0);
+      expect(p.connects).toEqual([]);
+      expect(p.forwarded).toEqual([]);
+      expect(t.requests).toHaveLength(1);
+    });
+  }
 });

@@ -5,6 +5,7 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { REDACTED, StreamTracer } from '../../src/debug.js';
+import { controlCharacters } from '../../src/io.js';
 import { API_TOKEN, failure, GET_REQUEST, useHarness } from './harness.js';
 import { closedPort, destroy, json, okBody, text } from './server.js';
 
@@ -164,5 +165,36 @@ describe('debug trace', () => {
     await service.getUser(GET_REQUEST);
 
     expect(out.text).toBe('');
+  });
+});
+
+describe('debug trace of hostile answers (issues 8.3, 8.4, 8.19)', () => {
+  const response = (body: string, headers: Record<string, string> = {}) => {
+    const { out, tracer } = tracing();
+    tracer.response({ status: 200, headers, body, elapsedMs: 1 });
+    return out.text;
+  };
+
+  it('keeps __proto__ keys of a JSON body, token-named values redacted inside them', () => {
+    const text = response('{"__proto__":{"token":"ugt_inner_1234","plan":"pro"},"a":1}');
+    expect(text).toContain('< {"__proto__":{"token":"[REDACTED]","plan":"pro"},"a":1}');
+  });
+
+  it('escapes controls in header values and non-JSON bodies; JSON strings keep \\u escapes', () => {
+    const text = response('<p>\u001b]0;x\u0007\u009b31m</p>', { 'x-evil': 'a\u009b31m\u001b[2J' });
+    expect(text).toContain('< x-evil: a\\u009b31m\\u001b[2J');
+    expect(text).toContain('< <p>\\u001b]0;x\\u0007\\u009b31m</p>');
+    const json = response('{"m":"\u009b31m","e":"\\u001b[2J"}');
+    expect(json).toContain('< {"m":"\\u009b31m","e":"\\u001b[2J"}');
+    for (const out of [text, json]) {
+      expect(out.replace(/\n/g, '')).not.toMatch(controlCharacters());
+    }
+  });
+
+  it('prints a 100,000-level JSON body without recursion, numbers as sent, tokens redacted', () => {
+    const deep = `${'['.repeat(100_000)}1e400${']'.repeat(100_000)}`;
+    const text = response(`{"n":12345678901234567890123,"d":${deep},"token":"ugt_deep_99"}`);
+    expect(text).toContain(`< {"n":12345678901234567890123,"d":${deep},"token":"[REDACTED]"}\n`);
+    expect(text).not.toContain('ugt_deep_99');
   });
 });

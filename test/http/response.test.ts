@@ -1,6 +1,6 @@
 /** What comes back: every answer is validated, and every failure becomes the right typed error. */
 import { describe, expect, it } from 'vitest';
-import { ApiError, AuthError } from '../../src/errors.js';
+import { ApiError, AuthError, OutcomeUnknownError } from '../../src/errors.js';
 import { failure, GET_REQUEST, useHarness } from './harness.js';
 import { bytes, type HugeBodyStats, huge, json, okBody, text } from './server.js';
 
@@ -106,7 +106,8 @@ describe('the success flag', () => {
       return code < 0x20 || (code >= 0x7f && code <= 0x9f);
     });
     expect(control).toEqual([]);
-    expect(error.message.startsWith('bad [31m')).toBe(true);
+    // Shown, never obeyed: each control character as a visible escape.
+    expect(error.message.startsWith('bad\\u001b[31m\\u0007 xxx')).toBe(true);
     expect(error.message.length).toBeLessThanOrEqual(301);
     expect(error.message.endsWith('…')).toBe(true);
   });
@@ -275,14 +276,15 @@ describe('oversized bodies', () => {
     expect(error.message).toContain('larger than 1 MiB');
   });
 
-  it('rotate: an oversized answer is an ApiError (exit 1) after one request', async () => {
+  it('rotate: an oversized 2xx answer is an unknown outcome (exit 5) after one request', async () => {
     const server = await h.server(huge(undefined));
     const { service, sleeps } = await h.client(server.origin);
 
     const error = await failure(service.rotateToken('ugt_old_token_abcd'));
 
-    expect(error).toBeInstanceOf(ApiError);
-    expect(error.exitCode).toBe(1);
+    expect(error).toBeInstanceOf(OutcomeUnknownError);
+    expect(error.exitCode).toBe(5);
+    expect(error.message).toContain('larger than 1 MiB');
     expect(server.requests).toHaveLength(1);
     expect(sleeps).toEqual([]);
   });
@@ -319,16 +321,16 @@ describe('HTTP error statuses', () => {
     expect(server.requests).toHaveLength(1);
   });
 
-  it('a 401 without a JSON body is still an AuthError, without a server message', async () => {
-    const error = await getFails(text(401, 'Unauthorized', 'text/plain'));
+  it('a 401 without a JSON body is still an AuthError, with its text/plain line', async () => {
+    const error = await getFails(text(401, '\n  \nUnauthorized\nsecond line', 'text/plain'));
 
     expect(error).toBeInstanceOf(AuthError);
     expect(error.exitCode).toBe(3);
-    expect(error.message).toBe('the API token was not accepted (HTTP 401)');
+    expect(error.message).toBe('the API token was not accepted (HTTP 401: Unauthorized)');
     expect(error.hint).toContain('ugs login');
   });
 
-  it.each([404, 405])('%i -> ApiError (exit 1) pointing at --base-url', async (status) => {
+  it.each([404])('%i -> ApiError (exit 1) pointing at --base-url', async (status) => {
     const error = await getFails(text(status, '<h1>Not here</h1>', 'text/html'));
 
     expect(error).toBeInstanceOf(ApiError);
@@ -349,12 +351,12 @@ describe('HTTP error statuses', () => {
   });
 
   it('a JSON error body without a message', async () => {
-    const error = await getFails(json(500, { code: 'E_INTERNAL' }));
+    const error = await getFails(json(500, { code: 'E_INTERNAL', detail: '' }));
 
     expect(error.exitCode).toBe(1);
     expect(error.message).toBe('the service answered HTTP 500: no message');
     expect(error.hint).toContain('try again later');
-    expect(error.body).toEqual({ code: 'E_INTERNAL' });
+    expect(error.body).toEqual({ code: 'E_INTERNAL', detail: '' });
   });
 });
 
@@ -381,14 +383,15 @@ describe('rotate answers', () => {
     expect(result.created).toBeUndefined();
   });
 
-  it('an unreadable 2xx answer says the rotation may have happened and how to check', async () => {
+  it('an unreadable 2xx answer: outcome unknown (exit 5), and how to check', async () => {
     const server = await h.server(text(200, '<html>ok</html>', 'text/html'));
     const { service } = await h.client(server.origin);
 
     const error = await failure(service.rotateToken('ugt_old_token_abcd'));
 
-    expect(error).toBeInstanceOf(ApiError);
-    expect(error.exitCode).toBe(1);
+    expect(error).toBeInstanceOf(OutcomeUnknownError);
+    expect(error.exitCode).toBe(5);
+    expect(error.message).toContain('may or may not have been rotated');
     expect(error.hint).toContain('may have happened');
     expect(error.hint).toContain('ugs get --id');
     expect(error.hint).toContain('--field token');
@@ -400,7 +403,7 @@ describe('rotate answers', () => {
 
     const error = await failure(service.rotateToken('ugt_old_token_abcd'));
 
-    expect(error.exitCode).toBe(1);
+    expect(error.exitCode).toBe(5);
     expect(error.hint).toContain('--field token');
   });
 

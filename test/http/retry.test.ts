@@ -36,7 +36,9 @@ describe('Get User retries', () => {
       expect(error).toBeInstanceOf(ApiError);
       expect(error.exitCode).toBe(1);
       expect((error as ApiError).status).toBe(status);
-      expect(error.message).toBe(`the service answered HTTP ${status}: busy (${status})`);
+      expect(error.message).toBe(
+        `the service answered HTTP ${status}${status === 429 ? ' (rate limited)' : ''}: busy (${status})`,
+      );
       expect(error.body).toEqual({ success: 0, error: `busy (${status})` });
       // every attempt sent the same request
       expect(new Set(server.requests.map((r) => r.body)).size).toBe(1);
@@ -256,8 +258,22 @@ describe('Get User retries', () => {
 });
 
 describe('rotate is not retried once the request may have reached the server', () => {
-  it.each([429, 500, 502, 503, 504])(
-    'HTTP %i: exactly one request, ApiError (exit 1)',
+  it('HTTP 429: exactly one request, ApiError (exit 1): a rate limit comes before any work', async () => {
+    const server = await h.server(failed(429, { 'retry-after': '1' }), json(200, okBody()));
+    const { service, sleeps } = await h.client(server.origin);
+
+    const error = await failure(service.rotateToken('ugt_old_token_abcd'));
+
+    expect(server.requests).toHaveLength(1);
+    expect(sleeps).toEqual([]);
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error.exitCode).toBe(1);
+    expect(error.message).toBe('the service answered HTTP 429 (rate limited): busy (429)');
+    expect(error.hint).toBe('the service is rate limiting; try again in 1 s');
+  });
+
+  it.each([500, 502, 503, 504])(
+    'HTTP %i: exactly one request, outcome unknown (exit 5): it may have failed after the commit',
     async (status) => {
       const server = await h.server(failed(status, { 'retry-after': '1' }), json(200, okBody()));
       const { service, sleeps } = await h.client(server.origin);
@@ -266,9 +282,12 @@ describe('rotate is not retried once the request may have reached the server', (
 
       expect(server.requests).toHaveLength(1);
       expect(sleeps).toEqual([]);
-      expect(error).toBeInstanceOf(ApiError);
-      expect(error.exitCode).toBe(1);
-      expect(error.message).toBe(`the service answered HTTP ${status}: busy (${status})`);
+      expect(error).toBeInstanceOf(OutcomeUnknownError);
+      expect(error.exitCode).toBe(5);
+      expect(error.message).toBe(
+        `the service answered HTTP ${status}: busy (${status}); the token may or may not have been rotated`,
+      );
+      expect(error.hint).toContain('--field token');
     },
   );
 

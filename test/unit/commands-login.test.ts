@@ -31,6 +31,57 @@ describe('runLogin --with-token (no terminal)', () => {
     expect(output(deps)).not.toContain(TOKEN);
   });
 
+  // Issue 8.15: refused at login, nothing saved, the token never printed.
+  it.each([
+    ['a line break', 'tok-part-one\ntok-part-two'],
+    ['a space or tab', 'tok-part-one tok-part-two'],
+    ['a space or tab', 'tok-part-one\ttok-part-two'],
+    ['a control character', 'tok-part-one\u001btok'],
+    ['a control character', 'tok-part-one\u0085tok'],
+    ['a space character', 'tok-part-one\u00a0tok'],
+    ['a non-ASCII character', 'tok-part-oné'],
+  ])('refuses a token with %s (exit 2, nothing saved)', async (what, token) => {
+    const deps = makeDeps({
+      io: makeIO({ stdinText: `${token}\n` }),
+      profiles: {},
+      settings: { baseUrl: 'https://ugs.example.com', baseUrlSource: 'flag' },
+    });
+    const error = await rejection(runLogin(withToken, deps));
+    expect(error).toBeInstanceOf(UsageError);
+    expect((error as UsageError).exitCode).toBe(2);
+    expect((error as UsageError).message).toContain(`contains ${what}`);
+    expect((error as UsageError).message).toContain('nothing was saved');
+    expect((error as UsageError).message).not.toContain('tok-part');
+    expect(deps.config.writes).toBe(0);
+    expect(deps.config.profiles).toEqual({});
+    expect(output(deps)).not.toContain('tok-part');
+  });
+
+  it('saves --api-path (or UGS_API_PATH) with the profile; without it the saved one stays', async () => {
+    const deps = makeDeps({
+      io: makeIO({ stdinText: TOKEN }),
+      profiles: {},
+      settings: {
+        baseUrl: 'https://ugs.example.com',
+        baseUrlSource: 'flag',
+        apiPath: '/api/user/',
+        apiPathSource: 'flag',
+      },
+    });
+    await runLogin(withToken, deps);
+    expect(deps.config.profiles.default).toEqual({
+      baseUrl: 'https://ugs.example.com',
+      apiToken: TOKEN,
+      apiPath: '/api/user/',
+    });
+    const again = makeDeps({
+      io: makeIO({ stdinText: TOKEN }),
+      profiles: { default: { baseUrl: 'https://ugs.example.com', apiPath: '/v2/user/' } },
+    });
+    await runLogin(withToken, again);
+    expect(again.config.profiles.default?.apiPath).toBe('/v2/user/');
+  });
+
   it('keeps the saved base URL when none is given', async () => {
     const deps = makeDeps({
       io: makeIO({ stdinText: TOKEN }),
@@ -227,6 +278,11 @@ describe('runLogin on a terminal', () => {
     expect(url?.validate?.('http://localhost:8080')).toBe(true);
     expect(token?.validate?.('   ')).toMatch(/required/);
     expect(token?.validate?.('x')).toBe(true);
+    // Issue 8.15: a token that cannot go into the Authorization header is refused as typed.
+    expect(token?.validate?.('abc def')).toMatch(/a space or tab at position 4/);
+    expect(token?.validate?.('abc\u0000def')).toMatch(/control character/);
+    expect(token?.validate?.('abcdéf')).toMatch(/non-ASCII/);
+    expect(String(token?.validate?.('abc def'))).not.toContain('abc');
   });
 
   it('the base URL prompt accepts http to any host with --insecure-http', async () => {

@@ -118,6 +118,8 @@ describe('runStatus', () => {
       profile: 'ci',
       baseUrl: 'https://flag.example',
       baseUrlSource: 'flag',
+      apiPath: '/api/user',
+      apiPathSource: 'default',
       tokenSource: 'env UGS_API_TOKEN',
       token: '****wxyz',
       configPath: deps.config.path,
@@ -144,6 +146,8 @@ describe('runStatus', () => {
       profile: 'staging',
       baseUrl: null,
       baseUrlSource: null,
+      apiPath: '/api/user',
+      apiPathSource: 'default',
       tokenSource: null,
       token: null,
       configPath: deps.config.path,
@@ -167,6 +171,33 @@ describe('runStatus', () => {
     const status = collectStatus(deps);
     expect(status.baseUrl).toBe('https://env.example');
     expect(status.baseUrlSource).toBe('env');
+  });
+
+  it('shows the API path and where it comes from: flag > env > profile > default', () => {
+    const saved = { default: { baseUrl: 'https://ugs.example.com', apiPath: '/saved/' } };
+    const flag = makeDeps({
+      settings: { apiPath: '/flag/', apiPathSource: 'flag' },
+      profiles: saved,
+    });
+    expect(collectStatus(flag)).toMatchObject({ apiPath: '/flag/', apiPathSource: 'flag' });
+    const env = makeDeps({ settings: { apiPath: '/env', apiPathSource: 'env' }, profiles: saved });
+    expect(collectStatus(env)).toMatchObject({ apiPath: '/env', apiPathSource: 'env' });
+    expect(collectStatus(makeDeps({ profiles: saved }))).toMatchObject({
+      apiPath: '/saved/',
+      apiPathSource: 'profile',
+    });
+    expect(collectStatus(makeDeps())).toMatchObject({
+      apiPath: '/api/user',
+      apiPathSource: 'default',
+    });
+  });
+
+  it('the table has an API path row', async () => {
+    const deps = makeDeps({
+      profiles: { default: { baseUrl: 'https://ugs.example.com', apiPath: '/api/user/' } },
+    });
+    await runStatus({ json: false }, deps).catch(() => {});
+    expect(deps.io.stdout.text).toMatch(/API path\s*│\s*\/api\/user\/ \(profile\)/);
   });
 
   it('colours only on a terminal', async () => {

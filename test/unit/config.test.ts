@@ -445,6 +445,9 @@ describe('precedence: flag > environment > profile', () => {
     expect(target).toEqual({
       baseUrl: new URL('https://env.example/p'),
       apiToken: 'env-token-5678',
+      apiPath: '/api/user',
+      profile: 'default',
+      tokenSource: 'env UGS_API_TOKEN',
     });
   });
 
@@ -459,6 +462,9 @@ describe('precedence: flag > environment > profile', () => {
     expect(resolveTarget(deps)).toEqual({
       baseUrl: new URL('https://staging.example'),
       apiToken: 'st-tok',
+      apiPath: '/api/user',
+      profile: 'staging',
+      tokenSource: 'profile',
     });
   });
 
