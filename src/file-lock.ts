@@ -244,7 +244,7 @@ async function readLock(
  * Deletes the lock at `lockPath` if it still holds exactly `observed`, under the break lock so
  * that no two processes do this at once (see the module comment).
  */
-async function breakStaleLock(lockPath: string, observed: string): Promise<void> {
+export async function breakStaleLock(lockPath: string, observed: string): Promise<void> {
   const breakPath = `${lockPath}.break`;
   const content = `${process.pid}\n${randomBytes(8).toString('hex')}\n${processStartTime(process.pid) ?? ''}\n`;
   const tmp = await writeTemp(breakPath, content);
