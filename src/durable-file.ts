@@ -204,6 +204,11 @@ export interface DurableWriteOptions {
   /** Mode of the new file, set explicitly so the umask cannot widen or narrow it. */
   mode?: number;
   fs?: DurableFs;
+  /**
+   * Remove temp files that interrupted writes left (default). A caller that writes often and
+   * cleans once when it takes the lock (the emulator) skips the directory scan on every write.
+   */
+  removeOrphans?: boolean;
 }
 
 /**
@@ -220,7 +225,7 @@ export async function writeFileDurably(
   const mode = options.mode ?? 0o600;
   const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
   await refuseUnsafe(file, fs);
-  await removeOrphanTempFiles(file, { fs });
+  if (options.removeOrphans ?? true) await removeOrphanTempFiles(file, { fs });
   const tmp = tempPathFor(file);
   const fd = await fs.open(
     tmp,

@@ -64,7 +64,8 @@ export async function removeOrphanTempFiles(file: string): Promise<void> {
  * config). The file is 0600 from the first byte: it holds tokens.
  */
 export async function writeFileAtomic(file: string, data: string): Promise<void> {
-  await writeFileDurably(file, data, { mode: 0o600 });
+  // Leftovers were removed once at start, under the lock (removeOrphanTempFiles).
+  await writeFileDurably(file, data, { mode: 0o600, removeOrphans: false });
 }
 
 /** Shutdown waits this long at most for a save in progress. */

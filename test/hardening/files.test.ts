@@ -194,6 +194,13 @@ describe('a nearly full disk under the emulator data file (tmpfs; root only)', (
       emulator = undefined;
       expect(performance.now() - started).toBeLessThan(5_000);
       expect(readdirSync(dir)).toEqual(['state.json']);
+
+      // No room even for the lock: the start fails cleanly, leaving no lock or temp file.
+      const size = readFileSync(dataFile).length;
+      fill(dir, PAGES, Math.ceil(size / PAGE), 0);
+      const attempt = startEmulator({ port: 0, dataFile, apiTokens });
+      await expect(attempt).rejects.toThrow(/cannot lock data file .*(ENOSPC|no space)/);
+      expect(readdirSync(dir).sort()).toEqual(['filler', 'state.json']);
     } finally {
       await emulator?.close();
       unmount(dir);
