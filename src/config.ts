@@ -157,7 +157,9 @@ export class FileConfigStore implements ConfigStore {
         const who =
           error.owner.pid === process.pid
             ? 'another update in this same ugs process'
-            : `another ugs process (pid ${error.owner.pid})`;
+            : error.owner.pid > 0
+              ? `another ugs process (pid ${error.owner.pid})`
+              : 'another ugs process (its lock is still being written)';
         throw new ConfigError(`config file ${this.path} is locked by ${who}`, {
           hint: `if no other ugs is running, delete ${error.lockPath}`,
         });

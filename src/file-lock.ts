@@ -78,7 +78,10 @@ export class FileLock {
     const nonce = randomBytes(8).toString('hex');
     const content = `${process.pid}\n${nonce}\n${processStartTime(process.pid) ?? ''}\n`;
     const deadline = Date.now() + (options.waitMs ?? 0);
+    // Temp files of a lock (or of a takeover) whose writer was killed before linking them; the
+    // age guard keeps us off one that another process is about to link.
     await removeOrphanTempFiles(lockPath, { minAgeMs: 60_000 });
+    await removeOrphanTempFiles(`${lockPath}.break`, { minAgeMs: 60_000 });
     const tmp = await writeTemp(lockPath, content);
     try {
       for (;;) {

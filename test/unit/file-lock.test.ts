@@ -3,7 +3,7 @@
  * pid, a reused pid, this very process), and that taking over a stale lock has one winner.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
@@ -122,5 +122,18 @@ describe('FileLock', () => {
     writeFileSync(`${file}.lock`, 'someone else\n');
     await lock.release();
     expect(readFileSync(`${file}.lock`, 'utf8')).toBe('someone else\n');
+  });
+
+  it('removes lock temp files a killed process left (older than a minute), not fresh ones', async () => {
+    const old = ['data.json.lock.tmp-1-abcdefabcdef', 'data.json.lock.break.tmp-1-abcdefabcdef'];
+    const past = new Date(Date.now() - 120_000);
+    for (const name of old) {
+      writeFileSync(join(dir, name), '1\n');
+      utimesSync(join(dir, name), past, past);
+    }
+    writeFileSync(join(dir, 'data.json.lock.tmp-2-abcdefabcdef'), '2\n');
+    const lock = await FileLock.acquire(file);
+    await lock.release();
+    expect(readdirSync(dir)).toEqual(['data.json.lock.tmp-2-abcdefabcdef']);
   });
 });
