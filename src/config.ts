@@ -2,25 +2,28 @@
  * The config file: `{"profiles": {"<name>": {"baseUrl": "...", "apiToken": "..."}}}`.
  *
  * Reads parse the file directly: they are most invocations, and loading Conf (and the JSON-schema
- * validator it pulls in) costs more than the request itself. Writes go through Conf, which writes
- * atomically with mode 0600, under a lock file so that two `ugs login` runs at the same moment
- * cannot lose each other's profile (Conf's `set` alone is read-modify-write without a lock).
- * A file that cannot be parsed is reported with its path and never rewritten.
+ * validator it pulls in) costs more than the request itself. Writes happen under a lock file
+ * (src/file-lock.ts) so that two `ugs login` runs at the same moment cannot lose each other's
+ * profile. Conf still applies the defaults, validates the data against the schema and serialises
+ * it, but the bytes reach the disk through src/durable-file.ts, because Conf's own writer
+ * (`atomically`) renames a short-written file over the config on a nearly full disk.
+ * A file that cannot be parsed is reported with its path, line and column, and never rewritten.
+ * `config.json` and its lock are never followed as symlinks, for reading or writing.
  */
 import {
-  chmodSync,
   closeSync,
+  constants,
+  fstatSync,
   mkdirSync,
   openSync,
   readFileSync,
   statSync,
-  unlinkSync,
-  writeSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { UnsafeFileError, writeFileDurably } from './durable-file.js';
 import { ConfigError } from './errors.js';
-import type { Env } from './io.js';
+import { FileLock, LockBusyError } from './file-lock.js';
+import { type Env, escapeControls } from './io.js';
 import { setOwn } from './parse.js';
 
 export interface Profile {
@@ -57,16 +60,26 @@ interface ConfigFile {
   [key: string]: unknown;
 }
 
+export interface FileConfigStoreOptions {
+  /** How long a write waits for another ugs process to release the lock. */
+  lockTimeoutMs?: number;
+  /** Where a warning goes (stderr in the real CLI); the store has no other output. */
+  warn?: (message: string) => void;
+}
+
 export class FileConfigStore implements ConfigStore {
   readonly path: string;
-  private readonly lockPath: string;
+  private readonly lockTimeoutMs: number;
+  private readonly warn: (message: string) => void;
+  private warned = false;
 
   constructor(
     private readonly dir: string,
-    private readonly lockTimeoutMs = 10_000,
+    options: FileConfigStoreOptions = {},
   ) {
     this.path = join(dir, CONFIG_FILE_NAME);
-    this.lockPath = `${this.path}.lock`;
+    this.lockTimeoutMs = options.lockTimeoutMs ?? 10_000;
+    this.warn = options.warn ?? (() => {});
   }
 
   readProfile(name: string): Profile | undefined {
@@ -92,9 +105,10 @@ export class FileConfigStore implements ConfigStore {
   private readFile(): ConfigFile {
     let text: string;
     try {
-      text = readFileSync(this.path, 'utf8');
+      text = readRegularFile(this.path);
     } catch (error) {
       if (errorCode(error) === 'ENOENT') return {};
+      if (error instanceof UnsafeFileError) throw unsafeFileError(error, 'read');
       throw new ConfigError(`cannot read config file ${this.path}: ${describeFsError(error)}`, {
         hint: 'check the file and its permissions, or point UGS_CONFIG_DIR at another directory',
         cause: error,
@@ -105,110 +119,312 @@ export class FileConfigStore implements ConfigStore {
 
   private async write(data: ConfigFile): Promise<void> {
     try {
-      const { Conf } = await import('./vendor/conf.js');
-      const conf = new Conf<ConfigFile>({
-        projectName: 'ugs',
-        projectSuffix: '',
-        cwd: this.dir,
-        configName: 'config',
-        configFileMode: 0o600,
-      });
-      conf.store = data;
+      const text = await serialiseWithConf(this.dir, data);
+      await writeFileDurably(this.path, text, { mode: 0o600 });
     } catch (error) {
+      if (error instanceof UnsafeFileError) throw unsafeFileError(error, 'write');
       throw writeError(this.path, error);
     }
   }
 
-  /** The file holds API tokens: the directory is ours alone (Conf never tightens it). */
+  /**
+   * Creates the directory 0700 when it is missing. An existing one keeps its mode: it may be a
+   * shared or sticky directory the user chose (`/tmp`, a setgid project folder), and changing it
+   * would break whoever else uses it. If others can write there, say so once.
+   */
   private prepareDirectory(): void {
+    let mode: number;
     try {
       makeDirectories(this.dir);
-      if ((statSync(this.dir).mode & 0o077) !== 0) chmodSync(this.dir, 0o700);
+      mode = statSync(this.dir).mode;
     } catch (error) {
       throw writeError(this.dir, error);
+    }
+    if ((mode & 0o022) !== 0 && !this.warned) {
+      this.warned = true;
+      this.warn(
+        `warning: config directory ${escapeControls(this.dir)} is writable by ${
+          (mode & 0o002) !== 0 ? 'others' : 'its group'
+        }; ugs keeps ${CONFIG_FILE_NAME} 0600 and never follows links there, but a private directory (chmod 700) is safer`,
+      );
     }
   }
 
   private async withLock<T>(work: () => Promise<T>): Promise<T> {
-    const deadline = Date.now() + this.lockTimeoutMs;
-    for (;;) {
-      try {
-        const fd = openSync(this.lockPath, 'wx', 0o600);
-        try {
-          writeSync(fd, String(process.pid));
-        } catch (error) {
-          // A full disk: the lock is ours, and without the pid it would block others for 2 s.
-          removeQuietly(this.lockPath);
-          throw error;
-        } finally {
-          closeSync(fd);
-        }
-        break;
-      } catch (error) {
-        if (errorCode(error) !== 'EEXIST') throw writeError(this.lockPath, error);
-        if (this.lockIsStale()) {
-          removeQuietly(this.lockPath);
-          continue;
-        }
-        if (Date.now() > deadline) {
-          throw new ConfigError(`config file ${this.path} is locked by another ugs process`, {
-            hint: `if no other ugs is running, delete ${this.lockPath}`,
-          });
-        }
-        await sleep(10 + Math.random() * 20);
+    let lock: FileLock;
+    try {
+      lock = await FileLock.acquire(this.path, { waitMs: this.lockTimeoutMs });
+    } catch (error) {
+      if (error instanceof LockBusyError) {
+        const who =
+          error.owner.pid === process.pid
+            ? 'another update in this same ugs process'
+            : error.owner.pid > 0
+              ? `another ugs process (pid ${error.owner.pid})`
+              : 'another ugs process (its lock is still being written)';
+        throw new ConfigError(`config file ${this.path} is locked by ${who}`, {
+          hint: `if no other ugs is running, delete ${error.lockPath}`,
+        });
       }
+      if (error instanceof UnsafeFileError) throw unsafeFileError(error, 'write');
+      throw writeError(`${this.path}.lock`, error);
     }
     try {
       return await work();
     } finally {
-      removeQuietly(this.lockPath);
+      await lock.release().catch(() => undefined);
     }
   }
+}
 
-  /** A lock whose process is gone, or an empty one left by a crash between create and write. */
-  private lockIsStale(): boolean {
-    try {
-      const text = readFileSync(this.lockPath, 'utf8').trim();
-      const pid = Number(text);
-      if (text === '' || !Number.isInteger(pid) || pid <= 0) {
-        return Date.now() - statSync(this.lockPath).mtimeMs > 2_000;
-      }
-      try {
-        process.kill(pid, 0);
-        return false;
-      } catch (error) {
-        return errorCode(error) === 'ESRCH';
-      }
-    } catch {
-      // Gone between our open and this read: try again at once.
-      return false;
-    }
+/**
+ * Conf's part of a write: defaults, schema validation and serialisation. Its `_write` (bytes to
+ * disk through `atomically`) and `_ensureDirectory` (mkdir with a loose mode) are replaced, so
+ * the text comes back here and writeFileDurably puts it on disk.
+ */
+async function serialiseWithConf(dir: string, data: ConfigFile): Promise<string> {
+  const { Conf } = await import('./vendor/conf.js');
+  let captured: string | undefined;
+  class SchemaOnlyConf extends Conf<ConfigFile> {}
+  const hooks = SchemaOnlyConf.prototype as unknown as {
+    _write(this: { _serialize(value: unknown): string }, value: unknown): void;
+    _ensureDirectory(): void;
+  };
+  hooks._write = function (value) {
+    captured = this._serialize(value);
+  };
+  hooks._ensureDirectory = () => {};
+  const conf = new SchemaOnlyConf({
+    projectName: 'ugs',
+    projectSuffix: '',
+    cwd: dir,
+    configName: 'config',
+    configFileMode: 0o600,
+    defaults: { profiles: {} },
+    schema: {
+      profiles: {
+        type: 'object',
+        additionalProperties: {
+          type: 'object',
+          properties: {
+            baseUrl: { type: 'string' },
+            apiToken: { type: 'string' },
+            apiPath: { type: 'string' },
+          },
+        },
+      },
+    },
+  });
+  captured = undefined;
+  conf.store = data;
+  if (captured === undefined) throw new Error('Conf did not serialise the config');
+  return captured;
+}
+
+/** Reads `path` only if it is a regular file itself: a symlink (O_NOFOLLOW) or a FIFO is refused. */
+function readRegularFile(path: string): string {
+  let fd: number;
+  try {
+    fd = openSync(
+      path,
+      constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0),
+    );
+  } catch (error) {
+    if (errorCode(error) === 'ELOOP') throw new UnsafeFileError(path, 'symlink');
+    throw error;
   }
+  try {
+    const stats = fstatSync(fd);
+    if (stats.isDirectory()) throw Object.assign(new Error('is a directory'), { code: 'EISDIR' });
+    if (!stats.isFile()) throw new UnsafeFileError(path, 'not-regular');
+    return readFileSync(fd, 'utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function unsafeFileError(error: UnsafeFileError, doing: 'read' | 'write'): ConfigError {
+  const what =
+    error.kind === 'symlink'
+      ? 'it is a symbolic link, and ugs never reads or writes its config through a link'
+      : 'it is not a regular file';
+  const verb = doing === 'read' ? 'cannot read config file' : 'cannot write config';
+  return new ConfigError(`${verb} ${escapeControls(error.path)}: ${what}`, {
+    hint: 'remove it (check who made it: a link there can be an attempt to catch your token) and run the command again',
+  });
 }
 
 export function parseConfigFile(text: string, path: string): ConfigFile {
   let data: unknown;
   try {
     data = JSON.parse(text);
-  } catch (error) {
-    throw corrupt(
-      path,
-      `is not valid JSON (${error instanceof Error ? error.message : String(error)})`,
-    );
+  } catch {
+    // JSON.parse's message quotes the text around the error, which may be part of a token and
+    // may hold raw control characters: report where, never what.
+    const { offset, reason } = findJsonSyntaxError(text);
+    const { line, column } = lineAndColumn(text, offset);
+    throw corrupt(path, `is not valid JSON: ${reason} at line ${line}, column ${column}`);
   }
   if (!isPlainObject(data)) throw corrupt(path, 'must contain a JSON object');
   const profiles = data.profiles;
   if (profiles === undefined) return data;
   if (!isPlainObject(profiles)) throw corrupt(path, '"profiles" must be an object');
   for (const [name, profile] of Object.entries(profiles)) {
-    if (!isPlainObject(profile)) throw corrupt(path, `profile "${name}" must be an object`);
+    if (!isPlainObject(profile))
+      throw corrupt(path, `profile "${escapeControls(name)}" must be an object`);
     for (const key of ['baseUrl', 'apiToken', 'apiPath'] as const) {
       if (profile[key] !== undefined && typeof profile[key] !== 'string') {
-        throw corrupt(path, `"${key}" of profile "${name}" must be a string`);
+        throw corrupt(path, `"${key}" of profile "${escapeControls(name)}" must be a string`);
       }
     }
   }
   return data as ConfigFile;
+}
+
+/**
+ * Where JSON.parse fails in `text`, and why, in words that quote none of the text. A small
+ * scanner of the JSON grammar, without recursion, so deep nesting cannot overflow the stack.
+ */
+export function findJsonSyntaxError(text: string): { offset: number; reason: string } {
+  let i = 0;
+  const n = text.length;
+  const stack: ('object' | 'array')[] = [];
+  type Expect = 'value' | 'value-or-end' | 'key' | 'key-or-end' | 'after';
+  let expect: Expect = 'value';
+  const fail = (reason: string) => ({
+    offset: i,
+    reason: i >= n ? 'unexpected end of the file' : reason,
+  });
+  const skipSpace = () => {
+    while (i < n && (text[i] === ' ' || text[i] === '\t' || text[i] === '\n' || text[i] === '\r'))
+      i++;
+  };
+  const string = (): string | undefined => {
+    i++; // the opening quote
+    for (;;) {
+      if (i >= n) return 'unterminated string';
+      const code = text.charCodeAt(i);
+      if (code === 0x22) {
+        i++;
+        return undefined;
+      }
+      if (code < 0x20) return 'control character in a string';
+      if (code === 0x5c) {
+        i++;
+        if (i >= n) return 'unterminated string';
+        if (text[i] === 'u') {
+          for (let k = 0; k < 4; k++) {
+            i++;
+            if (!/^[0-9a-fA-F]$/.test(text[i] ?? '')) return 'bad \\u escape in a string';
+          }
+        } else if (!'"\\/bfnrt'.includes(text[i] ?? '')) {
+          return 'bad escape in a string';
+        }
+      }
+      i++;
+    }
+  };
+  const isDigit = () => i < n && text.charCodeAt(i) >= 0x30 && text.charCodeAt(i) <= 0x39;
+  const digits = () => {
+    while (isDigit()) i++;
+  };
+  const scanNumber = (): string | undefined => {
+    if (text[i] === '-') {
+      i++;
+      if (!isDigit()) return 'no digit after a minus sign';
+    } else if (!isDigit()) {
+      return 'unexpected character';
+    }
+    if (text[i] === '0') i++;
+    else digits();
+    if (text[i] === '.') {
+      i++;
+      if (!isDigit()) return 'no digit after a decimal point';
+      digits();
+    }
+    if (text[i] === 'e' || text[i] === 'E') {
+      i++;
+      if (text[i] === '+' || text[i] === '-') i++;
+      if (!isDigit()) return 'no digit in an exponent';
+      digits();
+    }
+    return undefined;
+  };
+  for (;;) {
+    skipSpace();
+    if (expect === 'after') {
+      const top = stack.at(-1);
+      if (top === undefined) {
+        return i < n ? fail('unexpected text after the JSON value') : fail('not valid JSON');
+      }
+      const close = top === 'object' ? '}' : ']';
+      if (text[i] === ',') {
+        i++;
+        expect = top === 'object' ? 'key' : 'value';
+      } else if (text[i] === close) {
+        i++;
+        stack.pop();
+      } else {
+        return fail(`expected ',' or '${close}'`);
+      }
+      continue;
+    }
+    if (i >= n) return fail('unexpected end of the file');
+    const c = text[i];
+    if (expect === 'key' || expect === 'key-or-end') {
+      if (expect === 'key-or-end' && c === '}') {
+        i++;
+        stack.pop();
+        expect = 'after';
+        continue;
+      }
+      if (c !== '"') return fail('expected a property name in double quotes');
+      const bad = string();
+      if (bad !== undefined) return fail(bad);
+      skipSpace();
+      if (text[i] !== ':') return fail("expected ':' after a property name");
+      i++;
+      expect = 'value';
+      continue;
+    }
+    if (expect === 'value-or-end' && c === ']') {
+      i++;
+      stack.pop();
+      expect = 'after';
+      continue;
+    }
+    if (c === '{' || c === '[') {
+      i++;
+      stack.push(c === '{' ? 'object' : 'array');
+      expect = c === '{' ? 'key-or-end' : 'value-or-end';
+      continue;
+    }
+    if (c === '"') {
+      const bad = string();
+      if (bad !== undefined) return fail(bad);
+    } else if (c === 't' || c === 'f' || c === 'n') {
+      const word = c === 't' ? 'true' : c === 'f' ? 'false' : 'null';
+      for (const letter of word) {
+        if (text[i] !== letter) return fail('unexpected character');
+        i++;
+      }
+    } else {
+      const bad = scanNumber();
+      if (bad !== undefined) return fail(bad);
+    }
+    expect = 'after';
+  }
+}
+
+/** 1-based line and column (in UTF-16 code units) of `offset`. */
+function lineAndColumn(text: string, offset: number): { line: number; column: number } {
+  let line = 1;
+  let lineStart = 0;
+  for (let at = text.indexOf('\n'); at !== -1 && at < offset; at = text.indexOf('\n', at + 1)) {
+    line++;
+    lineStart = at + 1;
+  }
+  return { line, column: offset - lineStart + 1 };
 }
 
 function corrupt(path: string, what: string): ConfigError {
@@ -263,14 +479,6 @@ function makeDirectories(dir: string, retry = true): void {
     if (code !== 'ENOENT' || parent === dir || !retry) throw error;
     makeDirectories(parent);
     makeDirectories(dir, false); // a second ENOENT is final
-  }
-}
-
-function removeQuietly(path: string): void {
-  try {
-    unlinkSync(path);
-  } catch {
-    // Already gone: nothing to release.
   }
 }
 

@@ -110,7 +110,9 @@ export function createDeps(
   return {
     io,
     settings,
-    config: new FileConfigStore(configDir(io.env, system.platform, system.homedir)),
+    config: new FileConfigStore(configDir(io.env, system.platform, system.homedir), {
+      warn: (m) => io.stderr.write(`${m}\n`),
+    }),
     prompter: new InquirerPrompter(io),
     tracer,
     async connect(target) {

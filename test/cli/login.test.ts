@@ -82,7 +82,7 @@ describe('ugs login --with-token (built binary)', () => {
     expect(statSync(sb.configPath).mode & 0o777).toBe(0o600);
   });
 
-  it('tightens an existing group/world-readable config directory to 0700', async () => {
+  it('leaves an existing 0755 config directory alone (issue 8), still writes the file 0600', async () => {
     const sb = makeSandbox();
     writeProfiles(sb, {});
     chmodSync(sb.configDir, 0o755);
@@ -91,7 +91,7 @@ describe('ugs login --with-token (built binary)', () => {
       stdin: API_TOKEN,
     });
     expect(result.code, describeRun(result)).toBe(0);
-    expect(statSync(sb.configDir).mode & 0o777).toBe(0o700);
+    expect(statSync(sb.configDir).mode & 0o777).toBe(0o755);
     expect(statSync(sb.configPath).mode & 0o777).toBe(0o600);
   });
 

@@ -107,4 +107,68 @@ describe('DurableWriter', () => {
     await drain;
     expect(drained).toBe(true);
   });
+
+  it('a save that throws synchronously fails that sync only; the next one saves; drain ends', async () => {
+    // The state of the 500-forever bug: JSON.stringify threw inside save() before any promise
+    // existed, `inFlight` stayed set, every later sync got the old rejection and drain spun.
+    let calls = 0;
+    let saved = 0;
+    const writer = new DurableWriter(() => {
+      calls += 1;
+      if (calls === 1) {
+        const circular: Record<string, unknown> = {};
+        circular.self = circular;
+        JSON.stringify(circular); // throws a TypeError, synchronously
+      }
+      saved += 1;
+      return Promise.resolve();
+    });
+    writer.markChanged();
+    await expect(writer.sync()).rejects.toThrow(TypeError);
+    // The same unsaved change, asked again (the next request): a new save, not the old failure.
+    // Before the fix this returned the stale rejection, and drain() spun on `inFlight` forever.
+    await expect(writer.sync()).resolves.toBeUndefined();
+    expect(calls).toBe(2);
+    expect(saved).toBe(1);
+    const started = performance.now();
+    await writer.drain();
+    expect(performance.now() - started).toBeLessThan(1_000);
+  });
+
+  it('a save that throws synchronously while others wait does not wedge them', async () => {
+    let fail = true;
+    let calls = 0;
+    let release: (() => void) | undefined;
+    const writer = new DurableWriter(() => {
+      calls += 1;
+      if (calls === 1) return new Promise<void>((resolve) => (release = resolve));
+      if (fail) throw new Error('cannot serialise');
+      return Promise.resolve();
+    });
+    writer.markChanged();
+    const first = writer.sync();
+    await tick();
+    writer.markChanged();
+    const second = writer.sync(); // queued behind the first; its save will throw
+    release?.();
+    await first;
+    await expect(second).rejects.toThrow('cannot serialise');
+    fail = false;
+    writer.markChanged();
+    await expect(writer.sync()).resolves.toBeUndefined();
+    await writer.drain();
+    expect(calls).toBe(3);
+  });
+
+  it('drain gives up on a save that never settles, so shutdown cannot hang', async () => {
+    const writer = new DurableWriter(() => new Promise<void>(() => {}));
+    writer.markChanged();
+    void writer.sync().catch(() => undefined);
+    await tick();
+    const started = performance.now();
+    await writer.drain(200);
+    const elapsed = performance.now() - started;
+    expect(elapsed).toBeGreaterThanOrEqual(150);
+    expect(elapsed).toBeLessThan(3_000);
+  });
 });

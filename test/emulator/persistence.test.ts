@@ -1,12 +1,13 @@
-import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   EmulatorStartError,
   type RunningEmulator,
   startEmulator,
 } from '../../src/emulator/server.js';
+import { Store } from '../../src/emulator/store.js';
 import { getUser, rotate, userGroup } from './client.js';
 
 const apiTokens = [
@@ -152,5 +153,93 @@ describe('persistence', () => {
     await expect(attempt).rejects.toThrow(EmulatorStartError);
     await expect(attempt).rejects.toThrow(`port ${port} is already in use`);
     await expect(stat(`${dataFile}.lock`)).rejects.toThrow(/ENOENT/);
+  });
+
+  it('a lock naming this very process, left by a previous incarnation, is taken over', async () => {
+    // After a container restart the emulator can get the pid its dead predecessor had.
+    await writeFile(`${dataFile}.lock`, `${process.pid}\n0123456789abcdef\n`);
+    const emu = await start();
+    expect(
+      (await getUser(emu.url, 'customer-api-token', { user_group_id: 'a', name: 'A' })).status,
+    ).toBe(200);
+  });
+
+  it('refuses a symlinked data file and writes nothing through it', async () => {
+    const target = path.join(dir, 'elsewhere.json');
+    await writeFile(target, 'precious');
+    await symlink(target, dataFile);
+    const attempt = startEmulator({ port: 0, dataFile, apiTokens });
+    await expect(attempt).rejects.toThrow(EmulatorStartError);
+    await expect(attempt).rejects.toThrow(/symbolic link/);
+    expect(await readFile(target, 'utf8')).toBe('precious');
+    await expect(stat(`${dataFile}.lock`)).rejects.toThrow(/ENOENT/);
+  });
+
+  it('refuses a symlinked lock file', async () => {
+    const target = path.join(dir, 'lock-target');
+    await writeFile(target, 'precious');
+    await symlink(target, `${dataFile}.lock`);
+    const attempt = startEmulator({ port: 0, dataFile, apiTokens });
+    await expect(attempt).rejects.toThrow(/symbolic link/);
+    expect(await readFile(target, 'utf8')).toBe('precious');
+  });
+
+  it('removes temp files of every pattern a killed save may have left, and nothing else', async () => {
+    const orphans = [
+      'state.json.tmp-4242-abcdefabcdef',
+      'state.json.tmp-1732000000a1b2c3',
+      '.state.json.4242.abcdefabcdef.tmp',
+    ];
+    for (const name of orphans) await writeFile(path.join(dir, name), '{"half": ');
+    await writeFile(path.join(dir, 'state.json.tmp-mine'), 'x');
+    const emu = await start();
+    await getUser(emu.url, 'customer-api-token', { user_group_id: 'a', name: 'A' });
+    expect((await readdir(dir)).sort()).toEqual([
+      'state.json',
+      'state.json.lock',
+      'state.json.tmp-mine',
+    ]);
+  });
+
+  it('a save that throws synchronously fails that request only; the next one saves; close is quick', async () => {
+    const emu = await start();
+    const api = 'customer-api-token';
+    expect((await getUser(emu.url, api, { user_group_id: 'a', name: 'A' })).status).toBe(200);
+    // A state JSON.stringify cannot serialise (what a deeply nested body once caused).
+    const toJSON = vi.spyOn(Store.prototype, 'toJSON').mockImplementationOnce(() => {
+      throw new RangeError('Maximum call stack size exceeded');
+    });
+    try {
+      const failed = await getUser(emu.url, api, { user_group_id: 'b', name: 'B' });
+      expect(failed.status).toBe(500);
+      // Not a change of its own, so before the fix it got the stuck failure again.
+      const again = await getUser(emu.url, api, { user_group_id: 'b', name: 'B' });
+      expect(again.status).toBe(200);
+      expect(JSON.parse(await readFile(dataFile, 'utf8')).user_groups).toHaveLength(2);
+    } finally {
+      toJSON.mockRestore();
+    }
+    const started = performance.now();
+    await emu.close();
+    expect(performance.now() - started).toBeLessThan(5_000);
+  });
+
+  it('a failed save as the last thing before shutdown does not keep close from finishing', async () => {
+    const emu = await start();
+    const toJSON = vi.spyOn(Store.prototype, 'toJSON').mockImplementation(() => {
+      throw new TypeError('Converting circular structure to JSON');
+    });
+    try {
+      const failed = await getUser(emu.url, 'customer-api-token', {
+        user_group_id: 'c',
+        name: 'C',
+      });
+      expect(failed.status).toBe(500);
+      const started = performance.now();
+      await emu.close();
+      expect(performance.now() - started).toBeLessThan(5_000);
+    } finally {
+      toJSON.mockRestore();
+    }
   });
 });

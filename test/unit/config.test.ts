@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import {
   chmodSync,
   existsSync,
@@ -12,13 +13,14 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { runLogin } from '../../src/commands/login.js';
 import { runLogout } from '../../src/commands/logout.js';
 import { runStatus } from '../../src/commands/status.js';
 import { CONFIG_FILE_NAME, configDir, FileConfigStore } from '../../src/config.js';
 import { type Deps, resolveCredentials, resolveTarget } from '../../src/context.js';
 import { AuthError, ConfigError, UsageError } from '../../src/errors.js';
+import { processStartTime } from '../../src/file-lock.js';
 import { main } from '../../src/main.js';
 import { makeDeps, makeIO } from '../helpers/fakes.js';
 import { rejection } from './support.js';
@@ -78,7 +80,7 @@ describe('FileConfigStore', () => {
   });
 
   it.skipIf(!posix)(
-    'tightens an existing 0644 file to 0600 and a 0755 directory to 0700',
+    'tightens an existing 0644 file to 0600; an existing 0755 directory keeps its mode',
     async () => {
       mkdirSync(dir);
       chmodSync(dir, 0o755);
@@ -89,7 +91,8 @@ describe('FileConfigStore', () => {
         apiToken: 'new-token',
       }));
       expect(mode(file)).toBe(0o600);
-      expect(mode(dir)).toBe(0o700);
+      // Not ours to change: it existed before (issue 8, point 9).
+      expect(mode(dir)).toBe(0o755);
     },
   );
 
@@ -304,8 +307,13 @@ describe('FileConfigStore', () => {
   describe('the lock', () => {
     it('waits for a live holder, then gives up with a ConfigError that names the lock', async () => {
       writeRaw(JSON.stringify({ profiles: { default: A } }));
-      writeFileSync(`${file}.lock`, String(process.pid));
-      const store = new FileConfigStore(dir, 50);
+      // A live process that wrote its lock as ugs does: pid, nonce, start time.
+      const holder = spawn('sleep', ['30'], { stdio: 'ignore' });
+      await new Promise((resolve) => holder.once('spawn', resolve));
+      onTestFinished(() => void holder.kill('SIGKILL'));
+      const pid = holder.pid ?? 0;
+      writeFileSync(`${file}.lock`, `${pid}\n0123456789abcdef\n${processStartTime(pid) ?? ''}\n`);
+      const store = new FileConfigStore(dir, { lockTimeoutMs: 50 });
       const error = await rejection(store.updateProfile('default', () => B));
       expect(error).toBeInstanceOf(ConfigError);
       expect((error as Error).message).toMatch(/locked by another ugs process/);
@@ -318,7 +326,7 @@ describe('FileConfigStore', () => {
     it('takes over a lock whose process is gone', async () => {
       writeRaw(JSON.stringify({ profiles: {} }));
       writeFileSync(`${file}.lock`, '2147483646');
-      await new FileConfigStore(dir, 2_000).updateProfile('default', () => A);
+      await new FileConfigStore(dir, { lockTimeoutMs: 2_000 }).updateProfile('default', () => A);
       expect(readJson()).toEqual({ profiles: { default: A } });
       expect(existsSync(`${file}.lock`)).toBe(false);
     });
@@ -328,7 +336,7 @@ describe('FileConfigStore', () => {
       writeFileSync(`${file}.lock`, '');
       const past = new Date(Date.now() - 60_000);
       utimesSync(`${file}.lock`, past, past);
-      await new FileConfigStore(dir, 2_000).updateProfile('default', () => A);
+      await new FileConfigStore(dir, { lockTimeoutMs: 2_000 }).updateProfile('default', () => A);
       expect(readJson()).toEqual({ profiles: { default: A } });
     });
   });
