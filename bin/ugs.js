@@ -3,6 +3,21 @@
 // sooner than an ES module, and a CLI pays that on every run.
 'use strict';
 
+// V8 compiles undici's WebAssembly HTTP parser twice: a baseline (Liftoff), then optimised code
+// on background threads that the process waits for and that nearly doubles its memory. `get` and
+// `rotate` send one request and never need it; `serve` answers many and keeps it. Set before
+// anything is compiled. Measure against a logged-in `ugs serve --port 0`, with and without this
+// call, NODE_EXTRA_CA_CERTS set and unset: `hyperfine -N -w 3 -r 40 'node bin/ugs.js get
+// --id x --name X'` (wall time), `/usr/bin/time -v` (peak RSS). A global option's value is
+// skipped to find the command in `ugs -p work get`; a miss only costs speed.
+const VALUE_OPTION = /^(-p|--profile|--base-url|--timeout|--ca-file)$/;
+const command = process.argv
+  .slice(2)
+  .find((arg, i, args) => !arg.startsWith('-') && !VALUE_OPTION.test(args[i - 1] ?? ''));
+if (command === 'get' || command === 'rotate') {
+  require('node:v8').setFlagsFromString('--liftoff-only');
+}
+
 const { homedir } = require('node:os');
 const { main } = require('../dist/main.cjs');
 

@@ -19,12 +19,8 @@ export interface Undici {
 export type RequestOptions = Omit<Dispatcher.RequestOptions, 'origin' | 'path'>;
 
 export async function loadUndici(): Promise<Undici> {
-  // undici parses HTTP with llhttp compiled to WebAssembly. V8 compiles it twice: a quick
-  // baseline (Liftoff) and then optimized code on background threads, which the process waits
-  // for at exit and which nearly doubles memory. One short request per run never needs the
-  // optimized code: keep the baseline only. Measured: -50 ms wall, -35 MiB peak per request.
-  const { setFlagsFromString } = await import('node:v8');
-  setFlagsFromString('--liftoff-only');
+  // bin/ugs.js sets V8's --liftoff-only for the commands that send one request: a library loader
+  // changes no process-wide setting.
   const { request, connect, Dispatcher, EnvHttpProxyAgent, buildConnector } = await import(
     './vendor/undici.js'
   );

@@ -1,4 +1,6 @@
 // undici's request(), its proxy-aware agent, and what that agent needs (see src/undici.ts).
+// These are undici's internal files, not its public API: package.json pins undici exactly, and
+// test/unit/undici-canary.test.ts fails when an update moves or changes them.
 
 export { default as connect } from 'undici/lib/api/api-connect.js';
 export { default as request } from 'undici/lib/api/api-request.js';

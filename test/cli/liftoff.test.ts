@@ -1,0 +1,150 @@
+/**
+ * V8's `--liftoff-only` (baseline WebAssembly code only) suits the commands that send one request
+ * and not the emulator: bin/ugs.js sets it at process start for `get` and `rotate`, before undici
+ * compiles its WebAssembly HTTP parser, and loading undici changes no process-wide setting.
+ *
+ * The built binary runs with a `--require` probe that logs every `v8.setFlagsFromString` call
+ * (with the file that made it) and every WebAssembly compilation, in order.
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { join } from 'node:path';
+import { describe, expect, it, vi } from 'vitest';
+import { collectOutput, sandboxEnv } from '../helpers/process.js';
+import {
+  BIN,
+  describeRun,
+  makeSandbox,
+  runCli,
+  type Sandbox,
+  setupCliSuite,
+  writeProfiles,
+} from './run.js';
+import { stubForTest } from './stub.js';
+
+setupCliSuite();
+
+// loadUndici() runs in this process: a call to setFlagsFromString from it is recorded here.
+const setFlagsFromString = vi.hoisted(() => vi.fn());
+vi.mock('node:v8', async (original) => ({
+  ...(await original<typeof import('node:v8')>()),
+  setFlagsFromString,
+}));
+
+const API_TOKEN = 'apitoken-liftoff-test-3141abcd';
+
+const PROBE = `'use strict';
+const v8 = require('node:v8');
+const { appendFileSync } = require('node:fs');
+const log = (line) => appendFileSync(process.env.UGS_TEST_PROBE_LOG, line + '\\n');
+const setFlags = v8.setFlagsFromString;
+v8.setFlagsFromString = (flags) => {
+  const caller = (new Error().stack.split('\\n')[2] || '').match(/\\(?([^():]+\\.[cm]?js):/);
+  log('flags ' + flags + ' from ' + (caller ? caller[1] : '?'));
+  setFlags(flags);
+};
+const wasm = (name) => (original) => new Proxy(original, {
+  construct: (target, args, newTarget) => (log('wasm ' + name), Reflect.construct(target, args, newTarget)),
+  apply: (target, self, args) => (log('wasm ' + name), Reflect.apply(target, self, args)),
+});
+for (const name of ['Module', 'compile', 'instantiate', 'compileStreaming', 'instantiateStreaming']) {
+  if (WebAssembly[name]) WebAssembly[name] = wasm(name)(WebAssembly[name]);
+}
+`;
+
+interface Probe {
+  env: Record<string, string>;
+  /** The probe's log lines so far. */
+  lines(): string[];
+}
+
+function probe(sandbox: Sandbox): Probe {
+  const script = join(sandbox.root, 'probe.cjs');
+  const log = join(sandbox.root, 'probe.log');
+  writeFileSync(script, PROBE);
+  writeFileSync(log, '');
+  return {
+    env: { NODE_OPTIONS: `--require ${script}`, UGS_TEST_PROBE_LOG: log },
+    lines: () => readFileSync(log, 'utf8').split('\n').filter(Boolean),
+  };
+}
+
+/** Asserts the one flag line came from bin/ugs.js and preceded every WebAssembly compilation. */
+function expectLiftoffFromBinFirst(lines: string[]): void {
+  const flags = lines.filter((line) => line.startsWith('flags '));
+  expect(flags).toEqual([`flags --liftoff-only from ${BIN}`]);
+  expect(lines[0], lines.join('\n')).toBe(flags[0]);
+  // The run compiled undici's parser, so the order above means something.
+  expect(lines.some((line) => line.startsWith('wasm '))).toBe(true);
+}
+
+describe('--liftoff-only', () => {
+  it.each([
+    ['get', ['get', '--id', 'acme', '--name', 'Acme Corp']],
+    ['-p work get', ['-p', 'work', 'get', '--id', 'acme', '--name', 'Acme Corp']],
+    ['--timeout 9 get', ['--timeout', '9', 'get', '--id', 'acme', '--name', 'Acme Corp']],
+  ])('is set by bin/ugs.js before undici compiles anything: %s', async (_label, args) => {
+    const stub = await stubForTest([API_TOKEN]);
+    const sb = makeSandbox();
+    const profile = { baseUrl: stub.url, apiToken: API_TOKEN };
+    writeProfiles(sb, { default: profile, work: profile });
+    const p = probe(sb);
+    const result = await runCli(sb, args, { env: p.env });
+    expect(result.code, describeRun(result)).toBe(0);
+    expect(stub.requests).toHaveLength(1);
+    expectLiftoffFromBinFirst(p.lines());
+  });
+
+  it('is set by bin/ugs.js before undici compiles anything: rotate', async () => {
+    const stub = await stubForTest([API_TOKEN]);
+    const sb = makeSandbox();
+    writeProfiles(sb, { default: { baseUrl: stub.url, apiToken: API_TOKEN } });
+    const oldToken = stub.seedGroup('acme', 'Acme Corp').token;
+    const p = probe(sb);
+    const result = await runCli(sb, ['rotate', '--current-token-stdin', '--yes'], {
+      env: p.env,
+      stdin: `${oldToken}\n`,
+    });
+    expect(result.code, describeRun(result)).toBe(0);
+    expect(stub.requests).toHaveLength(1);
+    expectLiftoffFromBinFirst(p.lines());
+  });
+
+  it('is not set for serve, which answers many requests', async () => {
+    const sb = makeSandbox();
+    const p = probe(sb);
+    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0'], {
+      env: sandboxEnv(sb, p.env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const output = collectOutput(child, { label: 'ugs serve', timeoutMs: 15_000 });
+    let stdout = '';
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stdout?.on('data', (chunk: Buffer) => {
+        stdout += chunk.toString();
+        const match = /listening on (http:\/\/\S+)/.exec(stdout);
+        if (match?.[1]) resolve(match[1]);
+      });
+      child.once('exit', () => reject(new Error(`ugs serve exited early:\n${stdout}`)));
+    });
+    const status = await new Promise<number>((resolve, reject) => {
+      request(`${url}/api/user`, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      })
+        .on('error', reject)
+        .end();
+    });
+    expect(status).toBe(401);
+    child.kill('SIGTERM');
+    await output;
+    expect(p.lines().filter((line) => line.startsWith('flags '))).toEqual([]);
+  });
+
+  it('is not set as a side effect of loading undici', async () => {
+    const { loadUndici } = await import('../../src/undici.js');
+    await loadUndici();
+    expect(setFlagsFromString).not.toHaveBeenCalled();
+  });
+});

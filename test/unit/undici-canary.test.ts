@@ -1,0 +1,225 @@
+/**
+ * A canary for the undici internals that src/vendor/undici.ts reaches into. undici has no exports
+ * map, so `undici/lib/...` files are not a public API: they have moved inside a major version
+ * before (6.7.0). The version is pinned exactly in package.json; these tests fail on an update
+ * that moves a file, changes what it exports, or stops the proxy agent working without undici's
+ * index, and say what to check.
+ */
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { createRequire } from 'node:module';
+import { type AddressInfo, connect as netConnect, type Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadUndici } from '../../src/undici.js';
+
+const root = new URL('../../', import.meta.url);
+const require = createRequire(root);
+
+const WHAT_TO_CHECK =
+  'ugs imports internal files of undici, which a release may move or change. Compare ' +
+  'src/vendor/undici.ts and src/undici-modules.d.ts with node_modules/undici/lib and ' +
+  "undici's index.js (what it requires, what it assigns to Dispatcher.prototype), fix them, " +
+  'then pin the new version exactly (npm install --save-exact undici@<version>).';
+
+/** src/vendor/undici.ts, imported here so that a file it cannot find fails one test, with a hint. */
+async function loadVendor(): Promise<typeof import('../../src/vendor/undici.js')> {
+  try {
+    return await import('../../src/vendor/undici.js');
+  } catch (error) {
+    return expect.fail(`src/vendor/undici.ts does not load (${String(error)}). ${WHAT_TO_CHECK}`);
+  }
+}
+
+function readJson(relative: string): unknown {
+  return JSON.parse(readFileSync(new URL(relative, root), 'utf8'));
+}
+
+function field(value: unknown, ...path: string[]): unknown {
+  let current = value;
+  for (const key of path) {
+    if (typeof current !== 'object' || current === null) return undefined;
+    current = (current as Record<string, unknown>)[key];
+  }
+  return current;
+}
+
+/** The `undici/lib/...` specifiers a source file names in `from '...'` or `declare module '...'`. */
+function undiciLibSpecifiers(relative: string): string[] {
+  const text = readFileSync(new URL(relative, root), 'utf8');
+  return [...text.matchAll(/['"](undici\/lib\/[^'"]+)['"]/g)].map((match) => match[1] ?? '').sort();
+}
+
+describe('the undici version', () => {
+  const pinned = field(readJson('package.json'), 'dependencies', 'undici');
+
+  it('is pinned exactly in package.json, as in the lock file', () => {
+    const pinMessage =
+      'undici must stay pinned to an exact version: ugs imports its internal files, which a ' +
+      'minor or patch release may move. Update it on purpose with ' +
+      'npm install --save-exact undici@<version>, and let this canary check it.';
+    expect(pinned, pinMessage).toMatch(/^\d+\.\d+\.\d+$/);
+    const lock = readJson('package-lock.json');
+    expect(field(lock, 'packages', '', 'dependencies', 'undici'), pinMessage).toBe(pinned);
+    expect(field(lock, 'packages', 'node_modules/undici', 'version'), pinMessage).toBe(pinned);
+  });
+
+  it('installed is the pinned one', () => {
+    const installed = field(readJson('node_modules/undici/package.json'), 'version');
+    expect(
+      installed,
+      `node_modules holds undici ${String(installed)} but package.json pins ${String(pinned)}: ` +
+        'run npm ci. If you updated undici on purpose, pin the new version exactly. ' +
+        WHAT_TO_CHECK,
+    ).toBe(pinned);
+  });
+});
+
+describe('the undici internals ugs imports', () => {
+  const imported = undiciLibSpecifiers('src/vendor/undici.ts');
+
+  it('are the files the type declarations describe', () => {
+    expect(
+      imported.length,
+      'src/vendor/undici.ts no longer imports undici/lib/...',
+    ).toBeGreaterThan(0);
+    expect(
+      undiciLibSpecifiers('src/undici-modules.d.ts'),
+      'src/undici-modules.d.ts must declare exactly the undici files src/vendor/undici.ts imports',
+    ).toEqual(imported);
+  });
+
+  it('each resolves to a file of the installed undici', () => {
+    for (const specifier of imported) {
+      let resolved = '';
+      try {
+        resolved = require.resolve(specifier);
+      } catch (error) {
+        expect.fail(`${specifier} does not resolve (${String(error)}). ${WHAT_TO_CHECK}`);
+      }
+      expect(resolved, `${specifier} resolved outside node_modules/undici`).toContain(
+        '/node_modules/undici/lib/',
+      );
+    }
+  });
+
+  it('export what src/undici.ts uses, with the shape it expects', async () => {
+    const { request, connect, Dispatcher, EnvHttpProxyAgent } = await loadVendor();
+    expect(typeof request, `request() is no longer a function. ${WHAT_TO_CHECK}`).toBe('function');
+    expect(typeof connect, `connect() is no longer a function. ${WHAT_TO_CHECK}`).toBe('function');
+    expect(typeof Dispatcher, `Dispatcher is no longer a class. ${WHAT_TO_CHECK}`).toBe('function');
+    expect(
+      EnvHttpProxyAgent.prototype instanceof Dispatcher,
+      `EnvHttpProxyAgent is no longer a Dispatcher subclass. ${WHAT_TO_CHECK}`,
+    ).toBe(true);
+    // The same functions undici's index installs on every dispatcher: if these differ, the index
+    // now takes request/connect from somewhere else and the vendored paths are stale.
+    const api = require('undici/lib/api/index.js') as Record<string, unknown>;
+    expect(api.request, `undici/lib/api no longer exports this request(). ${WHAT_TO_CHECK}`).toBe(
+      request,
+    );
+    expect(api.connect, `undici/lib/api no longer exports this connect(). ${WHAT_TO_CHECK}`).toBe(
+      connect,
+    );
+  });
+
+  it('give every method the proxy agent calls on its client once loadUndici() has run', async () => {
+    const { Dispatcher } = await loadVendor();
+    await loadUndici();
+    // ProxyAgent talks to the proxy through `this[kClient].<method>(...)`: undici's index adds
+    // some of those methods (connect) to Dispatcher.prototype, and ugs does not load the index.
+    const proxyAgentSource = readFileSync(
+      require.resolve('undici/lib/dispatcher/proxy-agent.js'),
+      'utf8',
+    );
+    const called = new Set(
+      [...proxyAgentSource.matchAll(/this\[kClient\]\.(\w+)\(/g)].map((match) => match[1] ?? ''),
+    );
+    expect(called.has('connect'), `ProxyAgent no longer calls connect(). ${WHAT_TO_CHECK}`).toBe(
+      true,
+    );
+    const prototype = Dispatcher.prototype as unknown as Record<string, unknown>;
+    for (const method of called) {
+      expect(
+        typeof prototype[method],
+        `ProxyAgent calls ${method}() on its client, which Dispatcher.prototype lacks without ` +
+          `undici's index: install it in loadUndici() (src/undici.ts). ${WHAT_TO_CHECK}`,
+      ).toBe('function');
+    }
+  });
+});
+
+describe('a request through a proxy with only the vendored files', () => {
+  let target: Server;
+  let proxy: Server;
+  const sockets = new Set<Socket>();
+  const tunnels: string[] = [];
+
+  const listen = (server: Server) =>
+    new Promise<number>((done) =>
+      server.listen(0, '127.0.0.1', () => done((server.address() as AddressInfo).port)),
+    );
+
+  beforeAll(async () => {
+    target = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"through":"proxy"}');
+    });
+    proxy = createServer((_req, res) => {
+      res.writeHead(501);
+      res.end();
+    });
+    for (const server of [target, proxy]) {
+      server.on('connection', (socket: Socket) => {
+        sockets.add(socket);
+        socket.on('close', () => sockets.delete(socket));
+      });
+    }
+    proxy.on('connect', (req, client: Socket, head: Buffer) => {
+      tunnels.push(req.url ?? '');
+      const port = /^127\.0\.0\.1:(\d+)$/.exec(req.url ?? '')?.[1];
+      if (port === undefined) return client.end('HTTP/1.1 403 Forbidden\r\n\r\n');
+      const upstream = netConnect(Number(port), '127.0.0.1', () => {
+        client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+        upstream.write(head);
+        upstream.pipe(client);
+        client.pipe(upstream);
+      });
+      sockets.add(upstream);
+      upstream.on('close', () => sockets.delete(upstream));
+      upstream.on('error', () => client.destroy());
+      client.on('error', () => upstream.destroy());
+    });
+    await Promise.all([listen(target), listen(proxy)]);
+  });
+
+  afterAll(async () => {
+    for (const socket of sockets) socket.destroy();
+    await Promise.all(
+      [target, proxy].map((server) => new Promise((done) => server.close(() => done(undefined)))),
+    );
+  });
+
+  it('tunnels with CONNECT and gets the answer', async () => {
+    const { request, EnvHttpProxyAgent } = await loadUndici();
+    const targetPort = (target.address() as AddressInfo).port;
+    const proxyPort = (proxy.address() as AddressInfo).port;
+    const agent = new EnvHttpProxyAgent({
+      httpProxy: `http://127.0.0.1:${proxyPort}`,
+      noProxy: '',
+    });
+    try {
+      const response = await request(agent, new URL(`http://127.0.0.1:${targetPort}/api/user/`), {
+        method: 'GET',
+      }).catch((error: unknown) =>
+        expect.fail(`a request through the proxy failed (${String(error)}). ${WHAT_TO_CHECK}`),
+      );
+      expect(response.statusCode).toBe(200);
+      expect(await response.body.json()).toEqual({ through: 'proxy' });
+      expect(tunnels, 'the request did not go through the proxy').toEqual([
+        `127.0.0.1:${targetPort}`,
+      ]);
+    } finally {
+      await agent.destroy();
+    }
+  });
+});
