@@ -10,7 +10,7 @@
 // call, NODE_EXTRA_CA_CERTS set and unset: `hyperfine -N -w 3 -r 40 'node bin/ugs.js get
 // --id x --name X'` (wall time), `/usr/bin/time -v` (peak RSS). A global option's value is
 // skipped to find the command in `ugs -p work get`; a miss only costs speed.
-const VALUE_OPTION = /^(-p|--profile|--base-url|--timeout|--ca-file)$/;
+const VALUE_OPTION = /^(-p|--profile|--base-url|--api-path|--timeout|--ca-file)$/;
 const command = process.argv
   .slice(2)
   .find((arg, i, args) => !arg.startsWith('-') && !VALUE_OPTION.test(args[i - 1] ?? ''));

@@ -84,6 +84,10 @@ describe('--liftoff-only', () => {
     ['get', ['get', '--id', 'acme', '--name', 'Acme Corp']],
     ['-p work get', ['-p', 'work', 'get', '--id', 'acme', '--name', 'Acme Corp']],
     ['--timeout 9 get', ['--timeout', '9', 'get', '--id', 'acme', '--name', 'Acme Corp']],
+    [
+      '--api-path /api/user get',
+      ['--api-path', '/api/user', 'get', '--id', 'acme', '--name', 'Acme Corp'],
+    ],
   ])('is set by bin/ugs.js before undici compiles anything: %s', async (_label, args) => {
     const stub = await stubForTest([API_TOKEN]);
     const sb = makeSandbox();
