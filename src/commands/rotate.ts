@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { callService, type Deps, outputFormat, resolveTarget } from '../context.js';
 import { CancelledError, UsageError } from '../errors.js';
-import { canPrompt, readStdin, writeLine } from '../io.js';
+import { canPrompt, escapeControls, readStdin, writeLine } from '../io.js';
 import { type OutputFormat, printResult, styleFor } from '../render.js';
 import { addOutputFlags, type DepsFactory, newCommand } from './shared.js';
 
@@ -77,7 +77,7 @@ export async function runRotate(opts: RotateOptions, deps: Deps): Promise<void> 
 
   if (interactive && !opts.yes) {
     const confirmed = await deps.prompter.confirm(
-      `Rotate the token ending in ...${currentToken.slice(-4)}? Dashboards using it may stop working.`,
+      `Rotate the token ending in ...${escapeControls(currentToken.slice(-4))}? Dashboards using it may stop working.`,
       { default: false },
     );
     if (!confirmed) throw new CancelledError('rotation cancelled; nothing was sent');
@@ -85,7 +85,7 @@ export async function runRotate(opts: RotateOptions, deps: Deps): Promise<void> 
 
   const client = await deps.connect(target);
   const result = await callService(deps, opts.format, () => client.rotateToken(currentToken));
-  const id = String(result.userGroup.provided_id ?? '');
+  const id = escapeControls(String(result.userGroup.provided_id ?? ''));
   if (opts.format.kind !== 'table') {
     writeLine(io.stderr, (await styleFor(io, 'stderr')).yellow(PREVIOUS_TOKEN_WARNING));
   }
@@ -95,7 +95,7 @@ export async function runRotate(opts: RotateOptions, deps: Deps): Promise<void> 
     userGroup: result.userGroup,
     headline: (style) => [
       style.green(`Rotated token of user group ${id}`),
-      `New token: ${style.bold(result.userGroup.token)}`,
+      `New token: ${style.bold(escapeControls(result.userGroup.token))}`,
       style.yellow(PREVIOUS_TOKEN_WARNING),
     ],
   });
