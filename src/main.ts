@@ -3,7 +3,7 @@
  * dependencies, runs one command, and turns whatever went wrong into one `error:`/`hint:` pair and
  * one exit code. Nothing below it prints errors or ends the process.
  */
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, type Option } from 'commander';
 import { getCommand } from './commands/get.js';
 import { loginCommand } from './commands/login.js';
 import { logoutCommand } from './commands/logout.js';
@@ -12,7 +12,7 @@ import { serveCommand } from './commands/serve.js';
 import type { DepsFactory } from './commands/shared.js';
 import { statusCommand } from './commands/status.js';
 import { createDeps, type GlobalFlags, parseSettings, type SystemInfo } from './context.js';
-import { ExitCode, UgsError } from './errors.js';
+import { ExitCode, UgsError, UsageError } from './errors.js';
 import type { HttpClient } from './http.js';
 import { type IO, writeLine } from './io.js';
 import { styleFor } from './render.js';
@@ -99,7 +99,35 @@ Exit codes: 0 ok, 1 service error, 2 usage, 3 auth, 4 network, 5 rotation outcom
     // calls process.exit(1) itself instead of reaching reportError (exit 2, with a hint).
     program.addCommand(command.copyInheritedSettings(program));
   }
+  refuseRepeatedOptions(program);
   return program;
+}
+
+/**
+ * Commander lets the last of `--id a --id b` win, so a script that builds its argv from two
+ * sources silently acts on one of them. Every option that takes one value, on every command and
+ * on the program (including options added later), may be given once; repeatable ones (their
+ * default is a list, as with `--mapping`) are left alone. Commander emits `option:<name>` for
+ * every occurrence, whatever the spelling (`--id=a`, `-p a`, `-pa`).
+ */
+function refuseRepeatedOptions(command: Command): void {
+  for (const option of command.options as readonly Option[]) {
+    const takesValue = option.required || option.optional;
+    const repeatable = option.variadic || Array.isArray(option.defaultValue);
+    if (!takesValue || repeatable) continue;
+    let seen = 0;
+    command.on(`option:${option.name()}`, () => {
+      seen++;
+      if (seen > 1) {
+        const flag = option.long ?? option.short ?? option.name();
+        // The values are not shown: this one may be a token (--current-token).
+        throw new UsageError(`${flag} was given more than once; it takes a single value`, {
+          hint: `pass ${flag} once (only options marked "repeatable" in --help may be repeated)`,
+        });
+      }
+    });
+  }
+  for (const sub of command.commands) refuseRepeatedOptions(sub);
 }
 
 async function reportError(
