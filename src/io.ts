@@ -100,3 +100,39 @@ export function escapeControls(text: string): string {
     (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
   );
 }
+
+/** A file (or device, fifo, /dev/stdin) that holds more than the cap allows. */
+export class FileTooLargeError extends Error {
+  readonly code = 'EFBIG';
+  constructor(readonly maxBytes: number) {
+    super(`larger than ${formatBytes(maxBytes)}`);
+  }
+}
+
+/**
+ * Reads at most `maxBytes` of a file in chunks and fails past that, whatever the file is: stat
+ * sizes lie for /dev/zero, fifos, /dev/stdin and /proc files (0 or unbounded), so the cap is
+ * enforced on the bytes actually read, never on what stat says.
+ */
+export async function readFileCapped(path: string, maxBytes: number): Promise<Buffer> {
+  const { open } = await import('node:fs/promises');
+  const handle = await open(path, 'r');
+  try {
+    if ((await handle.stat()).isDirectory()) {
+      throw Object.assign(new Error('is a directory'), { code: 'EISDIR' });
+    }
+    const chunks: Buffer[] = [];
+    let total = 0;
+    for (;;) {
+      const chunk = Buffer.alloc(Math.min(64 * 1024, maxBytes + 1 - total));
+      const { bytesRead } = await handle.read(chunk, 0, chunk.length, null);
+      if (bytesRead === 0) break;
+      total += bytesRead;
+      if (total > maxBytes) throw new FileTooLargeError(maxBytes);
+      chunks.push(chunk.subarray(0, bytesRead));
+    }
+    return Buffer.concat(chunks);
+  } finally {
+    await handle.close();
+  }
+}
