@@ -5,9 +5,10 @@
  * quote a value.
  */
 import { describe, expect, it } from 'vitest';
-import { runGet } from '../../src/commands/get.js';
+import { parseGetFlags, runGet } from '../../src/commands/get.js';
+import { runLogout } from '../../src/commands/logout.js';
 import { runRotate } from '../../src/commands/rotate.js';
-import { ApiError } from '../../src/errors.js';
+import { ApiError, UsageError } from '../../src/errors.js';
 import type { OutputFormat } from '../../src/render.js';
 import { FakeService, groupResult, makeDeps, makeIO } from '../helpers/fakes.js';
 
@@ -134,5 +135,35 @@ describe('rotate: server text in headline, table and --field', () => {
       makeDeps({ io, service }),
     );
     expect(io.stdout.text).toContain('New token: tok\\u001b]52;c;ZXZpbA==\\u0007');
+  });
+});
+
+describe('values the user or a file controls, quoted in messages', () => {
+  it('a profile name with ESC and C1 is escaped by logout', async () => {
+    const io = makeIO();
+    await runLogout(
+      makeDeps({ io, settings: { profile: 'p\u001b]0;x\u0007\u009b' }, profiles: {} }),
+    );
+    expectClean(io.stderr.text, io.stderr.text);
+    expect(io.stderr.text).toContain('\\u001b]0;x\\u0007\\u009b');
+  });
+
+  it('a JSON file path with controls is escaped in its error', async () => {
+    const error = await parseGetFlags(
+      {
+        id: 'a',
+        name: 'A',
+        mapping: [],
+        property: [],
+        properties: '@/nonexistent/\u001b[2J\u009b',
+      },
+      makeDeps(),
+    ).then(
+      () => new Error('no error'),
+      (e: unknown) => e as Error,
+    );
+    expect(error).toBeInstanceOf(UsageError);
+    expect(error.message).not.toMatch(RAW_CONTROL);
+    expect(error.message).toContain('\\u001b[2J\\u009b');
   });
 });
