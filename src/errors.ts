@@ -96,7 +96,10 @@ export class InterruptedError extends UgsError {
 /** The result could not be written to stdout (full disk, I/O error); the reader did not just go. */
 export class OutputError extends UgsError {
   readonly exitCode = ExitCode.Api;
-  constructor(reason: string, options: UgsErrorOptions = {}) {
+  constructor(
+    readonly reason: string,
+    options: UgsErrorOptions = {},
+  ) {
     super(`could not write the output: ${reason}`, options);
   }
 }

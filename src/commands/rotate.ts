@@ -114,7 +114,7 @@ export async function runRotate(opts: RotateOptions, deps: Deps): Promise<void> 
   } catch (error) {
     if (!(error instanceof OutputError)) throw error;
     throw new OutcomeUnknownError(
-      `the token was rotated, but the new token could not be written (${error.message})`,
+      `the token was rotated, but the new token could not be written (${error.reason})`,
       { hint: `read it with \`${recoveryCommand(result.userGroup, deps)}\``, cause: error },
     );
   }
