@@ -357,12 +357,12 @@ async function loadCa(caFile: string, env: Env): Promise<string[]> {
         throw new UsageError(`${flag} file ${escapeControls(file)} is ${error.message}`);
       }
       throw new UsageError(
-        `cannot read ${flag} file ${file}: ${errorCode(error) ?? String(error)}`,
+        `cannot read ${flag} file ${escapeControls(file)}: ${errorCode(error) ?? escapeControls(String(error))}`,
       );
     }
   }
   if (!extra[0]?.includes('-----BEGIN CERTIFICATE-----')) {
-    throw new UsageError(`--ca-file ${caFile} contains no PEM certificate`);
+    throw new UsageError(`--ca-file ${escapeControls(caFile)} contains no PEM certificate`);
   }
   // node:tls takes a few ms to load: only this rarely used path needs it.
   const { rootCertificates } = await import('node:tls');

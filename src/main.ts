@@ -14,7 +14,7 @@ import { statusCommand } from './commands/status.js';
 import { createDeps, type GlobalFlags, parseSettings, type SystemInfo } from './context.js';
 import { ExitCode, InterruptedError, UgsError, UsageError } from './errors.js';
 import type { HttpClient } from './http.js';
-import { flushOutput, InFlight, type IO, watchOutput, writeLine } from './io.js';
+import { escapeControls, flushOutput, InFlight, type IO, watchOutput, writeLine } from './io.js';
 import { styleFor } from './render.js';
 import { VERSION } from './version.js';
 
@@ -114,7 +114,8 @@ Exit codes: 0 ok, 1 service error, 2 usage, 3 auth, 4 network, 5 rotation outcom
     .showSuggestionAfterError()
     .configureOutput({
       writeOut: (text) => io.stdout.write(text),
-      writeErr: (text) => io.stderr.write(text),
+      // Commander quotes argv in its errors (`unknown option '...'`): escape all but line ends.
+      writeErr: (text) => io.stderr.write(text.split('\n').map(escapeControls).join('\n')),
     });
   for (const command of [
     loginCommand(makeDeps),

@@ -69,7 +69,8 @@ export function parseJsonObject(text: string, flag: string, origin: string): Jso
   try {
     value = JSON.parse(text);
   } catch (error) {
-    const detail = error instanceof Error ? error.message : String(error);
+    // V8 quotes the offending text in its message: raw, it would reach the terminal.
+    const detail = escapeControls(error instanceof Error ? error.message : String(error));
     throw new UsageError(`${flag}: ${origin} is not valid JSON (${detail})`, {
       hint: `pass a JSON object, e.g. ${flag} '{"plan":"pro"}'`,
     });

@@ -58,7 +58,13 @@ export async function styleFor(io: IO, stream: 'stdout' | 'stderr'): Promise<Sty
 export function formatValue(value: unknown): string {
   if (typeof value === 'string') return value;
   if (value === undefined) return '';
-  return JSON.stringify(value);
+  try {
+    return JSON.stringify(value);
+  } catch (error) {
+    // JSON.stringify recurses: a value nested some thousands deep overflows the stack.
+    if (error instanceof RangeError) return '(nested too deeply to show; see --json)';
+    throw error;
+  }
 }
 
 export function orderedFields(group: JsonObject): string[] {

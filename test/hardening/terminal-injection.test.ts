@@ -9,6 +9,7 @@ import { parseGetFlags, runGet } from '../../src/commands/get.js';
 import { runLogout } from '../../src/commands/logout.js';
 import { runRotate } from '../../src/commands/rotate.js';
 import { ApiError, UsageError } from '../../src/errors.js';
+import { main } from '../../src/main.js';
 import type { OutputFormat } from '../../src/render.js';
 import { FakeService, groupResult, makeDeps, makeIO } from '../helpers/fakes.js';
 
@@ -165,5 +166,45 @@ describe('values the user or a file controls, quoted in messages', () => {
     expect(error).toBeInstanceOf(UsageError);
     expect(error.message).not.toMatch(RAW_CONTROL);
     expect(error.message).toContain('\\u001b[2J\\u009b');
+  });
+});
+
+describe('more quoted values', () => {
+  it('invalid JSON holding an ESC: the parser quotes the text, escaped', async () => {
+    const error = await parseGetFlags(
+      { id: 'a', name: 'A', mapping: [], property: [], properties: '{"a":\u001b[2J\u009b}' },
+      makeDeps(),
+    ).then(
+      () => new Error('no error'),
+      (e: unknown) => e as Error,
+    );
+    expect(error).toBeInstanceOf(UsageError);
+    expect(error.message).toMatch(/not valid JSON/);
+    expect(error.message).not.toMatch(RAW_CONTROL);
+  });
+
+  it("an unknown option with an ESC in it: commander's own error is escaped", async () => {
+    const io = makeIO();
+    const code = await main(['get', '--\u001b]0;x\u0007', '--id', 'a'], io, {
+      platform: 'linux',
+      homedir: '/nonexistent',
+      nodeVersion: 'v20.0.0',
+      waitForShutdown: () => new Promise<string>(() => {}),
+    });
+    expect(code).toBe(2);
+    expect(io.stderr.text).toMatch(/unknown option/);
+    expectClean(io.stderr.text, io.stderr.text);
+  });
+
+  it('a server value nested 20,000 deep is shown as a placeholder, not a crash', async () => {
+    const io = makeIO();
+    let deep: unknown = 1;
+    for (let i = 0; i < 20_000; i++) deep = [deep];
+    const service = new FakeService({ get: () => groupResult({ properties: deep }) });
+    await runGet(
+      { id: 'a', name: 'A', mapping: undefined, properties: undefined, format: { kind: 'table' } },
+      makeDeps({ io, service }),
+    );
+    expect(io.stdout.text).toMatch(/nested too deeply to show/);
   });
 });
