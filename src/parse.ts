@@ -213,9 +213,10 @@ export function formatBaseUrl(url: URL): string {
  * is CSI to many terminals), so those are escaped too.
  */
 export function quote(text: string): string {
-  // U+2028/U+2029 break lines in many terminals and editors; JSON leaves them raw.
+  // U+2028/U+2029 break lines in many terminals and editors; JSON leaves them raw. U+FFFD is
+  // shown as its code, so "the bytes were not UTF-8" is visible rather than a lookalike glyph.
   return escapeControls(JSON.stringify(text)).replace(
-    /[\u2028\u2029]/g,
+    /[\u2028\u2029\ufffd]/g,
     (c) => `\\u${c.charCodeAt(0).toString(16)}`,
   );
 }

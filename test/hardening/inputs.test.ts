@@ -95,6 +95,8 @@ describe('ids and names must be what they look like', () => {
       it(`--${flag} with ${label}: usage error, value shown escaped`, async () => {
         const message = await usageMessage(parseGetFlags({ ...base, [flag]: value }, makeDeps()));
         expect(message).toContain(`--${flag}`);
+        // Shown escaped: U+FFFD as its code, controls as \uXXXX.
+        expect(message).not.toContain('\ufffd');
         // biome-ignore lint/suspicious/noControlCharactersInRegex: none may reach the terminal
         expect(message).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u2028]/);
       });
