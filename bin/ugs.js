@@ -21,14 +21,11 @@ if (command === 'get' || command === 'rotate') {
 const { homedir } = require('node:os');
 const { main } = require('../dist/main.cjs');
 
-// `ugs --help | head -3` closes the pipe early: stop quietly, as other command-line tools do,
-// instead of dying on an unhandled EPIPE with a stack trace.
-for (const stream of [process.stdout, process.stderr]) {
-  stream.on('error', (error) => {
-    if (error.code !== 'EPIPE') throw error;
-    process.exit(process.exitCode ?? 0);
-  });
-}
+// Write errors are main's to report (main watches stdout and flushes it before deciding the exit
+// code). These listeners only keep an early 'error' event from crashing the process: an EPIPE
+// (`ugs ... | head -1`) must not end it early either, or a failed command piped into a reader
+// that stops early would exit 0. Nothing can be reported about stderr itself.
+for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});
 
 main(
   process.argv.slice(2),
@@ -45,6 +42,13 @@ main(
     env: process.env,
     noInput: false,
     noColor: false,
+    onSignal: (listener) => {
+      const signals = ['SIGINT', 'SIGTERM'];
+      for (const signal of signals) process.on(signal, listener);
+      return () => {
+        for (const signal of signals) process.off(signal, listener);
+      };
+    },
   },
   {
     platform: process.platform,
@@ -57,4 +61,6 @@ main(
   },
 ).then((code) => {
   process.exitCode = code;
+  // Interrupted or cancelled: a request may still be open and would keep the process alive.
+  if (code === 130) process.exit(code);
 });

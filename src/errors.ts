@@ -84,3 +84,22 @@ export class CancelledError extends UgsError {
     super(message);
   }
 }
+
+/**
+ * Stop requested by a signal (Ctrl+C outside a prompt, SIGTERM). `hint` says what the interrupted
+ * work may have left behind.
+ */
+export class InterruptedError extends UgsError {
+  readonly exitCode = ExitCode.Interrupted;
+}
+
+/** The result could not be written to stdout (full disk, I/O error); the reader did not just go. */
+export class OutputError extends UgsError {
+  readonly exitCode = ExitCode.Api;
+  constructor(
+    readonly reason: string,
+    options: UgsErrorOptions = {},
+  ) {
+    super(`could not write the output: ${reason}`, options);
+  }
+}

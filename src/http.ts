@@ -6,11 +6,17 @@
  * undici's `request()` is used rather than `fetch()`, which refuses a GET with a body; the Get
  * User operation sends its parameters in exactly such a body.
  */
-import { readFileSync } from 'node:fs';
 import type { Dispatcher } from 'undici';
 import { silentTracer, type Tracer } from './debug.js';
 import { ApiError, NetworkError, UsageError } from './errors.js';
-import { type Env, formatBytes, stripBom } from './io.js';
+import {
+  type Env,
+  escapeControls,
+  FileTooLargeError,
+  formatBytes,
+  readFileCapped,
+  stripBom,
+} from './io.js';
 import { continueTolerantConnector, loadUndici, type Undici } from './undici.js';
 
 export interface HttpRequest {
@@ -369,6 +375,8 @@ export function isLoopbackHost(hostname: string): boolean {
  * `ca` replaces Node's trust store, so the public roots and NODE_EXTRA_CA_CERTS are added back:
  * `--ca-file` adds a private CA rather than trusting it alone.
  */
+const MAX_CA_FILE_BYTES = 1024 * 1024;
+
 async function loadCa(caFile: string, env: Env): Promise<string[]> {
   const extra: string[] = [];
   for (const [file, flag] of [
@@ -377,16 +385,20 @@ async function loadCa(caFile: string, env: Env): Promise<string[]> {
   ] as const) {
     if (file === undefined || file === '') continue;
     try {
-      extra.push(readFileSync(file, 'utf8'));
+      // Capped: `--ca-file /dev/zero` or a fifo would otherwise be read until memory runs out.
+      extra.push((await readFileCapped(file, MAX_CA_FILE_BYTES)).toString('utf8'));
     } catch (error) {
       if (flag === 'NODE_EXTRA_CA_CERTS') continue; // Node itself only warns about this one.
+      if (error instanceof FileTooLargeError) {
+        throw new UsageError(`${flag} file ${escapeControls(file)} is ${error.message}`);
+      }
       throw new UsageError(
-        `cannot read ${flag} file ${file}: ${errorCode(error) ?? String(error)}`,
+        `cannot read ${flag} file ${escapeControls(file)}: ${errorCode(error) ?? escapeControls(String(error))}`,
       );
     }
   }
   if (!extra[0]?.includes('-----BEGIN CERTIFICATE-----')) {
-    throw new UsageError(`--ca-file ${caFile} contains no PEM certificate`);
+    throw new UsageError(`--ca-file ${escapeControls(caFile)} contains no PEM certificate`);
   }
   // node:tls takes a few ms to load: only this rarely used path needs it.
   const { rootCertificates } = await import('node:tls');

@@ -1,6 +1,14 @@
 /** Reading what the user pointed a flag at: a file, stdin, or the flag's own text. */
 import { UsageError } from './errors.js';
-import { formatBytes, type IO, readStdin, stripBom } from './io.js';
+import {
+  escapeControls,
+  FileTooLargeError,
+  formatBytes,
+  type IO,
+  readFileCapped,
+  readStdin,
+  stripBom,
+} from './io.js';
 import { type JsonObject, type JsonSource, parseJsonObject, quote } from './parse.js';
 
 /** Large enough for any sensible properties object, small enough not to exhaust memory. */
@@ -29,26 +37,26 @@ export async function readJsonSource(
 }
 
 async function readTextFile(path: string, flag: string): Promise<string> {
-  const { readFile, stat } = await import('node:fs/promises');
+  const shown = escapeControls(path);
   try {
-    const info = await stat(path);
-    if (info.isDirectory()) throw new UsageError(`${flag} @${path}: is a directory, not a file`);
-    if (info.size > MAX_INPUT_BYTES) {
-      throw new UsageError(`${flag} @${path}: file is larger than ${formatBytes(MAX_INPUT_BYTES)}`);
-    }
-    return stripBom(await readFile(path, 'utf8'));
+    return stripBom((await readFileCapped(path, MAX_INPUT_BYTES)).toString('utf8'));
   } catch (error) {
-    if (error instanceof UsageError) throw error;
+    if (error instanceof FileTooLargeError) {
+      throw new UsageError(
+        `${flag} @${shown}: file is larger than ${formatBytes(MAX_INPUT_BYTES)}`,
+      );
+    }
     const code =
       typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
+    if (code === 'EISDIR') throw new UsageError(`${flag} @${shown}: is a directory, not a file`);
     const reason =
       code === 'ENOENT'
         ? 'no such file'
         : code === 'EACCES' || code === 'EPERM'
           ? 'permission denied'
           : error instanceof Error
-            ? error.message
-            : String(error);
-    throw new UsageError(`${flag} @${path}: cannot read the file (${reason})`);
+            ? escapeControls(error.message)
+            : escapeControls(String(error));
+    throw new UsageError(`${flag} @${shown}: cannot read the file (${reason})`);
   }
 }

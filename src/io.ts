@@ -1,5 +1,5 @@
 import type { Readable, Writable } from 'node:stream';
-import { UsageError } from './errors.js';
+import { OutputError, type UgsError, UsageError } from './errors.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -16,6 +16,71 @@ export interface IO {
   noInput: boolean;
   /** `--no-color`. */
   noColor: boolean;
+  /**
+   * Subscribes to SIGINT/SIGTERM (outside prompts, which see Ctrl+C as a key); returns the
+   * unsubscribe function. Absent in tests that do not need it.
+   */
+  onSignal?: (listener: (signal: string) => void) => () => void;
+  /** What a signal would interrupt right now, when that needs more than "interrupted". */
+  inFlight?: InFlight;
+}
+
+/**
+ * The work a signal would cut short, for main's message: a rotation sent and not yet answered
+ * may or may not have happened, and the user must be told how to find out.
+ */
+export class InFlight {
+  private describe: (() => UgsError) | undefined;
+
+  async during<T>(describe: () => UgsError, work: () => Promise<T>): Promise<T> {
+    this.describe = describe;
+    try {
+      return await work();
+    } finally {
+      this.describe = undefined;
+    }
+  }
+
+  /** The error to report for an interrupt now, or undefined when nothing special is running. */
+  current(): UgsError | undefined {
+    return this.describe?.();
+  }
+}
+
+/** First write error of each output stream, recorded by `watchOutput`. */
+const outputErrors = new WeakMap<Writable, Error>();
+
+/**
+ * Keeps a stream's write errors from crashing the process (an unhandled 'error' event) and keeps
+ * the first one for `flushOutput`: later writes to a failed stream report secondary errors.
+ */
+export function watchOutput(stream: Writable): void {
+  stream.on('error', (error: Error) => {
+    if (!outputErrors.has(stream)) outputErrors.set(stream, error);
+  });
+}
+
+/** EPIPE: whoever read our output has gone (`ugs ... | head -1`); that is their choice, not a fault. */
+export function readerGone(error: Error): boolean {
+  return (error as NodeJS.ErrnoException).code === 'EPIPE';
+}
+
+/**
+ * Waits until everything written so far has reached the stream's target and throws OutputError
+ * if any of it could not be written (ENOSPC, EIO, ...). A reader who closed the pipe early is not
+ * an error: the command's own result stands.
+ */
+export async function flushOutput(stream: Writable): Promise<void> {
+  const late = await new Promise<Error | null | undefined>((resolve) => {
+    try {
+      stream.write('', resolve);
+    } catch (error) {
+      resolve(error instanceof Error ? error : new Error(String(error)));
+    }
+  });
+  const error = outputErrors.get(stream) ?? late ?? undefined;
+  if (error === undefined || readerGone(error)) return;
+  throw new OutputError(escapeControls(error.message), { cause: error });
 }
 
 /**
@@ -99,4 +164,40 @@ export function escapeControls(text: string): string {
     controlCharacters(),
     (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
   );
+}
+
+/** A file (or device, fifo, /dev/stdin) that holds more than the cap allows. */
+export class FileTooLargeError extends Error {
+  readonly code = 'EFBIG';
+  constructor(readonly maxBytes: number) {
+    super(`larger than ${formatBytes(maxBytes)}`);
+  }
+}
+
+/**
+ * Reads at most `maxBytes` of a file in chunks and fails past that, whatever the file is: stat
+ * sizes lie for /dev/zero, fifos, /dev/stdin and /proc files (0 or unbounded), so the cap is
+ * enforced on the bytes actually read, never on what stat says.
+ */
+export async function readFileCapped(path: string, maxBytes: number): Promise<Buffer> {
+  const { open } = await import('node:fs/promises');
+  const handle = await open(path, 'r');
+  try {
+    if ((await handle.stat()).isDirectory()) {
+      throw Object.assign(new Error('is a directory'), { code: 'EISDIR' });
+    }
+    const chunks: Buffer[] = [];
+    let total = 0;
+    for (;;) {
+      const chunk = Buffer.alloc(Math.min(64 * 1024, maxBytes + 1 - total));
+      const { bytesRead } = await handle.read(chunk, 0, chunk.length, null);
+      if (bytesRead === 0) break;
+      total += bytesRead;
+      if (total > maxBytes) throw new FileTooLargeError(maxBytes);
+      chunks.push(chunk.subarray(0, bytesRead));
+    }
+    return Buffer.concat(chunks);
+  } finally {
+    await handle.close();
+  }
 }

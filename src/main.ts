@@ -3,7 +3,7 @@
  * dependencies, runs one command, and turns whatever went wrong into one `error:`/`hint:` pair and
  * one exit code. Nothing below it prints errors or ends the process.
  */
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, type Option } from 'commander';
 import { getCommand } from './commands/get.js';
 import { loginCommand } from './commands/login.js';
 import { logoutCommand } from './commands/logout.js';
@@ -12,38 +12,71 @@ import { serveCommand } from './commands/serve.js';
 import type { DepsFactory } from './commands/shared.js';
 import { statusCommand } from './commands/status.js';
 import { createDeps, type GlobalFlags, parseSettings, type SystemInfo } from './context.js';
-import { ExitCode, UgsError } from './errors.js';
+import { ExitCode, InterruptedError, UgsError, UsageError } from './errors.js';
 import type { HttpClient } from './http.js';
-import { type IO, writeLine } from './io.js';
+import { escapeControls, flushOutput, InFlight, type IO, watchOutput, writeLine } from './io.js';
 import { styleFor } from './render.js';
 import { VERSION } from './version.js';
 
 export async function main(argv: readonly string[], io: IO, system: SystemInfo): Promise<number> {
+  // Write errors on stdout become one `error:` line (or the rotation's recovery hint), never an
+  // unhandled 'error' event with a stack.
+  watchOutput(io.stdout);
+  const inFlight = io.inFlight ?? new InFlight();
+  const commandIO: IO = { ...io, inFlight };
   const clients: HttpClient[] = [];
   const makeDeps: DepsFactory = (command) => {
     const flags = command.optsWithGlobals<GlobalFlags>();
     const settings = parseSettings(flags, io.env);
     return createDeps(
-      { ...io, noInput: flags.input === false, noColor: flags.color === false },
+      { ...commandIO, noInput: flags.input === false, noColor: flags.color === false },
       settings,
       system,
       clients,
     );
   };
-  const program = buildProgram(io, makeDeps, system);
+  const program = buildProgram(commandIO, makeDeps, system);
   const debug = argv.includes('--debug');
+  const noColor = argv.includes('--no-color');
+  // A signal during a command ends it at once with 130 and one line saying what it cut short.
+  // `serve` handles its own signals (a clean shutdown is its normal end), so it is not armed.
+  let unsubscribe: (() => void) | undefined;
+  let interrupted = false;
+  const interruption = new Promise<never>((_, reject) => {
+    program.hook('preAction', (_program, action) => {
+      if (action.name() === 'serve' || io.onSignal === undefined) return;
+      unsubscribe = io.onSignal((signal) => {
+        interrupted = true;
+        reject(inFlight.current() ?? new InterruptedError(`interrupted by ${signal}`));
+      });
+    });
+  });
+  interruption.catch(() => {});
   try {
     if (argv.length === 0) {
       // outputHelp, not helpInformation: only it adds the addHelpText sections (the examples).
       program.outputHelp();
-      return ExitCode.Ok;
+    } else {
+      await Promise.race([program.parseAsync([...argv], { from: 'user' }), interruption]);
     }
-    await program.parseAsync([...argv], { from: 'user' });
+    await flushOutput(io.stdout);
     return ExitCode.Ok;
   } catch (error) {
-    return reportError(error, io, debug, argv.includes('--no-color'));
+    const code = await reportError(error, io, debug, noColor);
+    if (code === ExitCode.Ok) {
+      // Help or version: their text must have been written too.
+      try {
+        await flushOutput(io.stdout);
+      } catch (flushError) {
+        return reportError(flushError, io, debug, noColor);
+      }
+    }
+    return code;
   } finally {
-    await Promise.allSettled(clients.map((client) => client.close()));
+    unsubscribe?.();
+    // After an interrupt a request may still be open: closing would wait for it.
+    const closing = Promise.allSettled(clients.map((client) => client.close()));
+    if (!interrupted) await closing;
   }
 }
 
@@ -85,7 +118,8 @@ Exit codes: 0 ok, 1 service error, 2 usage, 3 auth, 4 network, 5 rotation outcom
     .showSuggestionAfterError()
     .configureOutput({
       writeOut: (text) => io.stdout.write(text),
-      writeErr: (text) => io.stderr.write(text),
+      // Commander quotes argv in its errors (`unknown option '...'`): escape all but line ends.
+      writeErr: (text) => io.stderr.write(text.split('\n').map(escapeControls).join('\n')),
     });
   for (const command of [
     loginCommand(makeDeps),
@@ -103,7 +137,35 @@ Exit codes: 0 ok, 1 service error, 2 usage, 3 auth, 4 network, 5 rotation outcom
     // calls process.exit(1) itself instead of reaching reportError (exit 2, with a hint).
     program.addCommand(command.copyInheritedSettings(program));
   }
+  refuseRepeatedOptions(program);
   return program;
+}
+
+/**
+ * Commander lets the last of `--id a --id b` win, so a script that builds its argv from two
+ * sources silently acts on one of them. Every option that takes one value, on every command and
+ * on the program (including options added later), may be given once; repeatable ones (their
+ * default is a list, as with `--mapping`) are left alone. Commander emits `option:<name>` for
+ * every occurrence, whatever the spelling (`--id=a`, `-p a`, `-pa`).
+ */
+function refuseRepeatedOptions(command: Command): void {
+  for (const option of command.options as readonly Option[]) {
+    const takesValue = option.required || option.optional;
+    const repeatable = option.variadic || Array.isArray(option.defaultValue);
+    if (!takesValue || repeatable) continue;
+    let seen = 0;
+    command.on(`option:${option.name()}`, () => {
+      seen++;
+      if (seen > 1) {
+        const flag = option.long ?? option.short ?? option.name();
+        // The values are not shown: this one may be a token (--current-token).
+        throw new UsageError(`${flag} was given more than once; it takes a single value`, {
+          hint: `pass ${flag} once (only options marked "repeatable" in --help may be repeated)`,
+        });
+      }
+    });
+  }
+  for (const sub of command.commands) refuseRepeatedOptions(sub);
 }
 
 async function reportError(

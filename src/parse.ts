@@ -3,6 +3,7 @@
  * UsageError that names the flag; none of them touches the network or the process.
  */
 import { UsageError } from './errors.js';
+import { escapeControls } from './io.js';
 
 export type StringMap = Record<string, string>;
 export type JsonObject = Record<string, unknown>;
@@ -55,11 +56,21 @@ export function parseJsonSource(text: string, flag: string): JsonSource {
 }
 
 export function parseJsonObject(text: string, flag: string, origin: string): JsonObject {
+  // Checked on the text, before parsing: everything that later walks the value (the request's
+  // JSON.stringify among them) recurses, and a hostile file can nest 500,000 levels in 1 MiB.
+  const depth = jsonNestingDepth(text);
+  if (depth > MAX_JSON_DEPTH) {
+    throw new UsageError(
+      `${flag}: ${origin} nests ${depth} levels deep, more than the ${MAX_JSON_DEPTH} allowed`,
+      { hint: 'properties and mappings are flat or shallow objects; check what the source holds' },
+    );
+  }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
-    const detail = error instanceof Error ? error.message : String(error);
+    // V8 quotes the offending text in its message: raw, it would reach the terminal.
+    const detail = escapeControls(error instanceof Error ? error.message : String(error));
     throw new UsageError(`${flag}: ${origin} is not valid JSON (${detail})`, {
       hint: `pass a JSON object, e.g. ${flag} '{"plan":"pro"}'`,
     });
@@ -115,6 +126,8 @@ export function mergeObjects<T>(
 }
 
 const MAX_TIMEOUT_SECONDS = 3600;
+/** Timers count whole milliseconds: anything shorter would round to 0, which means "no limit". */
+const MIN_TIMEOUT_SECONDS = 0.001;
 
 /** `--timeout` in seconds: a plain positive number, fractions allowed (`0.5`), at most an hour. */
 export function parseTimeoutSeconds(text: string): number {
@@ -125,9 +138,9 @@ export function parseTimeoutSeconds(text: string): number {
     });
   }
   const seconds = Number(trimmed);
-  if (!(seconds > 0) || seconds > MAX_TIMEOUT_SECONDS) {
+  if (!(seconds >= MIN_TIMEOUT_SECONDS) || seconds > MAX_TIMEOUT_SECONDS) {
     throw new UsageError(
-      `--timeout must be more than 0 and at most ${MAX_TIMEOUT_SECONDS} seconds, got ${quote(text)}`,
+      `--timeout must be at least ${MIN_TIMEOUT_SECONDS} and at most ${MAX_TIMEOUT_SECONDS} seconds, got ${quote(text)}`,
     );
   }
   return seconds;
@@ -195,8 +208,17 @@ export function formatBaseUrl(url: URL): string {
   return url.href.replace(/\/+$/, '');
 }
 
+/**
+ * A user's or a file's value inside a message: JSON quoting escapes C0 but not DEL or C1 (U+009B
+ * is CSI to many terminals), so those are escaped too.
+ */
 export function quote(text: string): string {
-  return JSON.stringify(text);
+  // U+2028/U+2029 break lines in many terminals and editors; JSON leaves them raw. U+FFFD is
+  // shown as its code, so "the bytes were not UTF-8" is visible rather than a lookalike glyph.
+  return escapeControls(JSON.stringify(text)).replace(
+    /[\u2028\u2029\ufffd]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16)}`,
+  );
 }
 
 function describeJson(value: unknown): string {
@@ -229,4 +251,36 @@ export function jsonNestingDepth(text: string): number {
     } else if (c === 0x5d /* ] */ || c === 0x7d /* } */) depth--;
   }
   return deepest;
+}
+
+/**
+ * A user group's id or name, wherever it came from (flag, prompt): the service keys groups by the
+ * exact text, so a value that differs from what the user meant only invisibly would create a
+ * second group. U+FFFD is what invalid UTF-8 in argv or on a terminal decodes to (two different
+ * byte strings become one id); control characters and line separators cannot be seen; spaces at
+ * either end are almost always a quoting slip. Returns the reason, or undefined when it is fine.
+ */
+export function groupTextProblem(value: string): string | undefined {
+  if (value.trim() === '') return 'cannot be empty';
+  if (value.includes('\ufffd')) {
+    return 'contains U+FFFD, the replacement for bytes that are not valid UTF-8';
+  }
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing them is the point
+  if (/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(value)) {
+    return 'contains a control character';
+  }
+  if (/^\s|\s$/u.test(value)) return 'has leading or trailing whitespace';
+  return undefined;
+}
+
+/** `groupTextProblem` as a usage error that shows the value, escaped. */
+export function checkGroupText(value: string, what: string): string {
+  const problem = groupTextProblem(value);
+  if (problem !== undefined) {
+    const shown = value.trim() === '' ? what : `${what} ${quote(value)}`;
+    throw new UsageError(`${shown} ${problem}`, {
+      hint: 'ids and names are matched exactly: pass the value as the service should store it',
+    });
+  }
+  return value;
 }

@@ -2,6 +2,7 @@
  * The one place that knows the prompt library. Commands ask a `Prompter`; tests answer with a
  * fake. Prompts draw on stderr so that stdout stays clean for `--json` and `--field`.
  */
+import type { Readable, Writable } from 'node:stream';
 import { CancelledError } from './errors.js';
 import type { IO } from './io.js';
 
@@ -22,35 +23,61 @@ export class InquirerPrompter implements Prompter {
     options: { default?: string; validate?: Validate } = {},
   ): Promise<string> {
     const { input } = await import('./vendor/prompts.js');
-    return cancelable(input({ message, ...options }, this.context()));
+    return this.ask((context) => input({ message, ...options }, context));
   }
 
   async password(message: string, options: { validate?: Validate } = {}): Promise<string> {
     const { password } = await import('./vendor/prompts.js');
-    return cancelable(password({ message, mask: '*', ...options }, this.context()));
+    return this.ask((context) => password({ message, mask: '*', ...options }, context));
   }
 
   async confirm(message: string, options: { default?: boolean } = {}): Promise<boolean> {
     const { confirm } = await import('./vendor/prompts.js');
-    return cancelable(confirm({ message, ...options }, this.context()));
+    return this.ask((context) => confirm({ message, ...options }, context));
   }
 
-  private context() {
-    return { input: this.io.stdin, output: this.io.stderr };
+  /**
+   * End of input (Ctrl+D on an empty line, a closed terminal) makes readline close its interface,
+   * which pauses stdin; the prompt library only clears its hooks then and never settles, so the
+   * process drained its event loop and exited 0 with nothing done. Watching stdin for that pause
+   * (or its end) turns it into a cancellation. When the prompt settles normally its own cleanup
+   * removes the abort listener before readline closes, so a late pause changes nothing.
+   */
+  private async ask<T>(
+    prompt: (context: { input: Readable; output: Writable; signal: AbortSignal }) => Promise<T>,
+  ): Promise<T> {
+    const { stdin } = this.io;
+    const controller = new AbortController();
+    const endOfInput = () => controller.abort(END_OF_INPUT);
+    stdin.once('pause', endOfInput);
+    stdin.once('end', endOfInput);
+    stdin.once('close', endOfInput);
+    try {
+      return await prompt({ input: stdin, output: this.io.stderr, signal: controller.signal });
+    } catch (error) {
+      if (controller.signal.aborted && controller.signal.reason === END_OF_INPUT) {
+        throw new CancelledError(
+          'cancelled: end of input (Ctrl+D) at the prompt; nothing was saved or sent',
+        );
+      }
+      return cancelled(error);
+    } finally {
+      stdin.off('pause', endOfInput);
+      stdin.off('end', endOfInput);
+      stdin.off('close', endOfInput);
+    }
   }
 }
 
+const END_OF_INPUT = Symbol('end of input');
+
 /** Ctrl+C at a prompt rejects with ExitPromptError; the user wanted out, not a stack trace. */
-async function cancelable<T>(prompt: Promise<T>): Promise<T> {
-  try {
-    return await prompt;
-  } catch (error) {
-    if (
-      error instanceof Error &&
-      (error.name === 'ExitPromptError' || error.name === 'AbortPromptError')
-    ) {
-      throw new CancelledError();
-    }
-    throw error;
+function cancelled(error: unknown): never {
+  if (
+    error instanceof Error &&
+    (error.name === 'ExitPromptError' || error.name === 'AbortPromptError')
+  ) {
+    throw new CancelledError();
   }
+  throw error;
 }

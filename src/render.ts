@@ -6,13 +6,22 @@
 import { ApiError } from './errors.js';
 import { colorEnabled, escapeControls, type IO, writeLine } from './io.js';
 import { compactJson, prettyJson } from './json-text.js';
-import type { JsonObject } from './parse.js';
+import { type JsonObject, quote } from './parse.js';
 import type { UserGroup } from './service.js';
 
 export type OutputFormat = { kind: 'table' } | { kind: 'json' } | { kind: 'field'; name: string };
 
 /** Documented fields first, in the order a person reads them; anything else after, as sent. */
-const KNOWN_FIELDS = ['provided_id', 'name', 'team_id', 'token', 'environment', 'properties'];
+const KNOWN_FIELDS = [
+  'provided_id',
+  'name',
+  'team_id',
+  'token',
+  'environment',
+  // The rotation answer's environment tag (`Customer` or `Testing`).
+  'api_environment_tag',
+  'properties',
+];
 
 export interface Style {
   bold(text: string): string;
@@ -50,7 +59,7 @@ export async function styleFor(io: IO, stream: 'stdout' | 'stderr'): Promise<Sty
 export function formatValue(value: unknown): string {
   if (typeof value === 'string') return value;
   if (value === undefined) return '';
-  // Not JSON.stringify: a value from the wire may nest 100,000 levels deep (issue 8.3).
+  // Not JSON.stringify: a value from the wire may nest 100,000 levels deep.
   return compactJson(value);
 }
 
@@ -63,7 +72,26 @@ export function orderedFields(group: JsonObject): string[] {
 /** A table row: field, value, and an optional decoration applied after escaping the value. */
 export type TableRow = readonly [field: string, value: string, decorate?: (text: string) => string];
 
+/**
+ * Past these sizes cli-table3 is far from linear (8,000 rows took 0.8 s, one 300,000-character
+ * wide-character value minutes), so big answers are drawn by `renderPlainTable`, which gives the
+ * same box in one pass.
+ */
+const TABLE_LIBRARY_MAX_ROWS = 200;
+const TABLE_LIBRARY_MAX_CELL = 2000;
+
 export async function renderTable(rows: readonly TableRow[], style: Style): Promise<string> {
+  const cells = rows.map(([field, value, decorate]): [string, string] => {
+    // Escape first, then decorate: escaping a styled value would print its colour codes as text.
+    const text = escapeControls(value);
+    return [style.cyan(escapeControls(field)), decorate ? decorate(text) : text];
+  });
+  const small =
+    cells.length <= TABLE_LIBRARY_MAX_ROWS &&
+    cells.every(
+      ([k, v]) => k.length <= TABLE_LIBRARY_MAX_CELL && v.length <= TABLE_LIBRARY_MAX_CELL,
+    );
+  if (!small) return renderPlainTable(cells);
   const { Table } = await import('./vendor/table.js');
   // cli-table3 colours head and border by itself, even into a pipe: colour is ours to decide.
   // Field names down the left say what each row is; a header row would only repeat that.
@@ -73,12 +101,66 @@ export async function renderTable(rows: readonly TableRow[], style: Style): Prom
     chars: { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' },
     wordWrap: false,
   });
-  // Escape first, then decorate: escaping a styled value would print its colour codes as text.
-  for (const [field, value, decorate] of rows) {
-    const text = escapeControls(value);
-    table.push([style.cyan(escapeControls(field)), decorate ? decorate(text) : text]);
-  }
+  for (const cell of cells) table.push(cell);
   return table.toString();
+}
+
+/** cli-table3's two-column box (as configured above), drawn in time linear in the text. */
+export function renderPlainTable(cells: readonly (readonly [string, string])[]): string {
+  const widths = cells.map(([k, v]) => [displayWidth(k), displayWidth(v)] as const);
+  const keyWidth = Math.max(0, ...widths.map(([k]) => k));
+  const valueWidth = Math.max(0, ...widths.map(([, v]) => v));
+  const rule = (left: string, mid: string, right: string) =>
+    `${left}${'─'.repeat(keyWidth + 2)}${mid}${'─'.repeat(valueWidth + 2)}${right}`;
+  const lines = [rule('┌', '┬', '┐')];
+  cells.forEach(([k, v], i) => {
+    const [kw, vw] = widths[i] as readonly [number, number];
+    lines.push(`│ ${k}${' '.repeat(keyWidth - kw)} │ ${v}${' '.repeat(valueWidth - vw)} │`);
+  });
+  lines.push(rule('└', '┴', '┘'));
+  return lines.join('\n');
+}
+
+/**
+ * Columns a terminal gives to text, in one pass: colour codes take none, combining marks and
+ * zero-width characters none, East Asian wide and fullwidth characters and emoji two.
+ */
+export function displayWidth(text: string): number {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: colour codes are what is removed
+  const visible = text.includes('\u001b') ? text.replace(/\u001b\[[0-9;]*m/g, '') : text;
+  let width = 0;
+  for (const char of visible) {
+    const code = char.codePointAt(0) as number;
+    if (code < 0x300) width += 1;
+    else if (ZERO_WIDTH.test(char)) width += 0;
+    else if (isWide(code) || EMOJI.test(char)) width += 2;
+    else width += 1;
+  }
+  return width;
+}
+
+const ZERO_WIDTH = /^[\p{Mn}\p{Me}\p{Cf}]$/u;
+const EMOJI = /^\p{Extended_Pictographic}$/u;
+
+/** East Asian Wide (W) and Fullwidth (F) blocks, as terminals draw them. */
+function isWide(code: number): boolean {
+  return (
+    (code >= 0x1100 && code <= 0x115f) ||
+    (code >= 0x2e80 && code <= 0x303e) ||
+    (code >= 0x3041 && code <= 0x33ff) ||
+    (code >= 0x3400 && code <= 0x4dbf) ||
+    (code >= 0x4e00 && code <= 0x9fff) ||
+    (code >= 0xa000 && code <= 0xa4cf) ||
+    (code >= 0xa960 && code <= 0xa97f) ||
+    (code >= 0xac00 && code <= 0xd7a3) ||
+    (code >= 0xf900 && code <= 0xfaff) ||
+    (code >= 0xfe30 && code <= 0xfe4f) ||
+    (code >= 0xff00 && code <= 0xff60) ||
+    (code >= 0xffe0 && code <= 0xffe6) ||
+    (code >= 0x1f300 && code <= 0x1f64f) ||
+    (code >= 0x1f900 && code <= 0x1f9ff) ||
+    (code >= 0x20000 && code <= 0x3fffd)
+  );
 }
 
 export async function renderUserGroupTable(group: UserGroup, style: Style): Promise<string> {
@@ -97,14 +179,25 @@ export function renderJson(body: unknown): string {
   return prettyJson(body);
 }
 
-/** `--field`: a script's way to take one value; a missing field must not look like an empty one. */
+/**
+ * `--field`: a script's way to take one value; a missing field must not look like an empty one.
+ * The value is escaped like every other server-controlled text: a token or id holds no control
+ * characters, and one that does (a newline, an ESC) is the server's mischief, which `$(...)` would
+ * otherwise carry into a terminal or split into two lines.
+ */
 export function renderField(group: UserGroup, name: string): string {
   if (!Object.hasOwn(group, name)) {
-    throw new ApiError(`the answer's user_group has no field "${name}"`, {
-      hint: `fields in this answer: ${orderedFields(group).join(', ')}`,
+    throw new ApiError(`the answer's user_group has no field ${quote(name)}`, {
+      hint: `fields in this answer: ${listFields(orderedFields(group))}`,
     });
   }
-  return formatValue(group[name]);
+  return escapeControls(formatValue(group[name]));
+}
+
+/** Field names for a hint: escaped, and not all 60,000 of them when a server sends that many. */
+function listFields(fields: readonly string[]): string {
+  const shown = fields.slice(0, 20).map(escapeControls).join(', ');
+  return fields.length > 20 ? `${shown}, ... (${fields.length} in all)` : shown;
 }
 
 export interface ResultOutput {

@@ -2,8 +2,9 @@ import type { Command } from 'commander';
 import { callService, type Deps, outputFormat, resolveTarget } from '../context.js';
 import { UsageError } from '../errors.js';
 import { readJsonSource } from '../input.js';
-import { canPrompt } from '../io.js';
+import { canPrompt, escapeControls, writeLine } from '../io.js';
 import {
+  checkGroupText,
   collectKeyValues,
   type JsonObject,
   mergeObjects,
@@ -14,7 +15,7 @@ import {
   setOwn,
 } from '../parse.js';
 import type { Prompter } from '../prompter.js';
-import { type OutputFormat, printResult } from '../render.js';
+import { type OutputFormat, printResult, styleFor } from '../render.js';
 import type { GetUserRequest } from '../service.js';
 import { addOutputFlags, collect, type DepsFactory, newCommand } from './shared.js';
 
@@ -72,7 +73,7 @@ export async function parseGetFlags(flags: GetFlags, deps: Deps): Promise<GetOpt
     ['--id', flags.id],
     ['--name', flags.name],
   ] as const) {
-    if (value !== undefined && value.trim() === '') throw new UsageError(`${flag} cannot be empty`);
+    if (value !== undefined) checkGroupText(value, flag);
   }
   const mappingJson =
     flags.mappingJson === undefined
@@ -131,10 +132,13 @@ export async function runGet(opts: GetOptions, deps: Deps): Promise<void> {
   } else {
     request = await promptForRequest(opts, deps.prompter);
   }
+  // Whatever the path (flags were checked already, prompts were not), nothing invisible is sent.
+  checkGroupText(request.user_group_id, 'the user group id');
+  checkGroupText(request.name, 'the user group name');
 
   const client = await deps.connect(target);
   const result = await callService(deps, opts.format, () => client.getUser(request));
-  const id = String(result.userGroup.provided_id ?? request.user_group_id);
+  const id = escapeControls(String(result.userGroup.provided_id ?? request.user_group_id));
   await printResult(deps.io, {
     format: opts.format,
     body: result.body,
@@ -147,6 +151,15 @@ export async function runGet(opts: GetOptions, deps: Deps): Promise<void> {
           : `User group ${id}`,
     ],
   });
+  if (result.created === false && opts.format.kind === 'table') {
+    // The service returns an existing group unchanged ("no action will be taken"); a person who
+    // just typed a new name or properties would otherwise believe they were saved.
+    const style = await styleFor(deps.io, 'stderr');
+    writeLine(
+      deps.io.stderr,
+      `${style.yellow('note:')} user group ${id} already existed: the name, mapping and properties sent were not applied (the service leaves an existing group as it is)`,
+    );
+  }
 }
 
 /**
@@ -156,9 +169,19 @@ export async function runGet(opts: GetOptions, deps: Deps): Promise<void> {
 async function promptForRequest(opts: GetOptions, prompter: Prompter): Promise<GetUserRequest> {
   const required = (label: string) => (value: string) =>
     value.trim() !== '' || `${label} is required`;
-  const id = opts.id ?? (await prompter.input('User group id:', { validate: required('an id') }));
+  // A typed answer is held to the flags' rule at once: a terminal decodes bad bytes to U+FFFD.
+  const id =
+    opts.id ??
+    checkGroupText(
+      await prompter.input('User group id:', { validate: required('an id') }),
+      'the user group id',
+    );
   const name =
-    opts.name ?? (await prompter.input('User group name:', { validate: required('a name') }));
+    opts.name ??
+    checkGroupText(
+      await prompter.input('User group name:', { validate: required('a name') }),
+      'the user group name',
+    );
   const mapping =
     opts.mapping ?? (await promptPairs(prompter, 'Data source mapping', 'schema_id=source'));
   const properties = opts.properties ?? (await promptPairs(prompter, 'Property', 'key=value'));

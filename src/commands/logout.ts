@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { Deps } from '../context.js';
-import { writeLine } from '../io.js';
+import { escapeControls, writeLine } from '../io.js';
+import { quote } from '../parse.js';
 import { type DepsFactory, newCommand } from './shared.js';
 
 export function logoutCommand(makeDeps: DepsFactory, run = runLogout): Command {
@@ -18,7 +19,7 @@ export async function runLogout(deps: Deps): Promise<void> {
   if (profile?.apiToken === undefined) {
     writeLine(
       io.stderr,
-      `Profile "${settings.profile}" has no saved API token; nothing to remove.`,
+      `Profile ${quote(settings.profile)} has no saved API token; nothing to remove.`,
     );
   } else {
     await config.updateProfile(settings.profile, (current) => {
@@ -27,7 +28,7 @@ export async function runLogout(deps: Deps): Promise<void> {
     });
     writeLine(
       io.stderr,
-      `Removed the API token of profile "${settings.profile}" from ${config.path}`,
+      `Removed the API token of profile ${quote(settings.profile)} from ${escapeControls(config.path)}`,
     );
   }
   if (io.env.UGS_API_TOKEN) {

@@ -1,7 +1,13 @@
 import type { Command } from 'commander';
 import { callService, type Deps, outputFormat, resolveTarget } from '../context.js';
-import { CancelledError, UsageError } from '../errors.js';
-import { canPrompt, readStdin, writeLine } from '../io.js';
+import {
+  CancelledError,
+  InterruptedError,
+  OutcomeUnknownError,
+  OutputError,
+  UsageError,
+} from '../errors.js';
+import { canPrompt, escapeControls, flushOutput, InFlight, readStdin, writeLine } from '../io.js';
 import { type OutputFormat, printResult, styleFor } from '../render.js';
 import { addOutputFlags, type DepsFactory, newCommand } from './shared.js';
 
@@ -77,28 +83,78 @@ export async function runRotate(opts: RotateOptions, deps: Deps): Promise<void> 
 
   if (interactive && !opts.yes) {
     const confirmed = await deps.prompter.confirm(
-      `Rotate the token ending in ...${currentToken.slice(-4)}? Dashboards using it may stop working.`,
+      `Rotate the token ending in ...${escapeControls(currentToken.slice(-4))}? Dashboards using it may stop working.`,
       { default: false },
     );
     if (!confirmed) throw new CancelledError('rotation cancelled; nothing was sent');
   }
 
   const client = await deps.connect(target);
-  const result = await callService(deps, opts.format, () => client.rotateToken(currentToken));
-  const id = String(result.userGroup.provided_id ?? '');
-  if (opts.format.kind !== 'table') {
-    writeLine(io.stderr, (await styleFor(io, 'stderr')).yellow(PREVIOUS_TOKEN_WARNING));
+  const inFlight = io.inFlight ?? new InFlight();
+  const result = await inFlight.during(interruptedRotation, () =>
+    callService(deps, opts.format, () => client.rotateToken(currentToken)),
+  );
+  const id = escapeControls(String(result.userGroup.provided_id ?? ''));
+  try {
+    if (opts.format.kind !== 'table') {
+      writeLine(io.stderr, (await styleFor(io, 'stderr')).yellow(PREVIOUS_TOKEN_WARNING));
+    }
+    await printResult(io, {
+      format: opts.format,
+      body: result.body,
+      userGroup: result.userGroup,
+      headline: (style) => [
+        style.green(`Rotated token of user group ${id}`),
+        `New token: ${style.bold(escapeControls(result.userGroup.token))}`,
+        style.yellow(PREVIOUS_TOKEN_WARNING),
+      ],
+    });
+    // The old token is dead now: a new one that never reached its reader must be recoverable.
+    await flushOutput(io.stdout);
+  } catch (error) {
+    if (!(error instanceof OutputError)) throw error;
+    throw new OutcomeUnknownError(
+      `the token was rotated, but the new token could not be written (${error.reason})`,
+      { hint: `read it with \`${recoveryCommand(result.userGroup, deps)}\``, cause: error },
+    );
   }
-  await printResult(io, {
-    format: opts.format,
-    body: result.body,
-    userGroup: result.userGroup,
-    headline: (style) => [
-      style.green(`Rotated token of user group ${id}`),
-      `New token: ${style.bold(result.userGroup.token)}`,
-      style.yellow(PREVIOUS_TOKEN_WARNING),
-    ],
-  });
+}
+
+function interruptedRotation(): InterruptedError {
+  return new InterruptedError(
+    'interrupted while the rotation request was in flight: the token may or may not have been rotated',
+    {
+      hint: "read the group's current token with `ugs get --id <user_group_id> --name <name> --field token`; if the old token still works, nothing changed",
+    },
+  );
+}
+
+/**
+ * `ugs get` returns an existing group as it is, token included: the way back to a rotated token
+ * whose output was lost. Same profile and --base-url, so it asks the same service.
+ */
+export function recoveryCommand(group: Record<string, unknown>, deps: Deps): string {
+  const text = (value: unknown, placeholder: string) =>
+    typeof value === 'string' || typeof value === 'number' ? shellWord(String(value)) : placeholder;
+  const parts = [
+    'ugs get --id',
+    text(group.provided_id, '<user_group_id>'),
+    '--name',
+    text(group.name, '<name>'),
+    '--field token',
+  ];
+  if (deps.settings.profile !== 'default')
+    parts.push('--profile', shellWord(deps.settings.profile));
+  if (deps.settings.baseUrlSource === 'flag' && deps.settings.baseUrl !== undefined) {
+    parts.push('--base-url', shellWord(deps.settings.baseUrl));
+  }
+  return parts.join(' ');
+}
+
+/** One shell word: bare when it is plainly safe, single-quoted otherwise; controls shown escaped. */
+export function shellWord(value: string): string {
+  if (/^[A-Za-z0-9_@%+=:,./-]+$/.test(value)) return value;
+  return escapeControls(`'${value.replace(/'/g, `'\\''`)}'`);
 }
 
 async function readCurrentToken(opts: RotateOptions, deps: Deps): Promise<string> {

@@ -1,0 +1,183 @@
+/**
+ * What happens around the result: stdout that cannot be written (full disk), a reader that
+ * closes the pipe early, and signals while a request is in flight. The built binary runs against
+ * a local recording server.
+ */
+import { spawn } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { collectOutput } from '../helpers/process.js';
+import {
+  BIN,
+  makeSandbox,
+  okBody,
+  type RecordingServer,
+  RUN_TIMEOUT_MS,
+  STACK_LINE,
+  sandboxEnv,
+  sendJson,
+  setupSuite,
+  startServer,
+  userGroup,
+} from './harness.js';
+
+setupSuite();
+
+let server: RecordingServer;
+/** Requests whose body holds this never get an answer. */
+const HANG = 'hang-forever';
+
+beforeAll(async () => {
+  server = await startServer((_req, res, _index, record) => {
+    if (record.body.includes(HANG)) return;
+    if (record.body.includes('rejected-token')) {
+      sendJson(res, 401, { detail: 'Invalid token.' });
+      return;
+    }
+    const body = record.body.includes('current_token')
+      ? {
+          success: 1,
+          user_group: userGroup({
+            name: "Acme's Corp",
+            token: 'ugt_new_token_after_rotation',
+            api_environment_tag: 'Customer',
+          }),
+        }
+      : okBody();
+    sendJson(res, 200, body);
+  });
+});
+afterAll(() => server.close());
+
+function env() {
+  return sandboxEnv(makeSandbox(), { UGS_API_TOKEN: 'api-token-output', UGS_BASE_URL: server.url });
+}
+
+/**
+ * Runs ugs with stdout on /dev/full (every write fails with ENOSPC). Asynchronously: the server
+ * answering it runs in this process.
+ */
+async function toFullDisk(args: string[]) {
+  const full = openSync('/dev/full', 'w');
+  try {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      env: env(),
+      stdio: ['ignore', full, 'pipe'],
+    });
+    const result = await collectOutput(child, {
+      label: `ugs ${args.join(' ')}`,
+      timeoutMs: RUN_TIMEOUT_MS,
+    });
+    return { status: result.code, stderr: result.stderr };
+  } finally {
+    closeSync(full);
+  }
+}
+
+const rotate = ['rotate', '--current-token', 'old-token-for-output', '--yes'];
+
+describe('stdout cannot be written', () => {
+  for (const format of [[], ['--json'], ['--field', 'token']]) {
+    it(`rotate ${format.join(' ')} > /dev/full: exit 5 with the recovery command`, async () => {
+      const result = await toFullDisk([...rotate, ...format]);
+      expect(result.status, result.stderr).toBe(5);
+      expect(result.stderr).not.toMatch(STACK_LINE);
+      expect(result.stderr).toMatch(
+        /^error: the token was rotated, but the new token could not be written/m,
+      );
+      expect(result.stderr).toMatch(/ENOSPC/);
+      expect(result.stderr).toContain("`ugs get --id acme --name 'Acme'\\''s Corp' --field token`");
+    });
+  }
+
+  for (const format of [[], ['--json'], ['--field', 'token']]) {
+    it(`get ${format.join(' ')} > /dev/full: exit 1, one error line`, async () => {
+      const result = await toFullDisk(['get', '--id', 'acme', '--name', 'Acme', ...format]);
+      expect(result.status, result.stderr).toBe(1);
+      expect(result.stderr).toMatch(/^error: could not write the output: ENOSPC/m);
+      expect(result.stderr).not.toMatch(STACK_LINE);
+    });
+  }
+
+  it('--help > /dev/full: exit 1, not a crash', async () => {
+    const result = await toFullDisk(['--help']);
+    expect(result.status, result.stderr).toBe(1);
+    expect(result.stderr).toMatch(/^error: could not write the output/m);
+    expect(result.stderr).not.toMatch(STACK_LINE);
+  });
+});
+
+describe('the reader closes the pipe early: the exit code is still the command result', () => {
+  async function pipedIntoTrue(args: string[]) {
+    const command = [process.execPath, BIN, ...args].map((a) => `'${a}'`).join(' ');
+    const child = spawn('bash', ['-c', `${command} | true; exit "\${PIPESTATUS[0]}"`], {
+      env: env(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const result = await collectOutput(child, { label: command, timeoutMs: RUN_TIMEOUT_MS });
+    return { status: result.code, stderr: result.stderr };
+  }
+  it('a failed rotate | true exits 3', async () => {
+    const result = await pipedIntoTrue([
+      'rotate',
+      '--current-token',
+      'rejected-token',
+      '--yes',
+      '--json',
+    ]);
+    expect(result.status, result.stderr).toBe(3);
+    expect(result.stderr).not.toMatch(STACK_LINE);
+  });
+  it('a successful get | true exits 0, quietly', async () => {
+    const result = await pipedIntoTrue(['get', '--id', 'acme', '--name', 'Acme']);
+    expect(result.status, result.stderr).toBe(0);
+    expect(result.stderr).not.toMatch(/error/);
+  });
+});
+
+describe('a signal while a request is in flight', () => {
+  async function interrupt(args: string[], signal: NodeJS.Signals) {
+    const before = server.requests.length;
+    const child = spawn(process.execPath, [BIN, ...args], {
+      env: env(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const output = collectOutput(child, {
+      label: `ugs ${args.join(' ')}`,
+      timeoutMs: RUN_TIMEOUT_MS,
+      timeoutMessage: (ms) => `did not stop within ${ms} ms of the signal`,
+      input: '',
+    });
+    for (let i = 0; i < 500 && server.requests.length === before; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(server.requests.length).toBeGreaterThan(before);
+    child.kill(signal);
+    return output;
+  }
+
+  it.each(['SIGINT', 'SIGTERM'] as const)(
+    '%s during a rotation: may or may not, with recovery',
+    async (signal) => {
+      const result = await interrupt(
+        ['rotate', '--current-token', `${HANG}-token`, '--yes'],
+        signal,
+      );
+      expect(result.code, result.stderr).toBe(130);
+      expect(result.stderr).toMatch(
+        /^error: interrupted while the rotation request was in flight: the token may or may not have been rotated$/m,
+      );
+      expect(result.stderr).toMatch(
+        /^hint: .*ugs get --id <user_group_id> --name <name> --field token/m,
+      );
+      expect(result.stderr).not.toMatch(STACK_LINE);
+      expect(result.stdout).toBe('');
+    },
+  );
+
+  it.each(['SIGINT', 'SIGTERM'] as const)('%s during get: one line, exit 130', async (signal) => {
+    const result = await interrupt(['get', '--id', HANG, '--name', 'Acme'], signal);
+    expect(result.code, result.stderr).toBe(130);
+    expect(result.stderr.trim().split('\n')).toEqual([`error: interrupted by ${signal}`]);
+  });
+});

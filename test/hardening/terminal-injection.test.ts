@@ -1,0 +1,210 @@
+/**
+ * Terminal injection: text the server controls (ids, names, tokens, field names and values) must
+ * reach the terminal as visible escapes, never as ESC/CSI/OSC sequences or C1 controls, in every
+ * output mode this CLI draws itself (headline, table, --field) and in the error messages that
+ * quote a value.
+ */
+import { describe, expect, it } from 'vitest';
+import { parseGetFlags, runGet } from '../../src/commands/get.js';
+import { runLogout } from '../../src/commands/logout.js';
+import { runRotate } from '../../src/commands/rotate.js';
+import { ApiError, UsageError } from '../../src/errors.js';
+import { main } from '../../src/main.js';
+import type { OutputFormat } from '../../src/render.js';
+import { FakeService, groupResult, makeDeps, makeIO } from '../helpers/fakes.js';
+
+/** Each attack class: a raw 7-bit sequence, and the 8-bit C1 forms some terminals obey. */
+const ATTACKS: Record<string, string> = {
+  'CSI clear screen': '\u001b[2J\u001b[H',
+  'OSC set title': '\u001b]0;pwned\u0007',
+  'OSC 8 hyperlink': '\u001b]8;;https://evil.example/\u001b\\click\u001b]8;;\u001b\\',
+  'C1 CSI (U+009B)': '\u009b31m',
+  'C1 OSC (U+009D)': '\u009d0;pwned\u009c',
+  'DEL and BEL': '\u007f\u0007',
+  'carriage return overwrite': 'ok\rFAKE',
+  'newline forging a line': 'x\nerror: forged',
+};
+
+/** Any C0 control except the newline that ends a line, DEL, or C1. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding them is the point
+const RAW_CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/;
+
+/** Our own colour codes (FORCE_COLOR is on) are not the server's: only they are removed. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching our colour codes
+const OWN_COLOUR = /\u001b\[[0-9;]*m/g;
+const withoutOwnColour = (text: string) => text.replace(OWN_COLOUR, '');
+
+const FIELDS = ['provided_id', 'name', 'token', 'environment', 'api_environment_tag', 'extra'];
+
+const FORMATS: OutputFormat[] = [
+  { kind: 'table' },
+  ...FIELDS.map((name): OutputFormat => ({ kind: 'field', name })),
+];
+
+function hostileGroup(attack: string): Record<string, unknown> {
+  return Object.fromEntries(FIELDS.map((field) => [field, `${field}${attack}`]));
+}
+
+/** Each line printed, with its final newline removed: none may hold a raw control. */
+function expectClean(text: string, context: string): void {
+  for (const line of text.split('\n')) expect(line, context).not.toMatch(RAW_CONTROL);
+}
+
+describe('get: server text in headline, table and --field', () => {
+  for (const [label, attack] of Object.entries(ATTACKS)) {
+    for (const created of [true, false]) {
+      it.each(FORMATS)(`${label} (new_user_group ${created}) in %j`, async (format) => {
+        const io = makeIO({ env: { FORCE_COLOR: '1' } });
+        const service = new FakeService({
+          get: () => groupResult(hostileGroup(attack), { new_user_group: created }),
+        });
+        await runGet(
+          { id: 'acme', name: 'Acme', mapping: undefined, properties: undefined, format },
+          makeDeps({ io, service }),
+        );
+        const context = JSON.stringify({ stdout: io.stdout.text, stderr: io.stderr.text });
+        expectClean(withoutOwnColour(io.stdout.text), context);
+        expectClean(withoutOwnColour(io.stderr.text), context);
+        expect(io.stdout.text.length, context).toBeGreaterThan(0);
+      });
+    }
+  }
+
+  it('a key chosen by the server is escaped in the table too', async () => {
+    const io = makeIO();
+    const service = new FakeService({
+      get: () => groupResult({ '\u001b]0;title\u0007key': 'v', '\u009bkey2': 'w' }),
+    });
+    await runGet(
+      { id: 'a', name: 'A', mapping: undefined, properties: undefined, format: { kind: 'table' } },
+      makeDeps({ io, service }),
+    );
+    expectClean(io.stdout.text, io.stdout.text);
+    expect(io.stdout.text).toContain('\\u001b]0;title\\u0007key');
+    expect(io.stdout.text).toContain('\\u009bkey2');
+  });
+
+  it('--field of a missing field quotes the asked name and the server keys escaped', async () => {
+    const io = makeIO();
+    const service = new FakeService({ get: () => groupResult({ '\u009b2J': 'v' }) });
+    const error = await runGet(
+      {
+        id: 'a',
+        name: 'A',
+        mapping: undefined,
+        properties: undefined,
+        format: { kind: 'field', name: 'nope\u009b' },
+      },
+      makeDeps({ io, service }),
+    ).then(
+      (): Error & { hint?: string } => new Error('runGet did not fail'),
+      (e: unknown) => e as Error & { hint?: string },
+    );
+    expect(error).toBeInstanceOf(ApiError);
+    expect(`${error.message}\n${error.hint}`).not.toMatch(RAW_CONTROL);
+    expect(error.message).toContain('nope\\u009b');
+  });
+});
+
+describe('rotate: server text in headline, table and --field', () => {
+  for (const [label, attack] of Object.entries(ATTACKS)) {
+    it.each(FORMATS)(`${label} in %j`, async (format) => {
+      const io = makeIO();
+      const service = new FakeService({ rotate: () => groupResult(hostileGroup(attack)) });
+      await runRotate(
+        { currentToken: 'old-token-1234', currentTokenFromStdin: false, yes: true, format },
+        makeDeps({ io, service }),
+      );
+      const context = JSON.stringify({ stdout: io.stdout.text, stderr: io.stderr.text });
+      expectClean(io.stdout.text, context);
+      expectClean(io.stderr.text, context);
+    });
+  }
+
+  it('the new token in the headline is escaped, not obeyed', async () => {
+    const io = makeIO();
+    const service = new FakeService({
+      rotate: () => groupResult({ token: 'tok\u001b]52;c;ZXZpbA==\u0007' }),
+    });
+    await runRotate(
+      {
+        currentToken: 'old-token-1234',
+        currentTokenFromStdin: false,
+        yes: true,
+        format: { kind: 'table' },
+      },
+      makeDeps({ io, service }),
+    );
+    expect(io.stdout.text).toContain('New token: tok\\u001b]52;c;ZXZpbA==\\u0007');
+  });
+});
+
+describe('values the user or a file controls, quoted in messages', () => {
+  it('a profile name with ESC and C1 is escaped by logout', async () => {
+    const io = makeIO();
+    await runLogout(
+      makeDeps({ io, settings: { profile: 'p\u001b]0;x\u0007\u009b' }, profiles: {} }),
+    );
+    expectClean(io.stderr.text, io.stderr.text);
+    expect(io.stderr.text).toContain('\\u001b]0;x\\u0007\\u009b');
+  });
+
+  it('a JSON file path with controls is escaped in its error', async () => {
+    const error = await parseGetFlags(
+      {
+        id: 'a',
+        name: 'A',
+        mapping: [],
+        property: [],
+        properties: '@/nonexistent/\u001b[2J\u009b',
+      },
+      makeDeps(),
+    ).then(
+      () => new Error('no error'),
+      (e: unknown) => e as Error,
+    );
+    expect(error).toBeInstanceOf(UsageError);
+    expect(error.message).not.toMatch(RAW_CONTROL);
+    expect(error.message).toContain('\\u001b[2J\\u009b');
+  });
+});
+
+describe('more quoted values', () => {
+  it('invalid JSON holding an ESC: the parser quotes the text, escaped', async () => {
+    const error = await parseGetFlags(
+      { id: 'a', name: 'A', mapping: [], property: [], properties: '{"a":\u001b[2J\u009b}' },
+      makeDeps(),
+    ).then(
+      () => new Error('no error'),
+      (e: unknown) => e as Error,
+    );
+    expect(error).toBeInstanceOf(UsageError);
+    expect(error.message).toMatch(/not valid JSON/);
+    expect(error.message).not.toMatch(RAW_CONTROL);
+  });
+
+  it("an unknown option with an ESC in it: commander's own error is escaped", async () => {
+    const io = makeIO();
+    const code = await main(['get', '--\u001b]0;x\u0007', '--id', 'a'], io, {
+      platform: 'linux',
+      homedir: '/nonexistent',
+      nodeVersion: 'v20.0.0',
+      waitForShutdown: () => new Promise<string>(() => {}),
+    });
+    expect(code).toBe(2);
+    expect(io.stderr.text).toMatch(/unknown option/);
+    expectClean(io.stderr.text, io.stderr.text);
+  });
+
+  it('a server value nested 20,000 deep is shown as a placeholder, not a crash', async () => {
+    const io = makeIO();
+    let deep: unknown = 1;
+    for (let i = 0; i < 20_000; i++) deep = [deep];
+    const service = new FakeService({ get: () => groupResult({ properties: deep }) });
+    await runGet(
+      { id: 'a', name: 'A', mapping: undefined, properties: undefined, format: { kind: 'table' } },
+      makeDeps({ io, service }),
+    );
+    expect(io.stdout.text).toMatch(/nested too deeply to show/);
+  });
+});
