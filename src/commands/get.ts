@@ -15,7 +15,7 @@ import {
   setOwn,
 } from '../parse.js';
 import type { Prompter } from '../prompter.js';
-import { type OutputFormat, printResult, styleFor } from '../render.js';
+import { formatValue, type OutputFormat, printResult, styleFor } from '../render.js';
 import type { GetUserRequest } from '../service.js';
 import { addOutputFlags, collect, type DepsFactory, newCommand } from './shared.js';
 
@@ -138,7 +138,7 @@ export async function runGet(opts: GetOptions, deps: Deps): Promise<void> {
 
   const client = await deps.connect(target);
   const result = await callService(deps, opts.format, () => client.getUser(request));
-  const id = escapeControls(String(result.userGroup.provided_id ?? request.user_group_id));
+  const id = escapeControls(formatValue(result.userGroup.provided_id ?? request.user_group_id));
   await printResult(deps.io, {
     format: opts.format,
     body: result.body,

@@ -8,7 +8,7 @@ import {
   UsageError,
 } from '../errors.js';
 import { canPrompt, escapeControls, flushOutput, InFlight, readStdin, writeLine } from '../io.js';
-import { type OutputFormat, printResult, styleFor } from '../render.js';
+import { formatValue, type OutputFormat, printResult, styleFor } from '../render.js';
 import { addOutputFlags, type DepsFactory, newCommand } from './shared.js';
 
 export interface RotateOptions {
@@ -94,7 +94,7 @@ export async function runRotate(opts: RotateOptions, deps: Deps): Promise<void> 
   const result = await inFlight.during(interruptedRotation, () =>
     callService(deps, opts.format, () => client.rotateToken(currentToken)),
   );
-  const id = escapeControls(String(result.userGroup.provided_id ?? ''));
+  const id = escapeControls(formatValue(result.userGroup.provided_id ?? ''));
   try {
     if (opts.format.kind !== 'table') {
       writeLine(io.stderr, (await styleFor(io, 'stderr')).yellow(PREVIOUS_TOKEN_WARNING));
@@ -147,6 +147,9 @@ export function recoveryCommand(group: Record<string, unknown>, deps: Deps): str
     parts.push('--profile', shellWord(deps.settings.profile));
   if (deps.settings.baseUrlSource === 'flag' && deps.settings.baseUrl !== undefined) {
     parts.push('--base-url', shellWord(deps.settings.baseUrl));
+  }
+  if (deps.settings.apiPathSource === 'flag' && deps.settings.apiPath !== undefined) {
+    parts.push('--api-path', shellWord(deps.settings.apiPath));
   }
   return parts.join(' ');
 }

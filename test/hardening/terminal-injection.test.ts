@@ -196,7 +196,7 @@ describe('more quoted values', () => {
     expectClean(io.stderr.text, io.stderr.text);
   });
 
-  it('a server value nested 20,000 deep is shown as a placeholder, not a crash', async () => {
+  it('a server value nested 20,000 deep is shown whole, not a crash', async () => {
     const io = makeIO();
     let deep: unknown = 1;
     for (let i = 0; i < 20_000; i++) deep = [deep];
@@ -205,6 +205,25 @@ describe('more quoted values', () => {
       { id: 'a', name: 'A', mapping: undefined, properties: undefined, format: { kind: 'table' } },
       makeDeps({ io, service }),
     );
-    expect(io.stdout.text).toMatch(/nested too deeply to show/);
+    // Printed without recursion, every level of it: nothing read from the wire has a depth limit.
+    expect(io.stdout.text).toContain(`${'['.repeat(20_000)}1${']'.repeat(20_000)}`);
+  });
+
+  it('a successful rotate whose provided_id nests 100,000 deep still prints its new token', async () => {
+    const io = makeIO();
+    let deep: unknown = 'x';
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    const service = new FakeService({ rotate: () => groupResult({ provided_id: deep }) });
+    await runRotate(
+      {
+        currentToken: 'old-token-1234',
+        currentTokenFromStdin: false,
+        yes: true,
+        format: { kind: 'table' },
+      },
+      makeDeps({ io, service }),
+    );
+    expect(io.stdout.text).toContain('Rotated token of user group [[[');
+    expect(io.stdout.text).toContain('New token:');
   });
 });

@@ -37,6 +37,12 @@ describe('recoveryCommand', () => {
       'ugs get --id a --name A --field token --profile staging --base-url https://x.example',
     );
   });
+  it('keeps an --api-path flag, so a trailing-slash service is asked at the same path', () => {
+    const deps = makeDeps({ settings: { apiPath: '/api/user/', apiPathSource: 'flag' } });
+    expect(recoveryCommand({ provided_id: 'a', name: 'A' }, deps)).toBe(
+      'ugs get --id a --name A --field token --api-path /api/user/',
+    );
+  });
 });
 
 describe('rotate whose output fails', () => {
