@@ -83,11 +83,15 @@ export class FileLock {
     await removeOrphanTempFiles(lockPath, { minAgeMs: 60_000 });
     await removeOrphanTempFiles(`${lockPath}.break`, { minAgeMs: 60_000 });
     const tmp = await writeTemp(lockPath, content);
+    // Known as ours before the link: another acquirer in this process may read the new lock
+    // before our link's continuation runs, and must not judge it a dead predecessor's.
+    heldNonces.add(nonce);
+    let acquired = false;
     try {
       for (;;) {
         await refuseUnsafe(lockPath);
         if (await linkExclusive(tmp, lockPath)) {
-          heldNonces.add(nonce);
+          acquired = true;
           return new FileLock(lockPath, content, nonce);
         }
         const held = await readLock(lockPath);
@@ -105,6 +109,7 @@ export class FileLock {
         await sleep(10 + Math.random() * 20);
       }
     } finally {
+      if (!acquired) heldNonces.delete(nonce);
       await fsp.rm(tmp, { force: true }).catch(() => undefined);
     }
   }
@@ -113,9 +118,13 @@ export class FileLock {
   async release(): Promise<void> {
     if (this.released) return;
     this.released = true;
-    heldNonces.delete(this.nonce);
-    const held = await readLock(this.lockPath).catch(() => undefined);
-    if (held?.content === this.content) await fsp.rm(this.lockPath, { force: true });
+    try {
+      const held = await readLock(this.lockPath).catch(() => undefined);
+      if (held?.content === this.content) await fsp.rm(this.lockPath, { force: true });
+    } finally {
+      // Only now: until the file is gone, it must still read as held by this process.
+      heldNonces.delete(this.nonce);
+    }
   }
 }
 
