@@ -114,7 +114,7 @@ export async function runRotate(opts: RotateOptions, deps: Deps): Promise<void> 
   } catch (error) {
     if (!(error instanceof OutputError)) throw error;
     throw new OutcomeUnknownError(
-      `the token was rotated, but the new token could not be written (${error.reason})`,
+      `could not write the output: ${error.reason}; the token WAS rotated, and the new token is now only with the service`,
       { hint: `read it with \`${recoveryCommand(result.userGroup, deps)}\``, cause: error },
     );
   }

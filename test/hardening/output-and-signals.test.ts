@@ -83,7 +83,7 @@ describe('stdout cannot be written', () => {
       expect(result.status, result.stderr).toBe(5);
       expect(result.stderr).not.toMatch(STACK_LINE);
       expect(result.stderr).toMatch(
-        /^error: the token was rotated, but the new token could not be written/m,
+        /^error: could not write the output: .*; the token WAS rotated/m,
       );
       expect(result.stderr).toMatch(/ENOSPC/);
       expect(result.stderr).toContain("`ugs get --id acme --name 'Acme'\\''s Corp' --field token`");

@@ -67,7 +67,7 @@ describe('rotate whose output fails', () => {
       (e: unknown) => e as Error,
     );
     expect(error).toBeInstanceOf(OutcomeUnknownError);
-    expect(error.message).toMatch(/rotated, but the new token could not be written \(EIO/);
+    expect(error.message).toMatch(/^could not write the output: EIO.*; the token WAS rotated/);
     expect((error as OutcomeUnknownError).hint).toContain(
       "ugs get --id acme --name 'Acme Corp' --field token",
     );
