@@ -467,22 +467,23 @@ function hintForAnswer(
       ? 'the service is rate limiting; wait a little and try again'
       : `the service is rate limiting; try again in ${wait}`;
   }
-  // An answer in the service's own envelope explains itself.
+  // A JSON 404 to a rotation comes from the service's view (DRF's get_object_or_404), with or
+  // without the success envelope: the address is right and the token is not known.
+  if (status === 404 && body !== undefined && context.operation === 'rotate') {
+    return `the service does not know this token: it is mistyped or was rotated already; ${READ_CURRENT_TOKEN_HINT}`;
+  }
+  // The vendor rejects a path without its trailing slash as "Method not allowed".
+  if (status === 405 && !context.apiPath.endsWith('/')) {
+    return `the service may want a trailing slash: try --api-path ${escapeControls(context.apiPath)}/`;
+  }
+  // Any other answer in the service's own envelope explains itself.
   if (body !== undefined && successOf(body.success) !== undefined) return undefined;
   if (status === 404) {
-    // A JSON 404 to a rotation comes from the service's view (DRF's get_object_or_404): the
-    // address is right and the token is not known. An HTML page means the address is wrong.
-    if (body !== undefined && context.operation === 'rotate') {
-      return `the service does not know this token: it is mistyped or was rotated already; ${READ_CURRENT_TOKEN_HINT}`;
-    }
+    // An HTML page (or JSON from something else) means the address is wrong.
     return 'check --base-url and --api-path: the service was not found at that address (a path prefix missing?)';
   }
-  if (status === 405) {
-    if (!context.apiPath.endsWith('/')) {
-      return `the service may want a trailing slash: try --api-path ${escapeControls(context.apiPath)}/`;
-    }
+  if (status === 405)
     return 'check --base-url and --api-path: that server does not accept this request';
-  }
   if (status >= 500) return 'the service had a problem; try again later';
   return undefined;
 }

@@ -271,6 +271,22 @@ describe("DRF's answers, read properly", () => {
     expect(error.hint).not.toContain('--base-url');
   });
 
+  it('rotate with an unknown token: a JSON 404 in the success envelope gets the token hint too', async () => {
+    const server = await h.server(json(404, { success: 0, detail: 'Not found.' }));
+    const { service } = await client(server.origin);
+    const error = await failure(service.rotateToken('ugt_nobody_has_this'));
+    expect(error.exitCode).toBe(1);
+    expect(error.hint).toContain('rotated already');
+    expect(error.hint).not.toContain('--base-url');
+  });
+
+  it('405 in the success envelope to a path without a trailing slash hints at the slash too', async () => {
+    const server = await h.server(json(405, { success: 0, detail: 'Method not allowed' }));
+    const { service } = await client(server.origin);
+    const error = await failure(service.getUser(GET_REQUEST));
+    expect(error.hint).toContain('--api-path /api/user/');
+  });
+
   it('rotate and an HTML 404 keeps the base-URL hint', async () => {
     const server = await drf('exact', '/ugs');
     const { service } = await client(server.url.replace('/ugs', '/wrong'));
