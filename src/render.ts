@@ -7,21 +7,8 @@ import { ApiError } from './errors.js';
 import { colorEnabled, escapeControls, type IO, writeLine } from './io.js';
 import { compactJson, prettyJson } from './json-text.js';
 import { type JsonObject, quote } from './parse.js';
-import type { UserGroup } from './service.js';
 
 export type OutputFormat = { kind: 'table' } | { kind: 'json' } | { kind: 'field'; name: string };
-
-/** Documented fields first, in the order a person reads them; anything else after, as sent. */
-const KNOWN_FIELDS = [
-  'provided_id',
-  'name',
-  'team_id',
-  'token',
-  'environment',
-  // The rotation answer's environment tag (`Customer` or `Testing`).
-  'api_environment_tag',
-  'properties',
-];
 
 export interface Style {
   bold(text: string): string;
@@ -63,9 +50,10 @@ export function formatValue(value: unknown): string {
   return compactJson(value);
 }
 
-export function orderedFields(group: JsonObject): string[] {
-  const known = KNOWN_FIELDS.filter((field) => Object.hasOwn(group, field));
-  const unknown = Object.keys(group).filter((field) => !KNOWN_FIELDS.includes(field));
+/** `order`'s fields first (those present), then the others as sent. */
+export function orderedFields(record: JsonObject, order: readonly string[] = []): string[] {
+  const known = order.filter((field) => Object.hasOwn(record, field));
+  const unknown = Object.keys(record).filter((field) => !order.includes(field));
   return [...known, ...unknown];
 }
 
@@ -163,9 +151,14 @@ function isWide(code: number): boolean {
   );
 }
 
-export async function renderUserGroupTable(group: UserGroup, style: Style): Promise<string> {
-  const rows = orderedFields(group).map((field): TableRow => {
-    const value = group[field];
+/** One row per field of `record`, `order`'s fields first; `null` dimmed. */
+export async function renderRecordTable(
+  record: JsonObject,
+  style: Style,
+  order: readonly string[] = [],
+): Promise<string> {
+  const rows = orderedFields(record, order).map((field): TableRow => {
+    const value = record[field];
     return value === null ? [field, formatValue(value), style.dim] : [field, formatValue(value)];
   });
   return renderTable(rows, style);
@@ -185,13 +178,13 @@ export function renderJson(body: unknown): string {
  * characters, and one that does (a newline, an ESC) is the server's mischief, which `$(...)` would
  * otherwise carry into a terminal or split into two lines.
  */
-export function renderField(group: UserGroup, name: string): string {
-  if (!Object.hasOwn(group, name)) {
-    throw new ApiError(`the answer's user_group has no field ${quote(name)}`, {
-      hint: `fields in this answer: ${listFields(orderedFields(group))}`,
+export function renderField(record: ResultRecord, name: string): string {
+  if (!Object.hasOwn(record.fields, name)) {
+    throw new ApiError(`the answer's ${record.name} has no field ${quote(name)}`, {
+      hint: `fields in this answer: ${listFields(orderedFields(record.fields, record.order))}`,
     });
   }
-  return escapeControls(formatValue(group[name]));
+  return escapeControls(formatValue(record.fields[name]));
 }
 
 /** Field names for a hint: escaped, and not all 60,000 of them when a server sends that many. */
@@ -200,11 +193,20 @@ function listFields(fields: readonly string[]): string {
   return fields.length > 20 ? `${shown}, ... (${fields.length} in all)` : shown;
 }
 
+/** The object in an answer that the table and `--field` show, e.g. the `user_group`. */
+export interface ResultRecord {
+  /** Its key in the answer, for messages: "the answer's user_group has no field ...". */
+  name: string;
+  fields: JsonObject;
+  /** Fields shown first, in this order; the rest follow as sent. */
+  order?: readonly string[];
+}
+
 export interface ResultOutput {
   format: OutputFormat;
   /** The whole response body (for `--json`). */
   body: JsonObject;
-  userGroup: UserGroup;
+  record: ResultRecord;
   /** Lines shown above the table, e.g. "Created user group acme". Not shown with --json/--field. */
   headline: (style: Style) => string[];
 }
@@ -215,12 +217,15 @@ export async function printResult(io: IO, output: ResultOutput): Promise<void> {
       writeLine(io.stdout, renderJson(output.body));
       return;
     case 'field':
-      writeLine(io.stdout, renderField(output.userGroup, output.format.name));
+      writeLine(io.stdout, renderField(output.record, output.format.name));
       return;
     case 'table': {
       const style = await styleFor(io, 'stdout');
       for (const line of output.headline(style)) writeLine(io.stdout, line);
-      writeLine(io.stdout, await renderUserGroupTable(output.userGroup, style));
+      writeLine(
+        io.stdout,
+        await renderRecordTable(output.record.fields, style, output.record.order),
+      );
       return;
     }
   }

@@ -3,6 +3,8 @@ import { callService, type Deps, outputFormat, resolveTarget } from '../context.
 import { UsageError } from '../errors.js';
 import { readJsonSource } from '../input.js';
 import { canPrompt, escapeControls, writeLine } from '../io.js';
+import type { GetUserRequest } from '../operations/get-user.js';
+import { userGroupRecord } from '../operations/user-group.js';
 import {
   checkGroupText,
   collectKeyValues,
@@ -16,7 +18,6 @@ import {
 } from '../parse.js';
 import type { Prompter } from '../prompter.js';
 import { formatValue, type OutputFormat, printResult, styleFor } from '../render.js';
-import type { GetUserRequest } from '../service.js';
 import { addOutputFlags, collect, type DepsFactory, newCommand } from './shared.js';
 
 export interface GetOptions {
@@ -142,7 +143,7 @@ export async function runGet(opts: GetOptions, deps: Deps): Promise<void> {
   await printResult(deps.io, {
     format: opts.format,
     body: result.body,
-    userGroup: result.userGroup,
+    record: userGroupRecord(result),
     headline: (style) => [
       result.created === true
         ? style.green(`Created user group ${id}`)

@@ -8,6 +8,7 @@ import {
   UsageError,
 } from '../errors.js';
 import { canPrompt, escapeControls, flushOutput, InFlight, readStdin, writeLine } from '../io.js';
+import { userGroupRecord } from '../operations/user-group.js';
 import { formatValue, type OutputFormat, printResult, styleFor } from '../render.js';
 import { addOutputFlags, type DepsFactory, newCommand } from './shared.js';
 
@@ -102,7 +103,7 @@ export async function runRotate(opts: RotateOptions, deps: Deps): Promise<void> 
     await printResult(io, {
       format: opts.format,
       body: result.body,
-      userGroup: result.userGroup,
+      record: userGroupRecord(result),
       headline: (style) => [
         style.green(`Rotated token of user group ${id}`),
         `New token: ${style.bold(escapeControls(result.userGroup.token))}`,
