@@ -3,10 +3,11 @@
  * the raw JSON body, or as one field. Colour and table borders are decoration for a terminal; the
  * libraries that draw them are loaded only when a table or colour is actually wanted.
  */
-import { ApiError } from './errors.js';
+import { ApiError, UgsError } from './errors.js';
 import { colorEnabled, escapeControls, type IO, writeLine } from './io.js';
 import { compactJson, prettyJson } from './json-text.js';
 import { type JsonObject, quote } from './parse.js';
+import type { Preferences } from './settings.js';
 
 export type OutputFormat = { kind: 'table' } | { kind: 'json' } | { kind: 'field'; name: string };
 
@@ -28,8 +29,12 @@ const plainStyle: Style = {
   cyan: (t) => t,
 };
 
-export async function styleFor(io: IO, stream: 'stdout' | 'stderr'): Promise<Style> {
-  if (!colorEnabled(io, stream)) return plainStyle;
+export async function styleFor(
+  io: IO,
+  preferences: Pick<Preferences, 'noColor'>,
+  stream: 'stdout' | 'stderr',
+): Promise<Style> {
+  if (!colorEnabled(io, preferences.noColor, stream)) return plainStyle;
   const { Chalk } = await import('./vendor/chalk.js');
   const chalk = new Chalk({ level: 1 });
   return {
@@ -211,7 +216,11 @@ export interface ResultOutput {
   headline: (style: Style) => string[];
 }
 
-export async function printResult(io: IO, output: ResultOutput): Promise<void> {
+export async function printResult(
+  io: IO,
+  preferences: Pick<Preferences, 'noColor'>,
+  output: ResultOutput,
+): Promise<void> {
   switch (output.format.kind) {
     case 'json':
       writeLine(io.stdout, renderJson(output.body));
@@ -220,7 +229,7 @@ export async function printResult(io: IO, output: ResultOutput): Promise<void> {
       writeLine(io.stdout, renderField(output.record, output.format.name));
       return;
     case 'table': {
-      const style = await styleFor(io, 'stdout');
+      const style = await styleFor(io, preferences, 'stdout');
       for (const line of output.headline(style)) writeLine(io.stdout, line);
       writeLine(
         io.stdout,
@@ -229,4 +238,100 @@ export async function printResult(io: IO, output: ResultOutput): Promise<void> {
       return;
     }
   }
+}
+
+/**
+ * Runs a service call; with `--json`, a JSON error body from the service is also printed on
+ * stdout, so scripts can read the service's own words.
+ */
+export async function withJsonErrorBody<T>(
+  io: IO,
+  format: OutputFormat,
+  call: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (format.kind === 'json' && error instanceof UgsError && error.body !== undefined) {
+      writeLine(io.stdout, renderJson(error.body));
+    }
+    throw error;
+  }
+}
+
+/** A value of ours (not a server body) as `--json` output. */
+export function printJson(io: IO, value: unknown): void {
+  writeLine(io.stdout, renderJson(value));
+}
+
+/** A field/value table on stdout (e.g. `ugs status`); a missing value shows as a dim `(none)`. */
+export async function printFieldTable(
+  io: IO,
+  preferences: Pick<Preferences, 'noColor'>,
+  rows: readonly (readonly [field: string, text: string | null])[],
+): Promise<void> {
+  const style = await styleFor(io, preferences, 'stdout');
+  // Dimmed by the table after escaping, so the colour codes are not shown as text.
+  const tableRows = rows.map(
+    ([field, text]): TableRow => (text === null ? [field, '(none)', style.dim] : [field, text]),
+  );
+  writeLine(io.stdout, await renderTable(tableRows, style));
+}
+
+export type Tone = 'plain' | 'success' | 'warning';
+
+/**
+ * A message for the person, on stderr whatever the output format: stdout is for results. A plain
+ * message is written before the first await, so a synchronous caller's order is kept.
+ */
+export async function printMessage(
+  io: IO,
+  preferences: Pick<Preferences, 'noColor'>,
+  text: string,
+  tone: Tone = 'plain',
+): Promise<void> {
+  if (tone === 'plain') {
+    writeLine(io.stderr, text);
+    return;
+  }
+  const style = await styleFor(io, preferences, 'stderr');
+  writeLine(io.stderr, tone === 'success' ? style.green(text) : style.yellow(text));
+}
+
+/** A `note:` the service client reports, e.g. a redirect it followed. */
+export function printNote(io: IO, text: string): void {
+  writeLine(io.stderr, `note: ${text}`);
+}
+
+/** `note:` in the warning colour, then the text. */
+export async function printWarningNote(
+  io: IO,
+  preferences: Pick<Preferences, 'noColor'>,
+  text: string,
+): Promise<void> {
+  const style = await styleFor(io, preferences, 'stderr');
+  writeLine(io.stderr, `${style.yellow('note:')} ${text}`);
+}
+
+/**
+ * `error: <message>` and `hint: <hint>` on stderr; with `--debug`, the stack of the error and of
+ * each cause.
+ */
+export async function printError(
+  io: IO,
+  preferences: Pick<Preferences, 'noColor' | 'debug'>,
+  report: { message: string; hint: string | undefined; error: unknown },
+): Promise<void> {
+  const style = await styleFor(io, preferences, 'stderr');
+  writeLine(io.stderr, `${style.red('error:')} ${report.message}`);
+  if (report.hint) writeLine(io.stderr, `${style.dim('hint:')} ${report.hint}`);
+  if (!preferences.debug) return;
+  for (let current: unknown = report.error; current instanceof Error; current = current.cause) {
+    writeLine(io.stderr, current.stack ?? String(current));
+  }
+}
+
+/** After commander's own usage message. */
+export function printUsageHint(io: IO): void {
+  writeLine(io.stderr, 'hint: see `ugs --help` or `ugs <command> --help`');
 }

@@ -5,25 +5,24 @@
  * call for.
  */
 import { type Answer, classifyAnswer, retryAfterText, successOf } from './answer.js';
-import { ApiError, AuthError, OutcomeUnknownError, type UgsError, UsageError } from './errors.js';
+import { loginCommandFor, type TokenSource } from './credentials.js';
+import { ApiError, AuthError, OutcomeUnknownError, type UgsError } from './errors.js';
 import {
   type HttpClient,
   type HttpResponse,
   ResponseTooLargeError,
   TransportError,
 } from './http.js';
-import { controlCharacters, escapeControls } from './io.js';
+import { escapeControls } from './io.js';
 import { rememberJsonText } from './json-text.js';
 import { type OperationName, operations, type ServiceClient } from './operations/index.js';
 import { isUnreadable, type Operation } from './operations/operation.js';
 import { endpointUrl } from './parse.js';
+import { USER_PATH } from './settings.js';
 
 export type { GetUserRequest } from './operations/get-user.js';
 export type { ServiceClient } from './operations/index.js';
 export type { ServiceResult, UserGroup } from './operations/user-group.js';
-
-/** Where the API token came from: hints about a refused token must name it. */
-export type TokenSource = 'profile' | 'env UGS_API_TOKEN';
 
 export interface Target {
   baseUrl: URL;
@@ -39,8 +38,6 @@ export interface ServiceClientOptions {
   /** A `note:` for the user (stderr), e.g. that a redirect was followed. */
   notify?: (message: string) => void;
 }
-
-export const USER_PATH = '/api/user';
 
 /** The statuses a framework redirects with; 303 would turn the request into a GET. */
 const FOLLOWABLE_REDIRECTS = new Set([301, 302, 307, 308]);
@@ -310,53 +307,4 @@ function hintForHttpError(
   }
   if (status >= 500) return 'the service had a problem; try again later';
   return undefined;
-}
-
-export function loginCommandFor(profile: string): string {
-  if (profile === 'default') return 'ugs login';
-  // A name a shell would split or expand is quoted; controls are shown, never sent.
-  const name = /^[\w.@%+=:,/-]+$/.test(profile) ? profile : `'${profile.replace(/'/g, "'\\''")}'`;
-  return `ugs login --profile ${escapeControls(name)}`;
-}
-
-/**
- * `--api-path`: an absolute path, kept as given (a trailing slash included). Query, fragment,
- * whitespace and control characters have no place in it; `.` segments would be resolved away.
- */
-export function parseApiPath(text: string, source: string): string {
-  const fail = (why: string) =>
-    new UsageError(`${source} ${why}`, { hint: 'for example: --api-path /api/user/' });
-  if (!text.startsWith('/')) throw fail('must start with "/"');
-  if (/[\s?#\\]/.test(text) || controlCharacters().test(text)) {
-    throw fail('cannot contain spaces, control characters, "\\", "?" or "#"');
-  }
-  if (text.split('/').some((segment) => segment === '.' || segment === '..')) {
-    throw fail('cannot contain "." or ".." segments');
-  }
-  return text;
-}
-
-/**
- * An API token goes into the `Authorization` header: only visible ASCII can. A newline, a space
- * or a non-ASCII letter (a paste gone wrong) is refused where it is read, naming `source`, and
- * never sent; undici would refuse the header anyway, after the request had been counted as sent.
- * The token itself is never quoted, only the position and kind of the first bad character.
- */
-export function apiTokenProblem(token: string): string | undefined {
-  for (let i = 0; i < token.length; i++) {
-    const code = token.charCodeAt(i);
-    if (code > 0x20 && code < 0x7f) continue;
-    const what =
-      code === 0x0a || code === 0x0d
-        ? 'a line break'
-        : code === 0x20 || code === 0x09
-          ? 'a space or tab'
-          : code < 0x20 || (code >= 0x7f && code <= 0x9f)
-            ? 'a control character'
-            : /\s/.test(token[i] as string)
-              ? 'a space character'
-              : 'a non-ASCII character';
-    return `contains ${what} at position ${i + 1} of ${token.length}`;
-  }
-  return token === '' ? 'is empty' : undefined;
 }
