@@ -8,7 +8,7 @@ import { StreamTracer, silentTracer, type Tracer } from './debug.js';
 import { createHttpClient, type HttpClient } from './http.js';
 import type { IO } from './io.js';
 import { InquirerPrompter, type Prompter } from './prompter.js';
-import { printNote } from './render.js';
+import { printLine, printNote } from './render.js';
 import { HttpServiceClient, type ServiceClient, type Target } from './service.js';
 import type { Settings } from './settings.js';
 import { userAgent } from './version.js';
@@ -43,7 +43,7 @@ export function createDeps(
     io,
     settings,
     config: new FileConfigStore(configDir(io.env, system.platform, system.homedir), {
-      warn: (m) => io.stderr.write(`${m}\n`),
+      warn: (m) => printLine(io, m),
     }),
     prompter: new InquirerPrompter(io),
     tracer,

@@ -44,7 +44,7 @@ export interface RetryPolicy {
   retryErrorCodes: ReadonlySet<string>;
 }
 
-export const MAX_RESPONSE_BYTES = 1024 * 1024;
+const MAX_RESPONSE_BYTES = 1024 * 1024;
 const MAX_RETRY_AFTER_MS = 30_000;
 const BACKOFF_BASE_MS = 300;
 
@@ -351,12 +351,12 @@ export function isLoopbackHost(hostname: string): boolean {
   return /^\[::ffff:(7f[0-9a-f]{2}:[0-9a-f]{1,4}|127\.\d{1,3}\.\d{1,3}\.\d{1,3})\]$/.test(host);
 }
 
+const MAX_CA_FILE_BYTES = 1024 * 1024;
+
 /**
  * `ca` replaces Node's trust store, so the public roots and NODE_EXTRA_CA_CERTS are added back:
  * `--ca-file` adds a private CA rather than trusting it alone.
  */
-const MAX_CA_FILE_BYTES = 1024 * 1024;
-
 async function loadCa(caFile: string, env: Env): Promise<string[]> {
   const extra: string[] = [];
   for (const [file, flag] of [

@@ -57,7 +57,7 @@ export function watchOutput(stream: Writable): void {
 }
 
 /** EPIPE: whoever read our output has gone (`ugs ... | head -1`); that is their choice, not a fault. */
-export function readerGone(error: Error): boolean {
+function readerGone(error: Error): boolean {
   return (error as NodeJS.ErrnoException).code === 'EPIPE';
 }
 

@@ -1,7 +1,8 @@
 /**
- * All output is shaped here: the data is collected once by a command, then shown as a table, as
- * the raw JSON body, or as one field. Colour and table borders are decoration for a terminal; the
- * libraries that draw them are loaded only when a table or colour is actually wanted.
+ * Every line ugs writes goes through here: results (a table, the raw JSON body, or one field),
+ * messages and notes on stderr, and `error:`/`hint:` lines. The data is collected once by a
+ * command, then shown. Colour and table borders are decoration for a terminal; the libraries that
+ * draw them are loaded only when a table or colour is actually wanted.
  */
 import { ApiError, UgsError } from './errors.js';
 import { colorEnabled, escapeControls, type IO, writeLine } from './io.js';
@@ -11,7 +12,7 @@ import type { Preferences } from './settings.js';
 
 export type OutputFormat = { kind: 'table' } | { kind: 'json' } | { kind: 'field'; name: string };
 
-export interface Style {
+interface Style {
   bold(text: string): string;
   dim(text: string): string;
   green(text: string): string;
@@ -29,7 +30,7 @@ const plainStyle: Style = {
   cyan: (t) => t,
 };
 
-export async function styleFor(
+async function styleFor(
   io: IO,
   preferences: Pick<Preferences, 'noColor'>,
   stream: 'stdout' | 'stderr',
@@ -56,14 +57,14 @@ export function formatValue(value: unknown): string {
 }
 
 /** `order`'s fields first (those present), then the others as sent. */
-export function orderedFields(record: JsonObject, order: readonly string[] = []): string[] {
+function orderedFields(record: JsonObject, order: readonly string[] = []): string[] {
   const known = order.filter((field) => Object.hasOwn(record, field));
   const unknown = Object.keys(record).filter((field) => !order.includes(field));
   return [...known, ...unknown];
 }
 
 /** A table row: field, value, and an optional decoration applied after escaping the value. */
-export type TableRow = readonly [field: string, value: string, decorate?: (text: string) => string];
+type TableRow = readonly [field: string, value: string, decorate?: (text: string) => string];
 
 /**
  * Past these sizes cli-table3 is far from linear (8,000 rows took 0.8 s, one 300,000-character
@@ -99,7 +100,7 @@ export async function renderTable(rows: readonly TableRow[], style: Style): Prom
 }
 
 /** cli-table3's two-column box (as configured above), drawn in time linear in the text. */
-export function renderPlainTable(cells: readonly (readonly [string, string])[]): string {
+function renderPlainTable(cells: readonly (readonly [string, string])[]): string {
   const widths = cells.map(([k, v]) => [displayWidth(k), displayWidth(v)] as const);
   const keyWidth = Math.max(0, ...widths.map(([k]) => k));
   const valueWidth = Math.max(0, ...widths.map(([, v]) => v));
@@ -118,7 +119,7 @@ export function renderPlainTable(cells: readonly (readonly [string, string])[]):
  * Columns a terminal gives to text, in one pass: colour codes take none, combining marks and
  * zero-width characters none, East Asian wide and fullwidth characters and emoji two.
  */
-export function displayWidth(text: string): number {
+function displayWidth(text: string): number {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: colour codes are what is removed
   const visible = text.includes('\u001b') ? text.replace(/\u001b\[[0-9;]*m/g, '') : text;
   let width = 0;
@@ -173,7 +174,7 @@ export async function renderRecordTable(
  * `--json`: exactly the body the server sent, re-indented from its text (its numbers as sent,
  * however deep it nests), controls inside strings as `\u` escapes, and nothing else on stdout.
  */
-export function renderJson(body: unknown): string {
+function renderJson(body: unknown): string {
   return prettyJson(body);
 }
 
@@ -183,7 +184,7 @@ export function renderJson(body: unknown): string {
  * characters, and one that does (a newline, an ESC) is the server's mischief, which `$(...)` would
  * otherwise carry into a terminal or split into two lines.
  */
-export function renderField(record: ResultRecord, name: string): string {
+function renderField(record: ResultRecord, name: string): string {
   if (!Object.hasOwn(record.fields, name)) {
     throw new ApiError(`the answer's ${record.name} has no field ${quote(name)}`, {
       hint: `fields in this answer: ${listFields(orderedFields(record.fields, record.order))}`,
@@ -207,7 +208,7 @@ export interface ResultRecord {
   order?: readonly string[];
 }
 
-export interface ResultOutput {
+interface ResultOutput {
   format: OutputFormat;
   /** The whole response body (for `--json`). */
   body: JsonObject;
@@ -278,29 +279,25 @@ export async function printFieldTable(
   writeLine(io.stdout, await renderTable(tableRows, style));
 }
 
-export type Tone = 'plain' | 'success' | 'warning';
+/** A message for the person, on stderr whatever the output format: stdout is for results. */
+export function printLine(io: IO, text: string): void {
+  writeLine(io.stderr, text);
+}
 
-/**
- * A message for the person, on stderr whatever the output format: stdout is for results. A plain
- * message is written before the first await, so a synchronous caller's order is kept.
- */
+/** A message in the colour of success or of a warning (when colour is on). */
 export async function printMessage(
   io: IO,
   preferences: Pick<Preferences, 'noColor'>,
   text: string,
-  tone: Tone = 'plain',
+  tone: 'success' | 'warning',
 ): Promise<void> {
-  if (tone === 'plain') {
-    writeLine(io.stderr, text);
-    return;
-  }
   const style = await styleFor(io, preferences, 'stderr');
-  writeLine(io.stderr, tone === 'success' ? style.green(text) : style.yellow(text));
+  printLine(io, tone === 'success' ? style.green(text) : style.yellow(text));
 }
 
 /** A `note:` the service client reports, e.g. a redirect it followed. */
 export function printNote(io: IO, text: string): void {
-  writeLine(io.stderr, `note: ${text}`);
+  printLine(io, `note: ${text}`);
 }
 
 /** `note:` in the warning colour, then the text. */

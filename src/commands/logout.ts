@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { Deps } from '../deps.js';
 import { escapeControls } from '../io.js';
 import { quote } from '../parse.js';
-import { printMessage } from '../render.js';
+import { printLine } from '../render.js';
 import { type DepsFactory, newCommand } from './shared.js';
 
 export function logoutCommand(makeDeps: DepsFactory): Command {
@@ -18,27 +18,18 @@ export async function runLogout(deps: Deps): Promise<void> {
   const { io, settings, config } = deps;
   const profile = config.readProfile(settings.profile);
   if (profile?.apiToken === undefined) {
-    await printMessage(
-      io,
-      settings,
-      `Profile ${quote(settings.profile)} has no saved API token; nothing to remove.`,
-    );
+    printLine(io, `Profile ${quote(settings.profile)} has no saved API token; nothing to remove.`);
   } else {
     await config.updateProfile(settings.profile, (current) => {
       const { apiToken: _removed, ...rest } = current ?? {};
       return rest;
     });
-    await printMessage(
+    printLine(
       io,
-      settings,
       `Removed the API token of profile ${quote(settings.profile)} from ${escapeControls(config.path)}`,
     );
   }
   if (io.env.UGS_API_TOKEN) {
-    await printMessage(
-      io,
-      settings,
-      'note: UGS_API_TOKEN is still set in this environment and will be used',
-    );
+    printLine(io, 'note: UGS_API_TOKEN is still set in this environment and will be used');
   }
 }
