@@ -10,19 +10,12 @@
  * A file that cannot be parsed is reported with its path, line and column, and never rewritten.
  * `config.json` and its lock are never followed as symlinks, for reading or writing.
  */
-import {
-  closeSync,
-  constants,
-  fstatSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  statSync,
-} from 'node:fs';
+import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { UnsafeFileError, writeFileDurably } from './durable-file.js';
+import { READ_NO_FOLLOW, UnsafeFileError, writeFileDurably } from './durable-file.js';
 import { ConfigError } from './errors.js';
 import { FileLock, LockBusyError } from './file-lock.js';
+import { errorCode, isPlainObject } from './guards.js';
 import { type Env, escapeControls } from './io.js';
 import { setOwn } from './parse.js';
 
@@ -225,10 +218,7 @@ async function serialiseWithConf(dir: string, data: ConfigFile): Promise<string>
 function readRegularFile(path: string): string {
   let fd: number;
   try {
-    fd = openSync(
-      path,
-      constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0),
-    );
+    fd = openSync(path, READ_NO_FOLLOW);
   } catch (error) {
     if (errorCode(error) === 'ELOOP') throw new UnsafeFileError(path, 'symlink');
     throw error;
@@ -254,7 +244,7 @@ function unsafeFileError(error: UnsafeFileError, doing: 'read' | 'write'): Confi
   });
 }
 
-export function parseConfigFile(text: string, path: string): ConfigFile {
+function parseConfigFile(text: string, path: string): ConfigFile {
   let data: unknown;
   try {
     data = JSON.parse(text);
@@ -456,15 +446,6 @@ function describeFsError(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-function errorCode(error: unknown): string | undefined {
-  return typeof error === 'object' &&
-    error !== null &&
-    'code' in error &&
-    typeof error.code === 'string'
-    ? error.code
-    : undefined;
-}
-
 /**
  * `mkdir -p` with mode 0700. Not `mkdirSync(..., { recursive: true })`: on Linux that spins
  * forever where a parent exists but refuses children with ENOENT (anything under /proc).
@@ -480,8 +461,4 @@ function makeDirectories(dir: string, retry = true): void {
     makeDirectories(parent);
     makeDirectories(dir, false); // a second ENOENT is final
   }
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

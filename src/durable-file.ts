@@ -24,6 +24,7 @@ import {
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
+import { errorCode } from './guards.js';
 
 /** The few file-system calls the writer makes, so tests can answer with short writes and errors. */
 export interface DurableFs {
@@ -78,14 +79,12 @@ export class UnsafeFileError extends Error {
   }
 }
 
-export function errorCode(error: unknown): string | undefined {
-  return typeof error === 'object' &&
-    error !== null &&
-    'code' in error &&
-    typeof error.code === 'string'
-    ? error.code
-    : undefined;
-}
+/**
+ * Flags to open a file for reading only if it is a regular file itself: a symlink fails with
+ * ELOOP, and a FIFO cannot block the open (it is refused after a stat).
+ */
+export const READ_NO_FOLLOW =
+  constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
 
 /**
  * Writes all of `data` at offset 0, looping over short writes. A write that makes no progress
@@ -134,7 +133,7 @@ export function tempPathFor(file: string): string {
  * Whether `name` (in the directory of `file`) is a temp file of a write to `file`: ours, the one
  * `atomically` (Conf) used before, or the emulator's earlier `.<name>.<pid>.<hex>.tmp`. Nothing else.
  */
-export function isTempNameOf(file: string, name: string): boolean {
+function isTempNameOf(file: string, name: string): boolean {
   const base = escapeRegExp(basename(file));
   return (
     new RegExp(`^${base}\\.tmp-\\d+-[0-9a-f]{12}$`).test(name) ||

@@ -21,13 +21,14 @@ import { constants, promises as fsp, readFileSync } from 'node:fs';
 import { platform } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
-  errorCode,
   nodeFs,
+  READ_NO_FOLLOW,
   refuseUnsafe,
   removeOrphanTempFiles,
   tempPathFor,
   writeAll,
 } from './durable-file.js';
+import { errorCode } from './guards.js';
 
 export interface LockOwner {
   pid: number;
@@ -235,10 +236,7 @@ async function readLock(
   await refuseUnsafe(lockPath);
   let handle: fsp.FileHandle;
   try {
-    handle = await fsp.open(
-      lockPath,
-      constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0),
-    );
+    handle = await fsp.open(lockPath, READ_NO_FOLLOW);
   } catch (error) {
     if (errorCode(error) === 'ENOENT') return undefined;
     throw error;

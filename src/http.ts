@@ -1,7 +1,8 @@
 /**
  * The transport: one keep-alive undici dispatcher (proxy-aware), a whole-request deadline, bounded
  * response bodies, and retries that never repeat a request that may already have changed
- * something. It knows HTTP, not the service: paths and JSON shapes live in `service.ts`.
+ * something. It knows HTTP, not the service: operations, paths and JSON shapes live in `operations/` and
+ * `service.ts`.
  *
  * undici's `request()` is used rather than `fetch()`, which refuses a GET with a body; the Get
  * User operation sends its parameters in exactly such a body.
@@ -9,6 +10,7 @@
 import type { Dispatcher } from 'undici';
 import { silentTracer, type Tracer } from './debug.js';
 import { ApiError, NetworkError, UsageError } from './errors.js';
+import { errorCodeInChain } from './guards.js';
 import {
   type Env,
   escapeControls,
@@ -42,32 +44,7 @@ export interface RetryPolicy {
   retryErrorCodes: ReadonlySet<string>;
 }
 
-/** Get User is get-or-create by id: repeating it cannot create a second group. */
-export const getRetryPolicy: RetryPolicy = {
-  maxRetries: 2,
-  retryStatuses: new Set([429, 502, 503, 504]),
-  retryErrorCodes: new Set([
-    'ECONNREFUSED',
-    'ECONNRESET',
-    'EPIPE',
-    'UND_ERR_SOCKET',
-    'UND_ERR_CONNECT_TIMEOUT',
-    'EAI_AGAIN',
-    'ETIMEDOUT',
-  ]),
-};
-
-/**
- * Rotation is not idempotent: a repeat would rotate the new token (or fail on the old one). Only
- * a refused connection proves the server never saw the request.
- */
-export const rotateRetryPolicy: RetryPolicy = {
-  maxRetries: 2,
-  retryStatuses: new Set(),
-  retryErrorCodes: new Set(['ECONNREFUSED']),
-};
-
-export const MAX_RESPONSE_BYTES = 1024 * 1024;
+const MAX_RESPONSE_BYTES = 1024 * 1024;
 const MAX_RETRY_AFTER_MS = 30_000;
 const BACKOFF_BASE_MS = 300;
 
@@ -106,6 +83,9 @@ export class TransportError extends NetworkError {
     super(message, options);
   }
 }
+
+/** An answer larger than the cap: not read, so what it said (a 2xx? a 5xx?) is all we know. */
+export class ResponseTooLargeError extends ApiError {}
 
 export class HttpClient {
   private readonly tracer: Tracer;
@@ -208,7 +188,7 @@ export class HttpClient {
         size += buf.length;
         if (size > this.maxResponseBytes) {
           result.body.destroy();
-          throw new ApiError(
+          throw new ResponseTooLargeError(
             `the response from ${request.url.host} is larger than ${formatBytes(this.maxResponseBytes)} (HTTP ${result.statusCode})`,
             {
               status: result.statusCode,
@@ -219,7 +199,7 @@ export class HttpClient {
         chunks.push(buf);
       }
     } catch (error) {
-      if (error instanceof ApiError) throw error;
+      if (error instanceof ResponseTooLargeError) throw error;
       throw this.transportError(error, request.url, signal, true);
     }
     const text = stripBom(Buffer.concat(chunks).toString('utf8'));
@@ -241,7 +221,7 @@ export class HttpClient {
         cause: error,
       });
     }
-    const code = errorCode(error);
+    const code = errorCodeInChain(error);
     const detail = code ?? (error instanceof Error ? error.message : String(error));
     if (midBody) {
       // Its own code: the retry policies name errors before any answer, and this one came after.
@@ -371,12 +351,12 @@ export function isLoopbackHost(hostname: string): boolean {
   return /^\[::ffff:(7f[0-9a-f]{2}:[0-9a-f]{1,4}|127\.\d{1,3}\.\d{1,3}\.\d{1,3})\]$/.test(host);
 }
 
+const MAX_CA_FILE_BYTES = 1024 * 1024;
+
 /**
  * `ca` replaces Node's trust store, so the public roots and NODE_EXTRA_CA_CERTS are added back:
  * `--ca-file` adds a private CA rather than trusting it alone.
  */
-const MAX_CA_FILE_BYTES = 1024 * 1024;
-
 async function loadCa(caFile: string, env: Env): Promise<string[]> {
   const extra: string[] = [];
   for (const [file, flag] of [
@@ -393,7 +373,7 @@ async function loadCa(caFile: string, env: Env): Promise<string[]> {
         throw new UsageError(`${flag} file ${escapeControls(file)} is ${error.message}`);
       }
       throw new UsageError(
-        `cannot read ${flag} file ${escapeControls(file)}: ${errorCode(error) ?? escapeControls(String(error))}`,
+        `cannot read ${flag} file ${escapeControls(file)}: ${errorCodeInChain(error) ?? escapeControls(String(error))}`,
       );
     }
   }
@@ -445,16 +425,6 @@ function proxyPeer(error: unknown, url: URL, env: Env): string | undefined {
     }
     if (typeof hostname === 'string') return hostname === url.hostname ? undefined : hostname;
     current = cause;
-  }
-  return undefined;
-}
-
-function errorCode(error: unknown): string | undefined {
-  for (let current: unknown = error, depth = 0; current && depth < 4; depth++) {
-    if (typeof current === 'object' && 'code' in current && typeof current.code === 'string') {
-      return current.code;
-    }
-    current = typeof current === 'object' && 'cause' in current ? current.cause : undefined;
   }
   return undefined;
 }

@@ -12,7 +12,7 @@ import {
 import { type JsonObject, type JsonSource, parseJsonObject, quote } from './parse.js';
 
 /** Large enough for any sensible properties object, small enough not to exhaust memory. */
-export const MAX_INPUT_BYTES = 1024 * 1024;
+const MAX_INPUT_BYTES = 1024 * 1024;
 
 export async function readJsonSource(
   source: JsonSource,

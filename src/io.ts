@@ -12,10 +12,6 @@ export interface IO {
   stdoutIsTTY: boolean;
   stderrIsTTY: boolean;
   env: Env;
-  /** `--no-input`: never prompt, whatever the terminal. */
-  noInput: boolean;
-  /** `--no-color`. */
-  noColor: boolean;
   /**
    * Subscribes to SIGINT/SIGTERM (outside prompts, which see Ctrl+C as a key); returns the
    * unsubscribe function. Absent in tests that do not need it.
@@ -61,7 +57,7 @@ export function watchOutput(stream: Writable): void {
 }
 
 /** EPIPE: whoever read our output has gone (`ugs ... | head -1`); that is their choice, not a fault. */
-export function readerGone(error: Error): boolean {
+function readerGone(error: Error): boolean {
   return (error as NodeJS.ErrnoException).code === 'EPIPE';
 }
 
@@ -87,8 +83,11 @@ export async function flushOutput(stream: Writable): Promise<void> {
  * Prompts need a person at both ends: keys on stdin and the prompt visible on stderr (stdout may
  * be piped to a file). CI sets `CI`; a prompt there would block the pipeline until it times out.
  */
-export function canPrompt(io: IO): boolean {
-  return io.stdinIsTTY && io.stderrIsTTY && !isSet(io.env.CI) && !io.noInput;
+export function canPrompt(
+  io: Pick<IO, 'stdinIsTTY' | 'stderrIsTTY' | 'env'>,
+  noInput: boolean,
+): boolean {
+  return io.stdinIsTTY && io.stderrIsTTY && !isSet(io.env.CI) && !noInput;
 }
 
 /**
@@ -96,8 +95,12 @@ export function canPrompt(io: IO): boolean {
  * (any other value) turns it on even into a pipe, as chalk and most CLIs do; otherwise only a
  * terminal gets colour. TERM=dumb terminals cannot show it.
  */
-export function colorEnabled(io: IO, stream: 'stdout' | 'stderr'): boolean {
-  if (io.noColor || isSet(io.env.NO_COLOR) || io.env.FORCE_COLOR === '0') return false;
+export function colorEnabled(
+  io: Pick<IO, 'stdoutIsTTY' | 'stderrIsTTY' | 'env'>,
+  noColor: boolean,
+  stream: 'stdout' | 'stderr',
+): boolean {
+  if (noColor || isSet(io.env.NO_COLOR) || io.env.FORCE_COLOR === '0') return false;
   if (io.env.FORCE_COLOR !== undefined && io.env.FORCE_COLOR !== 'false') return true;
   if (io.env.TERM === 'dumb') return false;
   return stream === 'stdout' ? io.stdoutIsTTY : io.stderrIsTTY;

@@ -26,7 +26,7 @@ interface Frame {
 }
 
 /** Deeper than this, JSON is printed compactly: see `newline`. */
-export const MAX_INDENT_DEPTH = 100;
+const MAX_INDENT_DEPTH = 100;
 
 const LITERAL = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null/y;
 

@@ -11,11 +11,18 @@ import { rotateCommand } from './commands/rotate.js';
 import { serveCommand } from './commands/serve.js';
 import type { DepsFactory } from './commands/shared.js';
 import { statusCommand } from './commands/status.js';
-import { createDeps, type GlobalFlags, parseSettings, type SystemInfo } from './context.js';
+import { createDeps, type SystemInfo } from './deps.js';
 import { ExitCode, InterruptedError, UgsError, UsageError } from './errors.js';
 import type { HttpClient } from './http.js';
-import { escapeControls, flushOutput, InFlight, type IO, watchOutput, writeLine } from './io.js';
-import { styleFor } from './render.js';
+import { escapeControls, flushOutput, InFlight, type IO, watchOutput } from './io.js';
+import { printError, printUsageHint } from './render.js';
+import {
+  type GlobalFlags,
+  type Preferences,
+  parseSettings,
+  readPreferences,
+  type Settings,
+} from './settings.js';
 import { VERSION } from './version.js';
 
 export async function main(argv: readonly string[], io: IO, system: SystemInfo): Promise<number> {
@@ -25,19 +32,15 @@ export async function main(argv: readonly string[], io: IO, system: SystemInfo):
   const inFlight = io.inFlight ?? new InFlight();
   const commandIO: IO = { ...io, inFlight };
   const clients: HttpClient[] = [];
+  let settings: Settings | undefined;
   const makeDeps: DepsFactory = (command) => {
-    const flags = command.optsWithGlobals<GlobalFlags>();
-    const settings = parseSettings(flags, io.env);
-    return createDeps(
-      { ...commandIO, noInput: flags.input === false, noColor: flags.color === false },
-      settings,
-      system,
-      clients,
-    );
+    settings = parseSettings(command.optsWithGlobals<GlobalFlags>(), io.env);
+    return createDeps(commandIO, settings, system, clients);
   };
   const program = buildProgram(commandIO, makeDeps, system);
-  const debug = argv.includes('--debug');
-  const noColor = argv.includes('--no-color');
+  // An error before the settings were built (a usage error, a bad --timeout) is still reported
+  // as --debug and --no-color ask: commander has parsed every global flag it got to by then.
+  const preferences = (): Preferences => settings ?? readPreferences(program.opts<GlobalFlags>());
   // A signal during a command ends it at once with 130 and one line saying what it cut short.
   // `serve` handles its own signals (a clean shutdown is its normal end), so it is not armed.
   let unsubscribe: (() => void) | undefined;
@@ -62,13 +65,13 @@ export async function main(argv: readonly string[], io: IO, system: SystemInfo):
     await flushOutput(io.stdout);
     return ExitCode.Ok;
   } catch (error) {
-    const code = await reportError(error, io, debug, noColor);
+    const code = await reportError(error, io, preferences());
     if (code === ExitCode.Ok) {
       // Help or version: their text must have been written too.
       try {
         await flushOutput(io.stdout);
       } catch (flushError) {
-        return reportError(flushError, io, debug, noColor);
+        return reportError(flushError, io, preferences());
       }
     }
     return code;
@@ -85,8 +88,7 @@ export function buildProgram(io: IO, makeDeps: DepsFactory, system: SystemInfo):
     .description('Provision user groups and rotate their embed tokens on the User Group Service')
     .version(VERSION, '-V, --version', 'print the version')
     .helpOption('-h, --help', 'show help')
-    // The environment variables are applied in parseSettings from the injected env, not by
-    // commander's .env(), which reads process.env behind the caller's back.
+    // The environment variables are applied in parseSettings (settings.ts), not by commander.
     .option(
       '-p, --profile <name>',
       'profile in the config file (default: "default", env: UGS_PROFILE)',
@@ -127,10 +129,13 @@ Exit codes: 0 ok, 1 service error, 2 usage, 3 auth, 4 network, 5 rotation outcom
     statusCommand(makeDeps),
     getCommand(makeDeps),
     rotateCommand(makeDeps),
-    serveCommand(() => ({
-      io,
-      start: async (options) => (await import('./emulator/server.js')).startEmulator(options),
-      waitForShutdown: system.waitForShutdown,
+    serveCommand((command) => ({
+      deps: {
+        io,
+        start: async (options) => (await import('./emulator/server.js')).startEmulator(options),
+        waitForShutdown: system.waitForShutdown,
+      },
+      preferences: readPreferences(command.optsWithGlobals<GlobalFlags>()),
     })),
   ]) {
     // addCommand (unlike .command()) inherits nothing: without this, a subcommand's usage error
@@ -168,12 +173,7 @@ function refuseRepeatedOptions(command: Command): void {
   for (const sub of command.commands) refuseRepeatedOptions(sub);
 }
 
-async function reportError(
-  error: unknown,
-  io: IO,
-  debug: boolean,
-  noColor: boolean,
-): Promise<number> {
+async function reportError(error: unknown, io: IO, preferences: Preferences): Promise<number> {
   if (error instanceof CommanderError) {
     // Commander has already printed its message (and help or version, when asked for).
     if (
@@ -183,25 +183,18 @@ async function reportError(
     ) {
       return ExitCode.Ok;
     }
-    writeLine(io.stderr, 'hint: see `ugs --help` or `ugs <command> --help`');
+    printUsageHint(io);
     return ExitCode.Usage;
   }
-  const style = await styleFor({ ...io, noColor }, 'stderr');
   if (error instanceof UgsError) {
-    writeLine(io.stderr, `${style.red('error:')} ${error.message}`);
-    if (error.hint) writeLine(io.stderr, `${style.dim('hint:')} ${error.hint}`);
-    if (debug) writeStack(io, error);
+    await printError(io, preferences, { message: error.message, hint: error.hint, error });
     return error.exitCode;
   }
   const message = error instanceof Error ? error.message : String(error);
-  writeLine(io.stderr, `${style.red('error:')} unexpected failure: ${message}`);
-  writeLine(io.stderr, `${style.dim('hint:')} run again with --debug and report the output`);
-  if (debug) writeStack(io, error);
+  await printError(io, preferences, {
+    message: `unexpected failure: ${message}`,
+    hint: 'run again with --debug and report the output',
+    error,
+  });
   return ExitCode.Api;
-}
-
-function writeStack(io: IO, error: unknown): void {
-  for (let current: unknown = error; current instanceof Error; current = current.cause) {
-    writeLine(io.stderr, current.stack ?? String(current));
-  }
 }

@@ -1,29 +1,18 @@
 /**
- * All output is shaped here: the data is collected once by a command, then shown as a table, as
- * the raw JSON body, or as one field. Colour and table borders are decoration for a terminal; the
- * libraries that draw them are loaded only when a table or colour is actually wanted.
+ * Every line ugs writes goes through here: results (a table, the raw JSON body, or one field),
+ * messages and notes on stderr, and `error:`/`hint:` lines. The data is collected once by a
+ * command, then shown. Colour and table borders are decoration for a terminal; the libraries that
+ * draw them are loaded only when a table or colour is actually wanted.
  */
-import { ApiError } from './errors.js';
+import { ApiError, UgsError } from './errors.js';
 import { colorEnabled, escapeControls, type IO, writeLine } from './io.js';
 import { compactJson, prettyJson } from './json-text.js';
 import { type JsonObject, quote } from './parse.js';
-import type { UserGroup } from './service.js';
+import type { Preferences } from './settings.js';
 
 export type OutputFormat = { kind: 'table' } | { kind: 'json' } | { kind: 'field'; name: string };
 
-/** Documented fields first, in the order a person reads them; anything else after, as sent. */
-const KNOWN_FIELDS = [
-  'provided_id',
-  'name',
-  'team_id',
-  'token',
-  'environment',
-  // The rotation answer's environment tag (`Customer` or `Testing`).
-  'api_environment_tag',
-  'properties',
-];
-
-export interface Style {
+interface Style {
   bold(text: string): string;
   dim(text: string): string;
   green(text: string): string;
@@ -41,8 +30,12 @@ const plainStyle: Style = {
   cyan: (t) => t,
 };
 
-export async function styleFor(io: IO, stream: 'stdout' | 'stderr'): Promise<Style> {
-  if (!colorEnabled(io, stream)) return plainStyle;
+async function styleFor(
+  io: IO,
+  preferences: Pick<Preferences, 'noColor'>,
+  stream: 'stdout' | 'stderr',
+): Promise<Style> {
+  if (!colorEnabled(io, preferences.noColor, stream)) return plainStyle;
   const { Chalk } = await import('./vendor/chalk.js');
   const chalk = new Chalk({ level: 1 });
   return {
@@ -63,14 +56,15 @@ export function formatValue(value: unknown): string {
   return compactJson(value);
 }
 
-export function orderedFields(group: JsonObject): string[] {
-  const known = KNOWN_FIELDS.filter((field) => Object.hasOwn(group, field));
-  const unknown = Object.keys(group).filter((field) => !KNOWN_FIELDS.includes(field));
+/** `order`'s fields first (those present), then the others as sent. */
+function orderedFields(record: JsonObject, order: readonly string[] = []): string[] {
+  const known = order.filter((field) => Object.hasOwn(record, field));
+  const unknown = Object.keys(record).filter((field) => !order.includes(field));
   return [...known, ...unknown];
 }
 
 /** A table row: field, value, and an optional decoration applied after escaping the value. */
-export type TableRow = readonly [field: string, value: string, decorate?: (text: string) => string];
+type TableRow = readonly [field: string, value: string, decorate?: (text: string) => string];
 
 /**
  * Past these sizes cli-table3 is far from linear (8,000 rows took 0.8 s, one 300,000-character
@@ -106,7 +100,7 @@ export async function renderTable(rows: readonly TableRow[], style: Style): Prom
 }
 
 /** cli-table3's two-column box (as configured above), drawn in time linear in the text. */
-export function renderPlainTable(cells: readonly (readonly [string, string])[]): string {
+function renderPlainTable(cells: readonly (readonly [string, string])[]): string {
   const widths = cells.map(([k, v]) => [displayWidth(k), displayWidth(v)] as const);
   const keyWidth = Math.max(0, ...widths.map(([k]) => k));
   const valueWidth = Math.max(0, ...widths.map(([, v]) => v));
@@ -125,7 +119,7 @@ export function renderPlainTable(cells: readonly (readonly [string, string])[]):
  * Columns a terminal gives to text, in one pass: colour codes take none, combining marks and
  * zero-width characters none, East Asian wide and fullwidth characters and emoji two.
  */
-export function displayWidth(text: string): number {
+function displayWidth(text: string): number {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: colour codes are what is removed
   const visible = text.includes('\u001b') ? text.replace(/\u001b\[[0-9;]*m/g, '') : text;
   let width = 0;
@@ -163,9 +157,14 @@ function isWide(code: number): boolean {
   );
 }
 
-export async function renderUserGroupTable(group: UserGroup, style: Style): Promise<string> {
-  const rows = orderedFields(group).map((field): TableRow => {
-    const value = group[field];
+/** One row per field of `record`, `order`'s fields first; `null` dimmed. */
+export async function renderRecordTable(
+  record: JsonObject,
+  style: Style,
+  order: readonly string[] = [],
+): Promise<string> {
+  const rows = orderedFields(record, order).map((field): TableRow => {
+    const value = record[field];
     return value === null ? [field, formatValue(value), style.dim] : [field, formatValue(value)];
   });
   return renderTable(rows, style);
@@ -175,7 +174,7 @@ export async function renderUserGroupTable(group: UserGroup, style: Style): Prom
  * `--json`: exactly the body the server sent, re-indented from its text (its numbers as sent,
  * however deep it nests), controls inside strings as `\u` escapes, and nothing else on stdout.
  */
-export function renderJson(body: unknown): string {
+function renderJson(body: unknown): string {
   return prettyJson(body);
 }
 
@@ -185,13 +184,13 @@ export function renderJson(body: unknown): string {
  * characters, and one that does (a newline, an ESC) is the server's mischief, which `$(...)` would
  * otherwise carry into a terminal or split into two lines.
  */
-export function renderField(group: UserGroup, name: string): string {
-  if (!Object.hasOwn(group, name)) {
-    throw new ApiError(`the answer's user_group has no field ${quote(name)}`, {
-      hint: `fields in this answer: ${listFields(orderedFields(group))}`,
+function renderField(record: ResultRecord, name: string): string {
+  if (!Object.hasOwn(record.fields, name)) {
+    throw new ApiError(`the answer's ${record.name} has no field ${quote(name)}`, {
+      hint: `fields in this answer: ${listFields(orderedFields(record.fields, record.order))}`,
     });
   }
-  return escapeControls(formatValue(group[name]));
+  return escapeControls(formatValue(record.fields[name]));
 }
 
 /** Field names for a hint: escaped, and not all 60,000 of them when a server sends that many. */
@@ -200,28 +199,136 @@ function listFields(fields: readonly string[]): string {
   return fields.length > 20 ? `${shown}, ... (${fields.length} in all)` : shown;
 }
 
-export interface ResultOutput {
+/** The object in an answer that the table and `--field` show, e.g. the `user_group`. */
+export interface ResultRecord {
+  /** Its key in the answer, for messages: "the answer's user_group has no field ...". */
+  name: string;
+  fields: JsonObject;
+  /** Fields shown first, in this order; the rest follow as sent. */
+  order?: readonly string[];
+}
+
+interface ResultOutput {
   format: OutputFormat;
   /** The whole response body (for `--json`). */
   body: JsonObject;
-  userGroup: UserGroup;
+  record: ResultRecord;
   /** Lines shown above the table, e.g. "Created user group acme". Not shown with --json/--field. */
   headline: (style: Style) => string[];
 }
 
-export async function printResult(io: IO, output: ResultOutput): Promise<void> {
+export async function printResult(
+  io: IO,
+  preferences: Pick<Preferences, 'noColor'>,
+  output: ResultOutput,
+): Promise<void> {
   switch (output.format.kind) {
     case 'json':
       writeLine(io.stdout, renderJson(output.body));
       return;
     case 'field':
-      writeLine(io.stdout, renderField(output.userGroup, output.format.name));
+      writeLine(io.stdout, renderField(output.record, output.format.name));
       return;
     case 'table': {
-      const style = await styleFor(io, 'stdout');
+      const style = await styleFor(io, preferences, 'stdout');
       for (const line of output.headline(style)) writeLine(io.stdout, line);
-      writeLine(io.stdout, await renderUserGroupTable(output.userGroup, style));
+      writeLine(
+        io.stdout,
+        await renderRecordTable(output.record.fields, style, output.record.order),
+      );
       return;
     }
   }
+}
+
+/**
+ * Runs a service call; with `--json`, a JSON error body from the service is also printed on
+ * stdout, so scripts can read the service's own words.
+ */
+export async function withJsonErrorBody<T>(
+  io: IO,
+  format: OutputFormat,
+  call: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (format.kind === 'json' && error instanceof UgsError && error.body !== undefined) {
+      writeLine(io.stdout, renderJson(error.body));
+    }
+    throw error;
+  }
+}
+
+/** A value of ours (not a server body) as `--json` output. */
+export function printJson(io: IO, value: unknown): void {
+  writeLine(io.stdout, renderJson(value));
+}
+
+/** A field/value table on stdout (e.g. `ugs status`); a missing value shows as a dim `(none)`. */
+export async function printFieldTable(
+  io: IO,
+  preferences: Pick<Preferences, 'noColor'>,
+  rows: readonly (readonly [field: string, text: string | null])[],
+): Promise<void> {
+  const style = await styleFor(io, preferences, 'stdout');
+  // Dimmed by the table after escaping, so the colour codes are not shown as text.
+  const tableRows = rows.map(
+    ([field, text]): TableRow => (text === null ? [field, '(none)', style.dim] : [field, text]),
+  );
+  writeLine(io.stdout, await renderTable(tableRows, style));
+}
+
+/** A message for the person, on stderr whatever the output format: stdout is for results. */
+export function printLine(io: IO, text: string): void {
+  writeLine(io.stderr, text);
+}
+
+/** A message in the colour of success or of a warning (when colour is on). */
+export async function printMessage(
+  io: IO,
+  preferences: Pick<Preferences, 'noColor'>,
+  text: string,
+  tone: 'success' | 'warning',
+): Promise<void> {
+  const style = await styleFor(io, preferences, 'stderr');
+  printLine(io, tone === 'success' ? style.green(text) : style.yellow(text));
+}
+
+/** A `note:` the service client reports, e.g. a redirect it followed. */
+export function printNote(io: IO, text: string): void {
+  printLine(io, `note: ${text}`);
+}
+
+/** `note:` in the warning colour, then the text. */
+export async function printWarningNote(
+  io: IO,
+  preferences: Pick<Preferences, 'noColor'>,
+  text: string,
+): Promise<void> {
+  const style = await styleFor(io, preferences, 'stderr');
+  writeLine(io.stderr, `${style.yellow('note:')} ${text}`);
+}
+
+/**
+ * `error: <message>` and `hint: <hint>` on stderr; with `--debug`, the stack of the error and of
+ * each cause.
+ */
+export async function printError(
+  io: IO,
+  preferences: Pick<Preferences, 'noColor' | 'debug'>,
+  report: { message: string; hint: string | undefined; error: unknown },
+): Promise<void> {
+  const style = await styleFor(io, preferences, 'stderr');
+  writeLine(io.stderr, `${style.red('error:')} ${report.message}`);
+  if (report.hint) writeLine(io.stderr, `${style.dim('hint:')} ${report.hint}`);
+  if (!preferences.debug) return;
+  for (let current: unknown = report.error; current instanceof Error; current = current.cause) {
+    writeLine(io.stderr, current.stack ?? String(current));
+  }
+}
+
+/** After commander's own usage message. */
+export function printUsageHint(io: IO): void {
+  writeLine(io.stderr, 'hint: see `ugs --help` or `ugs <command> --help`');
 }

@@ -72,7 +72,7 @@ const CONTINUE_LINE = /^HTTP\/1\.[01] 100[ \r]/;
  * chunk boundary would need to match both). A chunk never spans two answers here: ugs waits for
  * each answer before sending again.
  */
-export function skipInterimContinue(socket: Socket): void {
+function skipInterimContinue(socket: Socket): void {
   const read = socket.read.bind(socket);
   socket.read = (size?: number) => {
     const chunk: unknown = read(size);

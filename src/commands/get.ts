@@ -1,8 +1,11 @@
 import type { Command } from 'commander';
-import { callService, type Deps, outputFormat, resolveTarget } from '../context.js';
+import { resolveTarget } from '../credentials.js';
+import type { Deps } from '../deps.js';
 import { UsageError } from '../errors.js';
 import { readJsonSource } from '../input.js';
-import { canPrompt, escapeControls, writeLine } from '../io.js';
+import { canPrompt, escapeControls } from '../io.js';
+import type { GetUserRequest } from '../operations/get-user.js';
+import { userGroupRecord } from '../operations/user-group.js';
 import {
   checkGroupText,
   collectKeyValues,
@@ -15,9 +18,14 @@ import {
   setOwn,
 } from '../parse.js';
 import type { Prompter } from '../prompter.js';
-import { formatValue, type OutputFormat, printResult, styleFor } from '../render.js';
-import type { GetUserRequest } from '../service.js';
-import { addOutputFlags, collect, type DepsFactory, newCommand } from './shared.js';
+import {
+  formatValue,
+  type OutputFormat,
+  printResult,
+  printWarningNote,
+  withJsonErrorBody,
+} from '../render.js';
+import { addOutputFlags, collect, type DepsFactory, newCommand, outputFormat } from './shared.js';
 
 export interface GetOptions {
   id: string | undefined;
@@ -38,7 +46,7 @@ interface GetFlags {
   field?: string;
 }
 
-export function getCommand(makeDeps: DepsFactory, run = runGet): Command {
+export function getCommand(makeDeps: DepsFactory): Command {
   const command = newCommand('get', 'Get a user group, creating it if its id is new', [
     'ugs get --id acme --name "Acme Corp"',
     'ugs get --id acme --name "Acme Corp" --mapping sales=acme_db --property plan=pro',
@@ -58,7 +66,7 @@ export function getCommand(makeDeps: DepsFactory, run = runGet): Command {
     .option('--properties <json|@file|->', 'the properties as a JSON object');
   addOutputFlags(command).action(async (flags: GetFlags, cmd: Command) => {
     const deps = makeDeps(cmd);
-    await run(await parseGetFlags(flags, deps), deps);
+    await runGet(await parseGetFlags(flags, deps), deps);
   });
   return command;
 }
@@ -114,7 +122,7 @@ export async function parseGetFlags(flags: GetFlags, deps: Deps): Promise<GetOpt
 }
 
 export async function runGet(opts: GetOptions, deps: Deps): Promise<void> {
-  const interactive = canPrompt(deps.io);
+  const interactive = canPrompt(deps.io, deps.settings.noInput);
   if (!interactive) {
     if (opts.id === undefined) throw missingFlag('--id', 'the user group id');
     if (opts.name === undefined) throw missingFlag('--name', 'the user group name');
@@ -137,12 +145,12 @@ export async function runGet(opts: GetOptions, deps: Deps): Promise<void> {
   checkGroupText(request.name, 'the user group name');
 
   const client = await deps.connect(target);
-  const result = await callService(deps, opts.format, () => client.getUser(request));
+  const result = await withJsonErrorBody(deps.io, opts.format, () => client.getUser(request));
   const id = escapeControls(formatValue(result.userGroup.provided_id ?? request.user_group_id));
-  await printResult(deps.io, {
+  await printResult(deps.io, deps.settings, {
     format: opts.format,
     body: result.body,
-    userGroup: result.userGroup,
+    record: userGroupRecord(result),
     headline: (style) => [
       result.created === true
         ? style.green(`Created user group ${id}`)
@@ -154,10 +162,10 @@ export async function runGet(opts: GetOptions, deps: Deps): Promise<void> {
   if (result.created === false && opts.format.kind === 'table') {
     // The service returns an existing group unchanged ("no action will be taken"); a person who
     // just typed a new name or properties would otherwise believe they were saved.
-    const style = await styleFor(deps.io, 'stderr');
-    writeLine(
-      deps.io.stderr,
-      `${style.yellow('note:')} user group ${id} already existed: the name, mapping and properties sent were not applied (the service leaves an existing group as it is)`,
+    await printWarningNote(
+      deps.io,
+      deps.settings,
+      `user group ${id} already existed: the name, mapping and properties sent were not applied (the service leaves an existing group as it is)`,
     );
   }
 }

@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
-import { type Deps, resolveCredentials } from '../context.js';
+import { apiTokenProblem, loginCommandFor, resolveCredentials } from '../credentials.js';
+import type { Deps } from '../deps.js';
 import { UsageError } from '../errors.js';
-import { canPrompt, readStdin, writeLine } from '../io.js';
+import { canPrompt, readStdin } from '../io.js';
 import { formatBaseUrl, parseBaseUrl } from '../parse.js';
-import { styleFor } from '../render.js';
-import { apiTokenProblem, loginCommandFor } from '../service.js';
+import { printMessage } from '../render.js';
 import { type DepsFactory, newCommand } from './shared.js';
 
 export interface LoginOptions {
@@ -15,7 +15,7 @@ export interface LoginOptions {
  * The token is not checked against the service: its only operations create or rotate user
  * groups, so there is nothing harmless to call. The first `ugs get` shows whether it works.
  */
-export function loginCommand(makeDeps: DepsFactory, run = runLogin): Command {
+export function loginCommand(makeDeps: DepsFactory): Command {
   return newCommand('login', 'Save the base URL and API token for a profile', [
     'ugs login                                    # asks for the base URL and the token',
     'printenv UGS_TOKEN | ugs login --base-url https://analytics.example.com --with-token',
@@ -24,13 +24,13 @@ export function loginCommand(makeDeps: DepsFactory, run = runLogin): Command {
   ])
     .option('--with-token', 'read the API token from stdin instead of prompting')
     .action(async (flags: { withToken?: boolean }, cmd: Command) => {
-      await run({ withToken: flags.withToken === true }, makeDeps(cmd));
+      await runLogin({ withToken: flags.withToken === true }, makeDeps(cmd));
     });
 }
 
 export async function runLogin(opts: LoginOptions, deps: Deps): Promise<void> {
   const { io, settings, config, prompter } = deps;
-  const interactive = canPrompt(io);
+  const interactive = canPrompt(io, settings.noInput);
   const credentials = resolveCredentials(deps);
   const validateUrl = (text: string) => parseBaseUrl(text, { insecureHttp: settings.insecureHttp });
   // `--with-token` with a terminal on stdin must fail before the base URL prompt, not after the
@@ -100,19 +100,18 @@ export async function runLogin(opts: LoginOptions, deps: Deps): Promise<void> {
     ...(settings.apiPath !== undefined && { apiPath: settings.apiPath }),
   }));
 
-  const style = await styleFor(io, 'stderr');
-  writeLine(
-    io.stderr,
-    style.green(
-      `Logged in to ${saved}${settings.apiPath === undefined ? '' : ` (API path ${settings.apiPath})`} as profile "${settings.profile}"; saved to ${config.path}`,
-    ),
+  await printMessage(
+    io,
+    settings,
+    `Logged in to ${saved}${settings.apiPath === undefined ? '' : ` (API path ${settings.apiPath})`} as profile "${settings.profile}"; saved to ${config.path}`,
+    'success',
   );
   if (io.env.UGS_API_TOKEN) {
-    writeLine(
-      io.stderr,
-      style.yellow(
-        'warning: UGS_API_TOKEN is set and overrides the token just saved; unset it to use this one',
-      ),
+    await printMessage(
+      io,
+      settings,
+      'warning: UGS_API_TOKEN is set and overrides the token just saved; unset it to use this one',
+      'warning',
     );
   }
 }

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { callService, type Deps, outputFormat, resolveTarget } from '../context.js';
+import { resolveTarget } from '../credentials.js';
+import type { Deps } from '../deps.js';
 import {
   CancelledError,
   InterruptedError,
@@ -7,9 +8,17 @@ import {
   OutputError,
   UsageError,
 } from '../errors.js';
-import { canPrompt, escapeControls, flushOutput, InFlight, readStdin, writeLine } from '../io.js';
-import { formatValue, type OutputFormat, printResult, styleFor } from '../render.js';
-import { addOutputFlags, type DepsFactory, newCommand } from './shared.js';
+import { canPrompt, escapeControls, flushOutput, InFlight, readStdin } from '../io.js';
+import { READ_CURRENT_TOKEN_HINT } from '../operations/rotate-token.js';
+import { userGroupRecord } from '../operations/user-group.js';
+import {
+  formatValue,
+  type OutputFormat,
+  printMessage,
+  printResult,
+  withJsonErrorBody,
+} from '../render.js';
+import { addOutputFlags, type DepsFactory, newCommand, outputFormat } from './shared.js';
 
 export interface RotateOptions {
   /** From --current-token; undefined when it is to be read from stdin or prompted for. */
@@ -30,7 +39,7 @@ interface RotateFlags {
 export const PREVIOUS_TOKEN_WARNING =
   'The previous token may stop working at once: update every dashboard that embeds it.';
 
-export function rotateCommand(makeDeps: DepsFactory, run = runRotate): Command {
+export function rotateCommand(makeDeps: DepsFactory): Command {
   const command = newCommand('rotate', "Replace a user group's token with a new one", [
     'ugs rotate                                   # asks for the token, then for confirmation',
     'printenv USER_GROUP_TOKEN | ugs rotate --current-token-stdin --yes --field token',
@@ -43,7 +52,7 @@ export function rotateCommand(makeDeps: DepsFactory, run = runRotate): Command {
     .option('--current-token-stdin', 'read the user group token to replace from stdin')
     .option('-y, --yes', 'rotate without asking for confirmation (required without a terminal)');
   addOutputFlags(command).action(async (flags: RotateFlags, cmd: Command) => {
-    await run(parseRotateFlags(flags), makeDeps(cmd));
+    await runRotate(parseRotateFlags(flags), makeDeps(cmd));
   });
   return command;
 }
@@ -65,7 +74,7 @@ export function parseRotateFlags(flags: RotateFlags): RotateOptions {
 
 export async function runRotate(opts: RotateOptions, deps: Deps): Promise<void> {
   const { io } = deps;
-  const interactive = canPrompt(io);
+  const interactive = canPrompt(io, deps.settings.noInput);
   // Rotation can break live dashboards: without a person to confirm, the caller must say so.
   if (!interactive && !opts.yes) {
     throw new UsageError('--yes is required to rotate a token when not running interactively', {
@@ -92,17 +101,17 @@ export async function runRotate(opts: RotateOptions, deps: Deps): Promise<void> 
   const client = await deps.connect(target);
   const inFlight = io.inFlight ?? new InFlight();
   const result = await inFlight.during(interruptedRotation, () =>
-    callService(deps, opts.format, () => client.rotateToken(currentToken)),
+    withJsonErrorBody(io, opts.format, () => client.rotateToken(currentToken)),
   );
   const id = escapeControls(formatValue(result.userGroup.provided_id ?? ''));
   try {
     if (opts.format.kind !== 'table') {
-      writeLine(io.stderr, (await styleFor(io, 'stderr')).yellow(PREVIOUS_TOKEN_WARNING));
+      await printMessage(io, deps.settings, PREVIOUS_TOKEN_WARNING, 'warning');
     }
-    await printResult(io, {
+    await printResult(io, deps.settings, {
       format: opts.format,
       body: result.body,
-      userGroup: result.userGroup,
+      record: userGroupRecord(result),
       headline: (style) => [
         style.green(`Rotated token of user group ${id}`),
         `New token: ${style.bold(escapeControls(result.userGroup.token))}`,
@@ -124,7 +133,7 @@ function interruptedRotation(): InterruptedError {
   return new InterruptedError(
     'interrupted while the rotation request was in flight: the token may or may not have been rotated',
     {
-      hint: "read the group's current token with `ugs get --id <user_group_id> --name <name> --field token`; if the old token still works, nothing changed",
+      hint: `${READ_CURRENT_TOKEN_HINT}; if the old token still works, nothing changed`,
     },
   );
 }

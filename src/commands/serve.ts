@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { EmulatorOptions, FaultSpec, RunningEmulator } from '../emulator/server.js';
 import { UsageError } from '../errors.js';
 import { type IO, writeLine } from '../io.js';
+import type { Preferences } from '../settings.js';
 import { collect, newCommand } from './shared.js';
 
 export interface ServeOptions {
@@ -34,9 +35,10 @@ interface ServeFlags {
   trailingSlash?: boolean;
 }
 
-export type ServeDepsFactory = (command: Command) => ServeDeps;
+/** The emulator needs no settings beyond the preferences: an invalid UGS_API_PATH must not stop it. */
+export type ServeDepsFactory = (command: Command) => { deps: ServeDeps; preferences: Preferences };
 
-export function serveCommand(makeDeps: ServeDepsFactory, run = runServe): Command {
+export function serveCommand(makeDeps: ServeDepsFactory): Command {
   return newCommand('serve', 'Run a local emulator of the User Group Service', [
     'ugs serve                                    # http://127.0.0.1:4010, prints its API tokens',
     'ugs serve --port 0 --data ./ugs-state.json --api-token dev-token:Testing',
@@ -65,8 +67,8 @@ export function serveCommand(makeDeps: ServeDepsFactory, run = runServe): Comman
       'route /api/user/ and redirect /api/user to it with a 301, as the Django service does',
     )
     .action(async (flags: ServeFlags, cmd: Command) => {
-      const debug = cmd.optsWithGlobals<{ debug?: boolean }>().debug === true;
-      await run(parseServeFlags(flags, debug), makeDeps(cmd));
+      const { deps, preferences } = makeDeps(cmd);
+      await runServe(parseServeFlags(flags, preferences.debug), deps);
     });
 }
 

@@ -1,5 +1,7 @@
 import { Command } from 'commander';
-import type { Deps } from '../context.js';
+import type { Deps } from '../deps.js';
+import { UsageError } from '../errors.js';
+import type { OutputFormat } from '../render.js';
 
 /** Main hands each command a way to build its dependencies once the global flags are parsed. */
 export type DepsFactory = (command: Command) => Deps;
@@ -20,4 +22,17 @@ export function addOutputFlags(command: Command): Command {
   return command
     .option('--json', 'print the response body as JSON on stdout')
     .option('--field <name>', 'print only this field of user_group (e.g. token)');
+}
+
+/** `--json` and `--field` are two ways of asking for machine output; both at once is a mistake. */
+export function outputFormat(flags: { json?: boolean; field?: string }): OutputFormat {
+  if (flags.json && flags.field !== undefined) {
+    throw new UsageError('--json and --field cannot be used together');
+  }
+  if (flags.json) return { kind: 'json' };
+  if (flags.field !== undefined) {
+    if (flags.field === '') throw new UsageError('--field needs a field name, e.g. --field token');
+    return { kind: 'field', name: flags.field };
+  }
+  return { kind: 'table' };
 }

@@ -1,14 +1,13 @@
 import type { Command } from 'commander';
 import {
-  type Deps,
   loginCommandFor,
   resolveApiPath,
   resolveCredentials,
   type TokenSource,
-} from '../context.js';
+} from '../credentials.js';
+import type { Deps } from '../deps.js';
 import { AuthError } from '../errors.js';
-import { writeLine } from '../io.js';
-import { renderJson, renderTable, styleFor, type TableRow } from '../render.js';
+import { printFieldTable, printJson } from '../render.js';
 import { type DepsFactory, newCommand } from './shared.js';
 
 export interface StatusOptions {
@@ -26,14 +25,14 @@ export interface Status {
   configPath: string;
 }
 
-export function statusCommand(makeDeps: DepsFactory, run = runStatus): Command {
+export function statusCommand(makeDeps: DepsFactory): Command {
   return newCommand('status', 'Show the profile, base URL and where the API token comes from', [
     'ugs status',
     'ugs status --profile staging --json',
   ])
     .option('--json', 'print the status as JSON on stdout')
     .action(async (flags: { json?: boolean }, cmd: Command) => {
-      await run({ json: flags.json === true }, makeDeps(cmd));
+      await runStatus({ json: flags.json === true }, makeDeps(cmd));
     });
 }
 
@@ -69,21 +68,16 @@ function apiPathOf(
 export async function runStatus(opts: StatusOptions, deps: Deps): Promise<void> {
   const status = collectStatus(deps);
   if (opts.json) {
-    writeLine(deps.io.stdout, renderJson(status));
+    printJson(deps.io, status);
   } else {
-    const style = await styleFor(deps.io, 'stdout');
-    // Dimmed by the table after escaping, so the colour codes are not shown as text.
-    const row = (field: string, text: string | null): TableRow =>
-      text === null ? [field, '(none)', style.dim] : [field, text];
-    const rows: TableRow[] = [
+    await printFieldTable(deps.io, deps.settings, [
       ['profile', status.profile],
-      row('base URL', status.baseUrl ? `${status.baseUrl} (${status.baseUrlSource})` : null),
+      ['base URL', status.baseUrl ? `${status.baseUrl} (${status.baseUrlSource})` : null],
       ['API path', `${status.apiPath} (${status.apiPathSource})`],
-      row('token', status.token),
-      row('token source', status.tokenSource),
+      ['token', status.token],
+      ['token source', status.tokenSource],
       ['config file', status.configPath],
-    ];
-    writeLine(deps.io.stdout, await renderTable(rows, style));
+    ]);
   }
   if (status.tokenSource === null) {
     throw new AuthError(`no API token for profile "${status.profile}"`, {

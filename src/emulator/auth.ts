@@ -3,7 +3,7 @@ import { EmulatorSpecError, EmulatorStartError } from './errors.js';
 
 export type Environment = 'Customer' | 'Testing';
 
-export const ENVIRONMENTS: readonly Environment[] = ['Customer', 'Testing'];
+const ENVIRONMENTS: readonly Environment[] = ['Customer', 'Testing'];
 
 export interface ApiToken {
   token: string;

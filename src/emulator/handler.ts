@@ -4,12 +4,12 @@ import type { FaultInjector, FaultKind } from './faults.js';
 import type { Store } from './store.js';
 import { parseGetUserBody, parseRotateBody, RequestError } from './validation.js';
 
-export const MAX_BODY_BYTES = 1024 * 1024;
+const MAX_BODY_BYTES = 1024 * 1024;
 
 /** The one path of the API, as routed without `--trailing-slash`. */
-export const API_PATH = '/api/user';
+const API_PATH = '/api/user';
 /** The path as the vendor documents it and Django routes it: with the trailing slash. */
-export const API_PATH_SLASH = '/api/user/';
+const API_PATH_SLASH = '/api/user/';
 
 export interface HandlerDeps {
   store: Store;
@@ -77,8 +77,8 @@ export function pathOf(url: string | undefined): string {
 /**
  * Reads the body up to MAX_BODY_BYTES. Past the limit it stops keeping data and fails at once;
  * node discards the rest of the body after the response, so memory stays bounded and a client
- * that is still sending gets its 400 instead of a reset connection. 400 rather than 413: issue 3
- * groups an oversized body with the other invalid bodies, and clients treat them alike.
+ * that is still sending gets its 400 instead of a reset connection. 400 rather than 413: an
+ * oversized body is one more invalid body, and clients treat them alike.
  */
 function readBody(req: IncomingMessage): Promise<string> {
   const tooLarge = () =>

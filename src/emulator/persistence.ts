@@ -1,19 +1,14 @@
-import { constants, promises as fsp } from 'node:fs';
+import { promises as fsp } from 'node:fs';
 import {
+  READ_NO_FOLLOW,
   removeOrphanTempFiles as removeOrphans,
   UnsafeFileError,
   writeFileDurably,
 } from '../durable-file.js';
 import { FileLock, LockBusyError } from '../file-lock.js';
+import { errorCode } from '../guards.js';
 import { EmulatorStartError } from './errors.js';
 import { CorruptStateError, Store } from './store.js';
-
-function errorCode(err: unknown): string | undefined {
-  if (typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string') {
-    return err.code;
-  }
-  return undefined;
-}
 
 function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
@@ -183,10 +178,7 @@ export class DataFileLock {
 async function readRegularFile(file: string): Promise<string> {
   let handle: fsp.FileHandle;
   try {
-    handle = await fsp.open(
-      file,
-      constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0),
-    );
+    handle = await fsp.open(file, READ_NO_FOLLOW);
   } catch (err) {
     if (errorCode(err) === 'ELOOP') throw new UnsafeFileError(file, 'symlink');
     throw err;

@@ -1,3 +1,4 @@
+import { isPlainObject } from '../guards.js';
 import { type ApiToken, type Environment, isEnvironment, randomToken } from './auth.js';
 
 export type JsonValue =
@@ -45,10 +46,6 @@ interface Snapshot {
 
 export class CorruptStateError extends Error {
   override name = 'CorruptStateError';
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**

@@ -1,3 +1,4 @@
+import { isPlainObject } from '../guards.js';
 import { jsonNestingDepth, MAX_JSON_DEPTH, setOwn } from '../parse.js';
 import type { GetOrCreateInput, JsonObject } from './store.js';
 
@@ -19,10 +20,6 @@ export class RequestError extends Error {
   static detail(status: number, text: string, headers?: Record<string, string>): RequestError {
     return new RequestError(status, { detail: text }, headers);
   }
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** The Python type name DRF puts in its messages, e.g. 'Expected a dictionary ... type "list"'. */

@@ -9,8 +9,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type GetOptions, parseGetFlags, runGet } from '../../src/commands/get.js';
 import { UsageError } from '../../src/errors.js';
+import { USER_GROUP_FIELD_ORDER } from '../../src/operations/user-group.js';
 import { MAX_JSON_DEPTH, parseTimeoutSeconds } from '../../src/parse.js';
-import { renderTable, renderUserGroupTable } from '../../src/render.js';
+import { renderRecordTable, renderTable } from '../../src/render.js';
 import type { UserGroup } from '../../src/service.js';
 import { FakeService, groupResult, makeDeps, makeIO, terminalIO } from '../helpers/fakes.js';
 
@@ -197,14 +198,18 @@ describe('api_environment_tag', () => {
       provided_id: 'a',
       environment: 'prod',
     } as unknown as UserGroup;
-    const table = await renderUserGroupTable(group, {
-      bold: (t) => t,
-      dim: (t) => t,
-      green: (t) => t,
-      yellow: (t) => t,
-      red: (t) => t,
-      cyan: (t) => t,
-    });
+    const table = await renderRecordTable(
+      group,
+      {
+        bold: (t) => t,
+        dim: (t) => t,
+        green: (t) => t,
+        yellow: (t) => t,
+        red: (t) => t,
+        cyan: (t) => t,
+      },
+      USER_GROUP_FIELD_ORDER,
+    );
     const order = ['provided_id', 'token', 'environment', 'api_environment_tag', 'zzz'].map((f) =>
       table.indexOf(`│ ${f}`),
     );

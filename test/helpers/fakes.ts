@@ -5,11 +5,12 @@
  */
 import { PassThrough, Writable } from 'node:stream';
 import type { ConfigStore, Profile } from '../../src/config.js';
-import type { Deps, Settings } from '../../src/context.js';
 import { StreamTracer, silentTracer, type Tracer } from '../../src/debug.js';
+import type { Deps } from '../../src/deps.js';
 import type { IO } from '../../src/io.js';
 import type { Prompter } from '../../src/prompter.js';
 import type { GetUserRequest, ServiceClient, ServiceResult, Target } from '../../src/service.js';
+import type { Settings } from '../../src/settings.js';
 
 export class Capture extends Writable {
   text = '';
@@ -39,8 +40,6 @@ export function makeIO(
     stdoutIsTTY: false,
     stderrIsTTY: false,
     env: {},
-    noInput: false,
-    noColor: false,
     ...rest,
   };
 }
@@ -147,6 +146,8 @@ export function defaultSettings(overrides: Partial<Settings> = {}): Settings {
     baseUrlSource: undefined,
     timeoutMs: 30_000,
     debug: false,
+    noColor: false,
+    noInput: false,
     insecureHttp: false,
     caFile: undefined,
     ...overrides,

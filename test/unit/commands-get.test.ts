@@ -520,15 +520,15 @@ describe('runGet on a terminal', () => {
     expect(deps.io.stdout.text).toBe('');
   });
 
-  it.each<[string, TestIO]>([
+  it.each<[string, TestIO, boolean?]>([
     ['CI is set', terminalIO({ env: { CI: '1' } })],
     ['CI=true', terminalIO({ env: { CI: 'true' } })],
-    ['--no-input', terminalIO({ noInput: true })],
+    ['--no-input', terminalIO(), true],
     ['stderr is not a terminal', terminalIO({ stderrIsTTY: false })],
     ['stdin is not a terminal', terminalIO({ stdinIsTTY: false })],
-  ])('does not prompt when %s: a missing --id is a usage error', async (_label, io) => {
+  ])('does not prompt when %s: a missing --id is a usage error', async (_label, io, noInput) => {
     const service = echoService();
-    const deps = makeDeps({ io, service, prompts: full });
+    const deps = makeDeps({ io, service, prompts: full, settings: { noInput: noInput === true } });
     const error = await rejection(runGet(opts({ id: undefined }), deps));
     expect(error).toBeInstanceOf(UsageError);
     expect((error as Error).message).toContain('--id');
@@ -555,12 +555,12 @@ describe('runGet on a terminal', () => {
     await runGet(opts(), coloured);
     expect(coloured.io.stdout.text).toContain(ESC);
 
-    for (const io of [
-      terminalIO({ env: { NO_COLOR: '1' } }),
-      terminalIO({ env: { FORCE_COLOR: '0' } }),
-      terminalIO({ noColor: true }),
-    ]) {
-      const deps = makeDeps({ io, service: echoService() });
+    for (const [io, noColor] of [
+      [terminalIO({ env: { NO_COLOR: '1' } }), false],
+      [terminalIO({ env: { FORCE_COLOR: '0' } }), false],
+      [terminalIO(), true],
+    ] as const) {
+      const deps = makeDeps({ io, service: echoService(), settings: { noColor } });
       await runGet(opts(), deps);
       expect(deps.io.stdout.text).not.toContain(ESC);
       expect(deps.io.stdout.text).toContain('Created user group acme');

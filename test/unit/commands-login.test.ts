@@ -332,10 +332,10 @@ describe('runLogin on a terminal', () => {
   );
 
   it.each([
-    ['CI', terminalIO({ env: { CI: '1' } })],
-    ['--no-input', terminalIO({ noInput: true })],
-  ])('with %s it does not prompt: usage error', async (_l, io) => {
-    const deps = makeDeps({ io, profiles: {} });
+    ['CI', terminalIO({ env: { CI: '1' } }), false],
+    ['--no-input', terminalIO(), true],
+  ])('with %s it does not prompt: usage error', async (_l, io, noInput) => {
+    const deps = makeDeps({ io, profiles: {}, settings: { noInput } });
     const error = await rejection(runLogin(prompted, deps));
     expect(error).toBeInstanceOf(UsageError);
     expect(deps.prompter.asked).toEqual([]);

@@ -207,7 +207,7 @@ describe('runStatus', () => {
     const coloured = makeDeps({ io: terminalIO() });
     await runStatus({ json: false }, coloured);
     expect(coloured.io.stdout.text).toContain('\u001b[');
-    const noColor = makeDeps({ io: terminalIO({ noColor: true }) });
+    const noColor = makeDeps({ io: terminalIO(), settings: { noColor: true } });
     await runStatus({ json: false }, noColor);
     expect(noColor.io.stdout.text).not.toContain('\u001b[');
   });

@@ -301,7 +301,11 @@ describe('runRotate on a terminal', () => {
   });
 
   it('--no-input on a terminal behaves as no terminal: --yes is required', async () => {
-    const deps = makeDeps({ io: terminalIO({ noInput: true }), service: rotateService() });
+    const deps = makeDeps({
+      io: terminalIO(),
+      settings: { noInput: true },
+      service: rotateService(),
+    });
     const error = await rejection(runRotate(opts({ yes: false }), deps));
     expect(error).toBeInstanceOf(UsageError);
     expect(deps.prompter.asked).toEqual([]);

@@ -3,7 +3,7 @@
  * kind of prompt was shown (masked or not), its default, and its validator, and canned service
  * answers.
  */
-import type { Deps } from '../../src/context.js';
+import type { Deps } from '../../src/deps.js';
 import { ApiError } from '../../src/errors.js';
 import type { Prompter, Validate } from '../../src/prompter.js';
 import type { GetUserRequest, ServiceResult } from '../../src/service.js';

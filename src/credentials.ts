@@ -1,0 +1,135 @@
+/**
+ * Which API token and base URL a command uses, and where each came from: flag over environment
+ * over profile (the API token never comes from a flag). Errors about a missing or unusable token
+ * name its source and the `ugs login` command for the profile in use.
+ */
+import type { Profile } from './config.js';
+import type { Deps } from './deps.js';
+import { AuthError, UsageError } from './errors.js';
+import { escapeControls } from './io.js';
+import { parseBaseUrl } from './parse.js';
+import type { Target } from './service.js';
+import { parseApiPath, type Settings, USER_PATH } from './settings.js';
+
+/** Where the API token came from: hints about a refused token must name it. */
+export type TokenSource = 'profile' | 'env UGS_API_TOKEN';
+
+export interface Credentials {
+  profileName: string;
+  profile: Profile | undefined;
+  apiToken: { value: string; source: TokenSource } | undefined;
+  baseUrl: { value: string; source: 'flag' | 'env' | 'profile' } | undefined;
+}
+
+export interface ApiPathSetting {
+  value: string;
+  source: 'flag' | 'env' | 'profile' | 'default';
+}
+
+/** Flag over environment over profile. The API token never comes from a flag. */
+export function resolveCredentials(deps: Deps): Credentials {
+  const profileName = deps.settings.profile;
+  const profile = deps.config.readProfile(profileName);
+  const envToken = deps.io.env.UGS_API_TOKEN;
+  const apiToken =
+    envToken !== undefined && envToken !== ''
+      ? { value: envToken, source: 'env UGS_API_TOKEN' as const }
+      : profile?.apiToken
+        ? { value: profile.apiToken, source: 'profile' as const }
+        : undefined;
+  const { baseUrl, baseUrlSource } = deps.settings;
+  const resolvedBaseUrl =
+    baseUrl !== undefined && baseUrlSource !== undefined
+      ? { value: baseUrl, source: baseUrlSource }
+      : profile?.baseUrl
+        ? { value: profile.baseUrl, source: 'profile' as const }
+        : undefined;
+  return { profileName, profile, apiToken, baseUrl: resolvedBaseUrl };
+}
+
+/** `--api-path` over UGS_API_PATH over the profile's over `/api/user`, as the base URL goes. */
+export function resolveApiPath(settings: Settings, credentials: Credentials): ApiPathSetting {
+  const { apiPath, apiPathSource } = settings;
+  if (apiPath !== undefined && apiPathSource !== undefined) {
+    return { value: apiPath, source: apiPathSource };
+  }
+  const saved = credentials.profile?.apiPath;
+  if (saved) {
+    return {
+      value: parseApiPath(saved, `apiPath of profile "${credentials.profileName}"`),
+      source: 'profile',
+    };
+  }
+  return { value: USER_PATH, source: 'default' };
+}
+
+/** Where to send requests, or a typed error saying what is missing and how to fix it. */
+export function resolveTarget(deps: Deps): Target {
+  const credentials = resolveCredentials(deps);
+  const loginHint = loginCommandFor(deps.settings.profile);
+  if (credentials.apiToken === undefined) {
+    throw new AuthError(`no API token for profile "${credentials.profileName}"`, {
+      hint: `run \`${loginHint}\`, or set UGS_API_TOKEN`,
+    });
+  }
+  if (credentials.baseUrl === undefined) {
+    throw new UsageError(`no base URL for profile "${credentials.profileName}"`, {
+      hint: `pass --base-url <url>, set UGS_BASE_URL, or run \`${loginHint}\``,
+    });
+  }
+  const { value: apiToken, source: tokenSource } = credentials.apiToken;
+  const problem = apiTokenProblem(apiToken);
+  if (problem !== undefined) {
+    // Never sent: a header undici refuses, or a token the service cannot have issued.
+    throw new AuthError(
+      tokenSource === 'profile'
+        ? `the API token saved in profile "${credentials.profileName}" ${problem}`
+        : `UGS_API_TOKEN ${problem}: it is not a valid API token`,
+      {
+        hint:
+          tokenSource === 'profile'
+            ? `run \`${loginHint}\` to save the token again`
+            : 'set UGS_API_TOKEN to the token alone, without spaces or line breaks',
+      },
+    );
+  }
+  return {
+    baseUrl: parseBaseUrl(credentials.baseUrl.value, { insecureHttp: deps.settings.insecureHttp }),
+    apiToken,
+    apiPath: resolveApiPath(deps.settings, credentials).value,
+    profile: credentials.profileName,
+    tokenSource,
+  };
+}
+
+export function loginCommandFor(profile: string): string {
+  if (profile === 'default') return 'ugs login';
+  // A name a shell would split or expand is quoted; controls are shown, never sent.
+  const name = /^[\w.@%+=:,/-]+$/.test(profile) ? profile : `'${profile.replace(/'/g, "'\\''")}'`;
+  return `ugs login --profile ${escapeControls(name)}`;
+}
+
+/**
+ * An API token goes into the `Authorization` header: only visible ASCII can. A newline, a space
+ * or a non-ASCII letter (a paste gone wrong) is refused where it is read, naming `source`, and
+ * never sent; undici would refuse the header anyway, after the request had been counted as sent.
+ * The token itself is never quoted, only the position and kind of the first bad character.
+ */
+export function apiTokenProblem(token: string): string | undefined {
+  for (let i = 0; i < token.length; i++) {
+    const code = token.charCodeAt(i);
+    if (code > 0x20 && code < 0x7f) continue;
+    const what =
+      code === 0x0a || code === 0x0d
+        ? 'a line break'
+        : code === 0x20 || code === 0x09
+          ? 'a space or tab'
+          : code < 0x20 || (code >= 0x7f && code <= 0x9f)
+            ? 'a control character'
+            : /\s/.test(token[i] as string)
+              ? 'a space character'
+              : 'a non-ASCII character';
+    return `contains ${what} at position ${i + 1} of ${token.length}`;
+  }
+  return token === '' ? 'is empty' : undefined;
+}

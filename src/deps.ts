@@ -1,0 +1,65 @@
+/**
+ * What commands depend on, made once per run from the settings. Nothing here does work until
+ * asked: the config file is read when a command reads it, and the HTTP stack (undici) is imported
+ * only when a command connects.
+ */
+import { type ConfigStore, configDir, FileConfigStore } from './config.js';
+import { StreamTracer, silentTracer, type Tracer } from './debug.js';
+import { createHttpClient, type HttpClient } from './http.js';
+import type { IO } from './io.js';
+import { InquirerPrompter, type Prompter } from './prompter.js';
+import { printLine, printNote } from './render.js';
+import { HttpServiceClient, type ServiceClient, type Target } from './service.js';
+import type { Settings } from './settings.js';
+import { userAgent } from './version.js';
+
+export interface Deps {
+  io: IO;
+  settings: Settings;
+  config: ConfigStore;
+  prompter: Prompter;
+  tracer: Tracer;
+  /** A client for the service at `target`; the HTTP stack is loaded on the first call. */
+  connect(target: Target): Promise<ServiceClient>;
+}
+
+export interface SystemInfo {
+  platform: NodeJS.Platform;
+  homedir: string;
+  nodeVersion: string;
+  /** Resolves with a signal's name when the process is asked to stop (for `ugs serve`). */
+  waitForShutdown(): Promise<string>;
+}
+
+/** The real dependencies. `clients` collects HTTP clients so `main` can close their sockets. */
+export function createDeps(
+  io: IO,
+  settings: Settings,
+  system: SystemInfo,
+  clients: HttpClient[],
+): Deps {
+  const tracer = settings.debug ? new StreamTracer(io.stderr) : silentTracer;
+  return {
+    io,
+    settings,
+    config: new FileConfigStore(configDir(io.env, system.platform, system.homedir), {
+      warn: (m) => printLine(io, m),
+    }),
+    prompter: new InquirerPrompter(io),
+    tracer,
+    async connect(target) {
+      tracer.addSecret(target.apiToken);
+      const http = await createHttpClient({
+        timeoutMs: settings.timeoutMs,
+        env: io.env,
+        caFile: settings.caFile,
+        tracer,
+      });
+      clients.push(http);
+      return new HttpServiceClient(http, target, userAgent(system.nodeVersion), {
+        // stderr, so a note goes with --json and --field too without touching their stdout.
+        notify: (message) => printNote(io, message),
+      });
+    },
+  };
+}

@@ -1,0 +1,70 @@
+/**
+ * What one operation of the service is, declared in one place: how it is sent, whether it may be
+ * repeated, how its answer is read, what a failure that may hide a success means for it, and the
+ * hints only it can give. `service.ts` runs any of them the same way.
+ *
+ * Every operation goes to the one configured endpoint (`--api-path`, `/api/user` by default), as
+ * the interface documents; an operation at another path would add its path here.
+ */
+import type { RetryPolicy } from '../http.js';
+import type { JsonObject } from '../parse.js';
+
+export interface Operation<Input, Result> {
+  method: 'GET' | 'POST';
+  /** Which failures may be retried: only those that cannot make the operation happen twice. */
+  retry: RetryPolicy;
+  /** The JSON request body. */
+  body(input: Input): JsonObject;
+  /** Input values that must never be shown, even when the server quotes them back. */
+  secrets(input: Input): readonly string[];
+  /** The result in a `success: 1` answer, or why it is not one this operation can use. */
+  read(answer: SuccessAnswer): Result | Unreadable;
+  /**
+   * For an operation that changes something and must not be repeated blindly: how to word a
+   * failure after which it may or may not have happened. Absent for operations that are safe to
+   * repeat: a lost answer is then just a network error (the retry policy has already tried again).
+   */
+  risk?: DeliveryRisk;
+  hints?: OperationHints;
+}
+
+/** An answer with HTTP 2xx and `success: 1`. */
+export interface SuccessAnswer {
+  status: number;
+  body: JsonObject;
+  /** The body as the server sent it (BOM removed): `--json` prints it from this text. */
+  text: string;
+}
+
+/** Why a successful answer cannot be used, e.g. `the answer has no "user_group" object`. */
+export interface Unreadable {
+  unreadable: string;
+}
+
+export function isUnreadable(value: unknown): value is Unreadable {
+  return typeof value === 'object' && value !== null && 'unreadable' in value;
+}
+
+/**
+ * A request that may have reached the service, followed by no answer, a 5xx, or an answer that
+ * cannot be read: the change may have been made (exit 5), and the user is told how to find out.
+ */
+export interface DeliveryRisk {
+  /** What was sent, as in "the rotation request was sent but no answer came back". */
+  request: string;
+  /** Appended to such a failure, e.g. "the token may or may not have been rotated". */
+  outcome: string;
+  /** Appended to a failure that proves nothing happened (a redirect not followed). */
+  notDone: string;
+  /** Said before `check` when an answer came back but could not be used. */
+  maybe: string;
+  /** How to find out what happened. */
+  check: string;
+}
+
+export interface OperationHints {
+  /** The service answered `success: 0`. */
+  refused?: string;
+  /** A 404 with a JSON body outside the service's envelope: the operation's own view said no. */
+  jsonNotFound?: string;
+}

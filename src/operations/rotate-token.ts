@@ -1,0 +1,32 @@
+/** Create User (token rotation): replaces a user group's token, given the current one. */
+import type { Operation } from './operation.js';
+import { readUserGroup, type ServiceResult } from './user-group.js';
+
+/** `ugs get` returns an existing group unchanged, token included: the way to see the outcome. */
+export const READ_CURRENT_TOKEN_HINT =
+  "read the group's current token with `ugs get --id <user_group_id> --name <name> --field token`";
+
+export const rotateToken: Operation<string, ServiceResult> = {
+  method: 'POST',
+  // Not idempotent: a repeat would rotate the new token (or fail on the old one). Only a refused
+  // connection proves the server never saw the request.
+  retry: { maxRetries: 2, retryStatuses: new Set(), retryErrorCodes: new Set(['ECONNREFUSED']) },
+  body: (currentToken) => ({ current_token: currentToken }),
+  secrets: (currentToken) => [currentToken],
+  read: readUserGroup,
+  // A framework can fail after the database committed (a crash while rendering the answer), and a
+  // gateway can give up while the service goes on: a 5xx or an unreadable 2xx may be a success.
+  risk: {
+    request: 'the rotation request',
+    outcome: 'the token may or may not have been rotated',
+    notDone: 'the token was not rotated',
+    maybe: 'the rotation may have happened',
+    check: READ_CURRENT_TOKEN_HINT,
+  },
+  hints: {
+    // The service's own envelope says no: nothing was done, even for a rotation (exit 1).
+    refused: `check the token; if it was rotated already, ${READ_CURRENT_TOKEN_HINT}`,
+    // DRF's get_object_or_404 in the rotation view: the address is right, the token unknown.
+    jsonNotFound: `the service does not know this token: it is mistyped or was rotated already; ${READ_CURRENT_TOKEN_HINT}`,
+  },
+};

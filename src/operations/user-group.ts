@@ -1,0 +1,49 @@
+/**
+ * The user group both operations return, checked: the fields we rely on must be there; every
+ * other field is kept as sent.
+ */
+import { isPlainObject } from '../guards.js';
+import type { JsonObject } from '../parse.js';
+import type { ResultRecord } from '../render.js';
+import type { SuccessAnswer, Unreadable } from './operation.js';
+
+/** A user group as the service sent it: every field kept, the ones we rely on checked. */
+export type UserGroup = JsonObject & { token: string };
+
+export interface ServiceResult {
+  /** The whole response body, as parsed (`--json` prints it from `text`, see json-text.ts). */
+  body: JsonObject;
+  /** The body as the server sent it (BOM removed); absent for results not read off the wire. */
+  text?: string;
+  userGroup: UserGroup;
+  /** Get User's `new_user_group`; undefined when the service did not say. */
+  created: boolean | undefined;
+}
+
+/** Documented fields first, in the order a person reads them; the table shows others after. */
+export const USER_GROUP_FIELD_ORDER: readonly string[] = [
+  'provided_id',
+  'name',
+  'team_id',
+  'token',
+  'environment',
+  // The rotation answer's environment tag (`Customer` or `Testing`).
+  'api_environment_tag',
+  'properties',
+];
+
+export function readUserGroup(answer: SuccessAnswer): ServiceResult | Unreadable {
+  const { body, text } = answer;
+  const userGroup = body.user_group;
+  if (!isPlainObject(userGroup)) return { unreadable: 'the answer has no "user_group" object' };
+  if (typeof userGroup.token !== 'string' || userGroup.token === '') {
+    return { unreadable: 'the answer\'s "user_group" has no "token" string' };
+  }
+  const created = typeof body.new_user_group === 'boolean' ? body.new_user_group : undefined;
+  return { body, text, userGroup: userGroup as UserGroup, created };
+}
+
+/** What the table and `--field` show of a result: its user group. */
+export function userGroupRecord(result: ServiceResult): ResultRecord {
+  return { name: 'user_group', fields: result.userGroup, order: USER_GROUP_FIELD_ORDER };
+}

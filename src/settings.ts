@@ -1,0 +1,106 @@
+/**
+ * The global options, read once per run from commander's parsed flags and the injected
+ * environment: flags over environment variables over defaults (the profile's values come later,
+ * in credentials.ts). Everything below `main` takes its preferences from here.
+ */
+import { UsageError } from './errors.js';
+import { controlCharacters, type Env } from './io.js';
+import { parseTimeoutSeconds } from './parse.js';
+
+/** The endpoint both operations use when neither a flag, the environment nor the profile says. */
+export const USER_PATH = '/api/user';
+
+/** How the user wants ugs to behave; read even when the other global options are invalid. */
+export interface Preferences {
+  /** `--debug`: trace requests, print stacks. */
+  debug: boolean;
+  /** `--no-color`. */
+  noColor: boolean;
+  /** `--no-input`: never prompt, whatever the terminal. */
+  noInput: boolean;
+}
+
+/** The global options, checked. */
+export interface Settings extends Preferences {
+  profile: string;
+  /** `--base-url` or `UGS_BASE_URL`, the flag winning. */
+  baseUrl: string | undefined;
+  baseUrlSource: 'flag' | 'env' | undefined;
+  /** `--api-path` or `UGS_API_PATH`, checked; the profile's and the default come later. */
+  apiPath?: string | undefined;
+  apiPathSource?: 'flag' | 'env' | undefined;
+  timeoutMs: number;
+  insecureHttp: boolean;
+  caFile: string | undefined;
+}
+
+/** Raw global options as commander parsed them. */
+export interface GlobalFlags {
+  profile?: string;
+  baseUrl?: string;
+  apiPath?: string;
+  timeout?: string;
+  input?: boolean;
+  debug?: boolean;
+  color?: boolean;
+  insecureHttp?: boolean;
+  caFile?: string;
+}
+
+export function readPreferences(flags: GlobalFlags): Preferences {
+  return {
+    debug: flags.debug === true,
+    noColor: flags.color === false,
+    noInput: flags.input === false,
+  };
+}
+
+/**
+ * The environment variables are applied here from the injected env, not by commander's .env(),
+ * which reads process.env behind the caller's back.
+ */
+export function parseSettings(flags: GlobalFlags, env: Env): Settings {
+  const profile = flags.profile ?? nonEmpty(env.UGS_PROFILE) ?? 'default';
+  if (profile.trim() === '') throw new UsageError('--profile needs a name');
+  const envBaseUrl = nonEmpty(env.UGS_BASE_URL);
+  const envApiPath = nonEmpty(env.UGS_API_PATH);
+  return {
+    profile,
+    baseUrl: flags.baseUrl ?? envBaseUrl,
+    baseUrlSource:
+      flags.baseUrl !== undefined ? 'flag' : envBaseUrl !== undefined ? 'env' : undefined,
+    apiPath:
+      flags.apiPath !== undefined
+        ? parseApiPath(flags.apiPath, '--api-path')
+        : envApiPath !== undefined
+          ? parseApiPath(envApiPath, 'UGS_API_PATH')
+          : undefined,
+    apiPathSource:
+      flags.apiPath !== undefined ? 'flag' : envApiPath !== undefined ? 'env' : undefined,
+    timeoutMs: Math.round(parseTimeoutSeconds(flags.timeout ?? '30') * 1000),
+    ...readPreferences(flags),
+    insecureHttp: flags.insecureHttp === true,
+    caFile: nonEmpty(flags.caFile) ?? nonEmpty(env.UGS_CA_FILE),
+  };
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value === '' ? undefined : value;
+}
+
+/**
+ * `--api-path`: an absolute path, kept as given (a trailing slash included). Query, fragment,
+ * whitespace and control characters have no place in it; `.` segments would be resolved away.
+ */
+export function parseApiPath(text: string, source: string): string {
+  const fail = (why: string) =>
+    new UsageError(`${source} ${why}`, { hint: 'for example: --api-path /api/user/' });
+  if (!text.startsWith('/')) throw fail('must start with "/"');
+  if (/[\s?#\\]/.test(text) || controlCharacters().test(text)) {
+    throw fail('cannot contain spaces, control characters, "\\", "?" or "#"');
+  }
+  if (text.split('/').some((segment) => segment === '.' || segment === '..')) {
+    throw fail('cannot contain "." or ".." segments');
+  }
+  return text;
+}
