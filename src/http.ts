@@ -19,6 +19,7 @@ import {
   readFileCapped,
   stripBom,
 } from './io.js';
+import { isLoopbackHost } from './parse.js';
 import { continueTolerantConnector, loadUndici, type Undici } from './undici.js';
 
 export interface HttpRequest {
@@ -336,19 +337,6 @@ export async function createHttpClient(options: HttpClientOptions): Promise<Http
     ...common,
   });
   return new HttpClient(undici, dispatcher, options, direct);
-}
-
-/**
- * This machine: `localhost` and `*.localhost` (RFC 6761 reserves them for loopback), 127.0.0.0/8,
- * `::1`, and 127.x written as an IPv4-mapped IPv6 address. `hostname` as `URL` gives it (IPv6 in
- * brackets, IPv4 normalised, lower case).
- */
-export function isLoopbackHost(hostname: string): boolean {
-  const host = hostname.toLowerCase().replace(/\.$/, '');
-  if (host === 'localhost' || host.endsWith('.localhost')) return true;
-  if (/^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)) return true;
-  if (host === '[::1]') return true;
-  return /^\[::ffff:(7f[0-9a-f]{2}:[0-9a-f]{1,4}|127\.\d{1,3}\.\d{1,3}\.\d{1,3})\]$/.test(host);
 }
 
 const MAX_CA_FILE_BYTES = 1024 * 1024;

@@ -187,13 +187,22 @@ export function parseBaseUrl(text: string, options: { insecureHttp: boolean }): 
   return url;
 }
 
-/** `localhost`, 127.0.0.0/8 and ::1: traffic that never leaves this machine. */
+/**
+ * This machine: `localhost` and `*.localhost` (RFC 6761 reserves them for loopback, a trailing
+ * dot included), 127.0.0.0/8, `::1`, and 127.x written as an IPv4-mapped IPv6 address. One
+ * definition for both of its uses: plain http is allowed there without --insecure-http, and the
+ * API token is never sent there through a proxy.
+ */
 export function isLoopbackHost(hostname: string): boolean {
-  const host = hostname.toLowerCase().replace(/^\[|\]$/g, '');
+  const host = hostname
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '');
   if (host === 'localhost' || host.endsWith('.localhost')) return true;
   if (host === '::1' || host === '0:0:0:0:0:0:0:1') return true;
-  const v4 = /^127\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(host);
-  return v4 ? v4.slice(1).every((part) => Number(part) <= 255) : false;
+  const v4 = /^(?:::ffff:)?127\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(host);
+  if (v4) return v4.slice(1).every((part) => Number(part) <= 255);
+  return /^::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}$/.test(host);
 }
 
 /** The endpoint under a base URL, keeping its path prefix. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isLoopbackHost } from '../../src/http.js';
+import { isLoopbackHost } from '../../src/parse.js';
 import { stripInterimContinue } from '../../src/undici.js';
 
 describe('isLoopbackHost (hosts that never go through a proxy)', () => {

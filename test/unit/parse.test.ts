@@ -408,6 +408,8 @@ describe('parseBaseUrl', () => {
     ['http://127.10.20.30', secure, 'http://127.10.20.30/api/user'],
     ['http://[::1]:8080/', secure, 'http://[::1]:8080/api/user'],
     ['http://[0:0:0:0:0:0:0:1]', secure, 'http://[::1]/api/user'],
+    ['http://localhost.:8080', secure, 'http://localhost.:8080/api/user'],
+    ['http://[::ffff:127.0.0.1]', secure, 'http://[::ffff:7f00:1]/api/user'],
     ['http://ugs.example.com/p', insecure, 'http://ugs.example.com/p/api/user'],
     ['http://10.1.2.3:8080', insecure, 'http://10.1.2.3:8080/api/user'],
   ])('%j (%j) -> endpoint %s', (text, options, endpoint) => {
@@ -433,6 +435,7 @@ describe('parseBaseUrl', () => {
     ['http://127.0.0.1.evil.example', secure, /plain http/],
     ['http://localhost.evil.example', secure, /plain http/],
     ['http://[::2]', secure, /plain http/],
+    ['http://[::ffff:10.0.0.1]', secure, /plain http/],
     ['https://user:pass@ugs.example.com', insecure, /user name or password/],
     ['https://user@ugs.example.com', insecure, /user name or password/],
     ['https://:pass@ugs.example.com', insecure, /user name or password/],
