@@ -65,6 +65,6 @@ export interface DeliveryRisk {
 export interface OperationHints {
   /** The service answered `success: 0`. */
   refused?: string;
-  /** A 404 with a JSON body outside the service's envelope: the operation's own view said no. */
+  /** A 404 with a JSON body (in the service's envelope or not): the operation's own view said no. */
   jsonNotFound?: string;
 }
