@@ -218,9 +218,9 @@ describe('Scheduler', () => {
     }
     await done;
     // The three tasks still in flight from before the halving count as successes too.
-    const grewAt = limits.findIndex((limit) => limit === 3) + 1;
+    const grewAt = limits.indexOf(3) + 1;
     expect(grewAt).toBe(GROW_EVERY);
-    expect(limits.findIndex((limit) => limit === 4) + 1).toBe(2 * GROW_EVERY);
+    expect(limits.indexOf(4) + 1).toBe(2 * GROW_EVERY);
     expect(Math.max(...limits)).toBe(4);
     expect(finished).toBe(400);
   });
