@@ -54,7 +54,7 @@ export function serveCommand(makeDeps: ServeDepsFactory, run = runServe): Comman
     )
     .option(
       '--fault <kind:rate>',
-      'inject faults: 500, 502-html, 429, reset or slow, rate 0..1 (repeatable)',
+      'inject faults: 500, 502-html, 429, reset, slow or commit-reset, rate 0..1 (repeatable)',
       collect,
       [],
     )
