@@ -42,40 +42,64 @@ export async function readResumeState(
       hint: 'name the file the earlier run wrote its results to, or a new file',
     });
   const columns = recordColumns(kind);
-  const parseCsv = format === 'csv' ? await loadCsvLineParser() : undefined;
+  const csv = format === 'csv' ? await loadCsvParser() : undefined;
   let sawHeader = false;
+  const takeCells = (cells: string[] | undefined, line: number) => {
+    if (!sawHeader) {
+      if (cells === undefined || cells.join(',') !== columns.join(',')) {
+        throw notOurs(line, `is not the header ${columns.join(',')}`);
+      }
+      sawHeader = true;
+      return;
+    }
+    if (cells === undefined || cells.length !== columns.length) {
+      state.tornLines++;
+      return;
+    }
+    const record = recordOf(csvValues(cells, columns), kind);
+    if (record === undefined) throw notOurs(line, 'is not a result record');
+    state.outcomes.set(record.row, record);
+  };
+  // CSV lines are parsed a thousand at a time (one parser call per line costs seconds on a
+  // large file); a batch that does not come out as one record per line is redone line by line.
+  let batch: { text: string; line: number }[] = [];
+  const takeBatch = () => {
+    if (csv === undefined || batch.length === 0) return;
+    const records = csv(batch.map((entry) => entry.text).join('\n'));
+    if (records !== undefined && records.length === batch.length) {
+      batch.forEach((entry, index) => {
+        takeCells(records[index], entry.line);
+      });
+    } else {
+      for (const entry of batch) takeCells(csv(entry.text)?.[0], entry.line);
+    }
+    batch = [];
+  };
   try {
     for await (const { text, line } of completeLines(path)) {
       if (text.trim() === '') continue;
-      let record: BulkRecord | undefined;
-      if (parseCsv === undefined) {
-        let value: unknown;
-        try {
-          value = JSON.parse(text);
-        } catch {
-          state.tornLines++;
-          continue;
+      if (csv !== undefined) {
+        if (balancedQuotes(text)) {
+          batch.push({ text, line });
+          if (batch.length >= 1000) takeBatch();
+        } else {
+          takeBatch();
+          takeCells(undefined, line);
         }
-        record = recordOf(value, kind);
-        if (record === undefined) throw notOurs(line, 'is not a result record');
-      } else {
-        const cells = balancedQuotes(text) ? parseCsv(text) : undefined;
-        if (!sawHeader) {
-          if (cells === undefined || cells.join(',') !== columns.join(',')) {
-            throw notOurs(line, `is not the header ${columns.join(',')}`);
-          }
-          sawHeader = true;
-          continue;
-        }
-        if (cells === undefined || cells.length !== columns.length) {
-          state.tornLines++;
-          continue;
-        }
-        record = recordOf(csvValues(cells, columns), kind);
-        if (record === undefined) throw notOurs(line, 'is not a result record');
+        continue;
       }
+      let value: unknown;
+      try {
+        value = JSON.parse(text);
+      } catch {
+        state.tornLines++;
+        continue;
+      }
+      const record = recordOf(value, kind);
+      if (record === undefined) throw notOurs(line, 'is not a result record');
       state.outcomes.set(record.row, record);
     }
+    takeBatch();
   } catch (error) {
     if (errorCode(error) === 'ENOENT') return state;
     if (error instanceof UsageError) throw error;
@@ -116,14 +140,14 @@ function balancedQuotes(text: string): boolean {
   return count % 2 === 0;
 }
 
-type CsvLineParser = (line: string) => string[] | undefined;
+/** Records of CSV text, or undefined when it is not valid CSV. */
+type CsvParser = (text: string) => string[][] | undefined;
 
-async function loadCsvLineParser(): Promise<CsvLineParser> {
+async function loadCsvParser(): Promise<CsvParser> {
   const { parseSync } = await import('../vendor/csv.js');
-  return (line) => {
+  return (text) => {
     try {
-      const records = parseSync(line, { relax_column_count: true }) as string[][];
-      return records.length === 1 ? records[0] : undefined;
+      return parseSync(text, { relax_column_count: true }) as string[][];
     } catch {
       return undefined;
     }

@@ -10,7 +10,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type AppendFs, nodeAppendFs, ResultFile } from '../../src/bulk/journal.js';
+import { type AppendFs, journalAhead, nodeAppendFs, ResultFile } from '../../src/bulk/journal.js';
 import {
   type BulkRecord,
   isDone,
@@ -262,7 +262,53 @@ describe('the journal (markSending)', () => {
   });
 });
 
+describe('journalAhead', () => {
+  it('yields each row only after its sending record is fsynced, one fsync per batch', async () => {
+    const path = fresh('ndjson');
+    const syncedRows = new Set<number>();
+    let fsyncs = 0;
+    const fs: AppendFs = {
+      ...nodeAppendFs,
+      fsync: async (fd) => {
+        await nodeAppendFs.fsync(fd);
+        fsyncs++;
+        for (const line of readFileSync(path, 'utf8').split('\n').filter(Boolean)) {
+          syncedRows.add(JSON.parse(line).row);
+        }
+      },
+    };
+    const file = await ResultFile.open({ path, format: 'ndjson', kind: 'rotate', fs });
+    async function* rows() {
+      for (let row = 1; row <= 1000; row++) yield row;
+    }
+    const seen: number[] = [];
+    for await (const row of journalAhead(rows(), file, sending, 256)) {
+      expect(syncedRows.has(row), `row ${row} synced before it is sent`).toBe(true);
+      seen.push(row);
+    }
+    await file.close();
+    expect(seen).toHaveLength(1000);
+    expect(fsyncs).toBe(4); // 256, 256, 256, 232 (close has nothing left to sync)
+  });
+});
+
 describe('readResumeState', () => {
+  it('reads a large CSV in batches, torn lines in the middle of a batch included', async () => {
+    const path = fresh('csv');
+    const file = await ResultFile.open({ path, format: 'csv', kind: 'rotate' });
+    file.append(Array.from({ length: 1500 }, (_, i) => rotated(i + 1)));
+    await file.flush();
+    appendFileSync(path, '1501,id1501,Na\n'); // torn outside quotes, then ended by a later run
+    appendFileSync(path, '1502,id1502,"x"y\n'); // not CSV at all: its batch is redone line by line
+    file.append(Array.from({ length: 1000 }, (_, i) => rotated(i + 1503, { status: 'unknown' })));
+    await file.close();
+    const state = await readResumeState(path, 'csv', 'rotate');
+    expect(state.outcomes.size).toBe(2500);
+    expect(state.outcomes.get(1500)).toEqual(rotated(1500));
+    expect(state.outcomes.get(2502)?.status).toBe('unknown');
+    expect(state.tornLines).toBe(2);
+  });
+
   it('returns the last record of each row, from NDJSON, ignoring a torn last line', async () => {
     const path = fresh('ndjson');
     writeFileSync(
