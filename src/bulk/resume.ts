@@ -15,6 +15,8 @@ import { UsageError } from '../errors.js';
 import { escapeControls } from '../io.js';
 import {
   type BulkRecord,
+  isDone,
+  needsSettling,
   type OutputFormat,
   RECORD_STATUSES,
   type RecordStatus,
@@ -27,6 +29,23 @@ export interface ResumeState {
   outcomes: Map<number, BulkRecord>;
   /** Lines that were not whole records (torn by a kill), skipped. */
   tornLines: number;
+}
+
+export interface ResumePlan {
+  /** Rows whose outcome is created, found or rotated: not sent again. */
+  done: Set<number>;
+  /** Rows last seen as `sending` or `unknown`: settled (did it rotate?) before anything is sent. */
+  settle: Map<number, BulkRecord>;
+}
+
+/** What `--resume` does with each row an earlier run touched; rows not listed are sent. */
+export function planResume(state: ResumeState): ResumePlan {
+  const plan: ResumePlan = { done: new Set(), settle: new Map() };
+  for (const [row, record] of state.outcomes) {
+    if (isDone(record.status)) plan.done.add(row);
+    else if (needsSettling(record.status)) plan.settle.set(row, record);
+  }
+  return plan;
 }
 
 /** Reads the results file; a missing file is an empty state (nothing done yet). */

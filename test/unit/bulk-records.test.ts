@@ -18,7 +18,7 @@ import {
   needsSettling,
   outputFormatFor,
 } from '../../src/bulk/records.js';
-import { readResumeState } from '../../src/bulk/resume.js';
+import { planResume, readResumeState } from '../../src/bulk/resume.js';
 import { UsageError } from '../../src/errors.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ugs-bulk-records-'));
@@ -346,6 +346,30 @@ describe('readResumeState', () => {
     expect(state.outcomes.get(4)?.token).toBe('tok-4');
     expect(state.outcomes.has(5)).toBe(false);
     expect(state.tornLines).toBe(1);
+  });
+
+  it('plans a resume: done rows are skipped, sending and unknown ones settled, the rest sent', async () => {
+    const path = fresh('ndjson');
+    writeFileSync(
+      path,
+      [
+        sending(1),
+        rotated(1),
+        sending(2),
+        sending(3),
+        rotated(3, { status: 'unknown', token: null }),
+        sending(4),
+        rotated(4, { status: 'failed', token: null, http_status: 404 }),
+        rotated(5, { status: 'skipped', token: null }),
+      ]
+        .map((record) => ndjsonLine(record, 'rotate'))
+        .join(''),
+    );
+    const plan = planResume(await readResumeState(path, 'ndjson', 'rotate'));
+    expect([...plan.done]).toEqual([1]);
+    expect([...plan.settle.keys()].sort()).toEqual([2, 3]);
+    expect(plan.settle.get(2)?.status).toBe('sending');
+    expect(plan.settle.get(3)?.status).toBe('unknown');
   });
 
   it('is empty for a file that does not exist yet', async () => {
