@@ -294,7 +294,14 @@ async function* csvCandidates(chunks: AsyncIterable<string>): AsyncGenerator<Inp
   const feeding = (async () => {
     try {
       for await (const chunk of chunks) {
-        if (!parser.write(chunk)) await new Promise((resolve) => parser.once('drain', resolve));
+        if (parser.destroyed) return;
+        if (!parser.write(chunk)) {
+          // 'close' too: a reader that stops early destroys the parser, which then never drains.
+          await new Promise((resolve) => {
+            parser.once('drain', resolve);
+            parser.once('close', resolve);
+          });
+        }
       }
       parser.end();
     } catch (error) {
@@ -329,6 +336,7 @@ async function* csvCandidates(chunks: AsyncIterable<string>): AsyncGenerator<Inp
     if (error instanceof UsageError) throw error;
     throw csvError(error);
   } finally {
+    parser.destroy();
     await feeding;
   }
 }

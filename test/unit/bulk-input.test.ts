@@ -367,6 +367,25 @@ describe('sources', () => {
     );
   });
 
+  it('stops reading when the reader stops early (Ctrl+C), for every format', async () => {
+    const rows = Array.from({ length: 20_000 }, (_, i) => ({ user_group_id: `id${i}`, name: 'N' }));
+    const texts: Record<InputFormat, string> = {
+      csv: `user_group_id,name\n${rows.map((r) => `${r.user_group_id},${r.name}`).join('\n')}\n`,
+      ndjson: rows.map((r) => JSON.stringify(r)).join('\n'),
+      json: JSON.stringify(rows),
+    };
+    for (const format of ['csv', 'ndjson', 'json'] as const) {
+      const path = join(dir, `early.${format}`);
+      writeFileSync(path, texts[format]);
+      const input = await openGetInput(fileSource(path), format);
+      let taken = 0;
+      for await (const _ of input.rows()) {
+        if (++taken === 3) break;
+      }
+      expect(taken, format).toBe(3);
+    }
+  });
+
   it('notices a file that changed between validation and sending', async () => {
     const path = join(dir, 'changing.ndjson');
     writeFileSync(path, '{"user_group_id":"a","name":"A"}\n');
