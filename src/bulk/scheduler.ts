@@ -51,6 +51,11 @@ export function parseRetryAfter(value: string | undefined, nowMs: number): numbe
   return Math.min(ms, MAX_RETRY_AFTER_MS);
 }
 
+/** A function, not an inline test: TypeScript would keep an earlier narrowing across awaits. */
+function isAborted(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true;
+}
+
 export interface Clock {
   now(): number;
   /** Resolves after `ms`, or at once when the signal aborts. */
@@ -207,7 +212,8 @@ export class Scheduler<I, R> {
         }
         const next = await iterator.next();
         if (next.done) exhausted = true;
-        else start(next.value, 1);
+        // Reading the row may take a while (a journal fsync); a stop meanwhile still holds.
+        else if (failure === undefined && !isAborted(signal)) start(next.value, 1);
       }
     } finally {
       signal?.removeEventListener('abort', onAbort);

@@ -252,6 +252,34 @@ describe('Scheduler', () => {
     expect(tasks.started).toHaveLength(4);
   });
 
+  it('does not start a row whose reading was under way when the abort came', async () => {
+    const tasks = new FakeTasks();
+    const controller = new AbortController();
+    let releaseRow: (() => void) | undefined;
+    async function* slowRows() {
+      yield 1;
+      await new Promise<void>((resolve) => {
+        releaseRow = resolve;
+      });
+      yield 2;
+    }
+    const scheduler = new Scheduler(tasks.work, {
+      concurrency: 4,
+      signal: controller.signal,
+      clock: new FakeClock(),
+    });
+    const { results, done } = collect(scheduler.run(slowRows()));
+    await settle();
+    expect(tasks.started).toEqual([1]);
+    controller.abort();
+    releaseRow?.();
+    await settle();
+    await tasks.finishAll();
+    await done;
+    expect(tasks.started).toEqual([1]);
+    expect(results).toEqual([1]);
+  });
+
   it('an abort cuts a Retry-After wait short, and the throttled row is not retried', async () => {
     const clock = new FakeClock();
     const tasks = new FakeTasks();
