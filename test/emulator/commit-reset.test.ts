@@ -54,6 +54,13 @@ describe('the commit-reset fault', () => {
     expect(userGroup(await rotate(after.url, apiToken, newToken)).provided_id).toBe('cr-1');
   });
 
+  it('answers a request that changed nothing, such as a rotation of an unknown token', async () => {
+    const emu = await startEmulator({ port: 0, faults: [{ kind: 'commit-reset', rate: 1 }] });
+    running.push(emu);
+    const reply = await rotate(emu.url, tokenOf(emu, 'Customer'), 'no-such-token');
+    expect(reply.status).toBe(404);
+  });
+
   it('creates a group on Get User, then drops the answer', async () => {
     const emu = await startEmulator({
       port: 0,
