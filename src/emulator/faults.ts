@@ -3,8 +3,8 @@ import { EmulatorSpecError } from './errors.js';
 /**
  * Most faults hit in front of the service, before any state changes. `commit-reset` hits after:
  * the request is carried out and saved (a rotation committed, a group created), then the
- * connection is dropped without an answer, so a client cannot know it happened. A request that
- * fails (401, 404, 400) changed nothing, and gets its answer.
+ * connection is dropped without an answer, so a client cannot know it happened. A refused
+ * request (401, 404, 400) changed nothing, and gets its answer.
  */
 export type FaultKind = '500' | '502-html' | '429' | 'reset' | 'slow' | 'commit-reset';
 
