@@ -56,7 +56,7 @@ export function serveCommand(makeDeps: ServeDepsFactory): Command {
     )
     .option(
       '--fault <kind:rate>',
-      'inject faults: 500, 502-html, 429, reset or slow, rate 0..1 (repeatable)',
+      'inject faults: 500, 502-html, 429, reset, slow or commit-reset, rate 0..1 (repeatable)',
       collect,
       [],
     )

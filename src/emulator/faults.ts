@@ -1,6 +1,12 @@
 import { EmulatorSpecError } from './errors.js';
 
-export type FaultKind = '500' | '502-html' | '429' | 'reset' | 'slow';
+/**
+ * Most faults hit in front of the service, before any state changes. `commit-reset` hits after:
+ * the request is carried out and saved (a rotation committed, a group created), then the
+ * connection is dropped without an answer, so a client cannot know it happened. A refused
+ * request (401, 404, 400) changed nothing, and gets its answer.
+ */
+export type FaultKind = '500' | '502-html' | '429' | 'reset' | 'slow' | 'commit-reset';
 
 export interface FaultSpec {
   kind: FaultKind;
@@ -8,7 +14,14 @@ export interface FaultSpec {
   rate: number;
 }
 
-const FAULT_KINDS: readonly FaultKind[] = ['500', '502-html', '429', 'reset', 'slow'];
+const FAULT_KINDS: readonly FaultKind[] = [
+  '500',
+  '502-html',
+  '429',
+  'reset',
+  'slow',
+  'commit-reset',
+];
 
 // Plain decimal only: Number() alone would also take '', ' ', '0x1' and 'Infinity'.
 const DECIMAL = /^(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?$/;

@@ -143,6 +143,7 @@ export class RequestHandler {
   async handle(req: IncomingMessage, res: ServerResponse): Promise<FaultKind | undefined> {
     // Faults come first, before any state is read or changed, like a failure in front of the
     // service: a client must not be able to tell whether a faulted request did anything.
+    // 'commit-reset' is the exception by design: it lets the request run, then loses the answer.
     const fault = this.deps.faults.next();
     switch (fault) {
       case 'reset':
@@ -165,6 +166,7 @@ export class RequestHandler {
       case 'slow':
         await this.deps.sleep(this.deps.slowMs);
         break;
+      case 'commit-reset':
       case undefined:
         break;
     }
@@ -185,6 +187,11 @@ export class RequestHandler {
     }
     try {
       const [status, body] = await this.api(req);
+      if (fault === 'commit-reset') {
+        // The change is durable (api() waited for the save); only the answer is lost.
+        req.socket.destroy();
+        return fault;
+      }
       sendJson(res, status, body);
     } catch (err) {
       if (err instanceof RequestError) {

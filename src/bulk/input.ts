@@ -1,0 +1,364 @@
+/**
+ * Reading a bulk input file (`--from`) into row candidates: one per data row, with its 1-based
+ * row number and the line of the file where it starts. Nothing here judges the values (that is
+ * validate.ts); this only splits the bytes into rows, streaming, so a file of any length is never
+ * held whole in memory.
+ */
+import { createReadStream } from 'node:fs';
+import { UsageError } from '../errors.js';
+import { escapeControls, formatBytes } from '../io.js';
+import { quote } from '../parse.js';
+
+export type InputFormat = 'csv' | 'ndjson' | 'json';
+export const INPUT_FORMATS: readonly InputFormat[] = ['csv', 'ndjson', 'json'];
+
+/**
+ * One row's text or cells. A row bigger than this cannot be valid (two 1 MiB JSON values and
+ * two ids fit well below it); stopping there keeps a file without line breaks from filling memory.
+ */
+export const MAX_ROW_CHARS = 4 * 1024 * 1024;
+
+/**
+ * The format of `--from`: `--format` when given, else the file's extension. stdin (`-`) has no
+ * extension, so it needs `--format`.
+ */
+export function inputFormatFor(path: string, formatFlag: string | undefined): InputFormat {
+  if (formatFlag !== undefined) {
+    const format = formatFlag.trim().toLowerCase();
+    if ((INPUT_FORMATS as readonly string[]).includes(format)) return format as InputFormat;
+    throw new UsageError(
+      `--format must be one of ${INPUT_FORMATS.join(', ')}, got ${quote(formatFlag)}`,
+    );
+  }
+  if (path === '-') {
+    throw new UsageError('--from - (stdin) needs --format csv, ndjson or json', {
+      hint: 'for example: cat groups.csv | ugs get --from - --format csv',
+    });
+  }
+  const format = formatOfExtension(path);
+  if (format === undefined) {
+    throw new UsageError(`cannot tell the format of --from ${quote(path)} from its extension`, {
+      hint: 'name the file .csv, .ndjson, .jsonl or .json, or pass --format csv|ndjson|json',
+    });
+  }
+  return format;
+}
+
+function formatOfExtension(path: string): InputFormat | undefined {
+  const lower = path.toLowerCase();
+  if (lower.endsWith('.csv')) return 'csv';
+  if (lower.endsWith('.ndjson') || lower.endsWith('.jsonl')) return 'ndjson';
+  if (lower.endsWith('.json')) return 'json';
+  return undefined;
+}
+
+/** Where the bytes come from; called once per pass, so it must be able to start over. */
+export type ByteSource = () => AsyncIterable<Uint8Array | string>;
+
+/** A file, streamed; a read error becomes a UsageError that names the file. */
+export function fileSource(path: string): ByteSource {
+  return () => readFileChunks(path);
+}
+
+async function* readFileChunks(path: string): AsyncGenerator<Uint8Array> {
+  const stream = createReadStream(path, { highWaterMark: 256 * 1024 });
+  try {
+    for await (const chunk of stream) yield chunk as Buffer;
+  } catch (error) {
+    throw new UsageError(`--from ${quote(path)}: cannot read the file (${reasonOf(error)})`);
+  } finally {
+    stream.destroy();
+  }
+}
+
+function reasonOf(error: unknown): string {
+  const code =
+    typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
+  if (code === 'ENOENT') return 'no such file';
+  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
+  if (code === 'EISDIR') return 'is a directory';
+  return escapeControls(error instanceof Error ? error.message : String(error));
+}
+
+/** The default cap on a bulk input read from stdin (see `stdinSource`). */
+export const MAX_STDIN_BYTES = 64 * 1024 * 1024;
+
+/**
+ * stdin can be read only once, and validation needs a pass before sending. It is kept in memory
+ * (as the chunks read) up to a cap, rather than spooled to a temp file: a rotate input holds
+ * current tokens, and a spool file left behind by kill -9 would keep those secrets on disk.
+ * Past the cap the user is told to pass a file path instead.
+ */
+export async function stdinSource(
+  stdin: AsyncIterable<Uint8Array | string>,
+  stdinIsTTY: boolean,
+  maxBytes = MAX_STDIN_BYTES,
+): Promise<ByteSource> {
+  if (stdinIsTTY) {
+    throw new UsageError('--from - reads the rows from stdin, but stdin is a terminal', {
+      hint: 'pipe the file in (ugs ... --from - < rows.csv), or pass its path: --from rows.csv',
+    });
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stdin) {
+    const buf = typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk);
+    size += buf.length;
+    if (size > maxBytes) {
+      throw new UsageError(`--from -: stdin is larger than ${formatBytes(maxBytes)}`, {
+        hint: 'save the rows to a file and pass its path: --from rows.csv',
+      });
+    }
+    chunks.push(buf);
+  }
+  return async function* () {
+    yield* chunks;
+  };
+}
+
+/**
+ * UTF-8 text, chunk by chunk. Invalid bytes stop the read: decoded as U+FFFD they would turn two
+ * different ids into one.
+ */
+async function* decodeUtf8(source: AsyncIterable<Uint8Array | string>): AsyncGenerator<string> {
+  const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+  let first = true;
+  for await (const chunk of source) {
+    let text: string;
+    try {
+      text = typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
+    } catch {
+      throw new UsageError('--from: the input is not valid UTF-8 text', {
+        hint: 'save the file as UTF-8 (in Excel: "CSV UTF-8")',
+      });
+    }
+    if (first && text.length > 0) {
+      first = false;
+      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    }
+    if (text.length > 0) yield text;
+  }
+  try {
+    const rest = decoder.decode();
+    if (rest.length > 0) yield rest;
+  } catch {
+    throw new UsageError('--from: the input ends inside a UTF-8 character');
+  }
+}
+
+/** A data row as read: JSON text (ndjson, json) or the cells of a CSV record. */
+export type RowCandidate =
+  | { row: number; line: number; kind: 'json'; text: string }
+  | { row: number; line: number; kind: 'csv'; cells: string[] };
+
+/** The CSV header (`kind: 'header'`) comes first, then the rows. */
+export type InputItem = RowCandidate | { kind: 'header'; cells: string[] };
+
+/** Candidates in file order. Errors in the file's structure (not its values) throw UsageError. */
+export function readCandidates(source: ByteSource, format: InputFormat): AsyncIterable<InputItem> {
+  const text = decodeUtf8(source());
+  switch (format) {
+    case 'ndjson':
+      return ndjsonCandidates(text);
+    case 'json':
+      return jsonArrayCandidates(text);
+    case 'csv':
+      return csvCandidates(text);
+  }
+}
+
+function rowTooLarge(line: number): UsageError {
+  return new UsageError(
+    `--from: the row at line ${line} is larger than ${formatBytes(MAX_ROW_CHARS)}`,
+    { hint: 'is this the right file, in the right format?' },
+  );
+}
+
+/** One JSON text per line; blank lines are not rows. */
+async function* ndjsonCandidates(chunks: AsyncIterable<string>): AsyncGenerator<RowCandidate> {
+  let pending = '';
+  let line = 0;
+  let row = 0;
+  const take = (text: string): RowCandidate | undefined => {
+    line++;
+    const body = text.endsWith('\r') ? text.slice(0, -1) : text;
+    if (body.trim() === '') return undefined;
+    row++;
+    return { row, line, kind: 'json', text: body };
+  };
+  for await (const chunk of chunks) {
+    let start = 0;
+    let at = chunk.indexOf('\n');
+    while (at !== -1) {
+      const candidate = take(pending + chunk.slice(start, at));
+      pending = '';
+      if (candidate) yield candidate;
+      start = at + 1;
+      at = chunk.indexOf('\n', start);
+    }
+    pending += chunk.slice(start);
+    if (pending.length > MAX_ROW_CHARS) throw rowTooLarge(line + 1);
+  }
+  const last = pending === '' ? undefined : take(pending);
+  if (last) yield last;
+}
+
+/**
+ * The elements of one top-level JSON array, each as its own text, without parsing the whole
+ * array (which would hold it all in memory). Brackets inside strings do not count; an element
+ * that is not an object ends the read, as the file is then not a list of rows at all.
+ */
+async function* jsonArrayCandidates(chunks: AsyncIterable<string>): AsyncGenerator<RowCandidate> {
+  let state: 'before' | 'inside' | 'after' = 'before';
+  let depth = 0;
+  let inString = false;
+  let escaped = false;
+  let expectElement = true;
+  let line = 1;
+  let row = 0;
+  let element = '';
+  let elementLine = 0;
+  const unexpected = (what: string) =>
+    new UsageError(`--from: not a JSON array of objects: ${what} at line ${line}`, {
+      hint: 'a .json input is one array: [{"user_group_id": "...", ...}, ...]',
+    });
+  for await (const chunk of chunks) {
+    let pieceStart = depth > 0 ? 0 : -1;
+    for (let i = 0; i < chunk.length; i++) {
+      const c = chunk.charCodeAt(i);
+      if (c === 0x0a) line++;
+      if (depth > 0) {
+        if (inString) {
+          if (escaped) escaped = false;
+          else if (c === 0x5c /* \ */) escaped = true;
+          else if (c === 0x22 /* " */) inString = false;
+        } else if (c === 0x22) inString = true;
+        else if (c === 0x7b /* { */ || c === 0x5b /* [ */) depth++;
+        else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
+          depth--;
+          if (depth === 0) {
+            element += chunk.slice(pieceStart, i + 1);
+            row++;
+            yield { row, line: elementLine, kind: 'json', text: element };
+            element = '';
+            pieceStart = -1;
+            expectElement = false;
+          }
+        }
+        continue;
+      }
+      if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) continue;
+      if (state === 'before' && c === 0x5b) {
+        state = 'inside';
+      } else if (state !== 'inside') {
+        throw unexpected(state === 'before' ? 'it does not start with "["' : 'text after "]"');
+      } else if (c === 0x5d) {
+        if (expectElement && row > 0) throw unexpected('"," before "]"');
+        state = 'after';
+      } else if (c === 0x2c /* , */) {
+        if (expectElement) throw unexpected('"," without a row before it');
+        expectElement = true;
+      } else if (c === 0x7b) {
+        if (!expectElement) throw unexpected('a missing ","');
+        depth = 1;
+        pieceStart = i;
+        elementLine = line;
+        expectElement = false;
+      } else {
+        throw unexpected(`row ${row + 1} is not a JSON object`);
+      }
+    }
+    if (depth > 0) {
+      element += chunk.slice(pieceStart);
+      if (element.length > MAX_ROW_CHARS) throw rowTooLarge(elementLine);
+    }
+  }
+  if (state === 'before') throw unexpected('no "["');
+  if (state === 'inside') throw unexpected('the input ends before "]"');
+}
+
+/**
+ * RFC 4180 records through csv-parse. Line numbers are counted from the records' own extents:
+ * csv-parse's `info.lines` counts a CRLF inside a quoted cell as two lines, so each such CRLF
+ * seen so far is subtracted.
+ */
+async function* csvCandidates(chunks: AsyncIterable<string>): AsyncGenerator<InputItem> {
+  const { parse } = await import('../vendor/csv.js');
+  const parser = parse({
+    info: true,
+    relax_column_count: true,
+    skip_empty_lines: false,
+    record_delimiter: ['\r\n', '\n'],
+    max_record_size: MAX_ROW_CHARS,
+  });
+  const feeding = (async () => {
+    try {
+      for await (const chunk of chunks) {
+        if (parser.destroyed) return;
+        if (!parser.write(chunk)) {
+          // 'close' too: a reader that stops early destroys the parser, which then never drains.
+          await new Promise((resolve) => {
+            parser.once('drain', resolve);
+            parser.once('close', resolve);
+          });
+        }
+      }
+      parser.end();
+    } catch (error) {
+      parser.destroy(error instanceof Error ? error : new Error(String(error)));
+    }
+  })();
+  let previousEnd = 0;
+  let crlfInCells = 0;
+  let header = true;
+  let row = 0;
+  try {
+    for await (const item of parser as AsyncIterable<{
+      record: string[];
+      info: { lines: number };
+    }>) {
+      const cells = item.record;
+      const start = previousEnd + 1;
+      for (const cell of cells) {
+        if (cell.indexOf('\r') !== -1) crlfInCells += cell.split('\r\n').length - 1;
+      }
+      previousEnd = item.info.lines - crlfInCells;
+      if (cells.length === 1 && cells[0] === '') continue; // a blank line
+      if (header) {
+        header = false;
+        yield { kind: 'header', cells };
+        continue;
+      }
+      row++;
+      yield { row, line: start, kind: 'csv', cells };
+    }
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    throw csvError(error);
+  } finally {
+    parser.destroy();
+    await feeding;
+  }
+}
+
+/** csv-parse's own messages quote cell contents (maybe a token); only its code and line are kept. */
+function csvError(error: unknown): UsageError {
+  const code =
+    typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
+  const lines =
+    typeof error === 'object' && error !== null && 'lines' in error ? Number(error.lines) : NaN;
+  const where = Number.isFinite(lines) ? ` near line ${lines}` : '';
+  const what =
+    code === 'CSV_QUOTE_NOT_CLOSED'
+      ? 'a quoted cell is never closed'
+      : code === 'CSV_INVALID_CLOSING_QUOTE'
+        ? 'a quote inside a quoted cell is not doubled ("")'
+        : code === 'CSV_NON_TRIMABLE_CHAR_AFTER_CLOSING_QUOTE'
+          ? 'text follows a closing quote'
+          : code === 'CSV_MAX_RECORD_SIZE'
+            ? `a row is larger than ${formatBytes(MAX_ROW_CHARS)}`
+            : `the CSV cannot be read (${escapeControls(code || String(error))})`;
+  return new UsageError(`--from: ${what}${where}`, {
+    hint: 'quote cells that hold commas, quotes or line breaks, and double the quotes inside them',
+  });
+}

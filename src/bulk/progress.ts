@@ -1,0 +1,107 @@
+/**
+ * What a bulk run says about itself on stderr: a bar redrawn at a terminal, a plain line every
+ * few seconds in logs, and a summary at the end. Pure text; the caller decides where and when.
+ */
+import { RECORD_STATUSES, type RecordStatus } from './records.js';
+
+export type StatusCounts = Partial<Record<RecordStatus, number>>;
+
+export interface ProgressState {
+  /** Rows with an outcome so far (skipped ones included). */
+  done: number;
+  total: number;
+  counts: StatusCounts;
+  elapsedMs: number;
+  /** ms left of a Retry-After wait; 0 or absent when not waiting. */
+  waitingMs?: number;
+}
+
+/** `1m05s`, `2h03m`, `12.3s`, `850ms`. */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  if (ms < 60_000) return `${(Math.floor(ms / 100) / 10).toFixed(1)}s`;
+  const totalSeconds = Math.floor(ms / 1000);
+  if (totalSeconds < 3600) {
+    return `${Math.floor(totalSeconds / 60)}m${String(totalSeconds % 60).padStart(2, '0')}s`;
+  }
+  const minutes = Math.floor(totalSeconds / 60);
+  return `${Math.floor(minutes / 60)}h${String(minutes % 60).padStart(2, '0')}m`;
+}
+
+function rate(rows: number, elapsedMs: number): number | undefined {
+  return elapsedMs >= 1 ? rows / (elapsedMs / 1000) : undefined;
+}
+
+function formatRate(rows: number, elapsedMs: number): string | undefined {
+  const perSecond = rate(rows, elapsedMs);
+  if (perSecond === undefined) return undefined;
+  return `${perSecond >= 100 ? Math.round(perSecond) : perSecond.toFixed(1)} rows/s`;
+}
+
+/** Non-zero counts in the order of the statuses, e.g. `40 created, 2 failed`. */
+function formatCounts(counts: StatusCounts, include: (status: RecordStatus) => boolean): string[] {
+  const parts: string[] = [];
+  for (const status of RECORD_STATUSES) {
+    const count = counts[status] ?? 0;
+    if (count > 0 && include(status)) parts.push(`${count} ${status}`);
+  }
+  return parts;
+}
+
+/** The facts of a progress line, shortest first to drop. */
+function progressFacts(state: ProgressState, troubleCounts: boolean): string[] {
+  const facts = [`${state.done}/${state.total}`];
+  const percent = state.total > 0 ? Math.floor((state.done / state.total) * 100) : 100;
+  facts.push(`${percent}%`);
+  const perSecond = rate(state.done, state.elapsedMs);
+  const speed = formatRate(state.done, state.elapsedMs);
+  if (speed) facts.push(speed);
+  if (perSecond !== undefined && perSecond > 0 && state.done < state.total) {
+    facts.push(`eta ${formatDuration(((state.total - state.done) / perSecond) * 1000)}`);
+  }
+  // Trouble is worth the space; successes are in the summary.
+  if (troubleCounts) {
+    facts.push(...formatCounts(state.counts, (s) => s === 'failed' || s === 'unknown'));
+  }
+  if ((state.waitingMs ?? 0) > 0) {
+    facts.push(`throttled, waiting ${formatDuration(state.waitingMs ?? 0)}`);
+  }
+  return facts;
+}
+
+/**
+ * One terminal line of at most `width` characters: a bar, then as many facts as fit. Below
+ * about 30 columns the bar goes first, then facts from the end.
+ */
+export function formatProgress(state: ProgressState, width: number): string {
+  const facts = progressFacts(state, true);
+  let text = facts.join('  ');
+  while (text.length > width && facts.length > 1) {
+    facts.pop();
+    text = facts.join('  ');
+  }
+  if (text.length > width) return text.slice(0, Math.max(0, width));
+  const barWidth = Math.min(40, width - text.length - 3);
+  if (barWidth < 10) return text;
+  const fraction = state.total > 0 ? Math.min(1, state.done / state.total) : 1;
+  const filled = Math.floor(fraction * barWidth);
+  return `[${'#'.repeat(filled)}${'.'.repeat(barWidth - filled)}] ${text}`;
+}
+
+/** The line written every 10 s when stderr is not a terminal: every count, no bar. */
+export function formatProgressLog(state: ProgressState): string {
+  const facts = progressFacts(state, false);
+  const counts = formatCounts(state.counts, () => true);
+  return `progress: ${facts.join(', ')}${counts.length > 0 ? ` (${counts.join(', ')})` : ''}`;
+}
+
+/** The last line: `1200 rows in 1.5s (800 rows/s): 1000 created, 150 found, 50 failed`. */
+export function formatSummary(counts: StatusCounts, elapsedMs: number): string {
+  let rows = 0;
+  for (const status of RECORD_STATUSES) {
+    if (status !== 'sending') rows += counts[status] ?? 0;
+  }
+  const speed = formatRate(rows, elapsedMs);
+  const parts = formatCounts(counts, (s) => s !== 'sending');
+  return `${rows} ${rows === 1 ? 'row' : 'rows'} in ${formatDuration(elapsedMs)}${speed ? ` (${speed})` : ''}${parts.length > 0 ? `: ${parts.join(', ')}` : ''}`;
+}

@@ -1,0 +1,139 @@
+/**
+ * The result records of a bulk run: one or more per input row, the last one being the row's
+ * outcome. Written as NDJSON (stdout, `--output x.ndjson`) or CSV (`--output x.csv`).
+ */
+import { UsageError } from '../errors.js';
+import { escapeControls } from '../io.js';
+import { quote } from '../parse.js';
+import type { BulkKind } from './validate.js';
+
+export type RecordStatus =
+  | 'created'
+  | 'found'
+  | 'rotated'
+  | 'failed'
+  | 'unknown'
+  | 'skipped'
+  /** Journal entry: the rotation request is about to be sent; not an outcome. */
+  | 'sending';
+
+export const RECORD_STATUSES: readonly RecordStatus[] = [
+  'created',
+  'found',
+  'rotated',
+  'failed',
+  'unknown',
+  'skipped',
+  'sending',
+];
+
+/** Outcomes that `--resume` does not send again. */
+export function isDone(status: RecordStatus): boolean {
+  return status === 'created' || status === 'found' || status === 'rotated';
+}
+
+/** Outcomes that `--resume` must settle (did the rotation happen?) before sending anything. */
+export function needsSettling(status: RecordStatus): boolean {
+  return status === 'sending' || status === 'unknown';
+}
+
+export interface BulkRecord {
+  /** 1-based data row of the input. */
+  row: number;
+  user_group_id: string | null;
+  name: string | null;
+  status: RecordStatus;
+  token: string | null;
+  team_id: number | null;
+  /** Rotate records only; omitted when the service did not send it. */
+  api_environment_tag?: string | null;
+  /** Get records only. */
+  new_user_group?: boolean | null;
+  error: string | null;
+  http_status: number | null;
+}
+
+export type OutputFormat = 'ndjson' | 'csv';
+
+export function outputFormatFor(path: string): OutputFormat {
+  const lower = path.toLowerCase();
+  if (lower.endsWith('.ndjson') || lower.endsWith('.jsonl')) return 'ndjson';
+  if (lower.endsWith('.csv')) return 'csv';
+  throw new UsageError(`cannot tell the format of --output ${quote(path)} from its extension`, {
+    hint: 'name the results file .ndjson, .jsonl or .csv',
+  });
+}
+
+const GET_COLUMNS = [
+  'row',
+  'user_group_id',
+  'name',
+  'status',
+  'token',
+  'team_id',
+  'new_user_group',
+  'error',
+  'http_status',
+] as const;
+const ROTATE_COLUMNS = [
+  'row',
+  'user_group_id',
+  'name',
+  'status',
+  'token',
+  'team_id',
+  'api_environment_tag',
+  'error',
+  'http_status',
+] as const;
+
+export type RecordColumn = (typeof GET_COLUMNS)[number] | (typeof ROTATE_COLUMNS)[number];
+
+/** The CSV columns of a kind's records, in order. */
+export function recordColumns(kind: BulkKind): readonly RecordColumn[] {
+  return kind === 'get' ? GET_COLUMNS : ROTATE_COLUMNS;
+}
+
+// Inside JSON text these can only occur in strings, so escaping them keeps the same JSON while a
+// terminal showing the line never obeys a C1 control or breaks the line at U+2028.
+const UNSAFE_IN_JSON = /[\u007f-\u009f\u2028\u2029]/g;
+
+function escapeUnsafe(c: string): string {
+  return `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+}
+
+/** One NDJSON line (with its newline), keys in column order. */
+export function ndjsonLine(record: BulkRecord, kind: BulkKind): string {
+  const ordered: Record<string, unknown> = {
+    row: record.row,
+    user_group_id: record.user_group_id,
+    name: record.name,
+    status: record.status,
+    token: record.token,
+    team_id: record.team_id,
+  };
+  if (kind === 'rotate' && record.api_environment_tag !== undefined) {
+    ordered.api_environment_tag = record.api_environment_tag;
+  }
+  if (kind === 'get') ordered.new_user_group = record.new_user_group ?? null;
+  ordered.error = record.error;
+  ordered.http_status = record.http_status;
+  return `${JSON.stringify(ordered).replace(UNSAFE_IN_JSON, escapeUnsafe)}\n`;
+}
+
+/** A record as CSV cells. Control characters are escaped so every record is one physical line. */
+export function csvCells(record: BulkRecord, kind: BulkKind): string[] {
+  return recordColumns(kind).map((column) => {
+    const value = record[column];
+    if (value === undefined || value === null) return '';
+    return typeof value === 'string' ? escapeControls(value) : String(value);
+  });
+}
+
+export type Stringify = (rows: string[][]) => string;
+
+/** Loads csv-stringify (a lazy bundle) and fixes its options for records. */
+export async function loadCsvStringify(): Promise<Stringify> {
+  const { stringify } = await import('../vendor/csv.js');
+  return (rows) => stringify(rows, { record_delimiter: 'unix' });
+}

@@ -1,0 +1,238 @@
+/**
+ * `--resume`: what an earlier run wrote to the `--output` file, reduced to the last record of
+ * each row (its outcome so far).
+ *
+ * A run killed with -9 can leave a last line half written. Such a line is ignored: the writer
+ * fsyncs a `sending` record before the request goes out, so a record that did not reach the disk
+ * whole never stood for a request. The next run's writer ends that line before appending, so a
+ * torn line may also sit between complete ones; it is recognised as a line that cannot be a
+ * record (NDJSON: not JSON at all; CSV: unbalanced quotes or too few cells) and skipped, and
+ * the count of skipped lines is returned for a note.
+ */
+import { createReadStream } from 'node:fs';
+import { errorCode } from '../durable-file.js';
+import { UsageError } from '../errors.js';
+import { escapeControls } from '../io.js';
+import {
+  type BulkRecord,
+  isDone,
+  needsSettling,
+  type OutputFormat,
+  RECORD_STATUSES,
+  type RecordStatus,
+  recordColumns,
+} from './records.js';
+import type { BulkKind } from './validate.js';
+
+export interface ResumeState {
+  /** The last record of each row that has one. */
+  outcomes: Map<number, BulkRecord>;
+  /** Lines that were not whole records (torn by a kill), skipped. */
+  tornLines: number;
+}
+
+export interface ResumePlan {
+  /** Rows whose outcome is created, found or rotated: not sent again. */
+  done: Set<number>;
+  /** Rows last seen as `sending` or `unknown`: settled (did it rotate?) before anything is sent. */
+  settle: Map<number, BulkRecord>;
+}
+
+/** What `--resume` does with each row an earlier run touched; rows not listed are sent. */
+export function planResume(state: ResumeState): ResumePlan {
+  const plan: ResumePlan = { done: new Set(), settle: new Map() };
+  for (const [row, record] of state.outcomes) {
+    if (isDone(record.status)) plan.done.add(row);
+    else if (needsSettling(record.status)) plan.settle.set(row, record);
+  }
+  return plan;
+}
+
+/** Reads the results file; a missing file is an empty state (nothing done yet). */
+export async function readResumeState(
+  path: string,
+  format: OutputFormat,
+  kind: BulkKind,
+): Promise<ResumeState> {
+  const state: ResumeState = { outcomes: new Map(), tornLines: 0 };
+  const shown = escapeControls(path);
+  const notOurs = (line: number, why: string) =>
+    new UsageError(`--output ${shown} is not a ugs ${kind} results file: line ${line} ${why}`, {
+      hint: 'name the file the earlier run wrote its results to, or a new file',
+    });
+  const columns = recordColumns(kind);
+  const csv = format === 'csv' ? await loadCsvParser() : undefined;
+  let sawHeader = false;
+  const takeCells = (cells: string[] | undefined, line: number) => {
+    if (!sawHeader) {
+      if (cells === undefined || cells.join(',') !== columns.join(',')) {
+        throw notOurs(line, `is not the header ${columns.join(',')}`);
+      }
+      sawHeader = true;
+      return;
+    }
+    if (cells === undefined || cells.length !== columns.length) {
+      state.tornLines++;
+      return;
+    }
+    const record = recordOf(csvValues(cells, columns), kind);
+    if (record === undefined) throw notOurs(line, 'is not a result record');
+    state.outcomes.set(record.row, record);
+  };
+  // CSV lines are parsed a thousand at a time (one parser call per line costs seconds on a
+  // large file); a batch that does not come out as one record per line is redone line by line.
+  let batch: { text: string; line: number }[] = [];
+  const takeBatch = () => {
+    if (csv === undefined || batch.length === 0) return;
+    const records = csv(batch.map((entry) => entry.text).join('\n'));
+    if (records !== undefined && records.length === batch.length) {
+      batch.forEach((entry, index) => {
+        takeCells(records[index], entry.line);
+      });
+    } else {
+      for (const entry of batch) takeCells(csv(entry.text)?.[0], entry.line);
+    }
+    batch = [];
+  };
+  try {
+    for await (const { text, line } of completeLines(path)) {
+      if (text.trim() === '') continue;
+      if (csv !== undefined) {
+        if (balancedQuotes(text)) {
+          batch.push({ text, line });
+          if (batch.length >= 1000) takeBatch();
+        } else {
+          takeBatch();
+          takeCells(undefined, line);
+        }
+        continue;
+      }
+      let value: unknown;
+      try {
+        value = JSON.parse(text);
+      } catch {
+        state.tornLines++;
+        continue;
+      }
+      const record = recordOf(value, kind);
+      if (record === undefined) throw notOurs(line, 'is not a result record');
+      state.outcomes.set(record.row, record);
+    }
+    takeBatch();
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return state;
+    if (error instanceof UsageError) throw error;
+    const why = errorCode(error) ?? (error instanceof Error ? error.message : String(error));
+    throw new UsageError(`--output ${shown}: cannot read the results (${escapeControls(why)})`);
+  }
+  return state;
+}
+
+/** Lines that end with a line break; a final line without one is torn and never returned. */
+async function* completeLines(path: string): AsyncGenerator<{ text: string; line: number }> {
+  const stream = createReadStream(path, { encoding: 'utf8', highWaterMark: 256 * 1024 });
+  let pending = '';
+  let line = 0;
+  try {
+    for await (const chunk of stream as AsyncIterable<string>) {
+      let start = 0;
+      let at = chunk.indexOf('\n');
+      while (at !== -1) {
+        line++;
+        const text = pending + chunk.slice(start, at);
+        pending = '';
+        yield { text: text.endsWith('\r') ? text.slice(0, -1) : text, line };
+        start = at + 1;
+        at = chunk.indexOf('\n', start);
+      }
+      pending += chunk.slice(start);
+    }
+  } finally {
+    stream.destroy();
+  }
+}
+
+/** Every quote of a CSV line written by ugs is paired; a line cut inside a quoted cell is not. */
+function balancedQuotes(text: string): boolean {
+  let count = 0;
+  for (let at = text.indexOf('"'); at !== -1; at = text.indexOf('"', at + 1)) count++;
+  return count % 2 === 0;
+}
+
+/** Records of CSV text, or undefined when it is not valid CSV. */
+type CsvParser = (text: string) => string[][] | undefined;
+
+async function loadCsvParser(): Promise<CsvParser> {
+  const { parseSync } = await import('../vendor/csv.js');
+  return (text) => {
+    try {
+      return parseSync(text, { relax_column_count: true }) as string[][];
+    } catch {
+      return undefined;
+    }
+  };
+}
+
+function csvValues(cells: string[], columns: readonly string[]): Record<string, unknown> {
+  const value: Record<string, unknown> = {};
+  columns.forEach((column, index) => {
+    const cell = cells[index] ?? '';
+    if (cell === '') value[column] = null;
+    else if (column === 'row' || column === 'team_id' || column === 'http_status') {
+      value[column] = /^-?\d+$/.test(cell) ? Number(cell) : cell;
+    } else if (column === 'new_user_group') {
+      value[column] = cell === 'true' ? true : cell === 'false' ? false : cell;
+    } else value[column] = cell;
+  });
+  return value;
+}
+
+function stringOrNull(value: unknown): value is string | null {
+  return value === null || typeof value === 'string';
+}
+
+function numberOrNull(value: unknown): value is number | null {
+  return value === null || (typeof value === 'number' && Number.isFinite(value));
+}
+
+/** The record a parsed line holds, checked field by field; undefined when it is not one. */
+function recordOf(value: unknown, kind: BulkKind): BulkRecord | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const v = value as Record<string, unknown>;
+  const row = v.row;
+  const status = v.status;
+  if (typeof row !== 'number' || !Number.isSafeInteger(row) || row < 1) return undefined;
+  if (typeof status !== 'string' || !(RECORD_STATUSES as readonly string[]).includes(status)) {
+    return undefined;
+  }
+  const user_group_id = v.user_group_id ?? null;
+  const name = v.name ?? null;
+  const token = v.token ?? null;
+  const team_id = v.team_id ?? null;
+  const error = v.error ?? null;
+  const http_status = v.http_status ?? null;
+  if (!stringOrNull(user_group_id) || !stringOrNull(name) || !stringOrNull(token)) return undefined;
+  if (!numberOrNull(team_id) || !numberOrNull(http_status) || !stringOrNull(error))
+    return undefined;
+  const record: BulkRecord = {
+    row,
+    user_group_id,
+    name,
+    status: status as RecordStatus,
+    token,
+    team_id,
+    error,
+    http_status,
+  };
+  if (kind === 'rotate' && 'api_environment_tag' in v) {
+    const tag = v.api_environment_tag ?? null;
+    if (!stringOrNull(tag)) return undefined;
+    record.api_environment_tag = tag;
+  }
+  if (kind === 'get') {
+    const created = v.new_user_group ?? null;
+    if (created !== null && typeof created !== 'boolean') return undefined;
+    record.new_user_group = created;
+  }
+  return record;
+}

@@ -1,0 +1,242 @@
+/**
+ * Runs one task per row with a bounded number in flight, and yields results as tasks finish
+ * (completion order, not input order).
+ *
+ * Back-pressure from the service: when a task reports it was throttled (429, or a 503 that the
+ * caller knows did nothing), the whole run waits for the Retry-After (capped), halves its
+ * concurrency, and grows back by one for every GROW_EVERY successes. The throttled row is tried
+ * again first. Tasks started before a halving that are throttled too belong to the same wave and
+ * do not halve again: eight parallel 429s mean "too fast", not "eight times too fast".
+ *
+ * Ctrl+C (the signal) stops starting rows; rows in flight finish and their results are yielded.
+ * The clock is injected, so tests drive waits without real time.
+ */
+import { UsageError } from '../errors.js';
+import { quote } from '../parse.js';
+
+export const DEFAULT_CONCURRENCY = 8;
+export const MAX_CONCURRENCY = 64;
+export const MAX_RETRY_AFTER_MS = 30_000;
+/** When a throttled answer names no (valid) Retry-After. */
+export const DEFAULT_RETRY_AFTER_MS = 1_000;
+export const GROW_EVERY = 50;
+
+/** `--concurrency`: a whole number from 1 to 64. */
+export function parseConcurrency(text: string): number {
+  const trimmed = text.trim();
+  const value = /^\d+$/.test(trimmed) ? Number(trimmed) : Number.NaN;
+  if (!(value >= 1 && value <= MAX_CONCURRENCY)) {
+    throw new UsageError(
+      `--concurrency must be a whole number from 1 to ${MAX_CONCURRENCY}, got ${quote(text)}`,
+      { hint: `the default is ${DEFAULT_CONCURRENCY} requests in flight` },
+    );
+  }
+  return value;
+}
+
+/**
+ * Milliseconds to wait from a Retry-After header (delay-seconds or an HTTP date), capped at
+ * MAX_RETRY_AFTER_MS; undefined when absent or unreadable.
+ */
+export function parseRetryAfter(value: string | undefined, nowMs: number): number | undefined {
+  if (value === undefined) return undefined;
+  const text = value.trim();
+  let ms: number;
+  if (/^\d+$/.test(text)) ms = Number(text) * 1000;
+  else {
+    const at = Date.parse(text);
+    if (Number.isNaN(at) || !/[a-z]/i.test(text)) return undefined;
+    ms = Math.max(0, at - nowMs);
+  }
+  return Math.min(ms, MAX_RETRY_AFTER_MS);
+}
+
+/** A function, not an inline test: TypeScript would keep an earlier narrowing across awaits. */
+function isAborted(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true;
+}
+
+export interface Clock {
+  now(): number;
+  /** Resolves after `ms`, or at once when the signal aborts. */
+  sleep(ms: number, signal: AbortSignal): Promise<void>;
+}
+
+export const realClock: Clock = {
+  now: () => performance.now(),
+  sleep: (ms, signal) =>
+    new Promise((resolve) => {
+      if (signal.aborted) return resolve();
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        resolve();
+      }
+      signal.addEventListener('abort', done, { once: true });
+    }),
+};
+
+/** What one try of a task came to. */
+export type Attempt<R> =
+  | { kind: 'done'; result: R }
+  /** Not carried out; try again after the wait. `retryAfterMs` is already capped or undefined. */
+  | { kind: 'throttled'; retryAfterMs: number | undefined };
+
+export interface SchedulerOptions {
+  /** The most tasks in flight (1-64). */
+  concurrency: number;
+  /** Abort: start nothing more, let tasks in flight finish. */
+  signal?: AbortSignal;
+  clock?: Clock;
+}
+
+/** What the scheduler is doing now, for the progress line. */
+export interface SchedulerState {
+  limit: number;
+  inFlight: number;
+  /** ms left of a Retry-After wait, 0 when not waiting. */
+  waitingMs: number;
+  throttledTimes: number;
+}
+
+export class Scheduler<I, R> {
+  private limit: number;
+  private readonly max: number;
+  private inFlight = 0;
+  private successesSinceChange = 0;
+  private epoch = 0;
+  private pausedUntil = 0;
+  private throttledTimes = 0;
+  private readonly clock: Clock;
+
+  constructor(
+    /** `attempt` counts from 1; the task decides when a row has been tried often enough. */
+    private readonly work: (item: I, attempt: number) => Promise<Attempt<R>>,
+    private readonly options: SchedulerOptions,
+  ) {
+    if (!Number.isInteger(options.concurrency) || options.concurrency < 1) {
+      throw new RangeError(`concurrency must be a positive integer, got ${options.concurrency}`);
+    }
+    this.limit = options.concurrency;
+    this.max = options.concurrency;
+    this.clock = options.clock ?? realClock;
+  }
+
+  state(): SchedulerState {
+    return {
+      limit: this.limit,
+      inFlight: this.inFlight,
+      waitingMs: Math.max(0, this.pausedUntil - this.clock.now()),
+      throttledTimes: this.throttledTimes,
+    };
+  }
+
+  /**
+   * Results in completion order. Ends when every item is done, or after an abort once the
+   * tasks in flight are done. A task that throws stops the run the same way, then rethrows.
+   */
+  async *run(items: Iterable<I> | AsyncIterable<I>): AsyncGenerator<R> {
+    const iterator =
+      Symbol.asyncIterator in items
+        ? (items as AsyncIterable<I>)[Symbol.asyncIterator]()
+        : (items as Iterable<I>)[Symbol.iterator]();
+    const signal = this.options.signal;
+    const retries: { item: I; attempt: number }[] = [];
+    const results: R[] = [];
+    let exhausted = false;
+    let failure: { error: unknown } | undefined;
+    let wake: (() => void) | undefined;
+    const notify = () => {
+      const resume = wake;
+      wake = undefined;
+      resume?.();
+    };
+    const nextEvent = () => new Promise<void>((resolve) => (wake = resolve));
+    const onAbort = () => notify();
+    signal?.addEventListener('abort', onAbort);
+
+    const start = (item: I, attempt: number) => {
+      const epoch = this.epoch;
+      this.inFlight++;
+      this.work(item, attempt).then(
+        (outcome) => {
+          this.inFlight--;
+          if (outcome.kind === 'done') {
+            this.succeeded();
+            results.push(outcome.result);
+          } else {
+            retries.push({ item, attempt: attempt + 1 });
+            this.throttled(outcome.retryAfterMs, epoch);
+          }
+          notify();
+        },
+        (error: unknown) => {
+          this.inFlight--;
+          failure ??= { error };
+          notify();
+        },
+      );
+    };
+
+    try {
+      for (;;) {
+        while (results.length > 0) yield results.shift() as R;
+        const stopping = failure !== undefined || signal?.aborted === true;
+        if (stopping || (exhausted && retries.length === 0)) {
+          if (this.inFlight === 0) {
+            if (failure) throw failure.error;
+            return;
+          }
+          await nextEvent();
+          continue;
+        }
+        const waitMs = this.pausedUntil - this.clock.now();
+        if (waitMs > 0) {
+          // Results that arrive meanwhile are still yielded; the wait then goes on.
+          const cut = new AbortController();
+          const both = signal ? AbortSignal.any([signal, cut.signal]) : cut.signal;
+          const event = nextEvent();
+          await Promise.race([this.clock.sleep(waitMs, both), event]);
+          cut.abort();
+          continue;
+        }
+        if (this.inFlight >= this.limit) {
+          await nextEvent();
+          continue;
+        }
+        const retry = retries.shift();
+        if (retry) {
+          start(retry.item, retry.attempt);
+          continue;
+        }
+        const next = await iterator.next();
+        if (next.done) exhausted = true;
+        // Reading the row may take a while (a journal fsync); a stop meanwhile still holds.
+        else if (failure === undefined && !isAborted(signal)) start(next.value, 1);
+      }
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+      if (!exhausted) await iterator.return?.();
+    }
+  }
+
+  private succeeded(): void {
+    this.successesSinceChange++;
+    if (this.successesSinceChange >= GROW_EVERY && this.limit < this.max) {
+      this.limit++;
+      this.successesSinceChange = 0;
+    }
+  }
+
+  private throttled(retryAfterMs: number | undefined, epoch: number): void {
+    this.throttledTimes++;
+    const wait = Math.min(retryAfterMs ?? DEFAULT_RETRY_AFTER_MS, MAX_RETRY_AFTER_MS);
+    this.pausedUntil = Math.max(this.pausedUntil, this.clock.now() + wait);
+    if (epoch === this.epoch) {
+      this.limit = Math.max(1, Math.floor(this.limit / 2));
+      this.epoch++;
+      this.successesSinceChange = 0;
+    }
+  }
+}

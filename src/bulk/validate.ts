@@ -1,0 +1,450 @@
+/**
+ * Every row of a bulk input is checked before any request is sent, by the rules of the
+ * single-row flags, and all problems are reported at once (`row N (line L): ...`).
+ *
+ * Two passes over the input: `openBulkInput` validates every row and keeps only a short digest
+ * per id or token (for duplicates); `rows()` then reads the input again and yields the rows for
+ * sending, so memory does not grow with the file.
+ */
+import { createHash } from 'node:crypto';
+import { UsageError } from '../errors.js';
+import { escapeControls, formatBytes } from '../io.js';
+import {
+  groupTextProblem,
+  type JsonObject,
+  jsonNestingDepth,
+  MAX_JSON_DEPTH,
+  quote,
+  type StringMap,
+  setOwn,
+} from '../parse.js';
+import { type ByteSource, type InputFormat, type InputItem, readCandidates } from './input.js';
+
+/** The cap of one JSON value (mapping, properties), the same as for `--properties @file`. */
+export const MAX_JSON_VALUE_BYTES = 1024 * 1024;
+/** How many problems are listed before "and K more". */
+export const MAX_LISTED_ERRORS = 20;
+
+export type BulkKind = 'get' | 'rotate';
+
+export interface GetRow {
+  row: number;
+  line: number;
+  user_group_id: string;
+  name: string;
+  mapping?: StringMap;
+  properties?: JsonObject;
+}
+
+export interface RotateRow {
+  row: number;
+  line: number;
+  current_token: string;
+  user_group_id?: string;
+  name?: string;
+}
+
+export interface BulkInput<R> {
+  /** Data rows in the input (all of them valid). */
+  rowCount: number;
+  /** The rows again, in file order, read anew from the source. */
+  rows(): AsyncIterable<R>;
+}
+
+const GET_FIELDS = new Set(['user_group_id', 'name', 'mapping', 'properties']);
+const ROTATE_FIELDS = new Set(['current_token', 'user_group_id', 'name']);
+
+/** Validates the whole input (pass 1); throws one UsageError listing the problems. */
+export async function openGetInput(
+  source: ByteSource,
+  format: InputFormat,
+): Promise<BulkInput<GetRow>> {
+  return openBulkInput(source, format, 'get') as Promise<BulkInput<GetRow>>;
+}
+
+export async function openRotateInput(
+  source: ByteSource,
+  format: InputFormat,
+): Promise<BulkInput<RotateRow>> {
+  return openBulkInput(source, format, 'rotate') as Promise<BulkInput<RotateRow>>;
+}
+
+type Row = GetRow | RotateRow;
+
+async function openBulkInput(
+  source: ByteSource,
+  format: InputFormat,
+  kind: BulkKind,
+): Promise<BulkInput<Row>> {
+  const errors = new ErrorList();
+  // Digest of the id (get) or token (rotate) -> first row that had it.
+  const seen = new Map<string, number>();
+  let rowCount = 0;
+  for await (const result of validatedRows(source, format, kind)) {
+    if ('problems' in result) {
+      for (const problem of result.problems) errors.add(result.row, result.line, problem);
+      continue;
+    }
+    const row = result.value;
+    rowCount++;
+    const key = kind === 'get' ? (row as GetRow).user_group_id : (row as RotateRow).current_token;
+    const digest = digestOf(key);
+    const first = seen.get(digest);
+    if (first === undefined) seen.set(digest, row.row);
+    else if (kind === 'get') {
+      errors.add(row.row, row.line, `user_group_id ${quote(key)} is also in row ${first}`);
+    } else {
+      errors.add(row.row, row.line, `same current_token as row ${first}`);
+    }
+  }
+  errors.throwIfAny();
+  if (rowCount === 0) {
+    throw new UsageError('--from: the input has no rows', {
+      hint:
+        format === 'csv'
+          ? 'a CSV input needs a header line and at least one row'
+          : 'each row is a JSON object',
+    });
+  }
+  return {
+    rowCount,
+    async *rows() {
+      let count = 0;
+      for await (const result of validatedRows(source, format, kind)) {
+        if ('problems' in result) throw changedInput();
+        count++;
+        yield result.value;
+      }
+      if (count !== rowCount) throw changedInput();
+    },
+  };
+}
+
+function changedInput(): UsageError {
+  return new UsageError('--from: the input changed while ugs was reading it', {
+    hint: 'run again on a file that nothing else writes; with --output and --resume, rows already done are skipped',
+  });
+}
+
+/** 12 bytes of SHA-256: enough to tell 2^40 rows apart, and no token is kept in memory. */
+function digestOf(text: string): string {
+  return createHash('sha256').update(text).digest().toString('latin1', 0, 12);
+}
+
+class ErrorList {
+  private readonly listed: string[] = [];
+  private more = 0;
+
+  add(row: number | undefined, line: number, problem: string): void {
+    if (this.listed.length >= MAX_LISTED_ERRORS) {
+      this.more++;
+      return;
+    }
+    this.listed.push(
+      row === undefined
+        ? `line ${line} (the header): ${problem}`
+        : `row ${row} (line ${line}): ${problem}`,
+    );
+  }
+
+  throwIfAny(): void {
+    if (this.listed.length === 0) return;
+    const total = this.listed.length + this.more;
+    const lines = this.more > 0 ? [...this.listed, `and ${this.more} more`] : this.listed;
+    throw new UsageError(
+      `--from: ${total} ${total === 1 ? 'problem' : 'problems'} in the input, nothing was sent:\n  ${lines.join('\n  ')}`,
+      { hint: 'fix the rows listed and run again' },
+    );
+  }
+}
+
+type Checked = { value: Row } | { row: number | undefined; line: number; problems: string[] };
+
+/** Each candidate checked on its own (no duplicate detection here). */
+async function* validatedRows(
+  source: ByteSource,
+  format: InputFormat,
+  kind: BulkKind,
+): AsyncGenerator<Checked> {
+  let columns: CsvColumns | undefined;
+  for await (const item of readCandidates(source, format) as AsyncIterable<InputItem>) {
+    if (item.kind === 'header') {
+      const header = csvColumns(item.cells, kind);
+      if (header.problems.length > 0) {
+        yield { row: undefined, line: 1, problems: header.problems };
+        return;
+      }
+      columns = header;
+      continue;
+    }
+    const problems: string[] = [];
+    let fields: Fields | undefined;
+    if (item.kind === 'csv') {
+      if (columns === undefined) throw new Error('CSV row before its header');
+      fields = csvFields(item.cells, columns, kind, problems);
+    } else {
+      fields = jsonFields(item.text, kind, problems);
+    }
+    const value =
+      fields === undefined
+        ? undefined
+        : kind === 'get'
+          ? getRow(item.row, item.line, fields, problems)
+          : rotateRow(item.row, item.line, fields, problems);
+    if (problems.length > 0 || value === undefined) {
+      yield { row: item.row, line: item.line, problems };
+    } else {
+      yield { value };
+    }
+  }
+}
+
+/**
+ * A row's fields before their rules are applied. `mapping` and `properties` are parsed objects
+ * (from NDJSON, or the JSON text of a CSV cell merged with its `mapping.<key>` columns).
+ */
+interface Fields {
+  [field: string]: unknown;
+}
+
+function typeOf(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return `a ${typeof value}`;
+}
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** UTF-8 size of a string without encoding it, when its length alone decides. */
+function exceedsBytes(text: string, max: number): boolean {
+  if (text.length > max) return true;
+  if (text.length * 3 <= max) return false;
+  return Buffer.byteLength(text) > max;
+}
+
+function jsonFields(text: string, kind: BulkKind, problems: string[]): Fields | undefined {
+  // The row object is one level itself: its values may nest MAX_JSON_DEPTH more.
+  const depth = jsonNestingDepth(text);
+  if (depth > MAX_JSON_DEPTH + 1) {
+    problems.push(`nests ${depth - 1} levels deep, more than the ${MAX_JSON_DEPTH} allowed`);
+    return undefined;
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    // V8 quotes the text near the error, which may be a current token.
+    const detail =
+      kind === 'get' && error instanceof Error ? ` (${escapeControls(error.message)})` : '';
+    problems.push(`is not valid JSON${detail}`);
+    return undefined;
+  }
+  if (!isObject(value)) {
+    problems.push(`must be a JSON object, got ${typeOf(value)}`);
+    return undefined;
+  }
+  const allowed = kind === 'get' ? GET_FIELDS : ROTATE_FIELDS;
+  for (const key of Object.keys(value)) {
+    if (!allowed.has(key)) problems.push(`unknown field ${quote(key)}`);
+  }
+  // A row under the cap cannot hold a value over it; only bigger rows pay for measuring.
+  if (kind === 'get' && exceedsBytes(text, MAX_JSON_VALUE_BYTES)) {
+    for (const field of ['mapping', 'properties']) {
+      const entry = value[field];
+      if (entry !== undefined && exceedsBytes(JSON.stringify(entry), MAX_JSON_VALUE_BYTES)) {
+        problems.push(`${field} is larger than ${formatBytes(MAX_JSON_VALUE_BYTES)}`);
+        value[field] = undefined;
+      }
+    }
+  }
+  return value;
+}
+
+interface CsvColumns {
+  /** Column index -> field name for plain columns. */
+  plain: Map<number, string>;
+  /** Column index -> [object field, key] for `mapping.<key>` and `properties.<key>`. */
+  keyed: Map<number, [string, string]>;
+  width: number;
+  problems: string[];
+}
+
+function csvColumns(cells: string[], kind: BulkKind): CsvColumns {
+  const allowed = kind === 'get' ? GET_FIELDS : ROTATE_FIELDS;
+  const columns: CsvColumns = {
+    plain: new Map(),
+    keyed: new Map(),
+    width: cells.length,
+    problems: [],
+  };
+  const seen = new Set<string>();
+  cells.forEach((cell, index) => {
+    if (seen.has(cell)) {
+      columns.problems.push(`column ${quote(cell)} appears twice`);
+      return;
+    }
+    seen.add(cell);
+    const dot = cell.indexOf('.');
+    const field = dot === -1 ? cell : cell.slice(0, dot);
+    if (kind === 'get' && dot !== -1 && (field === 'mapping' || field === 'properties')) {
+      const key = cell.slice(dot + 1);
+      if (key === '') columns.problems.push(`column ${quote(cell)} has an empty key`);
+      else columns.keyed.set(index, [field, key]);
+    } else if (allowed.has(cell)) {
+      columns.plain.set(index, cell);
+    } else {
+      columns.problems.push(`unknown column ${quote(cell)}`);
+    }
+  });
+  const required = kind === 'get' ? ['user_group_id', 'name'] : ['current_token'];
+  for (const field of required) {
+    if (!seen.has(field)) columns.problems.push(`no ${quote(field)} column`);
+  }
+  return columns;
+}
+
+function csvFields(
+  cells: string[],
+  columns: CsvColumns,
+  kind: BulkKind,
+  problems: string[],
+): Fields | undefined {
+  if (cells.length !== columns.width) {
+    problems.push(`has ${cells.length} cells, the header has ${columns.width}`);
+    return undefined;
+  }
+  const fields: Fields = {};
+  for (const [index, field] of columns.plain) {
+    const cell = cells[index] ?? '';
+    if (cell === '') continue; // an empty cell means "not given"
+    if (field === 'mapping' || field === 'properties') {
+      const parsed = jsonCell(cell, field, kind, problems);
+      if (parsed !== undefined) fields[field] = parsed;
+    } else {
+      fields[field] = cell;
+    }
+  }
+  for (const [index, [field, key]] of columns.keyed) {
+    const cell = cells[index] ?? '';
+    if (cell === '') continue;
+    let target = fields[field];
+    if (target === undefined) {
+      target = {};
+      fields[field] = target;
+    }
+    if (!isObject(target)) continue; // the JSON column was wrong; already reported
+    if (Object.hasOwn(target, key)) {
+      problems.push(
+        `${field} key ${quote(key)} is set both by the ${field} column and the ${field}.${key} column`,
+      );
+      continue;
+    }
+    setOwn<unknown>(target, key, cell);
+  }
+  return fields;
+}
+
+function jsonCell(cell: string, field: string, kind: BulkKind, problems: string[]): unknown {
+  if (exceedsBytes(cell, MAX_JSON_VALUE_BYTES)) {
+    problems.push(`${field} is larger than ${formatBytes(MAX_JSON_VALUE_BYTES)}`);
+    return undefined;
+  }
+  const depth = jsonNestingDepth(cell);
+  if (depth > MAX_JSON_DEPTH) {
+    problems.push(`${field} nests ${depth} levels deep, more than the ${MAX_JSON_DEPTH} allowed`);
+    return undefined;
+  }
+  try {
+    return JSON.parse(cell);
+  } catch (error) {
+    const detail =
+      kind === 'get' && error instanceof Error ? ` (${escapeControls(error.message)})` : '';
+    problems.push(`${field} is not valid JSON${detail}`);
+    return undefined;
+  }
+}
+
+/** An id or a name: required or optional, a string, and `groupTextProblem`'s rules. */
+function groupText(
+  fields: Fields,
+  field: string,
+  required: boolean,
+  problems: string[],
+): string | undefined {
+  const value = fields[field];
+  if (value === undefined || value === null) {
+    if (required) problems.push(`${field} is missing`);
+    return undefined;
+  }
+  if (typeof value !== 'string') {
+    problems.push(`${field} must be a string, got ${typeOf(value)}`);
+    return undefined;
+  }
+  const problem = groupTextProblem(value);
+  if (problem !== undefined) {
+    problems.push(
+      value.trim() === '' ? `${field} ${problem}` : `${field} ${quote(value)} ${problem}`,
+    );
+    return undefined;
+  }
+  return value;
+}
+
+function getRow(row: number, line: number, fields: Fields, problems: string[]): GetRow | undefined {
+  const user_group_id = groupText(fields, 'user_group_id', true, problems);
+  const name = groupText(fields, 'name', true, problems);
+  const result: GetRow = { row, line, user_group_id: user_group_id ?? '', name: name ?? '' };
+  const mapping = fields.mapping;
+  if (mapping !== undefined && mapping !== null) {
+    if (!isObject(mapping)) problems.push(`mapping must be a JSON object, got ${typeOf(mapping)}`);
+    else {
+      for (const [key, entry] of Object.entries(mapping)) {
+        if (key === '') problems.push('mapping has an empty key');
+        else if (typeof entry !== 'string') {
+          problems.push(
+            `mapping: the value of ${quote(key)} must be a string, got ${typeOf(entry)}`,
+          );
+        }
+      }
+      result.mapping = mapping as StringMap;
+    }
+  }
+  const properties = fields.properties;
+  if (properties !== undefined && properties !== null) {
+    if (!isObject(properties)) {
+      problems.push(`properties must be a JSON object, got ${typeOf(properties)}`);
+    } else result.properties = properties;
+  }
+  return problems.length > 0 ? undefined : result;
+}
+
+function rotateRow(
+  row: number,
+  line: number,
+  fields: Fields,
+  problems: string[],
+): RotateRow | undefined {
+  const token = fields.current_token;
+  let current_token = '';
+  // The token itself is never shown: messages name the problem only.
+  if (token === undefined || token === null) problems.push('current_token is missing');
+  else if (typeof token !== 'string') {
+    problems.push(`current_token must be a string, got ${typeOf(token)}`);
+  } else {
+    // Trimmed like --current-token: a pasted token often brings a newline or a space along.
+    current_token = token.trim();
+    if (current_token === '') problems.push('current_token is empty');
+    else if (groupTextProblem(current_token) !== undefined) {
+      problems.push('current_token contains a control character or U+FFFD');
+    }
+  }
+  const user_group_id = groupText(fields, 'user_group_id', false, problems);
+  const name = groupText(fields, 'name', false, problems);
+  if (problems.length > 0) return undefined;
+  const result: RotateRow = { row, line, current_token };
+  if (user_group_id !== undefined) result.user_group_id = user_group_id;
+  if (name !== undefined) result.name = name;
+  return result;
+}

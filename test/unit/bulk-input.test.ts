@@ -1,0 +1,414 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  type ByteSource,
+  fileSource,
+  type InputFormat,
+  inputFormatFor,
+  stdinSource,
+} from '../../src/bulk/input.js';
+import {
+  type GetRow,
+  MAX_LISTED_ERRORS,
+  openGetInput,
+  openRotateInput,
+  type RotateRow,
+} from '../../src/bulk/validate.js';
+import { UsageError } from '../../src/errors.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'ugs-bulk-input-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** The text split into small chunks, so rows and quoted cells cross chunk borders. */
+function source(text: string | Buffer, chunk = 7): ByteSource {
+  const bytes = typeof text === 'string' ? Buffer.from(text) : text;
+  return async function* () {
+    for (let at = 0; at < bytes.length; at += chunk) yield bytes.subarray(at, at + chunk);
+  };
+}
+
+async function getRows(text: string, format: InputFormat, chunk = 7): Promise<GetRow[]> {
+  const input = await openGetInput(source(text, chunk), format);
+  const rows: GetRow[] = [];
+  for await (const row of input.rows()) rows.push(row);
+  expect(rows.length).toBe(input.rowCount);
+  return rows;
+}
+
+async function rotateRows(text: string, format: InputFormat): Promise<RotateRow[]> {
+  const input = await openRotateInput(source(text), format);
+  const rows: RotateRow[] = [];
+  for await (const row of input.rows()) rows.push(row);
+  return rows;
+}
+
+async function problemOf(promise: Promise<unknown>): Promise<string> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(UsageError);
+  return (error as UsageError).message;
+}
+
+describe('inputFormatFor', () => {
+  it.each([
+    ['groups.csv', 'csv'],
+    ['GROUPS.CSV', 'csv'],
+    ['a/b.ndjson', 'ndjson'],
+    ['x.jsonl', 'ndjson'],
+    ['x.json', 'json'],
+  ])('%s -> %s', (path, format) => {
+    expect(inputFormatFor(path, undefined)).toBe(format);
+  });
+
+  it('an explicit --format wins over the extension', () => {
+    expect(inputFormatFor('rows.txt', 'ndjson')).toBe('ndjson');
+    expect(inputFormatFor('rows.csv', 'JSON')).toBe('json');
+  });
+
+  it('stdin needs --format', () => {
+    expect(() => inputFormatFor('-', undefined)).toThrow(/--from - \(stdin\) needs --format/);
+    expect(inputFormatFor('-', 'csv')).toBe('csv');
+  });
+
+  it('refuses an unknown extension and an unknown format', () => {
+    expect(() => inputFormatFor('rows.txt', undefined)).toThrow(UsageError);
+    expect(() => inputFormatFor('rows.txt', undefined)).toThrow(/from its extension/);
+    expect(() => inputFormatFor('rows.csv', 'xml')).toThrow(
+      '--format must be one of csv, ndjson, json, got "xml"',
+    );
+  });
+});
+
+describe('CSV rows (RFC 4180)', () => {
+  it('reads commas, doubled quotes and newlines inside quoted cells, and line numbers', async () => {
+    const text =
+      'user_group_id,name,properties\n' +
+      'a1,"Acme, Inc.",\n' +
+      'a2,"The ""Best"" Co",\n' +
+      'a3,Three,"{\n""note"": ""two\\nlines, one cell""\n}"\n' +
+      'a4,plain,\n';
+    expect(await getRows(text, 'csv')).toEqual([
+      { row: 1, line: 2, user_group_id: 'a1', name: 'Acme, Inc.' },
+      { row: 2, line: 3, user_group_id: 'a2', name: 'The "Best" Co' },
+      {
+        row: 3,
+        line: 4,
+        user_group_id: 'a3',
+        name: 'Three',
+        properties: { note: 'two\nlines, one cell' },
+      },
+      { row: 4, line: 7, user_group_id: 'a4', name: 'plain' },
+    ]);
+    // A line break is fine inside a quoted cell, but never inside an id or a name.
+    const message = await problemOf(getRows('user_group_id,name\n"a\nb",A\n', 'csv'));
+    expect(message).toContain('row 1 (line 2): user_group_id "a\\nb" contains a control character');
+  });
+
+  it('ignores a UTF-8 BOM and accepts CRLF records, blank lines and a last line without newline', async () => {
+    const text = '\ufeffuser_group_id,name\r\na1,A\r\n\r\na2,B';
+    expect(await getRows(text, 'csv', 1)).toEqual([
+      { row: 1, line: 2, user_group_id: 'a1', name: 'A' },
+      { row: 2, line: 4, user_group_id: 'a2', name: 'B' },
+    ]);
+  });
+
+  it('counts a CRLF inside a quoted cell as one line', async () => {
+    const text = 'user_group_id,name,properties\r\nid1,A,"{\r\n}"\r\nid2,"z",\r\n';
+    const rows = await getRows(text, 'csv');
+    expect(rows.map((r) => r.line)).toEqual([2, 4]);
+    const bad = 'user_group_id,name,properties\r\nid1,A,"{\r\n}"\r\nid2, z,\r\n';
+    expect(await problemOf(getRows(bad, 'csv'))).toContain('row 2 (line 4): name " z"');
+  });
+
+  it('takes an empty cell as "not given" and JSON cells and dotted columns as objects', async () => {
+    const text =
+      'user_group_id,name,mapping,properties,mapping.s2,properties.plan\n' +
+      'a1,A,"{""s1"":""db1""}","{""n"":1}",db2,pro\n' +
+      'a2,B,,,,\n';
+    expect(await getRows(text, 'csv')).toEqual([
+      {
+        row: 1,
+        line: 2,
+        user_group_id: 'a1',
+        name: 'A',
+        mapping: { s1: 'db1', s2: 'db2' },
+        properties: { n: 1, plan: 'pro' },
+      },
+      { row: 2, line: 3, user_group_id: 'a2', name: 'B' },
+    ]);
+  });
+
+  it('keeps a dotted column named __proto__ as a plain key', async () => {
+    const rows = await getRows('user_group_id,name,properties.__proto__\na,A,x\n', 'csv');
+    expect(Object.getPrototypeOf(rows[0]?.properties)).toBe(Object.prototype);
+    expect(Object.hasOwn(rows[0]?.properties ?? {}, '__proto__')).toBe(true);
+  });
+
+  it('refuses a key set by both the JSON column and a dotted column', async () => {
+    const text = 'user_group_id,name,mapping,mapping.s1\na1,A,"{""s1"":""x""}",y\n';
+    expect(await problemOf(getRows(text, 'csv'))).toContain(
+      'row 1 (line 2): mapping key "s1" is set both by the mapping column and the mapping.s1 column',
+    );
+  });
+
+  it('refuses unknown, duplicate and missing header columns', async () => {
+    const message = await problemOf(getRows('user_group_id,nmae,user_group_id\na,b,c\n', 'csv'));
+    expect(message).toContain('line 1 (the header): column "user_group_id" appears twice');
+    expect(message).toContain('line 1 (the header): unknown column "nmae"');
+    expect(message).toContain('line 1 (the header): no "name" column');
+  });
+
+  it('refuses a row with more or fewer cells than the header', async () => {
+    const message = await problemOf(getRows('user_group_id,name\na,A,extra\nb\n', 'csv'));
+    expect(message).toContain('row 1 (line 2): has 3 cells, the header has 2');
+    expect(message).toContain('row 2 (line 3): has 1 cells, the header has 2');
+  });
+
+  it('reports a quoted cell that never closes, without the cell text', async () => {
+    const message = await problemOf(getRows('user_group_id,name\na,"secret\n', 'csv'));
+    expect(message).toContain('a quoted cell is never closed');
+    expect(message).not.toContain('secret');
+  });
+
+  it('refuses bytes that are not UTF-8', async () => {
+    const bytes = Buffer.concat([
+      Buffer.from('user_group_id,name\na,'),
+      Buffer.from([0xff]),
+      Buffer.from('\n'),
+    ]);
+    const message = await problemOf(openGetInput(source(bytes), 'csv'));
+    expect(message).toContain('not valid UTF-8');
+  });
+});
+
+describe('NDJSON and JSON rows', () => {
+  it('reads NDJSON, skipping blank lines, with CRLF', async () => {
+    const text =
+      '{"user_group_id":"a","name":"A","mapping":{"s":"d"}}\r\n\n' +
+      '{"user_group_id":"b","name":"B","properties":{"p":[1,{"q":"}"}]}}';
+    expect(await getRows(text, 'ndjson', 5)).toEqual([
+      { row: 1, line: 1, user_group_id: 'a', name: 'A', mapping: { s: 'd' } },
+      { row: 2, line: 3, user_group_id: 'b', name: 'B', properties: { p: [1, { q: '}' }] } },
+    ]);
+  });
+
+  it('reads a JSON array of objects, brackets in strings and escaped quotes included', async () => {
+    const text =
+      '[\n  {"user_group_id": "a]", "name": "A \\"x\\" {"},\n' +
+      '  {"user_group_id": "b", "name": "B",\n   "properties": {"k": [1, 2]}}\n]\n';
+    expect(await getRows(text, 'json', 3)).toEqual([
+      { row: 1, line: 2, user_group_id: 'a]', name: 'A "x" {' },
+      { row: 2, line: 3, user_group_id: 'b', name: 'B', properties: { k: [1, 2] } },
+    ]);
+  });
+
+  it.each([
+    ['{"a":1}', 'it does not start with "["'],
+    ['[{"user_group_id":"a","name":"A"} {"user_group_id":"b","name":"B"}]', 'a missing ","'],
+    ['[{"user_group_id":"a","name":"A"},]', '"," before "]"'],
+    ['[1]', 'row 1 is not a JSON object'],
+    ['[{"user_group_id":"a","name":"A"}', 'the input ends before "]"'],
+    ['[{"user_group_id":"a","name":"A"}] x', 'text after "]"'],
+  ])('refuses a malformed array %s', async (text, problem) => {
+    expect(await problemOf(getRows(text, 'json'))).toContain(problem);
+  });
+
+  it('refuses an empty input', async () => {
+    expect(await problemOf(getRows('', 'ndjson'))).toContain('the input has no rows');
+    expect(await problemOf(getRows('[]', 'json'))).toContain('the input has no rows');
+    expect(await problemOf(getRows('user_group_id,name\n', 'csv'))).toContain(
+      'the input has no rows',
+    );
+  });
+});
+
+describe('row validation', () => {
+  const nd = (rows: object[]) => rows.map((r) => JSON.stringify(r)).join('\n');
+
+  it.each([
+    [{ name: 'A' }, 'user_group_id is missing'],
+    [{ user_group_id: '', name: 'A' }, 'user_group_id cannot be empty'],
+    [{ user_group_id: 'a ', name: 'A' }, 'user_group_id "a " has leading or trailing whitespace'],
+    [
+      { user_group_id: 'a\u001b[31m', name: 'A' },
+      'user_group_id "a\\u001b[31m" contains a control character',
+    ],
+    [
+      { user_group_id: 'a\u009b', name: 'A' },
+      'user_group_id "a\\u009b" contains a control character',
+    ],
+    [{ user_group_id: 'a\ufffd', name: 'A' }, 'user_group_id "a\\ufffd" contains U+FFFD'],
+    [{ user_group_id: 7, name: 'A' }, 'user_group_id must be a string, got a number'],
+    [{ user_group_id: 'a' }, 'name is missing'],
+    [{ user_group_id: 'a', name: 'A', mapping: [] }, 'mapping must be a JSON object, got an array'],
+    [
+      { user_group_id: 'a', name: 'A', mapping: { s: 1 } },
+      'mapping: the value of "s" must be a string, got a number',
+    ],
+    [{ user_group_id: 'a', name: 'A', mapping: { '': 'x' } }, 'mapping has an empty key'],
+    [
+      { user_group_id: 'a', name: 'A', properties: 'x' },
+      'properties must be a JSON object, got a string',
+    ],
+    [{ user_group_id: 'a', name: 'A', extra: 1 }, 'unknown field "extra"'],
+  ])('get row %j: %s', async (row, problem) => {
+    expect(await problemOf(getRows(nd([row]), 'ndjson'))).toContain(`row 1 (line 1): ${problem}`);
+  });
+
+  it('refuses invalid JSON and a row that is not an object', async () => {
+    const message = await problemOf(getRows('{"user_group_id":\n[1]\n', 'ndjson'));
+    expect(message).toContain('row 1 (line 1): is not valid JSON (');
+    expect(message).toContain('row 2 (line 2): must be a JSON object, got an array');
+  });
+
+  it('refuses nesting deeper than 64 levels, in a CSV cell and in an NDJSON row', async () => {
+    const deep = `${'{"a":'.repeat(65)}1${'}'.repeat(65)}`;
+    const ok = `${'{"a":'.repeat(64)}1${'}'.repeat(64)}`;
+    const csv = `user_group_id,name,properties\na,A,"${deep.replaceAll('"', '""')}"\nb,B,"${ok.replaceAll('"', '""')}"\n`;
+    const message = await problemOf(getRows(csv, 'csv'));
+    expect(message).toContain(
+      'row 1 (line 2): properties nests 65 levels deep, more than the 64 allowed',
+    );
+    expect(message).not.toContain('row 2');
+    const ndjson = `{"user_group_id":"a","name":"A","properties":${deep}}\n{"user_group_id":"b","name":"B","properties":${ok}}`;
+    const ndMessage = await problemOf(getRows(ndjson, 'ndjson'));
+    expect(ndMessage).toContain('row 1 (line 1): nests 65 levels deep, more than the 64 allowed');
+    expect(ndMessage).not.toContain('row 2');
+  });
+
+  it('refuses a JSON value over 1 MiB, and accepts one just under', async () => {
+    const big = (n: number) => JSON.stringify({ k: 'x'.repeat(n - 8) }); // {"k":"..."} is n bytes
+    expect(big(1024 * 1024).length).toBe(1024 * 1024);
+    const over = `{"user_group_id":"a","name":"A","properties":${big(1024 * 1024 + 1)}}`;
+    const under = `{"user_group_id":"b","name":"B","properties":${big(1024 * 1024)}}`;
+    const message = await problemOf(getRows(`${over}\n${under}`, 'ndjson', 65536));
+    expect(message).toContain('row 1 (line 1): properties is larger than 1 MiB');
+    expect(message).not.toContain('row 2');
+    const cell = `user_group_id,name,mapping\na,A,"${big(1024 * 1024 + 1).replaceAll('"', '""')}"\n`;
+    expect(await problemOf(getRows(cell, 'csv', 65536))).toContain(
+      'row 1 (line 2): mapping is larger than 1 MiB',
+    );
+  });
+
+  it('lists every problem of a file, the first 20 then "and K more", and sends nothing', async () => {
+    const rows = Array.from({ length: 25 }, (_, i) => ({ user_group_id: ` id${i}`, name: 'A' }));
+    const message = await problemOf(getRows(nd(rows), 'ndjson'));
+    expect(message).toContain('25 problems in the input, nothing was sent');
+    expect(message.match(/row \d+ \(line \d+\)/g)).toHaveLength(MAX_LISTED_ERRORS);
+    expect(message).toContain('row 20 (line 20)');
+    expect(message).not.toContain('row 21 (line 21)');
+    expect(message).toMatch(/and 5 more$/);
+  });
+
+  it('refuses a duplicate user_group_id, naming the first row', async () => {
+    const text = nd([
+      { user_group_id: 'a', name: 'A' },
+      { user_group_id: 'b', name: 'B' },
+      { user_group_id: 'a', name: 'Again' },
+    ]);
+    expect(await problemOf(getRows(text, 'ndjson'))).toContain(
+      'row 3 (line 3): user_group_id "a" is also in row 1',
+    );
+  });
+});
+
+describe('rotate rows', () => {
+  it('reads current_token (trimmed, like --current-token) and the optional id and name', async () => {
+    const text = 'current_token,user_group_id,name\ntok1,a,A\n" tok2\n",,\n';
+    expect(await rotateRows(text, 'csv')).toEqual([
+      { row: 1, line: 2, current_token: 'tok1', user_group_id: 'a', name: 'A' },
+      { row: 2, line: 3, current_token: 'tok2' },
+    ]);
+  });
+
+  it('never shows a current token in a problem', async () => {
+    const secret = 'SECRET-TOKEN-123';
+    const text = [
+      `{"current_token":"${secret}"}`,
+      `{"current_token":"${secret}"}`,
+      `{"current_token":"${secret}\\u0007"}`,
+      `{"current_token":"${secret}`,
+      '{"current_token":"  "}',
+      '{"user_group_id":"a"}',
+      `{"current_token":"${secret}x","mapping":{}}`,
+    ].join('\n');
+    const message = await problemOf(rotateRows(text, 'ndjson'));
+    expect(message).not.toContain('SECRET');
+    expect(message).toContain('row 2 (line 2): same current_token as row 1');
+    expect(message).toContain(
+      'row 3 (line 3): current_token contains a control character or U+FFFD',
+    );
+    expect(message).toContain('row 4 (line 4): is not valid JSON\n');
+    expect(message).toContain('row 5 (line 5): current_token is empty');
+    expect(message).toContain('row 6 (line 6): current_token is missing');
+    expect(message).toContain('row 7 (line 7): unknown field "mapping"');
+  });
+
+  it('does not show a token from a CSV that csv-parse refuses', async () => {
+    const message = await problemOf(rotateRows('current_token\n"SECRET"x\n', 'csv'));
+    expect(message).not.toContain('SECRET');
+  });
+});
+
+describe('sources', () => {
+  it('reads a file twice (validation, then sending) and names a missing file', async () => {
+    const path = join(dir, 'rows.csv');
+    writeFileSync(path, 'user_group_id,name\na,A\n');
+    const input = await openGetInput(fileSource(path), 'csv');
+    const rows: GetRow[] = [];
+    for await (const row of input.rows()) rows.push(row);
+    expect(rows).toEqual([{ row: 1, line: 2, user_group_id: 'a', name: 'A' }]);
+    expect(await problemOf(openGetInput(fileSource(join(dir, 'none.csv')), 'csv'))).toContain(
+      'cannot read the file (no such file)',
+    );
+  });
+
+  it('stops reading when the reader stops early (Ctrl+C), for every format', async () => {
+    const rows = Array.from({ length: 20_000 }, (_, i) => ({ user_group_id: `id${i}`, name: 'N' }));
+    const texts: Record<InputFormat, string> = {
+      csv: `user_group_id,name\n${rows.map((r) => `${r.user_group_id},${r.name}`).join('\n')}\n`,
+      ndjson: rows.map((r) => JSON.stringify(r)).join('\n'),
+      json: JSON.stringify(rows),
+    };
+    for (const format of ['csv', 'ndjson', 'json'] as const) {
+      const path = join(dir, `early.${format}`);
+      writeFileSync(path, texts[format]);
+      const input = await openGetInput(fileSource(path), format);
+      let taken = 0;
+      for await (const _ of input.rows()) {
+        if (++taken === 3) break;
+      }
+      expect(taken, format).toBe(3);
+    }
+  });
+
+  it('notices a file that changed between validation and sending', async () => {
+    const path = join(dir, 'changing.ndjson');
+    writeFileSync(path, '{"user_group_id":"a","name":"A"}\n');
+    const input = await openGetInput(fileSource(path), 'ndjson');
+    writeFileSync(path, '{"user_group_id":"a","name":"A"}\n{"user_group_id":" b","name":"B"}\n');
+    const reading = (async () => {
+      for await (const _ of input.rows());
+    })();
+    expect(await problemOf(reading)).toContain('the input changed while ugs was reading it');
+  });
+
+  it('keeps stdin in memory, so both passes see it, up to a cap', async () => {
+    async function* stdin() {
+      yield Buffer.from('{"user_group_id":"a","name":"A"}\n');
+      yield Buffer.from('{"user_group_id":"b","name":"B"}\n');
+    }
+    const input = await openGetInput(await stdinSource(stdin(), false), 'ndjson');
+    const ids: string[] = [];
+    for await (const row of input.rows()) ids.push(row.user_group_id);
+    expect(ids).toEqual(['a', 'b']);
+    expect(await problemOf(stdinSource(stdin(), false, 40))).toContain(
+      'stdin is larger than 40 bytes',
+    );
+    expect(await problemOf(stdinSource(stdin(), true))).toContain('stdin is a terminal');
+  });
+});

@@ -1,0 +1,392 @@
+import {
+  appendFileSync,
+  chmodSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { type AppendFs, journalAhead, nodeAppendFs, ResultFile } from '../../src/bulk/journal.js';
+import {
+  type BulkRecord,
+  isDone,
+  ndjsonLine,
+  needsSettling,
+  outputFormatFor,
+} from '../../src/bulk/records.js';
+import { planResume, readResumeState } from '../../src/bulk/resume.js';
+import { UsageError } from '../../src/errors.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'ugs-bulk-records-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let n = 0;
+const fresh = (ext: string) => join(dir, `out-${++n}.${ext}`);
+
+function rotated(row: number, extra: Partial<BulkRecord> = {}): BulkRecord {
+  return {
+    row,
+    user_group_id: `id${row}`,
+    name: `Name ${row}`,
+    status: 'rotated',
+    token: `new-token-${row}`,
+    team_id: 100 + row,
+    api_environment_tag: 'Customer',
+    error: null,
+    http_status: 200,
+    ...extra,
+  };
+}
+
+function created(row: number, extra: Partial<BulkRecord> = {}): BulkRecord {
+  return {
+    row,
+    user_group_id: `id${row}`,
+    name: `Name ${row}`,
+    status: 'created',
+    token: `tok-${row}`,
+    team_id: row,
+    new_user_group: true,
+    error: null,
+    http_status: 200,
+    ...extra,
+  };
+}
+
+const sending = (row: number): BulkRecord => ({
+  row,
+  user_group_id: `id${row}`,
+  name: null,
+  status: 'sending',
+  token: null,
+  team_id: null,
+  error: null,
+  http_status: null,
+});
+
+describe('record statuses and formats', () => {
+  it('knows which outcomes are done and which need settling', () => {
+    expect(['created', 'found', 'rotated'].every((s) => isDone(s as BulkRecord['status']))).toBe(
+      true,
+    );
+    expect(isDone('failed') || isDone('unknown') || isDone('skipped') || isDone('sending')).toBe(
+      false,
+    );
+    expect(needsSettling('sending') && needsSettling('unknown')).toBe(true);
+    expect(needsSettling('failed') || needsSettling('rotated')).toBe(false);
+  });
+
+  it('takes the output format from the extension', () => {
+    expect(outputFormatFor('r.ndjson')).toBe('ndjson');
+    expect(outputFormatFor('r.JSONL')).toBe('ndjson');
+    expect(outputFormatFor('r.csv')).toBe('csv');
+    expect(() => outputFormatFor('r.json')).toThrow(UsageError);
+  });
+
+  it('writes NDJSON in column order, with new_user_group for get and the tag for rotate', () => {
+    expect(ndjsonLine(created(1), 'get')).toBe(
+      '{"row":1,"user_group_id":"id1","name":"Name 1","status":"created","token":"tok-1","team_id":1,"new_user_group":true,"error":null,"http_status":200}\n',
+    );
+    expect(ndjsonLine(rotated(2), 'rotate')).toBe(
+      '{"row":2,"user_group_id":"id2","name":"Name 2","status":"rotated","token":"new-token-2","team_id":102,"api_environment_tag":"Customer","error":null,"http_status":200}\n',
+    );
+    const { api_environment_tag: _, ...untagged } = rotated(3);
+    expect(ndjsonLine(untagged, 'rotate')).not.toContain('api_environment_tag');
+  });
+
+  it('escapes C1 controls and line separators in NDJSON, keeping the same JSON', () => {
+    const record = rotated(1, { error: 'bad \u009b31m \u2028 \u001b[0m' });
+    const line = ndjsonLine(record, 'rotate');
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: finding them is the point
+    expect(line).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028]/);
+    expect(JSON.parse(line).error).toBe(record.error);
+  });
+});
+
+describe('ResultFile', () => {
+  it('creates an NDJSON file with mode 0600 and appends to it, never truncating', async () => {
+    const path = fresh('ndjson');
+    const first = await ResultFile.open({ path, format: 'ndjson', kind: 'rotate' });
+    first.append([rotated(1)]);
+    await first.close();
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    const second = await ResultFile.open({ path, format: 'ndjson', kind: 'rotate' });
+    second.append([rotated(2), rotated(3)]);
+    await second.close();
+    const lines = readFileSync(path, 'utf8').trimEnd().split('\n');
+    expect(lines.map((l) => JSON.parse(l).row)).toEqual([1, 2, 3]);
+  });
+
+  it('tightens an existing file that others can read', async () => {
+    const path = fresh('ndjson');
+    writeFileSync(path, '');
+    chmodSync(path, 0o644);
+    const file = await ResultFile.open({ path, format: 'ndjson', kind: 'get' });
+    await file.close();
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+  });
+
+  it('writes the CSV header only when the file is new or empty, and quotes cells', async () => {
+    const path = fresh('csv');
+    const first = await ResultFile.open({ path, format: 'csv', kind: 'get' });
+    first.append([created(1, { name: 'Acme, "Inc"' })]);
+    await first.close();
+    const second = await ResultFile.open({ path, format: 'csv', kind: 'get' });
+    second.append([created(2, { status: 'failed', token: null, error: 'line\nbreak' })]);
+    await second.close();
+    expect(readFileSync(path, 'utf8')).toBe(
+      'row,user_group_id,name,status,token,team_id,new_user_group,error,http_status\n' +
+        '1,id1,"Acme, ""Inc""",created,tok-1,1,true,,200\n' +
+        '2,id2,Name 2,failed,,2,true,line\\u000abreak,200\n',
+    );
+  });
+
+  it('refuses to append CSV records to a file with another header', async () => {
+    const path = fresh('csv');
+    writeFileSync(path, 'user_group_id,name\na,A\n');
+    await expect(ResultFile.open({ path, format: 'csv', kind: 'get' })).rejects.toThrow(
+      /without the header of ugs get results/,
+    );
+    expect(readFileSync(path, 'utf8')).toBe('user_group_id,name\na,A\n');
+  });
+
+  it('ends a torn last line before appending, so no record is glued to it', async () => {
+    const path = fresh('ndjson');
+    writeFileSync(path, `${ndjsonLine(rotated(1), 'rotate')}{"row":2,"sta`);
+    const file = await ResultFile.open({ path, format: 'ndjson', kind: 'rotate' });
+    file.append([rotated(3)]);
+    await file.close();
+    const state = await readResumeState(path, 'ndjson', 'rotate');
+    expect([...state.outcomes.keys()]).toEqual([1, 3]);
+    expect(state.tornLines).toBe(1);
+  });
+
+  it('refuses a directory and a missing parent directory with usage errors', async () => {
+    await expect(ResultFile.open({ path: dir, format: 'ndjson', kind: 'get' })).rejects.toThrow(
+      UsageError,
+    );
+    await expect(
+      ResultFile.open({ path: join(dir, 'no', 'x.ndjson'), format: 'ndjson', kind: 'get' }),
+    ).rejects.toThrow(/cannot open the file \(no such directory\)/);
+  });
+});
+
+/** The real file system, with fsyncs counted and each held until released. */
+function countingFs() {
+  const log: string[] = [];
+  let releaseSync: (() => void) | undefined;
+  const fs: AppendFs = {
+    ...nodeAppendFs,
+    write: async (fd, buffer, offset, length) => {
+      const text = Buffer.from(buffer.subarray(offset, offset + length)).toString();
+      log.push(`write ${text.split('\n').filter(Boolean).length}`);
+      return nodeAppendFs.write(fd, buffer, offset, length);
+    },
+    fsync: async (fd) => {
+      log.push('fsync');
+      await new Promise<void>((resolve) => {
+        releaseSync = resolve;
+        setTimeout(resolve, 20);
+      });
+      return nodeAppendFs.fsync(fd);
+    },
+  };
+  return { fs, log, release: () => releaseSync?.() };
+}
+
+describe('the journal (markSending)', () => {
+  it('resolves only after an fsync that covers the records', async () => {
+    const { fs, log } = countingFs();
+    const path = fresh('ndjson');
+    const file = await ResultFile.open({ path, format: 'ndjson', kind: 'rotate', fs });
+    await file.markSending([sending(1)]);
+    expect(log).toEqual(['write 1', 'fsync']);
+    expect(readFileSync(path, 'utf8')).toContain('"status":"sending"');
+    await file.close();
+  });
+
+  it('batches the fsyncs of rows sent together: 64 rows, at most 2 fsyncs', async () => {
+    const { fs, log } = countingFs();
+    const path = fresh('ndjson');
+    const file = await ResultFile.open({ path, format: 'ndjson', kind: 'rotate', fs });
+    const order: string[] = [];
+    await Promise.all(
+      Array.from({ length: 64 }, (_, i) =>
+        file.markSending([sending(i + 1)]).then(() => {
+          order.push(`done ${i + 1}`);
+        }),
+      ),
+    );
+    const fsyncs = log.filter((entry) => entry === 'fsync').length;
+    expect(fsyncs).toBeGreaterThanOrEqual(1);
+    expect(fsyncs).toBeLessThanOrEqual(2);
+    expect(order).toHaveLength(64);
+    const state = await readResumeState(path, 'ndjson', 'rotate');
+    expect(state.outcomes.size).toBe(64);
+    await file.close();
+  });
+
+  it('a row marked while an fsync runs waits for the next fsync', async () => {
+    const { fs, log } = countingFs();
+    const path = fresh('ndjson');
+    const file = await ResultFile.open({ path, format: 'ndjson', kind: 'rotate', fs });
+    const first = file.markSending([sending(1)]);
+    await new Promise((resolve) => setTimeout(resolve, 5)); // the first fsync is running
+    let secondDone = false;
+    const second = file.markSending([sending(2)]).then(() => {
+      secondDone = true;
+    });
+    await first;
+    // The first fsync began before row 2 was written, so it cannot count for row 2.
+    expect(secondDone).toBe(false);
+    await second;
+    expect(secondDone).toBe(true);
+    expect(log).toEqual(['write 1', 'fsync', 'write 1', 'fsync']);
+    await file.close();
+  });
+
+  it('rejects markSending when the disk refuses the write, and keeps failing', async () => {
+    const fs: AppendFs = { ...nodeAppendFs, write: async () => 0 };
+    const file = await ResultFile.open({
+      path: fresh('ndjson'),
+      format: 'ndjson',
+      kind: 'rotate',
+      fs,
+    });
+    await expect(file.markSending([sending(1)])).rejects.toThrow(/short write/);
+    await expect(file.markSending([sending(2)])).rejects.toThrow(/short write/);
+    await expect(file.close()).rejects.toThrow(/short write/);
+  });
+});
+
+describe('journalAhead', () => {
+  it('yields each row only after its sending record is fsynced, one fsync per batch', async () => {
+    const path = fresh('ndjson');
+    const syncedRows = new Set<number>();
+    let fsyncs = 0;
+    const fs: AppendFs = {
+      ...nodeAppendFs,
+      fsync: async (fd) => {
+        await nodeAppendFs.fsync(fd);
+        fsyncs++;
+        for (const line of readFileSync(path, 'utf8').split('\n').filter(Boolean)) {
+          syncedRows.add(JSON.parse(line).row);
+        }
+      },
+    };
+    const file = await ResultFile.open({ path, format: 'ndjson', kind: 'rotate', fs });
+    async function* rows() {
+      for (let row = 1; row <= 1000; row++) yield row;
+    }
+    const seen: number[] = [];
+    for await (const row of journalAhead(rows(), file, sending, 256)) {
+      expect(syncedRows.has(row), `row ${row} synced before it is sent`).toBe(true);
+      seen.push(row);
+    }
+    await file.close();
+    expect(seen).toHaveLength(1000);
+    expect(fsyncs).toBe(4); // 256, 256, 256, 232 (close has nothing left to sync)
+  });
+});
+
+describe('readResumeState', () => {
+  it('reads a large CSV in batches, torn lines in the middle of a batch included', async () => {
+    const path = fresh('csv');
+    const file = await ResultFile.open({ path, format: 'csv', kind: 'rotate' });
+    file.append(Array.from({ length: 1500 }, (_, i) => rotated(i + 1)));
+    await file.flush();
+    appendFileSync(path, '1501,id1501,Na\n'); // torn outside quotes, then ended by a later run
+    appendFileSync(path, '1502,id1502,"x"y\n'); // not CSV at all: its batch is redone line by line
+    file.append(Array.from({ length: 1000 }, (_, i) => rotated(i + 1503, { status: 'unknown' })));
+    await file.close();
+    const state = await readResumeState(path, 'csv', 'rotate');
+    expect(state.outcomes.size).toBe(2500);
+    expect(state.outcomes.get(1500)).toEqual(rotated(1500));
+    expect(state.outcomes.get(2502)?.status).toBe('unknown');
+    expect(state.tornLines).toBe(2);
+  });
+
+  it('returns the last record of each row, from NDJSON, ignoring a torn last line', async () => {
+    const path = fresh('ndjson');
+    writeFileSync(
+      path,
+      ndjsonLine(sending(1), 'rotate') +
+        ndjsonLine(sending(2), 'rotate') +
+        ndjsonLine(rotated(1), 'rotate') +
+        ndjsonLine(
+          rotated(3, { status: 'failed', token: null, error: '404', http_status: 404 }),
+          'rotate',
+        ) +
+        ndjsonLine(rotated(4), 'rotate').slice(0, 40),
+    );
+    const state = await readResumeState(path, 'ndjson', 'rotate');
+    expect(state.outcomes.get(1)).toEqual(rotated(1));
+    expect(state.outcomes.get(2)?.status).toBe('sending');
+    expect(state.outcomes.get(3)?.status).toBe('failed');
+    expect(state.outcomes.has(4)).toBe(false);
+    expect(state.tornLines).toBe(0); // a torn final line is not even a line
+  });
+
+  it('reads CSV results back with their types, ignoring a torn last line and torn middle lines', async () => {
+    const path = fresh('csv');
+    const file = await ResultFile.open({ path, format: 'csv', kind: 'get' });
+    file.append([
+      created(1, { name: 'A, "B"' }),
+      created(2, { status: 'found', new_user_group: false }),
+    ]);
+    await file.close();
+    appendFileSync(path, '3,id3,"Name, cut\n4,id4,N4,created,tok-4,4,true,,200\n5,id5,N5,cre');
+    const state = await readResumeState(path, 'csv', 'get');
+    expect(state.outcomes.get(1)).toEqual(created(1, { name: 'A, "B"' }));
+    expect(state.outcomes.get(2)).toEqual(created(2, { status: 'found', new_user_group: false }));
+    expect(state.outcomes.has(3)).toBe(false);
+    expect(state.outcomes.get(4)?.token).toBe('tok-4');
+    expect(state.outcomes.has(5)).toBe(false);
+    expect(state.tornLines).toBe(1);
+  });
+
+  it('plans a resume: done rows are skipped, sending and unknown ones settled, the rest sent', async () => {
+    const path = fresh('ndjson');
+    writeFileSync(
+      path,
+      [
+        sending(1),
+        rotated(1),
+        sending(2),
+        sending(3),
+        rotated(3, { status: 'unknown', token: null }),
+        sending(4),
+        rotated(4, { status: 'failed', token: null, http_status: 404 }),
+        rotated(5, { status: 'skipped', token: null }),
+      ]
+        .map((record) => ndjsonLine(record, 'rotate'))
+        .join(''),
+    );
+    const plan = planResume(await readResumeState(path, 'ndjson', 'rotate'));
+    expect([...plan.done]).toEqual([1]);
+    expect([...plan.settle.keys()].sort()).toEqual([2, 3]);
+    expect(plan.settle.get(2)?.status).toBe('sending');
+    expect(plan.settle.get(3)?.status).toBe('unknown');
+  });
+
+  it('is empty for a file that does not exist yet', async () => {
+    const state = await readResumeState(join(dir, 'never.ndjson'), 'ndjson', 'get');
+    expect(state.outcomes.size).toBe(0);
+  });
+
+  it('refuses a file that is not a results file (e.g. the input)', async () => {
+    const csv = fresh('csv');
+    writeFileSync(csv, 'user_group_id,name\na,A\n');
+    await expect(readResumeState(csv, 'csv', 'get')).rejects.toThrow(
+      /is not a ugs get results file: line 1 is not the header/,
+    );
+    const nd = fresh('ndjson');
+    writeFileSync(nd, '{"user_group_id":"a","name":"A"}\n');
+    await expect(readResumeState(nd, 'ndjson', 'get')).rejects.toThrow(
+      /line 1 is not a result record/,
+    );
+  });
+});
