@@ -269,7 +269,7 @@ export function jsonNestingDepth(text: string): number {
  * byte strings become one id); control characters and line separators cannot be seen; spaces at
  * either end are almost always a quoting slip. Returns the reason, or undefined when it is fine.
  */
-function groupTextProblem(value: string): string | undefined {
+export function groupTextProblem(value: string): string | undefined {
   if (value.trim() === '') return 'cannot be empty';
   if (value.includes('\ufffd')) {
     return 'contains U+FFFD, the replacement for bytes that are not valid UTF-8';

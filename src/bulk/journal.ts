@@ -14,8 +14,9 @@
  */
 import { close, constants, fchmod, fstat, fsync, open, read, type Stats, write } from 'node:fs';
 import { promisify } from 'node:util';
-import { errorCode, SHORT_WRITE } from '../durable-file.js';
+import { SHORT_WRITE } from '../durable-file.js';
 import { UsageError } from '../errors.js';
+import { errorCode } from '../guards.js';
 import { escapeControls } from '../io.js';
 import { quote } from '../parse.js';
 import {

@@ -10,8 +10,8 @@
  * the count of skipped lines is returned for a note.
  */
 import { createReadStream } from 'node:fs';
-import { errorCode } from '../durable-file.js';
 import { UsageError } from '../errors.js';
+import { errorCode } from '../guards.js';
 import { escapeControls } from '../io.js';
 import {
   type BulkRecord,
