@@ -12,7 +12,7 @@ import {
   startEmulator,
   ugs,
 } from './harness.js';
-import { killAllPtys, type PtySession, requireScript, startPty } from './pty.js';
+import { killAllPtys, type PtySession, requireScript, startPty } from '../kit/terminal.js';
 
 let emulator: Emulator;
 

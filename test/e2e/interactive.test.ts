@@ -19,7 +19,7 @@ import {
   tableToken,
   ugs,
 } from './harness.js';
-import { killAllPtys, type PtySession, requireScript, startPty } from './pty.js';
+import { killAllPtys, type PtySession, requireScript, startPty } from '../kit/terminal.js';
 
 let emulator: Emulator;
 let customerToken: string;

@@ -12,7 +12,7 @@ import { UsageError } from '../../src/errors.js';
 import { MAX_JSON_DEPTH, parseTimeoutSeconds } from '../../src/parse.js';
 import { renderTable, renderUserGroupTable } from '../../src/render.js';
 import type { UserGroup } from '../../src/service.js';
-import { FakeService, groupResult, makeDeps, makeIO, terminalIO } from '../helpers/fakes.js';
+import { FakeService, groupResult, makeDeps, makeIO, terminalIO } from '../kit/fakes.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ugs-inputs-'));
 

@@ -5,21 +5,19 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { type GetOptions, parseGetFlags, runGet } from '../../src/commands/get.js';
 import { ApiError, AuthError, CancelledError, NetworkError, UsageError } from '../../src/errors.js';
 import {
+  apiErrorWithBody,
+  echoService,
+  FakePrompter,
   FakeService,
+  failingService,
   groupResult,
   makeDeps,
   makeIO,
+  rejection,
   type TestIO,
   terminalIO,
-} from '../helpers/fakes.js';
-import {
-  apiErrorWithBody,
-  echoService,
-  failingService,
-  RecordingPrompter,
-  rejection,
   withPrompter,
-} from './support.js';
+} from '../kit/fakes.js';
 
 const ESC = '\u001b[';
 
@@ -467,7 +465,7 @@ describe('runGet on a terminal', () => {
   });
 
   it('validates answers inline: blank ids, bad pairs and repeated keys are rejected', async () => {
-    const prompter = new RecordingPrompter([
+    const prompter = new FakePrompter([
       ['input', 'User group id', 'acme'],
       ['input', 'User group name', 'Acme'],
       ['input', 'Data source mapping', 'a=1'],

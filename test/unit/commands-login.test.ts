@@ -1,8 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { type LoginOptions, runLogin } from '../../src/commands/login.js';
 import { CancelledError, UsageError } from '../../src/errors.js';
-import { makeDeps, makeIO, type TestDeps, terminalIO } from '../helpers/fakes.js';
-import { RecordingPrompter, rejection, withPrompter } from './support.js';
+import {
+  FakePrompter,
+  makeDeps,
+  makeIO,
+  rejection,
+  type TestDeps,
+  terminalIO,
+  withPrompter,
+} from '../kit/fakes.js';
 
 const TOKEN = 'secret-api-token-5678';
 const withToken: LoginOptions = { withToken: true };
@@ -139,7 +146,7 @@ describe('runLogin --with-token (no terminal)', () => {
   });
 
   it('on a full terminal, --with-token refuses stdin before asking anything', async () => {
-    const prompter = new RecordingPrompter([]);
+    const prompter = new FakePrompter([]);
     const deps = withPrompter(makeDeps({ io: terminalIO(), profiles: {} }), prompter);
     const error = await rejection(runLogin(withToken, deps));
     expect(error).toBeInstanceOf(UsageError);
@@ -236,7 +243,7 @@ describe('runLogin --with-token (no terminal)', () => {
 
 describe('runLogin on a terminal', () => {
   it('prompts for the base URL (input) and the token (masked), and never prints the token', async () => {
-    const prompter = new RecordingPrompter([
+    const prompter = new FakePrompter([
       ['input', 'Base URL', 'https://ugs.example.com/'],
       ['password', 'API token', `  ${TOKEN}  `],
     ]);
@@ -253,7 +260,7 @@ describe('runLogin on a terminal', () => {
   });
 
   it('offers the saved base URL as the default', async () => {
-    const prompter = new RecordingPrompter([
+    const prompter = new FakePrompter([
       ['input', 'Base URL', 'https://saved.example'],
       ['password', 'API token', TOKEN],
     ]);
@@ -266,7 +273,7 @@ describe('runLogin on a terminal', () => {
   });
 
   it('checks the base URL and the token as they are typed', async () => {
-    const prompter = new RecordingPrompter([
+    const prompter = new FakePrompter([
       ['input', 'Base URL', 'https://ugs.example.com'],
       ['password', 'API token', TOKEN],
     ]);
@@ -286,7 +293,7 @@ describe('runLogin on a terminal', () => {
   });
 
   it('the base URL prompt accepts http to any host with --insecure-http', async () => {
-    const prompter = new RecordingPrompter([
+    const prompter = new FakePrompter([
       ['input', 'Base URL', 'http://ugs.internal'],
       ['password', 'API token', TOKEN],
     ]);
@@ -299,7 +306,7 @@ describe('runLogin on a terminal', () => {
   });
 
   it('does not ask for the base URL when --base-url is given', async () => {
-    const prompter = new RecordingPrompter([['password', 'API token', TOKEN]]);
+    const prompter = new FakePrompter([['password', 'API token', TOKEN]]);
     const deps = withPrompter(
       makeDeps({
         io: terminalIO(),

@@ -22,7 +22,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CONFIG_FILE_NAME, FileConfigStore, findJsonSyntaxError } from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
 import { processStartTime } from '../../src/file-lock.js';
-import { rejection } from './support.js';
+import { rejection } from '../kit/fakes.js';
 
 const linux = process.platform === 'linux';
 const posix = process.platform !== 'win32';

@@ -22,8 +22,7 @@ import { type Deps, resolveCredentials, resolveTarget } from '../../src/context.
 import { AuthError, ConfigError, UsageError } from '../../src/errors.js';
 import { processStartTime } from '../../src/file-lock.js';
 import { main } from '../../src/main.js';
-import { makeDeps, makeIO } from '../helpers/fakes.js';
-import { rejection } from './support.js';
+import { makeDeps, makeIO, rejection } from '../kit/fakes.js';
 
 const posix = process.platform !== 'win32';
 const root = posix && process.getuid?.() === 0;

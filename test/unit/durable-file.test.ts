@@ -15,7 +15,7 @@ import {
   writeAll,
   writeFileDurably,
 } from '../../src/durable-file.js';
-import { rejection } from './support.js';
+import { rejection } from '../kit/fakes.js';
 
 let dir: string;
 let file: string;

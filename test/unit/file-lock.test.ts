@@ -15,7 +15,7 @@ import {
   parseLock,
   processStartTime,
 } from '../../src/file-lock.js';
-import { rejection } from './support.js';
+import { rejection } from '../kit/fakes.js';
 
 const linux = process.platform === 'linux';
 let dir: string;

@@ -9,8 +9,7 @@ import { parseGetFlags, runGet } from '../../src/commands/get.js';
 import { UsageError } from '../../src/errors.js';
 import { readJsonSource } from '../../src/input.js';
 import { parseJsonSource } from '../../src/parse.js';
-import { makeDeps, makeIO } from '../helpers/fakes.js';
-import { echoService } from './support.js';
+import { echoService, makeDeps, makeIO } from '../kit/fakes.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ugs-input-props-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

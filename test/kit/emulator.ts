@@ -1,0 +1,224 @@
+/**
+ * The bundled emulator, in-process (`startEmulator`, for any test that needs a stateful service)
+ * or as the `ugs serve` process of the built binary (`serveUgs`, only for tests about that
+ * process: signals, banner, --data locks), and a raw node:http client that talks to it without
+ * ugs in between.
+ */
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { type Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { connect, type Socket } from 'node:net';
+import {
+  type EmulatorOptions,
+  type RunningEmulator,
+  startEmulator as startInProcess,
+} from '../../src/emulator/server.js';
+import { BIN, makeSandbox, sandboxEnv } from './binary.js';
+
+export interface ApiToken {
+  token: string;
+  environment: 'Customer' | 'Testing';
+}
+
+export function tokenOf(
+  emulator: { apiTokens: ApiToken[] },
+  environment: ApiToken['environment'],
+): string {
+  const found = emulator.apiTokens.find((t) => t.environment === environment);
+  if (!found) throw new Error(`the emulator has no ${environment} API token`);
+  return found.token;
+}
+
+export interface InProcessEmulator extends RunningEmulator {
+  tokenFor(environment: ApiToken['environment']): string;
+}
+
+/** The emulator in this process, on a free port unless told otherwise. */
+export async function startEmulator(options: EmulatorOptions = {}): Promise<InProcessEmulator> {
+  const running = await startInProcess({ port: 0, ...options });
+  return Object.assign(running, {
+    tokenFor: (environment: ApiToken['environment']) => tokenOf(running, environment),
+  });
+}
+
+export type { EmulatorOptions, RunningEmulator };
+
+export interface ServeProcess {
+  url: string;
+  apiTokens: ApiToken[];
+  tokenFor(environment: ApiToken['environment']): string;
+  /** Everything the process wrote to stderr so far. */
+  stderr(): string;
+  /** Sends `signal` (SIGTERM by default), then waits for the process to end. */
+  stop(
+    signal?: 'SIGTERM' | 'SIGINT',
+  ): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** Starts `ugs serve --port 0 --json ...extra` from the built binary and reads its JSON line. */
+export async function serveUgs(extra: readonly string[] = []): Promise<ServeProcess> {
+  const sandbox = makeSandbox();
+  const child: ChildProcessWithoutNullStreams = spawn(
+    process.execPath,
+    [BIN, 'serve', '--port', '0', '--json', ...extra],
+    { cwd: sandbox.root, env: sandboxEnv(sandbox), stdio: ['pipe', 'pipe', 'pipe'] },
+  );
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8');
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) => {
+    child.on('exit', (code, signal) => done({ code, signal }));
+  });
+  const line = await new Promise<string>((resolveLine, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`ugs serve printed no JSON line within 10 s\nstderr: ${stderr}`));
+    }, 10_000);
+    child.stdout.on('data', (chunk: string) => {
+      stdout += chunk;
+      const end = stdout.indexOf('\n');
+      if (end >= 0) {
+        clearTimeout(timer);
+        resolveLine(stdout.slice(0, end));
+      }
+    });
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`ugs serve exited early (${code ?? signal})\nstderr: ${stderr}`));
+    });
+  });
+  const info = JSON.parse(line) as { url: string; apiTokens: ApiToken[] };
+  let stopped: Promise<{ code: number | null; signal: NodeJS.Signals | null }> | undefined;
+  return {
+    url: info.url,
+    apiTokens: info.apiTokens,
+    tokenFor: (environment) => tokenOf(info, environment),
+    stderr: () => stderr,
+    stop(signal = 'SIGTERM') {
+      stopped ??= (async () => {
+        const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        child.kill(signal);
+        const result = await exited;
+        clearTimeout(timer);
+        return result;
+      })();
+      return stopped;
+    },
+  };
+}
+
+// ---- a raw client ----
+
+export interface RawReply {
+  status: number;
+  headers: IncomingHttpHeaders;
+  text: string;
+  /** The body parsed as a JSON object, or undefined when it is not one. */
+  json: Record<string, unknown> | undefined;
+}
+
+export interface CallOptions {
+  method?: string;
+  path?: string;
+  /** API token for "Authorization: Token <t>"; null or undefined sends no Authorization header. */
+  token?: string | null;
+  /** A string is sent as is; anything else is JSON-encoded; undefined sends no body. */
+  body?: unknown;
+  headers?: Record<string, string>;
+  agent?: Agent;
+  /** Send the body chunked, in pieces, without a content-length. */
+  chunked?: boolean;
+}
+
+/**
+ * A minimal client on node:http. It sets content-length itself: node sends a GET body
+ * without any length, and the server would then read the body as the next request.
+ */
+export function call(baseUrl: string, opts: CallOptions = {}): Promise<RawReply> {
+  const url = new URL(opts.path ?? '/api/user', baseUrl);
+  const payload =
+    opts.body === undefined
+      ? undefined
+      : Buffer.from(typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body));
+  const headers: Record<string, string> = { 'content-type': 'application/json', ...opts.headers };
+  if (payload && opts.chunked) headers['transfer-encoding'] = 'chunked';
+  else if (payload) headers['content-length'] = String(payload.length);
+  if (opts.token !== null && opts.token !== undefined)
+    headers.authorization = `Token ${opts.token}`;
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      url,
+      { method: opts.method ?? 'GET', headers, ...(opts.agent ? { agent: opts.agent } : {}) },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', reject);
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let json: Record<string, unknown> | undefined;
+          try {
+            const parsed: unknown = JSON.parse(text);
+            if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) {
+              json = parsed as Record<string, unknown>;
+            }
+          } catch {
+            json = undefined;
+          }
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+        });
+      },
+    );
+    req.on('error', reject);
+    if (payload && opts.chunked) {
+      for (let at = 0; at < payload.length; at += 64 * 1024) {
+        req.write(payload.subarray(at, at + 64 * 1024));
+      }
+      req.end();
+    } else {
+      req.end(payload);
+    }
+  });
+}
+
+export interface UserGroupReply {
+  team_id: number;
+  token: string;
+  name: string;
+  provided_id: string;
+  properties?: unknown;
+  api_environment_tag?: string;
+}
+
+/** The user_group of a successful reply; fails loudly otherwise. */
+export function userGroupOf(reply: RawReply): UserGroupReply {
+  const group = reply.json?.user_group;
+  if (reply.status !== 200 || reply.json?.success !== 1 || typeof group !== 'object' || !group) {
+    throw new Error(`expected a successful reply, got ${reply.status} ${reply.text}`);
+  }
+  return group as UserGroupReply;
+}
+
+export function getUser(baseUrl: string, token: string, body: unknown): Promise<RawReply> {
+  return call(baseUrl, { method: 'GET', token, body });
+}
+
+export function rotate(baseUrl: string, token: string, currentToken: string): Promise<RawReply> {
+  return call(baseUrl, { method: 'POST', token, body: { current_token: currentToken } });
+}
+
+/** A raw TCP connection to `baseUrl`'s host and port, once connected (pipelining, half-close). */
+export function rawSocket(
+  baseUrl: string,
+  options: { allowHalfOpen?: boolean } = {},
+): Promise<Socket> {
+  const { hostname, port } = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const socket = connect(
+      { host: hostname, port: Number(port), allowHalfOpen: options.allowHalfOpen ?? false },
+      () => resolve(socket),
+    );
+    socket.once('error', reject);
+  });
+}
