@@ -4,6 +4,7 @@
  */
 import { existsSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { killAllPtys, type PtySession, requireScript, startPty } from '../kit/terminal.js';
 import {
   assertBuilt,
   type Emulator,
@@ -12,7 +13,6 @@ import {
   startEmulator,
   ugs,
 } from './harness.js';
-import { killAllPtys, type PtySession, requireScript, startPty } from '../kit/terminal.js';
 
 let emulator: Emulator;
 

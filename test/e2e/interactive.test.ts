@@ -6,6 +6,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { killAllPtys, type PtySession, requireScript, startPty } from '../kit/terminal.js';
 import {
   ANSI_ESCAPE,
   assertBuilt,
@@ -19,7 +20,6 @@ import {
   tableToken,
   ugs,
 } from './harness.js';
-import { killAllPtys, type PtySession, requireScript, startPty } from '../kit/terminal.js';
 
 let emulator: Emulator;
 let customerToken: string;
