@@ -5,24 +5,21 @@
  * a server that answers like Django REST Framework, in both routings.
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterAll, describe, expect, test } from 'vitest';
 import { controlCharacters } from '../../src/io.js';
-import { type DrfServer, startDrf } from '../http/drf-server.js';
 import {
+  type DrfServer,
   describeRun,
   expectFailure,
   makeSandbox,
   okBody,
-  type RecordingServer,
   runUgs,
   STACK_LINE,
-  setupSuite,
+  startDrf,
   startServer,
+  type TestServer,
   userGroup,
-} from './harness.js';
-
-setupSuite();
+} from '../kit/index.js';
 
 const API_TOKEN = 'api_hostile_suite_5e1d0c9b';
 const OLD_TOKEN = 'ugt_old_hostile_token_0042';
@@ -42,8 +39,8 @@ async function answering(
   status: number,
   text: string,
   headers: Record<string, string> = {},
-): Promise<RecordingServer> {
-  const server = await startServer((_req: IncomingMessage, res: ServerResponse) => {
+): Promise<TestServer> {
+  const server = await startServer(({ res }) => {
     res.writeHead(status, { 'content-type': 'application/json', ...headers });
     res.end(text);
   });
@@ -52,7 +49,7 @@ async function answering(
 }
 
 const env = { UGS_API_TOKEN: API_TOKEN };
-const run = (server: RecordingServer, args: string[], stdin?: string) =>
+const run = (server: TestServer, args: string[], stdin?: string) =>
   runUgs([...args, '--base-url', server.url], { env, ...(stdin !== undefined && { stdin }) });
 
 /** No crash: no stack overflow, no "unexpected failure", no stack (--debug prints one). */
@@ -197,7 +194,7 @@ describe.concurrent('8.4: escape sequences from the server never reach the termi
   });
 
   test('a redirect Location with escapes is named, escaped', async () => {
-    const server = await startServer((req) => {
+    const server = await startServer(({ req }) => {
       req.socket.end(
         Buffer.from(
           `HTTP/1.1 302 Found\r\nLocation: http://evil.example/\u009b31m\u0085\r\nContent-Length: 0\r\n\r\n`,

@@ -3,7 +3,7 @@
  * and HOME, and the outer environment without anything that could change how ugs behaves.
  * Temporary directories of a test file live under one root, removed once after the file.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import {
   chmodSync,
   cpSync,
@@ -136,6 +136,8 @@ export interface RunOptions {
   gid?: number;
   /** Default: the sandbox's root. */
   cwd?: string;
+  /** A file descriptor for stdout (e.g. /dev/full) instead of a pipe. */
+  stdout?: number;
 }
 
 export interface RunResult {
@@ -147,36 +149,76 @@ export interface RunResult {
   elapsedMs: number;
 }
 
+/** `node bin/ugs.js`, quoted for a shell script (pipelines, argv bytes that are not UTF-8). */
+export const UGS_SHELL = [process.execPath, BIN].map((part) => `'${part}'`).join(' ');
+
+export interface Started {
+  child: ChildProcess;
+  /** Settles when the child has closed; rejects when it outlived its timeout (then killed). */
+  result: Promise<RunResult>;
+}
+
+/** Starts `node bin/ugs.js ...args` (for tests that signal it); `runUgs` waits for it too. */
+export function startUgs(args: readonly string[], options: RunOptions = {}): Started {
+  const install = options.uid === undefined ? ROOT : installReadableBy(options.uid);
+  return startIn(
+    [join(install, 'bin', 'ugs.js'), ...args],
+    `ugs ${args.join(' ')}`,
+    install,
+    options,
+  );
+}
+
 /** Runs `node bin/ugs.js ...args` and collects its exit and output. */
 export async function runUgs(
   args: readonly string[],
   options: RunOptions = {},
 ): Promise<RunResult> {
-  const sandbox = options.sandbox ?? makeSandbox();
-  const env = sandboxEnv(sandbox, options.env);
   const install = options.uid === undefined ? ROOT : installReadableBy(options.uid);
   // `npm run build` empties dist/ before writing it again: when another build runs meanwhile, a
   // module can be missing for a moment. Such a run loaded nothing and sent nothing, so it is
   // repeated (briefly); a dist/ that stays broken still fails the test.
   const missingDist = `Cannot find module '${join(install, 'dist')}/`;
   for (let attempt = 0; ; attempt++) {
-    const started = performance.now();
-    const child = spawn(process.execPath, [join(install, 'bin', 'ugs.js'), ...args], {
-      cwd: options.cwd ?? sandbox.root,
-      env,
-      stdio: [options.stdin === null ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-      ...(options.uid !== undefined && { uid: options.uid }),
-      ...(options.gid !== undefined && { gid: options.gid }),
-    });
-    const output = await collectOutput(child, `ugs ${args.join(' ')}`, options);
-    const result = { args, ...output, elapsedMs: performance.now() - started };
+    const result = await startUgs(args, options).result;
     if (attempt >= 10 || result.code === 0 || !result.stderr.includes(missingDist)) return result;
     await new Promise((done) => setTimeout(done, 300));
   }
 }
 
+/** Runs a bash script in the sandbox's environment; UGS_SHELL names the binary in it. */
+export function runShell(script: string, options: RunOptions = {}): Promise<RunResult> {
+  return startIn(['-c', script], script, ROOT, options, 'bash').result;
+}
+
+function startIn(
+  argv: readonly string[],
+  label: string,
+  install: string,
+  options: RunOptions,
+  program = process.execPath,
+): Started {
+  const sandbox = options.sandbox ?? makeSandbox();
+  const started = performance.now();
+  const child = spawn(program, argv, {
+    // Another user may not enter the sandbox: it then runs where its copy of the tool is.
+    cwd: options.cwd ?? (options.uid === undefined ? sandbox.root : install),
+    env: sandboxEnv(sandbox, options.env),
+    stdio: [options.stdin === null ? 'ignore' : 'pipe', options.stdout ?? 'pipe', 'pipe'],
+    ...(options.uid !== undefined && { uid: options.uid }),
+    ...(options.gid !== undefined && { gid: options.gid }),
+  });
+  const args = program === process.execPath ? argv.slice(1) : [label];
+  const result = collectOutput(child, label, options).then((output) => ({
+    args,
+    ...output,
+    elapsedMs: performance.now() - started,
+  }));
+  return { child, result };
+}
+
 function collectOutput(
-  child: ReturnType<typeof spawn>,
+  child: ChildProcess,
   label: string,
   options: RunOptions,
 ): Promise<Omit<RunResult, 'args' | 'elapsedMs'>> {

@@ -6,7 +6,7 @@
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { type Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import { connect, type Socket } from 'node:net';
+import { connect } from 'node:net';
 import {
   type EmulatorOptions,
   type RunningEmulator,
@@ -90,6 +90,9 @@ export async function serveUgs(extra: readonly string[] = []): Promise<ServeProc
     });
   });
   const info = JSON.parse(line) as { url: string; apiTokens: ApiToken[] };
+  // `ugs serve` prints this line before it listens for SIGTERM/SIGINT: a signal sent at once
+  // would kill it by default instead of stopping it cleanly.
+  await new Promise((done) => setTimeout(done, 200));
   let stopped: Promise<{ code: number | null; signal: NodeJS.Signals | null }> | undefined;
   return {
     url: info.url,
@@ -208,17 +211,30 @@ export function rotate(baseUrl: string, token: string, currentToken: string): Pr
   return call(baseUrl, { method: 'POST', token, body: { current_token: currentToken } });
 }
 
-/** A raw TCP connection to `baseUrl`'s host and port, once connected (pipelining, half-close). */
-export function rawSocket(
-  baseUrl: string,
-  options: { allowHalfOpen?: boolean } = {},
-): Promise<Socket> {
-  const { hostname, port } = new URL(baseUrl);
+/**
+ * Writes `bytes` on a fresh TCP connection, optionally half-closes (FIN, like shutdown(SHUT_WR)),
+ * and collects everything the server sends until it closes the connection (pipelining,
+ * half-close, malformed HTTP).
+ */
+export function rawExchange(url: string, bytes: string, halfClose: boolean): Promise<string> {
+  const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
-    const socket = connect(
-      { host: hostname, port: Number(port), allowHalfOpen: options.allowHalfOpen ?? false },
-      () => resolve(socket),
-    );
-    socket.once('error', reject);
+    const socket = connect({ host: hostname, port: Number(port), allowHalfOpen: true });
+    const chunks: Buffer[] = [];
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`no close within 10 s; got ${Buffer.concat(chunks).toString()}`));
+    }, 10_000);
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', reject);
+    socket.on('end', () => socket.end());
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve(Buffer.concat(chunks).toString('utf8'));
+    });
+    socket.on('connect', () => {
+      if (halfClose) socket.end(bytes);
+      else socket.write(bytes);
+    });
   });
 }

@@ -6,6 +6,8 @@
  * body, forward to another server (e.g. the in-process emulator), or act as Django REST Framework
  * does (drf.ts). `close()` tears down every open connection, stalled ones included.
  */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import {
   createServer as createHttpServer,
   request as httpRequest,
@@ -16,6 +18,8 @@ import {
 } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { type AddressInfo, createServer as createNetServer, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { tempDir } from './binary.js';
 
 export interface RecordedRequest {
   method: string;
@@ -355,4 +359,27 @@ export function forwardTo(baseUrl: string, answers: ForwardedAnswer[] = []): Rep
       });
       upstream.end(request.body);
     });
+}
+
+// ---- a self-signed certificate for 127.0.0.1 and localhost, made at test time ----
+
+export interface SelfSigned {
+  key: string;
+  cert: string;
+  certFile: string;
+}
+
+/** Valid for localhost, 127.0.0.1 and `names` (the first of them is the subject's CN). */
+export function selfSignedCertificate(names: readonly string[] = []): SelfSigned {
+  const subject = `/CN=${names[0] ?? 'localhost'}`;
+  const alt = [...names.map((name) => `DNS:${name}`), 'DNS:localhost', 'IP:127.0.0.1'].join(',');
+  const dir = tempDir('tls');
+  const keyFile = join(dir, 'key.pem');
+  const certFile = join(dir, 'cert.pem');
+  // biome-ignore format: one openssl option per line would not make this clearer
+  execFileSync('openssl', [
+    'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', keyFile, '-out', certFile,
+    '-subj', subject, '-addext', `subjectAltName=${alt}`, '-days', '1',
+  ], { stdio: 'ignore' });
+  return { key: readFileSync(keyFile, 'utf8'), cert: readFileSync(certFile, 'utf8'), certFile };
 }
