@@ -41,11 +41,7 @@ export async function startProxy(mode: 'tunnel' | 407 | 403): Promise<TestProxy>
     const refuse = (status: number, reason: string, extra = '') =>
       client.end(`HTTP/1.1 ${status} ${reason}\r\n${extra}Content-Length: 0\r\n\r\n`);
     if (mode === 407) {
-      refuse(
-        407,
-        'Proxy Authentication Required',
-        'Proxy-Authenticate: Basic realm="corp"\r\n',
-      );
+      refuse(407, 'Proxy Authentication Required', 'Proxy-Authenticate: Basic realm="corp"\r\n');
       return;
     }
     if (mode === 403) return refuse(403, 'Forbidden');
