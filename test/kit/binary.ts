@@ -328,3 +328,8 @@ export function expectFailure(
   if ((options.stdout ?? 'empty') === 'empty') expect(result.stdout, context).toBe('');
   return { error: (errors[0] ?? '').slice('error: '.length), hint: hints[0]?.slice(6) };
 }
+
+/** The value in the `token` row of a rendered table. */
+export function tableToken(stdout: string): string | undefined {
+  return /^\W*token\W+([0-9a-f]{64})\W*$/m.exec(stripAnsi(stdout))?.[1];
+}

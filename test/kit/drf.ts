@@ -12,8 +12,11 @@
  * - any other path is Django's HTML 404 page; `failAfterCommit` makes the next rotation commit and
  *   then answer Django's HTML 500 page, as a crash while rendering the answer would.
  */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type RecordedRequest, type Reply, startServer } from './server.js';
+import { join } from 'node:path';
+import { ROOT } from './binary.js';
+import { closedPort, type RecordedRequest, type Reply, startServer } from './server.js';
 
 export interface DrfGroup {
   team_id: number;
@@ -174,5 +177,65 @@ export async function startDrf(options: {
       state.failAfterCommit = value;
     },
     close: () => server.close(),
+  };
+}
+
+// ---- the real thing: Django REST Framework in Python, when installed ----
+
+const PYTHON = process.env.UGS_TEST_PYTHON ?? '/usr/bin/python3';
+const SERVICE = join(ROOT, 'test', 'e2e', 'drf', 'drf_service.py');
+
+/** Python with Django and DRF, for the suite against the real thing (skipped, with a warning, without). */
+export const hasRealDrf =
+  spawnSync(PYTHON, ['-c', 'import django, rest_framework'], { stdio: 'ignore' }).status === 0;
+if (!hasRealDrf) {
+  console.warn(
+    `skipping the DRF end-to-end suite: ${PYTHON} cannot import django and rest_framework (apt-get install python3-django python3-djangorestframework)`,
+  );
+}
+
+export interface RealDrf {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** test/e2e/drf/drf_service.py on a free port, accepting `apiToken`. */
+export async function startRealDrf(apiToken: string, extra: readonly string[]): Promise<RealDrf> {
+  const port = await closedPort();
+  const child: ChildProcess = spawn(
+    PYTHON,
+    [SERVICE, '--port', String(port), '--token', apiToken, ...extra],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let log = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    log += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    log += chunk.toString();
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the DRF service exited early:\n${log}`);
+    try {
+      await fetch(`${url}/`);
+      break;
+    } catch {
+      if (Date.now() > deadline) {
+        child.kill('SIGKILL');
+        throw new Error(`the DRF service did not listen within 20 s:\n${log}`);
+      }
+      await new Promise((done) => setTimeout(done, 100));
+    }
+  }
+  return {
+    url,
+    async stop() {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((done) => child.on('exit', done));
+      child.kill('SIGTERM');
+      await exited;
+    },
   };
 }
