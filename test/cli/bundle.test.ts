@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DIST_MAIN, ROOT } from './run.js';
+import { DIST_MAIN, ROOT } from '../kit/index.js';
 
 describe('the bundled build', () => {
   it('runs: `ugs --version` prints the package version', () => {

@@ -20,6 +20,9 @@ import { afterAll, expect } from 'vitest';
 
 export const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '..', '..');
 export const BIN = join(ROOT, 'bin', 'ugs.js');
+export const DIST_MAIN = join(ROOT, 'dist', 'main.cjs');
+export const PACKAGE_VERSION: string = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'))
+  .version as string;
 
 /** Every run is killed (and fails) after this long: "never hangs" is part of what is tested. */
 export const RUN_TIMEOUT_MS = 15_000;

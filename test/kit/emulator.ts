@@ -12,7 +12,7 @@ import {
   type RunningEmulator,
   startEmulator as startInProcess,
 } from '../../src/emulator/server.js';
-import { BIN, makeSandbox, sandboxEnv } from './binary.js';
+import { BIN, type EnvChanges, makeSandbox, type Sandbox, sandboxEnv } from './binary.js';
 
 export interface ApiToken {
   token: string;
@@ -55,12 +55,15 @@ export interface ServeProcess {
 }
 
 /** Starts `ugs serve --port 0 --json ...extra` from the built binary and reads its JSON line. */
-export async function serveUgs(extra: readonly string[] = []): Promise<ServeProcess> {
-  const sandbox = makeSandbox();
+export async function serveUgs(
+  extra: readonly string[] = [],
+  options: { sandbox?: Sandbox; env?: EnvChanges } = {},
+): Promise<ServeProcess> {
+  const sandbox = options.sandbox ?? makeSandbox();
   const child: ChildProcessWithoutNullStreams = spawn(
     process.execPath,
     [BIN, 'serve', '--port', '0', '--json', ...extra],
-    { cwd: sandbox.root, env: sandboxEnv(sandbox), stdio: ['pipe', 'pipe', 'pipe'] },
+    { cwd: sandbox.root, env: sandboxEnv(sandbox, options.env), stdio: ['pipe', 'pipe', 'pipe'] },
   );
   let stdout = '';
   let stderr = '';

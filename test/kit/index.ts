@@ -28,4 +28,5 @@ export * from './drf.js';
 export * from './emulator.js';
 export * from './proxy.js';
 export * from './server.js';
+export * from './service.js';
 export * from './terminal.js';

@@ -322,12 +322,20 @@ export interface ForwardedAnswer {
  * Passes the request on to `baseUrl` (e.g. the in-process emulator) and its answer back; each
  * answer is also pushed to `answers`, so a test can see what the real service said.
  */
-export function forwardTo(baseUrl: string, answers: ForwardedAnswer[] = []): Reply {
+export function forwardTo(
+  baseUrl: string,
+  answers: ForwardedAnswer[] = [],
+  /** Removed from the start of the path before forwarding (a base URL with a path prefix). */
+  prefix = '',
+): Reply {
   return ({ req, res, request }) =>
     new Promise<void>((resolve, reject) => {
       const { host: _host, connection: _connection, ...headers } = request.headers;
       const upstream = httpRequest(
-        new URL(request.url, baseUrl),
+        new URL(
+          request.url.startsWith(`${prefix}/`) ? request.url.slice(prefix.length) : request.url,
+          baseUrl,
+        ),
         {
           method: request.method,
           headers: { ...headers, 'content-length': Buffer.byteLength(request.body) },
