@@ -4,15 +4,19 @@
  * process: signals, banner, --data locks), and a raw node:http client that talks to it without
  * ugs in between.
  */
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { type ChildProcess, type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { type Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import { connect } from 'node:net';
+import { connect, createServer, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+import { afterAll } from 'vitest';
 import {
   type EmulatorOptions,
   type RunningEmulator,
   startEmulator as startInProcess,
 } from '../../src/emulator/server.js';
-import { BIN, type EnvChanges, makeSandbox, type Sandbox, sandboxEnv } from './binary.js';
+import { BIN, type EnvChanges, makeSandbox, type Sandbox, sandboxEnv, tempDir } from './binary.js';
 
 export interface ApiToken {
   token: string;
@@ -240,4 +244,103 @@ export function rawExchange(url: string, bytes: string, halfClose: boolean): Pro
       else socket.write(bytes);
     });
   });
+}
+
+/** A connected TCP socket to `baseUrl`'s host and port (a request left unfinished, ...). */
+export async function openSocket(baseUrl: string): Promise<Socket> {
+  const { hostname, port } = new URL(baseUrl);
+  const socket = connect(Number(port), hostname);
+  await new Promise((resolve, reject) => {
+    socket.once('connect', resolve);
+    socket.once('error', reject);
+  });
+  return socket;
+}
+
+/** Whether this machine can listen on ::1 (some containers have no IPv6 loopback). */
+export function ipv6LoopbackAvailable(): Promise<boolean> {
+  const probe = createServer();
+  return new Promise((resolve) => {
+    probe.once('error', () => resolve(false));
+    probe.listen(0, '::1', () => probe.close(() => resolve(true)));
+  });
+}
+
+// ---- the emulator in a child process of its own, to be killed with SIGKILL mid-write ----
+
+export interface EmulatorChild {
+  child: ChildProcess;
+  url: string;
+  /** Resolves when the child has exited. */
+  exited: Promise<void>;
+}
+
+const children: ChildProcess[] = [];
+let bundle: Promise<string> | undefined;
+afterAll(() => {
+  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
+});
+
+/**
+ * The emulator from src (not the built binary) bundled with esbuild, since Node 20 cannot run
+ * TypeScript, started on a free port with `dataFile` and one Customer token.
+ */
+export async function startEmulatorChild(
+  dataFile: string,
+  apiToken: string,
+): Promise<EmulatorChild> {
+  bundle ??= bundleEmulator();
+  const child = spawn(process.execPath, [await bundle, dataFile, apiToken], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    let err = '';
+    const timer = setTimeout(() => reject(new Error(`child did not start: ${err}`)), 5000);
+    child.stderr?.on('data', (c: Buffer) => {
+      err += c.toString();
+    });
+    child.stdout?.on('data', (c: Buffer) => {
+      out += c.toString();
+      const line = out.split('\n')[0];
+      if (out.includes('\n') && line) {
+        clearTimeout(timer);
+        resolve((JSON.parse(line) as { url: string }).url);
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`child exited with ${code}: ${err}`));
+    });
+  });
+  return { child, url, exited };
+}
+
+async function bundleEmulator(): Promise<string> {
+  const serverTs = fileURLToPath(new URL('../../src/emulator/server.ts', import.meta.url));
+  const entry = `
+import { startEmulator } from ${JSON.stringify(serverTs)};
+const [dataFile, token] = process.argv.slice(2);
+try {
+  const emu = await startEmulator({ port: 0, dataFile, apiTokens: [{ token, environment: 'Customer' }] });
+  process.stdout.write(JSON.stringify({ url: emu.url }) + '\\n');
+} catch (err) {
+  process.stderr.write(String(err && err.message) + '\\n');
+  process.exit(1);
+}
+`;
+  const dir = tempDir('emulator-child');
+  const outfile = join(dir, 'emulator-child.mjs');
+  await build({
+    stdin: { contents: entry, loader: 'ts', resolveDir: dir, sourcefile: 'entry.ts' },
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    outfile,
+    logLevel: 'silent',
+  });
+  return outfile;
 }
