@@ -1,4 +1,4 @@
-// Issue 4: start-up speed comes from the shape of dist/, which these checks pin down (timings
+// Start-up speed comes from the shape of dist/, which these checks pin down (timings
 // themselves are measured by `npm run bench`, never in tests: machines are noisy).
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';

@@ -84,7 +84,7 @@ describe('ugs login --with-token (built binary)', () => {
     expect(statSync(sb.configPath).mode & 0o777).toBe(0o600);
   });
 
-  it('leaves an existing 0755 config directory alone (issue 8), still writes the file 0600', async () => {
+  it('leaves an existing 0755 config directory alone, still writes the file 0600', async () => {
     const sb = makeSandbox();
     writeConfig(sb, { profiles: {} });
     chmodSync(sb.configDir, 0o755);

@@ -103,7 +103,7 @@ describe('file and directory modes', () => {
     const result = await login(sandbox, 'api_modes_token_5678');
     expect(result.code, describeRun(result)).toBe(0);
     expect(mode(sandbox.configPath)).toBe(0o600);
-    // A directory ugs did not create is not ugs's to chmod (issue 8); 0755 is not writable by
+    // A directory ugs did not create is not ugs's to chmod; 0755 is not writable by
     // others, so there is no warning either.
     expect(mode(sandbox.configDir)).toBe(0o755);
     expect(result.stderr).not.toMatch(/warning: config directory/);

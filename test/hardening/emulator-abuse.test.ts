@@ -1,5 +1,5 @@
 /**
- * Attacks on the emulator itself (issue 8): bodies nested deep enough to hurt a recursive
+ * Attacks on the emulator itself: bodies nested deep enough to hurt a recursive
  * parser, `__proto__` keys, clients that half-close their socket, pipelined requests followed
  * by garbage, and an empty --host. Raw sockets where the attack is below HTTP.
  */
@@ -89,7 +89,7 @@ function rawRequest(
   return `${method} /api/user HTTP/1.1\r\n${head}\r\n\r\n${body}`;
 }
 
-describe('8.2: deeply nested bodies', () => {
+describe('deeply nested bodies', () => {
   it.each([
     [
       'properties 65 levels deep',
@@ -163,7 +163,7 @@ describe('8.2: deeply nested bodies', () => {
   });
 });
 
-describe('8.19: __proto__ keys are data', () => {
+describe('__proto__ keys are data', () => {
   it('keeps __proto__ in mapping and properties, stored and answered as own keys', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'ugs-proto-'));
     const dataFile = path.join(dir, 'state.json');
@@ -213,7 +213,7 @@ describe('8.19: __proto__ keys are data', () => {
   });
 });
 
-describe('8.19: half-closed and pipelined connections', () => {
+describe('half-closed and pipelined connections', () => {
   // Every request waits 150 ms (the 'slow' fault), so the client's FIN or garbage arrives while
   // the answer is still being made: the race these tests are about, made certain.
   let slow: RunningEmulator;
@@ -310,7 +310,7 @@ describe('8.19: half-closed and pipelined connections', () => {
   });
 });
 
-describe('8.19: an empty --host', () => {
+describe('an empty --host', () => {
   it.each(['', ' '])('is refused by startEmulator (%j)', async (host) => {
     await expect(startEmulator({ port: 0, host })).rejects.toThrow(EmulatorStartError);
     await expect(startEmulator({ port: 0, host })).rejects.toThrow(/every interface/);

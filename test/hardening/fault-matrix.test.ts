@@ -228,7 +228,7 @@ const CASES: FaultCase[] = [
   {
     name: 'connection reset mid-body',
     handler: resetMidBody,
-    // Retries are for connection errors before a response (issue 2); this one came after.
+    // Retries are for connection errors before a response; this one came after.
     get: { code: 4, requests: 1, error: /broke while reading the answer/ },
     rotate: {
       code: 5,

@@ -1,5 +1,5 @@
 /**
- * Issue 8, the files ugs and the emulator write: the config, its lock, the emulator's data file
+ * The files ugs and the emulator write: the config, its lock, the emulator's data file
  * and its lock, attacked with a nearly full disk (short writes, ENOSPC), hostile symlinks and
  * directory modes, reused pids, racing takeovers of a stale lock, leftover temp files, and a
  * corrupt config holding a token.

@@ -196,7 +196,7 @@ describe.concurrent('HTTP CONNECT proxy', () => {
     expect(p.connects).toEqual([]);
   });
 
-  // Issue 8.14: through a proxy, an http:// request to this machine would hand the API token in
+  // Through a proxy, an http:// request to this machine would hand the API token in
   // clear text to whoever runs the proxy.
   for (const [host, noProxy] of [
     ['127.0.0.1', undefined],

@@ -168,7 +168,7 @@ describe('debug trace', () => {
   });
 });
 
-describe('debug trace of hostile answers (issues 8.3, 8.4, 8.19)', () => {
+describe('debug trace of hostile answers (deep nesting, escape sequences, 100 Continue)', () => {
   const response = (body: string, headers: Record<string, string> = {}) => {
     const { out, tracer } = tracing();
     tracer.response({ status: 200, headers, body, elapsedMs: 1 });

@@ -1,5 +1,5 @@
 /**
- * Issue 9: the real service is Django REST Framework. These drive the real HTTP client and
+ * The real service is Django REST Framework. These drive the real HTTP client and
  * service client against a loopback server that answers like DRF (test/kit/drf.ts), in both
  * routings (APPEND_SLASH's 301 and an exact path), and against scripted answers for the rest.
  */
@@ -333,7 +333,7 @@ describe("DRF's answers, read properly", () => {
   });
 });
 
-describe('8.19: an unsolicited 100 Continue before the real answer', () => {
+describe('an unsolicited 100 Continue before the real answer', () => {
   const answer = JSON.stringify({ success: 1, user_group: { token: 'ugt_after_continue' } });
   const final = `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${answer.length}\r\n\r\n${answer}`;
 

@@ -38,7 +38,7 @@ describe('runLogin --with-token (no terminal)', () => {
     expect(output(deps)).not.toContain(TOKEN);
   });
 
-  // Issue 8.15: refused at login, nothing saved, the token never printed.
+  // A token that cannot be sent is refused at login, nothing saved, the token never printed.
   it.each([
     ['a line break', 'tok-part-one\ntok-part-two'],
     ['a space or tab', 'tok-part-one tok-part-two'],
@@ -285,7 +285,7 @@ describe('runLogin on a terminal', () => {
     expect(url?.validate?.('http://localhost:8080')).toBe(true);
     expect(token?.validate?.('   ')).toMatch(/required/);
     expect(token?.validate?.('x')).toBe(true);
-    // Issue 8.15: a token that cannot go into the Authorization header is refused as typed.
+    // A token that cannot go into the Authorization header is refused as typed.
     expect(token?.validate?.('abc def')).toMatch(/a space or tab at position 4/);
     expect(token?.validate?.('abc\u0000def')).toMatch(/control character/);
     expect(token?.validate?.('abcdéf')).toMatch(/non-ASCII/);

@@ -1,5 +1,5 @@
 /**
- * The config store's files under attack (issue 8): parse errors that must not quote the file,
+ * The config store's files under attack: parse errors that must not quote the file,
  * directory modes that are not ours to change, symlinks and FIFOs in place of the file or its
  * lock, locks left by a dead or reused pid, and temp files left by a killed write.
  */

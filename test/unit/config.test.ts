@@ -90,7 +90,7 @@ describe('FileConfigStore', () => {
         apiToken: 'new-token',
       }));
       expect(mode(file)).toBe(0o600);
-      // Not ours to change: it existed before (issue 8, point 9).
+      // Not ours to change: it existed before ugs ran.
       expect(mode(dir)).toBe(0o755);
     },
   );

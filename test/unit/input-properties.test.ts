@@ -1,4 +1,4 @@
-// Issue 5, "Bad input": JSON from a flag, a file and stdin, and whole `get` flag sets, each either
+// Bad input: JSON from a flag, a file and stdin, and whole `get` flag sets, each either
 // parse to exactly what they mean or are a usage error, and none of them sends a request.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
