@@ -4,15 +4,13 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DIST_MAIN, ROOT } from '../kit/index.js';
+import { DIST_MAIN, ROOT, runUgs } from '../kit/index.js';
 
 describe('the bundled build', () => {
-  it('runs: `ugs --version` prints the package version', () => {
-    const result = spawnSync(process.execPath, [join(ROOT, 'bin', 'ugs.js'), '--version'], {
-      encoding: 'utf8',
-    });
+  it('runs: `ugs --version` prints the package version', async () => {
+    const result = await runUgs(['--version']);
     const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
-    expect(result.status).toBe(0);
+    expect(result.code).toBe(0);
     expect(result.stdout).toBe(`${version}\n`);
   });
 

@@ -16,7 +16,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, expect } from 'vitest';
+import { afterAll, expect, onTestFinished } from 'vitest';
 
 export const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '..', '..');
 export const BIN = join(ROOT, 'bin', 'ugs.js');
@@ -335,4 +335,21 @@ export function expectFailure(
 /** The value in the `token` row of a rendered table. */
 export function tableToken(stdout: string): string | undefined {
   return /^\W*token\W+([0-9a-f]{64})\W*$/m.exec(stripAnsi(stdout))?.[1];
+}
+
+/**
+ * The pid of a live process (node, idle for 30 s) for a lock to name; `args` appear in its
+ * command line (e.g. `ugs login` to look like ugs, or nothing of ugs). Killed after the test.
+ */
+export async function liveProcess(args: readonly string[] = []): Promise<number> {
+  const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30000)', ...args], {
+    stdio: 'ignore',
+  });
+  onTestFinished(() => void child.kill('SIGKILL'));
+  await new Promise((resolve, reject) => {
+    child.once('spawn', resolve);
+    child.once('error', reject);
+  });
+  if (child.pid === undefined) throw new Error('no pid');
+  return child.pid;
 }

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import {
   chmodSync,
   existsSync,
@@ -13,7 +12,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { runLogin } from '../../src/commands/login.js';
 import { runLogout } from '../../src/commands/logout.js';
 import { runStatus } from '../../src/commands/status.js';
@@ -22,6 +21,7 @@ import { type Deps, resolveCredentials, resolveTarget } from '../../src/context.
 import { AuthError, ConfigError, UsageError } from '../../src/errors.js';
 import { processStartTime } from '../../src/file-lock.js';
 import { main } from '../../src/main.js';
+import { liveProcess } from '../kit/binary.js';
 import { makeDeps, makeIO, rejection } from '../kit/fakes.js';
 
 const posix = process.platform !== 'win32';
@@ -307,10 +307,7 @@ describe('FileConfigStore', () => {
     it('waits for a live holder, then gives up with a ConfigError that names the lock', async () => {
       writeRaw(JSON.stringify({ profiles: { default: A } }));
       // A live process that wrote its lock as ugs does: pid, nonce, start time.
-      const holder = spawn('sleep', ['30'], { stdio: 'ignore' });
-      await new Promise((resolve) => holder.once('spawn', resolve));
-      onTestFinished(() => void holder.kill('SIGKILL'));
-      const pid = holder.pid ?? 0;
+      const pid = await liveProcess();
       writeFileSync(`${file}.lock`, `${pid}\n0123456789abcdef\n${processStartTime(pid) ?? ''}\n`);
       const store = new FileConfigStore(dir, { lockTimeoutMs: 50 });
       const error = await rejection(store.updateProfile('default', () => B));
