@@ -1,20 +1,15 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { EmulatorStartError } from '../../src/emulator/server.js';
-import { getUser, startEmulator, tokenOf, userGroupOf } from '../kit/index.js';
+import { getUser, startEmulator, tempDir, tokenOf, userGroupOf } from '../kit/index.js';
 
 let dir: string;
 let dataFile: string;
 
 beforeEach(async () => {
-  dir = await mkdtemp(path.join(tmpdir(), 'ugs-api-tokens-'));
+  dir = tempDir('api-tokens');
   dataFile = path.join(dir, 'state.json');
-});
-
-afterEach(async () => {
-  await rm(dir, { recursive: true, force: true });
 });
 
 describe('API tokens generated with a data file', () => {

@@ -1,10 +1,16 @@
-import { mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { EmulatorStartError } from '../../src/emulator/server.js';
 import { Store } from '../../src/emulator/store.js';
-import { getUser, type RunningEmulator, rotate, startEmulator, userGroupOf } from '../kit/index.js';
+import {
+  getUser,
+  type RunningEmulator,
+  rotate,
+  startEmulator,
+  tempDir,
+  userGroupOf,
+} from '../kit/index.js';
 
 const apiTokens = [
   { token: 'customer-api-token', environment: 'Customer' as const },
@@ -22,7 +28,7 @@ async function start(): Promise<RunningEmulator> {
 }
 
 beforeEach(async () => {
-  dir = await mkdtemp(path.join(tmpdir(), 'ugs-emu-'));
+  dir = tempDir('emulator');
   dataFile = path.join(dir, 'state.json');
 });
 

@@ -3,8 +3,7 @@
  * parser, `__proto__` keys, clients that half-close their socket, pipelined requests followed
  * by garbage, and an empty --host. Raw sockets where the attack is below HTTP.
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseServeFlags } from '../../src/commands/serve.js';
@@ -14,7 +13,16 @@ import {
   startEmulator,
 } from '../../src/emulator/server.js';
 import { UsageError } from '../../src/errors.js';
-import { call, getUser, rawExchange, rotate, runUgs, tokenOf, userGroupOf } from '../kit/index.js';
+import {
+  call,
+  getUser,
+  rawExchange,
+  rotate,
+  runUgs,
+  tempDir,
+  tokenOf,
+  userGroupOf,
+} from '../kit/index.js';
 
 let emu: RunningEmulator;
 let customer: string;
@@ -165,7 +173,7 @@ describe('deeply nested bodies', () => {
 
 describe('__proto__ keys are data', () => {
   it('keeps __proto__ in mapping and properties, stored and answered as own keys', async () => {
-    const dir = await mkdtemp(path.join(tmpdir(), 'ugs-proto-'));
+    const dir = tempDir('proto');
     const dataFile = path.join(dir, 'state.json');
     const apiTokens = [{ token: 'proto-token', environment: 'Customer' as const }];
     try {

@@ -1,9 +1,10 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type GetOptions, parseGetFlags, runGet } from '../../src/commands/get.js';
 import { ApiError, AuthError, CancelledError, NetworkError, UsageError } from '../../src/errors.js';
+import { tempDir } from '../kit/binary.js';
 import {
   apiErrorWithBody,
   echoService,
@@ -37,8 +38,7 @@ function flags(overrides: Partial<Flags> = {}): Flags {
   return { mapping: [], property: [], ...overrides };
 }
 
-const tmp = mkdtempSync(join(tmpdir(), 'ugs-get-'));
-afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+const tmp = tempDir('get');
 
 describe('parseGetFlags', () => {
   const deps = () => makeDeps();

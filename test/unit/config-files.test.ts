@@ -8,7 +8,6 @@ import {
   chmodSync,
   existsSync,
   mkdirSync,
-  mkdtempSync,
   readdirSync,
   readFileSync,
   rmSync,
@@ -16,13 +15,12 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CONFIG_FILE_NAME, FileConfigStore, findJsonSyntaxError } from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
 import { processStartTime } from '../../src/file-lock.js';
-import { liveProcess } from '../kit/binary.js';
+import { liveProcess, tempDir } from '../kit/binary.js';
 import { rejection } from '../kit/fakes.js';
 
 const linux = process.platform === 'linux';
@@ -33,7 +31,7 @@ let dir: string;
 let file: string;
 
 beforeEach(() => {
-  base = mkdtempSync(join(tmpdir(), 'ugs-config-files-'));
+  base = tempDir('config-files');
   dir = join(base, 'ugs');
   file = join(dir, CONFIG_FILE_NAME);
 });

@@ -2,7 +2,6 @@ import {
   chmodSync,
   existsSync,
   mkdirSync,
-  mkdtempSync,
   readdirSync,
   readFileSync,
   rmSync,
@@ -10,7 +9,6 @@ import {
   utimesSync,
   writeFileSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { runLogin } from '../../src/commands/login.js';
@@ -21,7 +19,7 @@ import { type Deps, resolveCredentials, resolveTarget } from '../../src/context.
 import { AuthError, ConfigError, UsageError } from '../../src/errors.js';
 import { processStartTime } from '../../src/file-lock.js';
 import { main } from '../../src/main.js';
-import { liveProcess } from '../kit/binary.js';
+import { liveProcess, tempDir } from '../kit/binary.js';
 import { makeDeps, makeIO, rejection } from '../kit/fakes.js';
 
 const posix = process.platform !== 'win32';
@@ -32,7 +30,7 @@ let dir: string;
 let file: string;
 
 beforeEach(() => {
-  base = mkdtempSync(join(tmpdir(), 'ugs-config-'));
+  base = tempDir('config');
   dir = join(base, 'ugs');
   file = join(dir, CONFIG_FILE_NAME);
 });
@@ -594,7 +592,7 @@ function thrownBy(fn: () => unknown): unknown {
 
 describe('profile names are data', () => {
   it('a profile named __proto__ is stored and read back like any other', async () => {
-    const profileDir = mkdtempSync(join(tmpdir(), 'ugs-proto-'));
+    const profileDir = tempDir('proto');
     try {
       const store = new FileConfigStore(profileDir);
       await store.updateProfile('__proto__', () => ({

@@ -2,10 +2,9 @@
  * The one lock for the config and the emulator's data file: who counts as its holder (a dead
  * pid, a reused pid, this very process), and that taking over a stale lock has one winner.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import {
   breakStaleLock,
   FileLock,
@@ -14,7 +13,7 @@ import {
   parseLock,
   processStartTime,
 } from '../../src/file-lock.js';
-import { liveProcess } from '../kit/binary.js';
+import { liveProcess, tempDir } from '../kit/binary.js';
 import { rejection } from '../kit/fakes.js';
 
 const linux = process.platform === 'linux';
@@ -22,11 +21,8 @@ let dir: string;
 let file: string;
 
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'ugs-lock-'));
+  dir = tempDir('lock');
   file = join(dir, 'data.json');
-});
-afterEach(() => {
-  rmSync(dir, { recursive: true, force: true });
 });
 
 describe('FileLock', () => {
