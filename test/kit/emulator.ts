@@ -4,7 +4,7 @@
  * process: signals, banner, --data locks), and a raw node:http client that talks to it without
  * ugs in between.
  */
-import { type ChildProcess, type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { type Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { connect, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
@@ -64,48 +64,22 @@ export async function serveUgs(
   options: { sandbox?: Sandbox; env?: EnvChanges } = {},
 ): Promise<ServeProcess> {
   const sandbox = options.sandbox ?? makeSandbox();
-  const child: ChildProcessWithoutNullStreams = spawn(
-    process.execPath,
-    [BIN, 'serve', '--port', '0', '--json', ...extra],
-    { cwd: sandbox.root, env: sandboxEnv(sandbox, options.env), stdio: ['pipe', 'pipe', 'pipe'] },
-  );
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8');
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk;
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--json', ...extra], {
+    cwd: sandbox.root,
+    env: sandboxEnv(sandbox, options.env),
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) => {
-    child.on('exit', (code, signal) => done({ code, signal }));
-  });
-  const line = await new Promise<string>((resolveLine, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`ugs serve printed no JSON line within 10 s\nstderr: ${stderr}`));
-    }, 10_000);
-    child.stdout.on('data', (chunk: string) => {
-      stdout += chunk;
-      const end = stdout.indexOf('\n');
-      if (end >= 0) {
-        clearTimeout(timer);
-        resolveLine(stdout.slice(0, end));
-      }
-    });
-    child.on('exit', (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`ugs serve exited early (${code ?? signal})\nstderr: ${stderr}`));
-    });
-  });
+  const { line, stderr, exited } = await firstLine(child, 'ugs serve');
   const info = JSON.parse(line) as { url: string; apiTokens: ApiToken[] };
   // `ugs serve` prints this line before it listens for SIGTERM/SIGINT: a signal sent at once
   // would kill it by default instead of stopping it cleanly.
   await new Promise((done) => setTimeout(done, 200));
-  let stopped: Promise<{ code: number | null; signal: NodeJS.Signals | null }> | undefined;
+  let stopped: ReturnType<ServeProcess['stop']> | undefined;
   return {
     url: info.url,
     apiTokens: info.apiTokens,
     tokenFor: (environment) => tokenOf(info, environment),
-    stderr: () => stderr,
+    stderr,
     stop(signal = 'SIGTERM') {
       stopped ??= (async () => {
         const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
@@ -117,6 +91,37 @@ export async function serveUgs(
       return stopped;
     },
   };
+}
+
+/** Waits (10 s at most) for a child's first line on stdout; the child is killed if none comes. */
+async function firstLine(child: ChildProcess, label: string) {
+  let stdout = '';
+  let stderr = '';
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) => {
+    child.on('exit', (code, signal) => done({ code, signal }));
+  });
+  const line = await new Promise<string>((resolveLine, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${label} printed no line within 10 s\nstderr: ${stderr}`));
+    }, 10_000);
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+      const end = stdout.indexOf('\n');
+      if (end >= 0) {
+        clearTimeout(timer);
+        resolveLine(stdout.slice(0, end));
+      }
+    });
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`${label} exited early (${code ?? signal})\nstderr: ${stderr}`));
+    });
+  });
+  return { line, stderr: () => stderr, exited };
 }
 
 // ---- a raw client ----
@@ -294,28 +299,9 @@ export async function startEmulatorChild(
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    let err = '';
-    const timer = setTimeout(() => reject(new Error(`child did not start: ${err}`)), 5000);
-    child.stderr?.on('data', (c: Buffer) => {
-      err += c.toString();
-    });
-    child.stdout?.on('data', (c: Buffer) => {
-      out += c.toString();
-      const line = out.split('\n')[0];
-      if (out.includes('\n') && line) {
-        clearTimeout(timer);
-        resolve((JSON.parse(line) as { url: string }).url);
-      }
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`child exited with ${code}: ${err}`));
-    });
-  });
-  return { child, url, exited };
+  const { line, exited } = await firstLine(child, 'the emulator child');
+  const url = (JSON.parse(line) as { url: string }).url;
+  return { child, url, exited: exited.then(() => undefined) };
 }
 
 async function bundleEmulator(): Promise<string> {
