@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   ANSI,
+  CSI,
   closedPort,
   describeRun,
   makeSandbox,
@@ -65,12 +66,12 @@ describe('colour (built binary)', () => {
       runUgs(['status'], { sandbox: sb, env: { FORCE_COLOR: '1', NO_COLOR: '' } }),
     ]);
     expect(forced.code, describeRun(forced)).toBe(0);
-    expect(forced.stdout).toMatch(ANSI);
+    expect(forced.stdout).toMatch(CSI);
     expect(forced.stdout).toContain('\u001b[32mCreated user group acme\u001b[39m');
     // Colour decorates but does not change the values.
     expect(forced.stdout).toContain((await service.group('acme')).token);
     expect(emptyNoColor.code, describeRun(emptyNoColor)).toBe(0);
-    expect(emptyNoColor.stdout).toMatch(ANSI);
+    expect(emptyNoColor.stdout).toMatch(CSI);
   });
 
   it('FORCE_COLOR=1 never colours machine output (--json, --field)', async () => {
@@ -102,7 +103,7 @@ describe('colour (built binary)', () => {
       runUgs([...get, '--no-color'], { sandbox: sb, env: { FORCE_COLOR: '1' } }),
     ]);
     expect(forced.code, describeRun(forced)).toBe(4);
-    expect(forced.stderr).toMatch(ANSI);
+    expect(forced.stderr).toMatch(CSI);
     expect(noColor.code, describeRun(noColor)).toBe(4);
     expectPlain(noColor, 'NO_COLOR=1');
     expect(noColor.stderr).toMatch(/^error: /m);

@@ -34,8 +34,10 @@ export const STACK_LINE = /^\s*at\s/m;
 
 const ESC = '\u001b';
 const BEL = '\u0007';
-/** Any ANSI escape sequence (CSI, OSC or a two-byte escape). */
+/** Any ANSI escape sequence (CSI, OSC or a two-byte escape): for "none at all". */
 export const ANSI = new RegExp(ESC);
+/** A CSI sequence (colour, bold, cursor): for "coloured". */
+export const CSI = new RegExp(`${ESC}\\[`);
 const ANSI_SEQUENCE = new RegExp(
   `${ESC}\\[[0-?]*[ -/]*[@-~]|${ESC}\\][^${BEL}${ESC}]*(?:${BEL}|${ESC}\\\\)|${ESC}[@-Z\\\\-_]`,
   'g',
