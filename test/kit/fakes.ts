@@ -1,8 +1,7 @@
 /**
  * Test doubles for the command `run` functions: captured streams, an in-memory config store, a
  * prompter that answers by question and fails on any question it was not told about, a service
- * client that records its calls, and canned service answers. The only kit file (with
- * http-client.ts and emulator.ts) that imports src internals.
+ * client that records its calls, and canned service answers.
  */
 import { PassThrough, Writable } from 'node:stream';
 import type { ConfigStore, Profile } from '../../src/config.js';
@@ -12,6 +11,8 @@ import { ApiError } from '../../src/errors.js';
 import type { IO } from '../../src/io.js';
 import type { Prompter, Validate } from '../../src/prompter.js';
 import type { GetUserRequest, ServiceClient, ServiceResult, Target } from '../../src/service.js';
+
+export type { Deps, Settings };
 
 export class Capture extends Writable {
   text = '';

@@ -15,12 +15,12 @@ import { runLogin } from '../../src/commands/login.js';
 import { runLogout } from '../../src/commands/logout.js';
 import { runStatus } from '../../src/commands/status.js';
 import { CONFIG_FILE_NAME, configDir, FileConfigStore } from '../../src/config.js';
-import { type Deps, resolveCredentials, resolveTarget } from '../../src/context.js';
+import { resolveCredentials, resolveTarget } from '../../src/context.js';
 import { AuthError, ConfigError, UsageError } from '../../src/errors.js';
 import { processStartTime } from '../../src/file-lock.js';
 import { main } from '../../src/main.js';
 import { liveProcess, tempDir } from '../kit/binary.js';
-import { makeDeps, makeIO, rejection } from '../kit/fakes.js';
+import { type Deps, makeDeps, makeIO, rejection } from '../kit/fakes.js';
 
 const posix = process.platform !== 'win32';
 const root = posix && process.getuid?.() === 0;
