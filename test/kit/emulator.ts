@@ -9,7 +9,6 @@ import { type Agent, request as httpRequest, type IncomingHttpHeaders } from 'no
 import { connect, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
 import { afterAll } from 'vitest';
 import {
   type EmulatorOptions,
@@ -317,6 +316,8 @@ try {
   process.exit(1);
 }
 `;
+  // Loaded only here: most tests that import the kit never bundle anything.
+  const { build } = await import('esbuild');
   const dir = tempDir('emulator-child');
   const outfile = join(dir, 'emulator-child.mjs');
   await build({
