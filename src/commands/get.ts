@@ -46,7 +46,7 @@ interface GetFlags {
   field?: string;
 }
 
-export function getCommand(makeDeps: DepsFactory): Command {
+export function getCommand(makeDeps: DepsFactory, run = runGet): Command {
   const command = newCommand('get', 'Get a user group, creating it if its id is new', [
     'ugs get --id acme --name "Acme Corp"',
     'ugs get --id acme --name "Acme Corp" --mapping sales=acme_db --property plan=pro',
@@ -66,7 +66,7 @@ export function getCommand(makeDeps: DepsFactory): Command {
     .option('--properties <json|@file|->', 'the properties as a JSON object');
   addOutputFlags(command).action(async (flags: GetFlags, cmd: Command) => {
     const deps = makeDeps(cmd);
-    await runGet(await parseGetFlags(flags, deps), deps);
+    await run(await parseGetFlags(flags, deps), deps);
   });
   return command;
 }

@@ -15,7 +15,7 @@ export interface LoginOptions {
  * The token is not checked against the service: its only operations create or rotate user
  * groups, so there is nothing harmless to call. The first `ugs get` shows whether it works.
  */
-export function loginCommand(makeDeps: DepsFactory): Command {
+export function loginCommand(makeDeps: DepsFactory, run = runLogin): Command {
   return newCommand('login', 'Save the base URL and API token for a profile', [
     'ugs login                                    # asks for the base URL and the token',
     'printenv UGS_TOKEN | ugs login --base-url https://analytics.example.com --with-token',
@@ -24,7 +24,7 @@ export function loginCommand(makeDeps: DepsFactory): Command {
   ])
     .option('--with-token', 'read the API token from stdin instead of prompting')
     .action(async (flags: { withToken?: boolean }, cmd: Command) => {
-      await runLogin({ withToken: flags.withToken === true }, makeDeps(cmd));
+      await run({ withToken: flags.withToken === true }, makeDeps(cmd));
     });
 }
 

@@ -5,12 +5,12 @@ import { quote } from '../parse.js';
 import { printLine } from '../render.js';
 import { type DepsFactory, newCommand } from './shared.js';
 
-export function logoutCommand(makeDeps: DepsFactory): Command {
+export function logoutCommand(makeDeps: DepsFactory, run = runLogout): Command {
   return newCommand('logout', "Remove a profile's saved API token (its base URL is kept)", [
     'ugs logout',
     'ugs logout --profile staging',
   ]).action(async (_flags: unknown, cmd: Command) => {
-    await runLogout(makeDeps(cmd));
+    await run(makeDeps(cmd));
   });
 }
 

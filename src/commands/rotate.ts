@@ -39,7 +39,7 @@ interface RotateFlags {
 export const PREVIOUS_TOKEN_WARNING =
   'The previous token may stop working at once: update every dashboard that embeds it.';
 
-export function rotateCommand(makeDeps: DepsFactory): Command {
+export function rotateCommand(makeDeps: DepsFactory, run = runRotate): Command {
   const command = newCommand('rotate', "Replace a user group's token with a new one", [
     'ugs rotate                                   # asks for the token, then for confirmation',
     'printenv USER_GROUP_TOKEN | ugs rotate --current-token-stdin --yes --field token',
@@ -52,7 +52,7 @@ export function rotateCommand(makeDeps: DepsFactory): Command {
     .option('--current-token-stdin', 'read the user group token to replace from stdin')
     .option('-y, --yes', 'rotate without asking for confirmation (required without a terminal)');
   addOutputFlags(command).action(async (flags: RotateFlags, cmd: Command) => {
-    await runRotate(parseRotateFlags(flags), makeDeps(cmd));
+    await run(parseRotateFlags(flags), makeDeps(cmd));
   });
   return command;
 }

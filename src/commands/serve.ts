@@ -38,7 +38,7 @@ interface ServeFlags {
 /** The emulator needs no settings beyond the preferences: an invalid UGS_API_PATH must not stop it. */
 export type ServeDepsFactory = (command: Command) => { deps: ServeDeps; preferences: Preferences };
 
-export function serveCommand(makeDeps: ServeDepsFactory): Command {
+export function serveCommand(makeDeps: ServeDepsFactory, run = runServe): Command {
   return newCommand('serve', 'Run a local emulator of the User Group Service', [
     'ugs serve                                    # http://127.0.0.1:4010, prints its API tokens',
     'ugs serve --port 0 --data ./ugs-state.json --api-token dev-token:Testing',
@@ -68,7 +68,7 @@ export function serveCommand(makeDeps: ServeDepsFactory): Command {
     )
     .action(async (flags: ServeFlags, cmd: Command) => {
       const { deps, preferences } = makeDeps(cmd);
-      await runServe(parseServeFlags(flags, preferences.debug), deps);
+      await run(parseServeFlags(flags, preferences.debug), deps);
     });
 }
 

@@ -25,14 +25,14 @@ export interface Status {
   configPath: string;
 }
 
-export function statusCommand(makeDeps: DepsFactory): Command {
+export function statusCommand(makeDeps: DepsFactory, run = runStatus): Command {
   return newCommand('status', 'Show the profile, base URL and where the API token comes from', [
     'ugs status',
     'ugs status --profile staging --json',
   ])
     .option('--json', 'print the status as JSON on stdout')
     .action(async (flags: { json?: boolean }, cmd: Command) => {
-      await runStatus({ json: flags.json === true }, makeDeps(cmd));
+      await run({ json: flags.json === true }, makeDeps(cmd));
     });
 }
 

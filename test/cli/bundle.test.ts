@@ -1,18 +1,16 @@
-// Issue 4: start-up speed comes from the shape of dist/, which these checks pin down (timings
+// Start-up speed comes from the shape of dist/, which these checks pin down (timings
 // themselves are measured by `npm run bench`, never in tests: machines are noisy).
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DIST_MAIN, ROOT } from './run.js';
+import { DIST_MAIN, ROOT, runUgs } from '../kit/index.js';
 
 describe('the bundled build', () => {
-  it('runs: `ugs --version` prints the package version', () => {
-    const result = spawnSync(process.execPath, [join(ROOT, 'bin', 'ugs.js'), '--version'], {
-      encoding: 'utf8',
-    });
+  it('runs: `ugs --version` prints the package version', async () => {
+    const result = await runUgs(['--version']);
     const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
-    expect(result.status).toBe(0);
+    expect(result.code).toBe(0);
     expect(result.stdout).toBe(`${version}\n`);
   });
 

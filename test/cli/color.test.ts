@@ -6,25 +6,25 @@
 import { describe, expect, it } from 'vitest';
 import {
   ANSI,
+  CSI,
+  closedPort,
   describeRun,
   makeSandbox,
   type RunResult,
-  runCli,
+  runUgs,
   type Sandbox,
-  setupCliSuite,
-  writeProfiles,
-} from './run.js';
-import { closedPort, type StubService, stubForTest } from './stub.js';
-
-setupCliSuite();
+  type Service,
+  serviceForTest,
+  writeConfig,
+} from '../kit/index.js';
 
 const API_TOKEN = 'apitoken-color-test-7890uvwx';
 
-async function setup(): Promise<{ sb: Sandbox; stub: StubService }> {
-  const stub = await stubForTest([API_TOKEN]);
+async function setup(): Promise<{ sb: Sandbox; service: Service }> {
+  const service = await serviceForTest([API_TOKEN]);
   const sb = makeSandbox();
-  writeProfiles(sb, { default: { baseUrl: stub.url, apiToken: API_TOKEN } });
-  return { sb, stub };
+  writeConfig(sb, { profiles: { default: { baseUrl: service.url, apiToken: API_TOKEN } } });
+  return { sb, service };
 }
 
 function expectPlain(result: RunResult, label: string): void {
@@ -46,7 +46,9 @@ describe('colour (built binary)', () => {
       ['status FORCE_COLOR=1 NO_COLOR=1', ['status'], { FORCE_COLOR: '1', NO_COLOR: '1' }],
       ['status --no-color FORCE_COLOR=1', ['status', '--no-color'], { FORCE_COLOR: '1' }],
     ];
-    const results = await Promise.all(cases.map(([, args, env]) => runCli(sb, args, { env })));
+    const results = await Promise.all(
+      cases.map(([, args, env]) => runUgs(args, { sandbox: sb, env })),
+    );
     results.forEach((result, i) => {
       const label = cases[i]?.[0] ?? '';
       expect(result.code, `${label}\n${describeRun(result)}`).toBe(0);
@@ -57,49 +59,51 @@ describe('colour (built binary)', () => {
   });
 
   it('FORCE_COLOR=1 without NO_COLOR colours the table output and the headline', async () => {
-    const { sb, stub } = await setup();
+    const { sb, service } = await setup();
     const [forced, emptyNoColor] = await Promise.all([
-      runCli(sb, ['get', '--id', 'acme', '--name', 'Acme'], { env: { FORCE_COLOR: '1' } }),
+      runUgs(['get', '--id', 'acme', '--name', 'Acme'], { sandbox: sb, env: { FORCE_COLOR: '1' } }),
       // An empty NO_COLOR is not set (no-color.org).
-      runCli(sb, ['status'], { env: { FORCE_COLOR: '1', NO_COLOR: '' } }),
+      runUgs(['status'], { sandbox: sb, env: { FORCE_COLOR: '1', NO_COLOR: '' } }),
     ]);
     expect(forced.code, describeRun(forced)).toBe(0);
-    expect(forced.stdout).toMatch(ANSI);
+    expect(forced.stdout).toMatch(CSI);
     expect(forced.stdout).toContain('\u001b[32mCreated user group acme\u001b[39m');
     // Colour decorates but does not change the values.
-    expect(forced.stdout).toContain(stub.groups.get('acme')?.token);
+    expect(forced.stdout).toContain((await service.group('acme')).token);
     expect(emptyNoColor.code, describeRun(emptyNoColor)).toBe(0);
-    expect(emptyNoColor.stdout).toMatch(ANSI);
+    expect(emptyNoColor.stdout).toMatch(CSI);
   });
 
   it('FORCE_COLOR=1 never colours machine output (--json, --field)', async () => {
-    const { sb, stub } = await setup();
+    const { sb, service } = await setup();
     const env = { FORCE_COLOR: '1' };
     const [json, field, statusJson] = await Promise.all([
-      runCli(sb, ['get', '--id', 'acme', '--name', 'Acme', '--json'], { env }),
-      runCli(sb, ['get', '--id', 'acme', '--name', 'Acme', '--field', 'token'], { env }),
-      runCli(sb, ['status', '--json'], { env }),
+      runUgs(['get', '--id', 'acme', '--name', 'Acme', '--json'], { sandbox: sb, env }),
+      runUgs(['get', '--id', 'acme', '--name', 'Acme', '--field', 'token'], { sandbox: sb, env }),
+      runUgs(['status', '--json'], { sandbox: sb, env }),
     ]);
     for (const result of [json, field, statusJson]) {
       expect(result.code, describeRun(result)).toBe(0);
       expect(result.stdout).not.toMatch(ANSI);
     }
-    expect(JSON.parse(json.stdout).user_group.token).toBe(stub.groups.get('acme')?.token);
-    expect(field.stdout).toBe(`${stub.groups.get('acme')?.token}\n`);
+    expect(JSON.parse(json.stdout).user_group.token).toBe((await service.group('acme')).token);
+    expect(field.stdout).toBe(`${(await service.group('acme')).token}\n`);
   });
 
   it('error messages: coloured with FORCE_COLOR=1, plain with NO_COLOR or --no-color', async () => {
     const sb = makeSandbox();
     const port = await closedPort();
-    writeProfiles(sb, { default: { baseUrl: `http://127.0.0.1:${port}`, apiToken: API_TOKEN } });
+    writeConfig(sb, {
+      profiles: { default: { baseUrl: `http://127.0.0.1:${port}`, apiToken: API_TOKEN } },
+    });
     const get = ['get', '--id', 'a', '--name', 'A'];
     const [forced, noColor, flag] = await Promise.all([
-      runCli(sb, get, { env: { FORCE_COLOR: '1' } }),
-      runCli(sb, get, { env: { FORCE_COLOR: '1', NO_COLOR: '1' } }),
-      runCli(sb, [...get, '--no-color'], { env: { FORCE_COLOR: '1' } }),
+      runUgs(get, { sandbox: sb, env: { FORCE_COLOR: '1' } }),
+      runUgs(get, { sandbox: sb, env: { FORCE_COLOR: '1', NO_COLOR: '1' } }),
+      runUgs([...get, '--no-color'], { sandbox: sb, env: { FORCE_COLOR: '1' } }),
     ]);
     expect(forced.code, describeRun(forced)).toBe(4);
-    expect(forced.stderr).toMatch(ANSI);
+    expect(forced.stderr).toMatch(CSI);
     expect(noColor.code, describeRun(noColor)).toBe(4);
     expectPlain(noColor, 'NO_COLOR=1');
     expect(noColor.stderr).toMatch(/^error: /m);

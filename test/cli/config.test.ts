@@ -5,14 +5,11 @@ import {
   describeRun,
   errorLines,
   makeSandbox,
-  runCli,
+  runUgs,
   type Sandbox,
   STACK_LINE,
-  setupCliSuite,
-} from './run.js';
-import { stubForTest } from './stub.js';
-
-setupCliSuite();
+  serviceForTest,
+} from '../kit/index.js';
 
 const API_TOKEN = 'apitoken-config-test-2468abcd';
 
@@ -35,21 +32,27 @@ describe('corrupt config file (built binary)', () => {
   it.each(CORRUPT)(
     '%s: every command exits 2, names the path, leaves the file byte-identical',
     async (_label, text) => {
-      const stub = await stubForTest([API_TOKEN]);
+      const service = await serviceForTest([API_TOKEN]);
       const sb = makeSandbox();
       const before = writeRaw(sb, text);
       const mtime = statSync(sb.configPath).mtimeMs;
 
       const commands: [string[], string | undefined][] = [
-        [['get', '--id', 'acme', '--name', 'Acme', '--base-url', stub.url], undefined],
-        [['login', '--base-url', stub.url, '--with-token'], API_TOKEN],
+        [['get', '--id', 'acme', '--name', 'Acme', '--base-url', service.url], undefined],
+        [['login', '--base-url', service.url, '--with-token'], API_TOKEN],
         [['status'], undefined],
         [['logout'], undefined],
-        [['rotate', '--current-token', 'ugt_12345678', '--yes', '--base-url', stub.url], undefined],
+        [
+          ['rotate', '--current-token', 'ugt_12345678', '--yes', '--base-url', service.url],
+          undefined,
+        ],
       ];
       // Sequential on purpose: each one must leave the file as it found it.
       for (const [args, stdin] of commands) {
-        const result = await runCli(sb, args, stdin === undefined ? {} : { stdin });
+        const result = await runUgs(args, {
+          sandbox: sb,
+          ...(stdin === undefined ? {} : { stdin }),
+        });
         const label = `ugs ${args.join(' ')}\n${describeRun(result)}`;
         expect(result.code, label).toBe(2);
         expect(errorLines(result.stderr), label).toHaveLength(1);
@@ -59,15 +62,16 @@ describe('corrupt config file (built binary)', () => {
         expect(readFileSync(sb.configPath).equals(before), `file changed by ${label}`).toBe(true);
       }
       expect(statSync(sb.configPath).mtimeMs).toBe(mtime);
-      expect(stub.requests).toHaveLength(0);
+      expect(service.requests).toHaveLength(0);
     },
   );
 
   it('UGS_API_TOKEN does not bypass a corrupt file silently', async () => {
-    const stub = await stubForTest([API_TOKEN]);
+    const service = await serviceForTest([API_TOKEN]);
     const sb = makeSandbox();
     const before = writeRaw(sb, '{oops');
-    const result = await runCli(sb, ['get', '--id', 'a', '--name', 'A', '--base-url', stub.url], {
+    const result = await runUgs(['get', '--id', 'a', '--name', 'A', '--base-url', service.url], {
+      sandbox: sb,
       env: { UGS_API_TOKEN: API_TOKEN },
     });
     expect(result.code, describeRun(result)).toBe(2);
@@ -76,10 +80,11 @@ describe('corrupt config file (built binary)', () => {
   });
 
   it('unknown top-level keys survive a login', async () => {
-    const stub = await stubForTest([API_TOKEN]);
+    const service = await serviceForTest([API_TOKEN]);
     const sb = makeSandbox();
     writeRaw(sb, '{"telemetry": false, "profiles": {"old": {"baseUrl": "https://old.example"}}}');
-    const result = await runCli(sb, ['login', '--base-url', stub.url, '--with-token'], {
+    const result = await runUgs(['login', '--base-url', service.url, '--with-token'], {
+      sandbox: sb,
       stdin: API_TOKEN,
     });
     expect(result.code, describeRun(result)).toBe(0);
@@ -87,7 +92,7 @@ describe('corrupt config file (built binary)', () => {
       telemetry: false,
       profiles: {
         old: { baseUrl: 'https://old.example' },
-        default: { baseUrl: stub.url, apiToken: API_TOKEN },
+        default: { baseUrl: service.url, apiToken: API_TOKEN },
       },
     });
   });

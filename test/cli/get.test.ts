@@ -4,39 +4,41 @@ import { describe, expect, it } from 'vitest';
 import {
   ANSI,
   describeRun,
+  json as jsonReply,
   makeSandbox,
   PACKAGE_VERSION,
-  runCli,
+  runUgs,
   type Sandbox,
-  setupCliSuite,
-  writeProfiles,
-} from './run.js';
-import { type StubService, stubForTest } from './stub.js';
-
-setupCliSuite();
+  type Service,
+  serviceForTest,
+  text as textReply,
+  writeConfig,
+} from '../kit/index.js';
 
 const API_TOKEN = 'apitoken-get-test-5678efgh';
 
-async function setup(prefix = ''): Promise<{ sb: Sandbox; stub: StubService }> {
-  const stub = await stubForTest([API_TOKEN], prefix);
+async function setup(prefix = ''): Promise<{ sb: Sandbox; service: Service }> {
+  const service = await serviceForTest([API_TOKEN], { prefix });
   const sb = makeSandbox();
-  writeProfiles(sb, { default: { baseUrl: stub.url, apiToken: API_TOKEN } });
-  return { sb, stub };
+  writeConfig(sb, { profiles: { default: { baseUrl: service.url, apiToken: API_TOKEN } } });
+  return { sb, service };
 }
 
 describe('ugs get (built binary)', () => {
   it('--json prints exactly the service body and sends the documented GET', async () => {
-    const { sb, stub } = await setup();
-    const result = await runCli(sb, ['get', '--id', 'acme', '--name', 'Acme Corp', '--json']);
+    const { sb, service } = await setup();
+    const result = await runUgs(['get', '--id', 'acme', '--name', 'Acme Corp', '--json'], {
+      sandbox: sb,
+    });
     expect(result.code, describeRun(result)).toBe(0);
     expect(result.stderr.trim()).toBe('');
 
-    const sent = stub.lastResponse?.body;
+    const sent = service.answers.at(-1)?.body;
     expect(JSON.parse(result.stdout)).toEqual(sent);
     expect(result.stdout).toBe(`${JSON.stringify(sent, null, 2)}\n`);
 
-    expect(stub.requests).toHaveLength(1);
-    const request = stub.requests[0];
+    expect(service.requests).toHaveLength(1);
+    const request = service.requests[0];
     expect(request?.method).toBe('GET');
     expect(request?.url).toBe('/api/user');
     expect(request?.json).toEqual({ name: 'Acme Corp', user_group_id: 'acme' });
@@ -49,54 +51,46 @@ describe('ugs get (built binary)', () => {
   });
 
   it('--field token prints only the token and a newline', async () => {
-    const { sb, stub } = await setup();
-    const result = await runCli(sb, ['get', '--id', 'acme', '--name', 'Acme', '--field', 'token']);
+    const { sb, service } = await setup();
+    const result = await runUgs(['get', '--id', 'acme', '--name', 'Acme', '--field', 'token'], {
+      sandbox: sb,
+    });
     expect(result.code, describeRun(result)).toBe(0);
-    const token = stub.groups.get('acme')?.token;
-    expect(token).toMatch(/^ugt_/);
+    const token = (await service.group('acme')).token;
+    expect(token).toMatch(/^[0-9a-f]{64}$/);
     expect(result.stdout).toBe(`${token}\n`);
     expect(result.stderr.trim()).toBe('');
 
-    const teamId = await runCli(sb, [
-      'get',
-      '--id',
-      'acme',
-      '--name',
-      'Acme',
-      '--field',
-      'team_id',
-    ]);
+    const teamId = await runUgs(['get', '--id', 'acme', '--name', 'Acme', '--field', 'team_id'], {
+      sandbox: sb,
+    });
     expect(teamId.code, describeRun(teamId)).toBe(0);
-    expect(teamId.stdout).toBe(`${stub.groups.get('acme')?.team_id}\n`);
+    expect(teamId.stdout).toBe(`${(await service.group('acme')).team_id}\n`);
 
-    const props = await runCli(sb, [
-      'get',
-      '--id',
-      'acme',
-      '--name',
-      'Acme',
-      '--field',
-      'properties',
-    ]);
+    const props = await runUgs(['get', '--id', 'acme', '--name', 'Acme', '--field', 'properties'], {
+      sandbox: sb,
+    });
     expect(props.code, describeRun(props)).toBe(0);
     expect(props.stdout).toBe('null\n');
   });
 
   it('a --field the answer does not have is exit 1', async () => {
     const { sb } = await setup();
-    const result = await runCli(sb, ['get', '--id', 'a', '--name', 'A', '--field', 'nope']);
+    const result = await runUgs(['get', '--id', 'a', '--name', 'A', '--field', 'nope'], {
+      sandbox: sb,
+    });
     expect(result.code, describeRun(result)).toBe(1);
     expect(result.stdout).toBe('');
     expect(result.stderr).toMatch(/^error: .*nope/m);
   });
 
   it('table output says Created, then Found, and lists every field', async () => {
-    const { sb, stub } = await setup();
-    const first = await runCli(sb, ['get', '--id', 'acme', '--name', 'Acme Corp']);
+    const { sb, service } = await setup();
+    const first = await runUgs(['get', '--id', 'acme', '--name', 'Acme Corp'], { sandbox: sb });
     expect(first.code, describeRun(first)).toBe(0);
     expect(first.stdout).toContain('Created user group acme');
     expect(first.stdout).not.toMatch(ANSI);
-    const group = stub.groups.get('acme');
+    const group = await service.group('acme');
     for (const text of ['provided_id', 'name', 'team_id', 'token', 'properties', 'Acme Corp']) {
       expect(first.stdout).toContain(text);
     }
@@ -110,18 +104,17 @@ describe('ugs get (built binary)', () => {
     expect(order.every((at) => at >= 0)).toBe(true);
     expect([...order].sort((a, b) => a - b)).toEqual(order);
 
-    const second = await runCli(sb, ['get', '--id', 'acme', '--name', 'Acme Corp']);
+    const second = await runUgs(['get', '--id', 'acme', '--name', 'Acme Corp'], { sandbox: sb });
     expect(second.code, describeRun(second)).toBe(0);
     expect(second.stdout).toContain('Found user group acme');
     expect(second.stdout).not.toContain('Created');
-    expect(stub.requests).toHaveLength(2);
+    expect(service.requests).toHaveLength(2);
   });
 
   it('shows unknown fields after the known ones', async () => {
-    const { sb, stub } = await setup();
-    stub.faultQueue.push({
-      kind: 'json',
-      body: {
+    const { sb, service } = await setup();
+    service.fail(
+      jsonReply(200, {
         success: 1,
         new_user_group: false,
         user_group: {
@@ -132,9 +125,9 @@ describe('ugs get (built binary)', () => {
           team_id: 7,
           properties: { plan: 'pro' },
         },
-      },
-    });
-    const result = await runCli(sb, ['get', '--id', 'acme', '--name', 'Acme']);
+      }),
+    );
+    const result = await runUgs(['get', '--id', 'acme', '--name', 'Acme'], { sandbox: sb });
     expect(result.code, describeRun(result)).toBe(0);
     expect(result.stdout).toContain('{"plan":"pro"}');
     expect(result.stdout.indexOf('zz_extra')).toBeGreaterThan(result.stdout.indexOf('properties'));
@@ -142,40 +135,42 @@ describe('ugs get (built binary)', () => {
   });
 
   it('builds mapping and properties from flags, JSON, files and stdin', async () => {
-    const { sb, stub } = await setup();
+    const { sb, service } = await setup();
     const file = join(sb.root, 'props.json');
     writeFileSync(file, '{"seats": 5, "tags": ["a"]}');
-    const fromFlags = await runCli(sb, [
-      'get',
-      '--id',
-      'acme',
-      '--name',
-      'Acme',
-      '--mapping',
-      'sales=acme_db',
-      '--mapping',
-      'hr=conn=x',
-      '--property',
-      'plan=pro',
-      '--properties',
-      `@${file}`,
-      '--json',
-    ]);
+    const fromFlags = await runUgs(
+      [
+        'get',
+        '--id',
+        'acme',
+        '--name',
+        'Acme',
+        '--mapping',
+        'sales=acme_db',
+        '--mapping',
+        'hr=conn=x',
+        '--property',
+        'plan=pro',
+        '--properties',
+        `@${file}`,
+        '--json',
+      ],
+      { sandbox: sb },
+    );
     expect(fromFlags.code, describeRun(fromFlags)).toBe(0);
-    expect(stub.requests[0]?.json).toEqual({
+    expect(service.requests[0]?.json).toEqual({
       name: 'Acme',
       user_group_id: 'acme',
       mapping: { sales: 'acme_db', hr: 'conn=x' },
       properties: { seats: 5, tags: ['a'], plan: 'pro' },
     });
 
-    const fromStdin = await runCli(
-      sb,
+    const fromStdin = await runUgs(
       ['get', '--id', 'b', '--name', 'B', '--mapping-json', '{"s":"d"}', '--properties', '-'],
-      { stdin: '{"region": "eu", "n": null}' },
+      { sandbox: sb, stdin: '{"region": "eu", "n": null}' },
     );
     expect(fromStdin.code, describeRun(fromStdin)).toBe(0);
-    expect(stub.requests[1]?.json).toEqual({
+    expect(service.requests[1]?.json).toEqual({
       name: 'B',
       user_group_id: 'b',
       mapping: { s: 'd' },
@@ -184,71 +179,63 @@ describe('ugs get (built binary)', () => {
   });
 
   it('rejects a non-string mapping and a duplicate key before any request (exit 2)', async () => {
-    const { sb, stub } = await setup();
+    const { sb, service } = await setup();
     const results = await Promise.all([
-      runCli(sb, ['get', '--id', 'a', '--name', 'A', '--mapping-json', '{"s": 1}']),
-      runCli(sb, ['get', '--id', 'a', '--name', 'A', '--mapping', 'nokey']),
-      runCli(sb, ['get', '--id', 'a', '--name', 'A', '--property', 'k=1', '--property', 'k=2']),
-      runCli(sb, ['get', '--id', 'a', '--name', 'A', '--properties', '{bad']),
-      runCli(sb, ['get', '--id', 'a', '--name', 'A', '--properties', '@/nonexistent/x.json']),
-      runCli(sb, ['get', '--id', 'a', '--name', 'A', '--json', '--field', 'token']),
-      runCli(sb, ['get', '--id', '', '--name', 'A']),
+      runUgs(['get', '--id', 'a', '--name', 'A', '--mapping-json', '{"s": 1}'], { sandbox: sb }),
+      runUgs(['get', '--id', 'a', '--name', 'A', '--mapping', 'nokey'], { sandbox: sb }),
+      runUgs(['get', '--id', 'a', '--name', 'A', '--property', 'k=1', '--property', 'k=2'], {
+        sandbox: sb,
+      }),
+      runUgs(['get', '--id', 'a', '--name', 'A', '--properties', '{bad'], { sandbox: sb }),
+      runUgs(['get', '--id', 'a', '--name', 'A', '--properties', '@/nonexistent/x.json'], {
+        sandbox: sb,
+      }),
+      runUgs(['get', '--id', 'a', '--name', 'A', '--json', '--field', 'token'], { sandbox: sb }),
+      runUgs(['get', '--id', '', '--name', 'A'], { sandbox: sb }),
     ]);
     for (const result of results) {
       expect(result.code, describeRun(result)).toBe(2);
       expect(result.stderr).toMatch(/^error: /m);
     }
-    expect(stub.requests).toHaveLength(0);
+    expect(service.requests).toHaveLength(0);
   });
 
   it('keeps a base URL path prefix (trailing slash handled)', async () => {
-    const { sb, stub } = await setup('/prefix');
-    const result = await runCli(sb, [
-      'get',
-      '--id',
-      'acme',
-      '--name',
-      'Acme',
-      '--base-url',
-      `${stub.url}/`,
-      '--json',
-    ]);
+    const { sb, service } = await setup('/prefix');
+    const result = await runUgs(
+      ['get', '--id', 'acme', '--name', 'Acme', '--base-url', `${service.url}/`, '--json'],
+      { sandbox: sb },
+    );
     expect(result.code, describeRun(result)).toBe(0);
-    expect(stub.requests[0]?.url).toBe('/prefix/api/user');
+    expect(service.requests[0]?.url).toBe('/prefix/api/user');
   });
 
   it('retries a 503 and succeeds', async () => {
-    const { sb, stub } = await setup();
-    stub.faultQueue.push({
-      kind: 'json',
-      status: 503,
-      body: { detail: 'busy' },
-      headers: { 'retry-after': '0' },
+    const { sb, service } = await setup();
+    service.fail(jsonReply(503, { detail: 'busy' }, { 'retry-after': '0' }));
+    const result = await runUgs(['get', '--id', 'acme', '--name', 'Acme', '--json'], {
+      sandbox: sb,
     });
-    const result = await runCli(sb, ['get', '--id', 'acme', '--name', 'Acme', '--json']);
     expect(result.code, describeRun(result)).toBe(0);
-    expect(stub.requests.map((r) => r.method)).toEqual(['GET', 'GET']);
-    expect(JSON.parse(result.stdout)).toEqual(stub.lastResponse?.body);
+    expect(service.requests.map((r) => r.method)).toEqual(['GET', 'GET']);
+    expect(JSON.parse(result.stdout)).toEqual(service.answers.at(-1)?.body);
   });
 
   it('reports a non-JSON error page by status and content type, without dumping it (exit 1)', async () => {
-    const { sb, stub } = await setup();
-    stub.fault = {
-      kind: 'raw',
-      status: 500,
-      contentType: 'text/html',
-      text: '<html><body>SECRET-INTERNAL-STACK</body></html>',
-    };
-    const result = await runCli(sb, ['get', '--id', 'acme', '--name', 'Acme']);
+    const { sb, service } = await setup();
+    service.failAlways(
+      textReply(500, '<html><body>SECRET-INTERNAL-STACK</body></html>', 'text/html'),
+    );
+    const result = await runUgs(['get', '--id', 'acme', '--name', 'Acme'], { sandbox: sb });
     expect(result.code, describeRun(result)).toBe(1);
     expect(result.stderr).toMatch(/^error: .*500.*text\/html/m);
     expect(result.stderr + result.stdout).not.toContain('SECRET-INTERNAL-STACK');
   });
 
   it('a 2xx answer that is not JSON is exit 1', async () => {
-    const { sb, stub } = await setup();
-    stub.fault = { kind: 'raw', status: 200, contentType: 'text/html', text: '<html></html>' };
-    const result = await runCli(sb, ['get', '--id', 'acme', '--name', 'Acme']);
+    const { sb, service } = await setup();
+    service.failAlways(textReply(200, '<html></html>', 'text/html'));
+    const result = await runUgs(['get', '--id', 'acme', '--name', 'Acme'], { sandbox: sb });
     expect(result.code, describeRun(result)).toBe(1);
     expect(result.stderr).toMatch(/^error: .*not JSON/m);
   });

@@ -6,24 +6,20 @@
  * The built binary runs with a `--require` probe that logs every `v8.setFlagsFromString` call
  * (with the file that made it) and every WebAssembly compilation, in order.
  */
-import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { collectOutput, sandboxEnv } from '../helpers/process.js';
 import {
   BIN,
+  call,
   describeRun,
   makeSandbox,
-  runCli,
+  runUgs,
   type Sandbox,
-  setupCliSuite,
-  writeProfiles,
-} from './run.js';
-import { stubForTest } from './stub.js';
-
-setupCliSuite();
+  serveUgs,
+  serviceForTest,
+  writeConfig,
+} from '../kit/index.js';
 
 // loadUndici() runs in this process: a call to setFlagsFromString from it is recorded here.
 const setFlagsFromString = vi.hoisted(() => vi.fn());
@@ -89,60 +85,39 @@ describe('--liftoff-only', () => {
       ['--api-path', '/api/user', 'get', '--id', 'acme', '--name', 'Acme Corp'],
     ],
   ])('is set by bin/ugs.js before undici compiles anything: %s', async (_label, args) => {
-    const stub = await stubForTest([API_TOKEN]);
+    const service = await serviceForTest([API_TOKEN]);
     const sb = makeSandbox();
-    const profile = { baseUrl: stub.url, apiToken: API_TOKEN };
-    writeProfiles(sb, { default: profile, work: profile });
+    const profile = { baseUrl: service.url, apiToken: API_TOKEN };
+    writeConfig(sb, { profiles: { default: profile, work: profile } });
     const p = probe(sb);
-    const result = await runCli(sb, args, { env: p.env });
+    const result = await runUgs(args, { sandbox: sb, env: p.env });
     expect(result.code, describeRun(result)).toBe(0);
-    expect(stub.requests).toHaveLength(1);
+    expect(service.requests).toHaveLength(1);
     expectLiftoffFromBinFirst(p.lines());
   });
 
   it('is set by bin/ugs.js before undici compiles anything: rotate', async () => {
-    const stub = await stubForTest([API_TOKEN]);
+    const service = await serviceForTest([API_TOKEN]);
     const sb = makeSandbox();
-    writeProfiles(sb, { default: { baseUrl: stub.url, apiToken: API_TOKEN } });
-    const oldToken = stub.seedGroup('acme', 'Acme Corp').token;
+    writeConfig(sb, { profiles: { default: { baseUrl: service.url, apiToken: API_TOKEN } } });
+    const oldToken = (await service.seed('acme', 'Acme Corp')).token;
     const p = probe(sb);
-    const result = await runCli(sb, ['rotate', '--current-token-stdin', '--yes'], {
+    const result = await runUgs(['rotate', '--current-token-stdin', '--yes'], {
+      sandbox: sb,
       env: p.env,
       stdin: `${oldToken}\n`,
     });
     expect(result.code, describeRun(result)).toBe(0);
-    expect(stub.requests).toHaveLength(1);
+    expect(service.requests).toHaveLength(1);
     expectLiftoffFromBinFirst(p.lines());
   });
 
   it('is not set for serve, which answers many requests', async () => {
     const sb = makeSandbox();
     const p = probe(sb);
-    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0'], {
-      env: sandboxEnv(sb, p.env),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const output = collectOutput(child, { label: 'ugs serve', timeoutMs: 15_000 });
-    let stdout = '';
-    const url = await new Promise<string>((resolve, reject) => {
-      child.stdout?.on('data', (chunk: Buffer) => {
-        stdout += chunk.toString();
-        const match = /listening on (http:\/\/\S+)/.exec(stdout);
-        if (match?.[1]) resolve(match[1]);
-      });
-      child.once('exit', () => reject(new Error(`ugs serve exited early:\n${stdout}`)));
-    });
-    const status = await new Promise<number>((resolve, reject) => {
-      request(`${url}/api/user`, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      })
-        .on('error', reject)
-        .end();
-    });
-    expect(status).toBe(401);
-    child.kill('SIGTERM');
-    await output;
+    const serve = await serveUgs([], { sandbox: sb, env: p.env });
+    expect((await call(serve.url)).status).toBe(401);
+    await serve.stop();
     expect(p.lines().filter((line) => line.startsWith('flags '))).toEqual([]);
   });
 

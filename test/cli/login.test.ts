@@ -4,26 +4,25 @@ import {
   describeRun,
   makeSandbox,
   readConfig,
-  runCli,
-  setupCliSuite,
-  writeProfiles,
-} from './run.js';
-import { type StubService, startStub } from './stub.js';
-
-setupCliSuite();
+  runUgs,
+  type Service,
+  startService,
+  writeConfig,
+} from '../kit/index.js';
 
 const API_TOKEN = 'apitoken-login-test-1234abcd';
 
-let stub: StubService;
+let service: Service;
 beforeAll(async () => {
-  stub = await startStub([API_TOKEN]);
+  service = await startService([API_TOKEN]);
 });
-afterAll(() => stub.close());
+afterAll(() => service.close());
 
 describe('ugs login --with-token (built binary)', () => {
   it('saves the profile in a 0600 file in a 0700 directory and never prints the token', async () => {
     const sb = makeSandbox();
-    const login = await runCli(sb, ['login', '--base-url', stub.url, '--with-token'], {
+    const login = await runUgs(['login', '--base-url', service.url, '--with-token'], {
+      sandbox: sb,
       stdin: `${API_TOKEN}\n`,
     });
     expect(login.code, describeRun(login)).toBe(0);
@@ -36,18 +35,18 @@ describe('ugs login --with-token (built binary)', () => {
     expect(statSync(sb.configPath).mode & 0o777).toBe(0o600);
     expect(statSync(sb.configDir).mode & 0o777).toBe(0o700);
     expect(readConfig(sb)).toEqual({
-      profiles: { default: { baseUrl: stub.url, apiToken: API_TOKEN } },
+      profiles: { default: { baseUrl: service.url, apiToken: API_TOKEN } },
     });
     // Written atomically and the lock released: nothing else is left in the directory.
     expect(readdirSync(sb.configDir)).toEqual(['config.json']);
 
     const [status, statusJson] = await Promise.all([
-      runCli(sb, ['status']),
-      runCli(sb, ['status', '--json']),
+      runUgs(['status'], { sandbox: sb }),
+      runUgs(['status', '--json'], { sandbox: sb }),
     ]);
     expect(status.code, describeRun(status)).toBe(0);
     expect(status.stdout).toContain(`****${API_TOKEN.slice(-4)}`);
-    expect(status.stdout).toContain(stub.url);
+    expect(status.stdout).toContain(service.url);
     expect(status.stdout).toContain('profile');
     expect(status.stdout).toContain(sb.configPath);
     expect(status.stdout + status.stderr).not.toContain(API_TOKEN);
@@ -55,7 +54,7 @@ describe('ugs login --with-token (built binary)', () => {
     expect(statusJson.code, describeRun(statusJson)).toBe(0);
     expect(JSON.parse(statusJson.stdout)).toEqual({
       profile: 'default',
-      baseUrl: stub.url,
+      baseUrl: service.url,
       baseUrlSource: 'profile',
       apiPath: '/api/user',
       apiPathSource: 'default',
@@ -68,26 +67,30 @@ describe('ugs login --with-token (built binary)', () => {
 
   it('trims the token and keeps other profiles when logging in again', async () => {
     const sb = makeSandbox();
-    writeProfiles(sb, { other: { baseUrl: 'https://other.example.com', apiToken: 'other-token' } });
-    const result = await runCli(sb, ['login', '--base-url', `${stub.url}/`, '--with-token'], {
+    writeConfig(sb, {
+      profiles: { other: { baseUrl: 'https://other.example.com', apiToken: 'other-token' } },
+    });
+    const result = await runUgs(['login', '--base-url', `${service.url}/`, '--with-token'], {
+      sandbox: sb,
       stdin: `  \t${API_TOKEN}  \r\n`,
     });
     expect(result.code, describeRun(result)).toBe(0);
     expect(readConfig(sb)).toEqual({
       profiles: {
         other: { baseUrl: 'https://other.example.com', apiToken: 'other-token' },
-        default: { baseUrl: stub.url, apiToken: API_TOKEN },
+        default: { baseUrl: service.url, apiToken: API_TOKEN },
       },
     });
     expect(statSync(sb.configPath).mode & 0o777).toBe(0o600);
   });
 
-  it('leaves an existing 0755 config directory alone (issue 8), still writes the file 0600', async () => {
+  it('leaves an existing 0755 config directory alone, still writes the file 0600', async () => {
     const sb = makeSandbox();
-    writeProfiles(sb, {});
+    writeConfig(sb, { profiles: {} });
     chmodSync(sb.configDir, 0o755);
     chmodSync(sb.configPath, 0o644);
-    const result = await runCli(sb, ['login', '--base-url', stub.url, '--with-token'], {
+    const result = await runUgs(['login', '--base-url', service.url, '--with-token'], {
+      sandbox: sb,
       stdin: API_TOKEN,
     });
     expect(result.code, describeRun(result)).toBe(0);
@@ -97,7 +100,8 @@ describe('ugs login --with-token (built binary)', () => {
 
   it('refuses empty stdin (exit 2) and writes nothing', async () => {
     const sb = makeSandbox();
-    const result = await runCli(sb, ['login', '--base-url', stub.url, '--with-token'], {
+    const result = await runUgs(['login', '--base-url', service.url, '--with-token'], {
+      sandbox: sb,
       stdin: ' \n',
     });
     expect(result.code, describeRun(result)).toBe(2);
@@ -107,7 +111,10 @@ describe('ugs login --with-token (built binary)', () => {
 
   it('without --with-token and without a terminal is a usage error, not a hang', async () => {
     const sb = makeSandbox();
-    const result = await runCli(sb, ['login', '--base-url', stub.url], { stdin: API_TOKEN });
+    const result = await runUgs(['login', '--base-url', service.url], {
+      sandbox: sb,
+      stdin: API_TOKEN,
+    });
     expect(result.code, describeRun(result)).toBe(2);
     expect(result.stderr).toMatch(/^error: /m);
     expect(result.stderr).not.toContain(API_TOKEN);
@@ -115,7 +122,8 @@ describe('ugs login --with-token (built binary)', () => {
 
   it('warns that UGS_API_TOKEN overrides the token just saved', async () => {
     const sb = makeSandbox();
-    const result = await runCli(sb, ['login', '--base-url', stub.url, '--with-token'], {
+    const result = await runUgs(['login', '--base-url', service.url, '--with-token'], {
+      sandbox: sb,
       stdin: API_TOKEN,
       env: { UGS_API_TOKEN: 'env-token-0000zzzz' },
     });
@@ -127,7 +135,8 @@ describe('ugs login --with-token (built binary)', () => {
 
   it('refuses a plain http base URL to another host (exit 2) and writes nothing', async () => {
     const sb = makeSandbox();
-    const result = await runCli(sb, ['login', '--base-url', 'http://example.com', '--with-token'], {
+    const result = await runUgs(['login', '--base-url', 'http://example.com', '--with-token'], {
+      sandbox: sb,
       stdin: API_TOKEN,
     });
     expect(result.code, describeRun(result)).toBe(2);
@@ -139,24 +148,26 @@ describe('ugs login --with-token (built binary)', () => {
 describe('ugs logout and status (built binary)', () => {
   it('logout removes the token but keeps the base URL; status then exits 3', async () => {
     const sb = makeSandbox();
-    writeProfiles(sb, {
-      default: { baseUrl: stub.url, apiToken: API_TOKEN },
-      other: { baseUrl: stub.url, apiToken: 'other-token-5678' },
+    writeConfig(sb, {
+      profiles: {
+        default: { baseUrl: service.url, apiToken: API_TOKEN },
+        other: { baseUrl: service.url, apiToken: 'other-token-5678' },
+      },
     });
-    const logout = await runCli(sb, ['logout']);
+    const logout = await runUgs(['logout'], { sandbox: sb });
     expect(logout.code, describeRun(logout)).toBe(0);
     expect(logout.stdout + logout.stderr).not.toContain(API_TOKEN);
     expect(readConfig(sb)).toEqual({
       profiles: {
-        default: { baseUrl: stub.url },
-        other: { baseUrl: stub.url, apiToken: 'other-token-5678' },
+        default: { baseUrl: service.url },
+        other: { baseUrl: service.url, apiToken: 'other-token-5678' },
       },
     });
     expect(statSync(sb.configPath).mode & 0o777).toBe(0o600);
 
     const [again, status] = await Promise.all([
-      runCli(sb, ['logout']),
-      runCli(sb, ['status', '--json']),
+      runUgs(['logout'], { sandbox: sb }),
+      runUgs(['status', '--json'], { sandbox: sb }),
     ]);
     expect(again.code, describeRun(again)).toBe(0);
     expect(status.code, describeRun(status)).toBe(3);
@@ -167,10 +178,10 @@ describe('ugs logout and status (built binary)', () => {
 
   it('status masks short tokens whole and reports the env token source', async () => {
     const sb = makeSandbox();
-    writeProfiles(sb, { default: { baseUrl: stub.url, apiToken: 'abc1234' } });
+    writeConfig(sb, { profiles: { default: { baseUrl: service.url, apiToken: 'abc1234' } } });
     const [short, env] = await Promise.all([
-      runCli(sb, ['status', '--json']),
-      runCli(sb, ['status', '--json'], { env: { UGS_API_TOKEN: 'env-token-9876wxyz' } }),
+      runUgs(['status', '--json'], { sandbox: sb }),
+      runUgs(['status', '--json'], { sandbox: sb, env: { UGS_API_TOKEN: 'env-token-9876wxyz' } }),
     ]);
     expect(short.code, describeRun(short)).toBe(0);
     expect(short.stdout).not.toContain('1234');

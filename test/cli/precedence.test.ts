@@ -4,13 +4,10 @@ import {
   describeRun,
   makeSandbox,
   readConfig,
-  runCli,
-  setupCliSuite,
-  writeProfiles,
-} from './run.js';
-import { stubForTest } from './stub.js';
-
-setupCliSuite();
+  runUgs,
+  serviceForTest,
+  writeConfig,
+} from '../kit/index.js';
 
 const PROFILE_TOKEN = 'profile-token-aaaa1111';
 const ENV_TOKEN = 'env-token-bbbb2222';
@@ -18,21 +15,25 @@ const OTHER_TOKEN = 'other-token-cccc3333';
 
 describe('precedence (built binary)', () => {
   it('UGS_API_TOKEN overrides the profile token', async () => {
-    const stub = await stubForTest([PROFILE_TOKEN, ENV_TOKEN]);
+    const service = await serviceForTest([PROFILE_TOKEN, ENV_TOKEN]);
     const sb = makeSandbox();
-    writeProfiles(sb, { default: { baseUrl: stub.url, apiToken: PROFILE_TOKEN } });
+    writeConfig(sb, { profiles: { default: { baseUrl: service.url, apiToken: PROFILE_TOKEN } } });
     const [withEnv, emptyEnv, status] = await Promise.all([
-      runCli(sb, ['get', '--id', 'a', '--name', 'A', '--json'], {
+      runUgs(['get', '--id', 'a', '--name', 'A', '--json'], {
+        sandbox: sb,
         env: { UGS_API_TOKEN: ENV_TOKEN },
       }),
       // An empty variable is as good as unset.
-      runCli(sb, ['get', '--id', 'b', '--name', 'B', '--json'], { env: { UGS_API_TOKEN: '' } }),
-      runCli(sb, ['status', '--json'], { env: { UGS_API_TOKEN: ENV_TOKEN } }),
+      runUgs(['get', '--id', 'b', '--name', 'B', '--json'], {
+        sandbox: sb,
+        env: { UGS_API_TOKEN: '' },
+      }),
+      runUgs(['status', '--json'], { sandbox: sb, env: { UGS_API_TOKEN: ENV_TOKEN } }),
     ]);
     expect(withEnv.code, describeRun(withEnv)).toBe(0);
     expect(emptyEnv.code, describeRun(emptyEnv)).toBe(0);
     const byGroup = Object.fromEntries(
-      stub.requests.map((r) => [
+      service.requests.map((r) => [
         (r.json as { user_group_id: string }).user_group_id,
         r.headers.authorization,
       ]),
@@ -46,26 +47,28 @@ describe('precedence (built binary)', () => {
 
   it('--base-url beats UGS_BASE_URL, which beats the profile', async () => {
     const [profileStub, envStub, flagStub] = await Promise.all([
-      stubForTest([PROFILE_TOKEN]),
-      stubForTest([PROFILE_TOKEN]),
-      stubForTest([PROFILE_TOKEN]),
+      serviceForTest([PROFILE_TOKEN]),
+      serviceForTest([PROFILE_TOKEN]),
+      serviceForTest([PROFILE_TOKEN]),
     ]);
     const sb = makeSandbox();
-    writeProfiles(sb, { default: { baseUrl: profileStub.url, apiToken: PROFILE_TOKEN } });
+    writeConfig(sb, {
+      profiles: { default: { baseUrl: profileStub.url, apiToken: PROFILE_TOKEN } },
+    });
     const env = { UGS_BASE_URL: envStub.url };
     const [fromProfile, fromEnv, fromFlag, statusEnv, statusFlag] = await Promise.all([
-      runCli(sb, ['get', '--id', 'p', '--name', 'P']),
-      runCli(sb, ['get', '--id', 'e', '--name', 'E'], { env }),
-      runCli(sb, ['get', '--id', 'f', '--name', 'F', '--base-url', flagStub.url], { env }),
-      runCli(sb, ['status', '--json'], { env }),
-      runCli(sb, ['status', '--json', '--base-url', flagStub.url], { env }),
+      runUgs(['get', '--id', 'p', '--name', 'P'], { sandbox: sb }),
+      runUgs(['get', '--id', 'e', '--name', 'E'], { sandbox: sb, env }),
+      runUgs(['get', '--id', 'f', '--name', 'F', '--base-url', flagStub.url], { sandbox: sb, env }),
+      runUgs(['status', '--json'], { sandbox: sb, env }),
+      runUgs(['status', '--json', '--base-url', flagStub.url], { sandbox: sb, env }),
     ]);
     for (const result of [fromProfile, fromEnv, fromFlag]) {
       expect(result.code, describeRun(result)).toBe(0);
     }
-    expect([...profileStub.groups.keys()]).toEqual(['p']);
-    expect([...envStub.groups.keys()]).toEqual(['e']);
-    expect([...flagStub.groups.keys()]).toEqual(['f']);
+    expect(profileStub.createdIds()).toEqual(['p']);
+    expect(envStub.createdIds()).toEqual(['e']);
+    expect(flagStub.createdIds()).toEqual(['f']);
     expect(JSON.parse(statusEnv.stdout)).toMatchObject({
       baseUrl: envStub.url,
       baseUrlSource: 'env',
@@ -82,20 +85,18 @@ describe('precedence (built binary)', () => {
 
   it('--profile other is isolated from default, and UGS_PROFILE selects a profile', async () => {
     const [defaultStub, otherStub] = await Promise.all([
-      stubForTest([PROFILE_TOKEN]),
-      stubForTest([OTHER_TOKEN]),
+      serviceForTest([PROFILE_TOKEN]),
+      serviceForTest([OTHER_TOKEN]),
     ]);
     const sb = makeSandbox();
-    const loginDefault = await runCli(
-      sb,
-      ['login', '--base-url', defaultStub.url, '--with-token'],
-      { stdin: PROFILE_TOKEN },
-    );
+    const loginDefault = await runUgs(['login', '--base-url', defaultStub.url, '--with-token'], {
+      sandbox: sb,
+      stdin: PROFILE_TOKEN,
+    });
     expect(loginDefault.code, describeRun(loginDefault)).toBe(0);
-    const loginOther = await runCli(
-      sb,
+    const loginOther = await runUgs(
       ['login', '--profile', 'other', '--base-url', otherStub.url, '--with-token'],
-      { stdin: OTHER_TOKEN },
+      { sandbox: sb, stdin: OTHER_TOKEN },
     );
     expect(loginOther.code, describeRun(loginOther)).toBe(0);
     expect(loginOther.stderr).toContain('"other"');
@@ -107,20 +108,21 @@ describe('precedence (built binary)', () => {
     });
 
     const [viaDefault, viaFlag, viaShortFlag, viaEnv, flagBeatsEnv, missing] = await Promise.all([
-      runCli(sb, ['get', '--id', 'd', '--name', 'D']),
-      runCli(sb, ['--profile', 'other', 'get', '--id', 'o1', '--name', 'O']),
-      runCli(sb, ['-p', 'other', 'get', '--id', 'o2', '--name', 'O']),
-      runCli(sb, ['get', '--id', 'o3', '--name', 'O'], { env: { UGS_PROFILE: 'other' } }),
-      runCli(sb, ['get', '--id', 'd2', '--name', 'D', '--profile', 'default'], {
+      runUgs(['get', '--id', 'd', '--name', 'D'], { sandbox: sb }),
+      runUgs(['--profile', 'other', 'get', '--id', 'o1', '--name', 'O'], { sandbox: sb }),
+      runUgs(['-p', 'other', 'get', '--id', 'o2', '--name', 'O'], { sandbox: sb }),
+      runUgs(['get', '--id', 'o3', '--name', 'O'], { sandbox: sb, env: { UGS_PROFILE: 'other' } }),
+      runUgs(['get', '--id', 'd2', '--name', 'D', '--profile', 'default'], {
+        sandbox: sb,
         env: { UGS_PROFILE: 'other' },
       }),
-      runCli(sb, ['get', '--id', 'x', '--name', 'X', '--profile', 'nobody']),
+      runUgs(['get', '--id', 'x', '--name', 'X', '--profile', 'nobody'], { sandbox: sb }),
     ]);
     for (const result of [viaDefault, viaFlag, viaShortFlag, viaEnv, flagBeatsEnv]) {
       expect(result.code, describeRun(result)).toBe(0);
     }
-    expect([...defaultStub.groups.keys()].sort()).toEqual(['d', 'd2']);
-    expect([...otherStub.groups.keys()].sort()).toEqual(['o1', 'o2', 'o3']);
+    expect(defaultStub.createdIds().sort()).toEqual(['d', 'd2']);
+    expect(otherStub.createdIds().sort()).toEqual(['o1', 'o2', 'o3']);
     for (const r of defaultStub.requests) {
       expect(r.headers.authorization).toBe(`Token ${PROFILE_TOKEN}`);
     }
@@ -131,7 +133,7 @@ describe('precedence (built binary)', () => {
     expect(missing.stderr).toMatch(/^hint: .*ugs login --profile nobody/m);
 
     // Logging out of one profile leaves the other alone.
-    const logout = await runCli(sb, ['logout'], { env: { UGS_PROFILE: 'other' } });
+    const logout = await runUgs(['logout'], { sandbox: sb, env: { UGS_PROFILE: 'other' } });
     expect(logout.code, describeRun(logout)).toBe(0);
     expect(readConfig(sb)).toEqual({
       profiles: {
@@ -142,54 +144,63 @@ describe('precedence (built binary)', () => {
   });
 
   it('global options work after the subcommand', async () => {
-    const stub = await stubForTest([OTHER_TOKEN]);
+    const service = await serviceForTest([OTHER_TOKEN]);
     const sb = makeSandbox();
-    writeProfiles(sb, { other: { baseUrl: 'https://unused.example.com', apiToken: OTHER_TOKEN } });
+    writeConfig(sb, {
+      profiles: { other: { baseUrl: 'https://unused.example.com', apiToken: OTHER_TOKEN } },
+    });
     const [debugAfter, allAfter, statusAfter] = await Promise.all([
-      runCli(sb, [
-        'get',
-        '--id',
-        'x',
-        '--name',
-        'y',
-        '--profile',
-        'other',
-        '--base-url',
-        stub.url,
-        '--debug',
-      ]),
-      runCli(sb, [
-        'get',
-        '--id',
-        'z',
-        '--name',
-        'Z',
-        '-p',
-        'other',
-        '--base-url',
-        stub.url,
-        '--timeout',
-        '5',
-        '--no-input',
-        '--no-color',
-        '--json',
-      ]),
-      runCli(sb, ['status', '--json', '--profile', 'other']),
+      runUgs(
+        [
+          'get',
+          '--id',
+          'x',
+          '--name',
+          'y',
+          '--profile',
+          'other',
+          '--base-url',
+          service.url,
+          '--debug',
+        ],
+        { sandbox: sb },
+      ),
+      runUgs(
+        [
+          'get',
+          '--id',
+          'z',
+          '--name',
+          'Z',
+          '-p',
+          'other',
+          '--base-url',
+          service.url,
+          '--timeout',
+          '5',
+          '--no-input',
+          '--no-color',
+          '--json',
+        ],
+        { sandbox: sb },
+      ),
+      runUgs(['status', '--json', '--profile', 'other'], { sandbox: sb }),
     ]);
     expect(debugAfter.code, describeRun(debugAfter)).toBe(0);
-    expect(debugAfter.stderr).toContain(`[debug] > GET ${stub.url}/api/user`);
+    expect(debugAfter.stderr).toContain(`[debug] > GET ${service.url}/api/user`);
     expect(allAfter.code, describeRun(allAfter)).toBe(0);
     expect(JSON.parse(allAfter.stdout).user_group.provided_id).toBe('z');
     expect(statusAfter.code, describeRun(statusAfter)).toBe(0);
     expect(JSON.parse(statusAfter.stdout)).toMatchObject({ profile: 'other', token: '****3333' });
-    expect(stub.requests).toHaveLength(2);
+    expect(service.requests).toHaveLength(2);
   });
 
   it.runIf(process.platform === 'linux')(
     'the OS config dir under HOME is used when UGS_CONFIG_DIR is not set',
     async () => {
       const sb = makeSandbox();
-      const result = await runCli(sb, ['status', '--json'], {
+      const result = await runUgs(['status', '--json'], {
+        sandbox: sb,
         env: { UGS_CONFIG_DIR: undefined, XDG_CONFIG_HOME: undefined },
       });
       expect(result.code, describeRun(result)).toBe(3);

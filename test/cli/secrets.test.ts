@@ -1,37 +1,43 @@
 /** The API token and user group tokens never reach the terminal by accident, --debug included. */
 import { describe, expect, it } from 'vitest';
-import { describeRun, makeSandbox, type RunResult, runCli, setupCliSuite } from './run.js';
-import { stubForTest } from './stub.js';
-
-setupCliSuite();
+import {
+  describeRun,
+  destroy,
+  json as jsonReply,
+  makeSandbox,
+  type RunResult,
+  runUgs,
+  serviceForTest,
+  text as textReply,
+} from '../kit/index.js';
 
 const API_TOKEN = 'APITOKEN-SECRET-7f3a9c';
 
 describe('secrets (built binary, --debug)', () => {
   it('login, get, rotate and status never print the API token, even with --debug', async () => {
-    const stub = await stubForTest([API_TOKEN]);
+    const service = await serviceForTest([API_TOKEN]);
     const sb = makeSandbox();
     const runs: [string, RunResult][] = [];
     const run = async (args: string[], stdin?: string): Promise<RunResult> => {
-      const result = await runCli(sb, args, stdin === undefined ? {} : { stdin });
+      const result = await runUgs(args, { sandbox: sb, ...(stdin === undefined ? {} : { stdin }) });
       runs.push([args.join(' '), result]);
       return result;
     };
 
     const login = await run(
-      ['login', '--base-url', stub.url, '--with-token', '--debug'],
+      ['login', '--base-url', service.url, '--with-token', '--debug'],
       API_TOKEN,
     );
     expect(login.code, describeRun(login)).toBe(0);
 
     const get = await run(['get', '--id', 'acme', '--name', 'Acme Corp', '--debug']);
     expect(get.code, describeRun(get)).toBe(0);
-    const groupToken = stub.groups.get('acme')?.token ?? '';
+    const groupToken = (await service.group('acme')).token ?? '';
     expect(groupToken).not.toBe('');
 
     // The request trace: method, URL, redacted Authorization header.
     expect(get.stderr).toMatch(/^\[debug\] /m);
-    expect(get.stderr).toContain(`[debug] > GET ${stub.url}/api/user`);
+    expect(get.stderr).toContain(`[debug] > GET ${service.url}/api/user`);
     expect(get.stderr).toMatch(/^\[debug\] > authorization: Token \[REDACTED\]$/m);
     expect(get.stderr).toMatch(/^\[debug\] < HTTP 200/m);
     // The request body is traced; the response's token field is redacted.
@@ -44,16 +50,16 @@ describe('secrets (built binary, --debug)', () => {
     const getJson = await run(['get', '--id', 'acme', '--name', 'Acme Corp', '--json', '--debug']);
     expect(getJson.code, describeRun(getJson)).toBe(0);
     // stdout is only the JSON body, the trace stays on stderr.
-    expect(JSON.parse(getJson.stdout)).toEqual(stub.lastResponse?.body);
+    expect(JSON.parse(getJson.stdout)).toEqual(service.answers.at(-1)?.body);
 
     const rotate = await run(
       ['rotate', '--current-token-stdin', '--yes', '--json', '--debug'],
       groupToken,
     );
     expect(rotate.code, describeRun(rotate)).toBe(0);
-    const newToken = stub.groups.get('acme')?.token ?? '';
+    const newToken = (await service.group('acme')).token ?? '';
     expect(newToken).not.toBe(groupToken);
-    expect(rotate.stderr).toContain(`[debug] > POST ${stub.url}/api/user`);
+    expect(rotate.stderr).toContain(`[debug] > POST ${service.url}/api/user`);
     expect(rotate.stderr).toContain('[REDACTED]');
     // Neither the token being replaced nor the new one appears in the trace.
     expect(rotate.stderr).not.toContain(groupToken);
@@ -66,10 +72,10 @@ describe('secrets (built binary, --debug)', () => {
     expect(statusJson.code, describeRun(statusJson)).toBe(0);
 
     // Failures with --debug (stack traces included) do not leak it either.
-    stub.fault = { kind: 'json', status: 401, body: { detail: 'Invalid token.' } };
+    service.failAlways(jsonReply(401, { detail: 'Invalid token.' }));
     const denied = await run(['get', '--id', 'acme', '--name', 'Acme Corp', '--debug']);
     expect(denied.code, describeRun(denied)).toBe(3);
-    stub.fault = { kind: 'destroy' };
+    service.failAlways(destroy());
     const unknown = await run(['rotate', '--current-token', newToken, '--yes', '--debug']);
     expect(unknown.code, describeRun(unknown)).toBe(5);
     expect(unknown.stderr).not.toContain(newToken);
@@ -83,42 +89,38 @@ describe('secrets (built binary, --debug)', () => {
       );
     }
     // Every request carried it, so the redaction was really exercised.
-    for (const request of stub.requests) {
+    for (const request of service.requests) {
       expect(request.headers.authorization).toBe(`Token ${API_TOKEN}`);
     }
   });
 
   it('an API token from UGS_API_TOKEN is redacted from --debug output too', async () => {
-    const stub = await stubForTest([API_TOKEN]);
+    const service = await serviceForTest([API_TOKEN]);
     const sb = makeSandbox();
     // The service echoes the token in its error text: the trace must hide it.
-    stub.fault = {
-      kind: 'json',
-      status: 400,
-      body: { success: 0, error: `token ${API_TOKEN} is not allowed to create groups` },
-    };
-    const result = await runCli(
-      sb,
-      ['get', '--id', 'acme', '--name', 'Acme', '--base-url', stub.url, '--debug'],
-      { env: { UGS_API_TOKEN: API_TOKEN } },
+    service.failAlways(
+      jsonReply(400, { success: 0, error: `token ${API_TOKEN} is not allowed to create groups` }),
+    );
+    const result = await runUgs(
+      ['get', '--id', 'acme', '--name', 'Acme', '--base-url', service.url, '--debug'],
+      { sandbox: sb, env: { UGS_API_TOKEN: API_TOKEN } },
     );
     expect(result.code, describeRun(result)).toBe(1);
     const trace = result.stderr.split('\n').filter((line) => line.startsWith('[debug]'));
     expect(trace.join('\n')).toContain('authorization: Token [REDACTED]');
     expect(trace.join('\n')).toContain('"error":"token [REDACTED] is not allowed');
     expect(trace.join('\n')).not.toContain(API_TOKEN);
-    expect(stub.requests[0]?.headers.authorization).toBe(`Token ${API_TOKEN}`);
+    expect(service.requests[0]?.headers.authorization).toBe(`Token ${API_TOKEN}`);
   });
 
   it('a --current-token value is redacted from --debug output', async () => {
-    const stub = await stubForTest([API_TOKEN]);
+    const service = await serviceForTest([API_TOKEN]);
     const sb = makeSandbox();
-    stub.fault = { kind: 'raw', status: 500, contentType: 'text/plain', text: 'oops' };
+    service.failAlways(textReply(500, 'oops', 'text/plain'));
     const current = 'ugt_current_0123456789';
-    const result = await runCli(
-      sb,
-      ['rotate', '--current-token', current, '--yes', '--base-url', stub.url, '--debug'],
-      { env: { UGS_API_TOKEN: API_TOKEN } },
+    const result = await runUgs(
+      ['rotate', '--current-token', current, '--yes', '--base-url', service.url, '--debug'],
+      { sandbox: sb, env: { UGS_API_TOKEN: API_TOKEN } },
     );
     expect(result.code, describeRun(result)).toBe(5); // rotate + 5xx: outcome unknown;
     expect(result.stderr).toContain('[debug] > POST');

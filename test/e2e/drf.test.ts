@@ -7,138 +7,79 @@
  * Needs Debian's python3-django and python3-djangorestframework (`.ci/run` installs them); where
  * they are missing the suite is skipped with the reason, never silently passed.
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  assertBuilt,
-  closedPort,
+  describeRun,
   errorLines,
+  hasRealDrf,
   makeSandbox,
-  ROOT,
-  removeSandboxes,
+  type RealDrf,
+  runUgs,
   type Sandbox,
   STACK_LINE,
-  show,
+  startRealDrf,
   stripAnsi,
-  ugs,
-} from './harness.js';
+} from '../kit/index.js';
 
-const PYTHON = process.env.UGS_TEST_PYTHON ?? '/usr/bin/python3';
-const SERVICE = join(ROOT, 'test', 'e2e', 'drf', 'drf_service.py');
 const API_TOKEN = 'drf0123456789abcdef0123456789abcdef012345';
 
-const hasDrf =
-  spawnSync(PYTHON, ['-c', 'import django, rest_framework'], { stdio: 'ignore' }).status === 0;
-if (!hasDrf) {
-  console.warn(
-    `skipping the DRF end-to-end suite: ${PYTHON} cannot import django and rest_framework (apt-get install python3-django python3-djangorestframework)`,
-  );
-}
-
-interface DrfService {
-  url: string;
-  stop(): Promise<void>;
-}
-
-async function startDrf(extra: readonly string[]): Promise<DrfService> {
-  const port = await closedPort();
-  const child: ChildProcess = spawn(
-    PYTHON,
-    [SERVICE, '--port', String(port), '--token', API_TOKEN, ...extra],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let log = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    log += chunk.toString();
-  });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    log += chunk.toString();
-  });
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`the DRF service exited early:\n${log}`);
-    try {
-      await fetch(`${url}/`);
-      break;
-    } catch {
-      if (Date.now() > deadline) {
-        child.kill('SIGKILL');
-        throw new Error(`the DRF service did not listen within 20 s:\n${log}`);
-      }
-      await new Promise((done) => setTimeout(done, 100));
-    }
-  }
-  return {
-    url,
-    async stop() {
-      if (child.exitCode !== null) return;
-      const exited = new Promise((done) => child.on('exit', done));
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
-}
-
-describe.skipIf(!hasDrf).each([
+describe.skipIf(!hasRealDrf).each([
   { routing: 'api/user/ behind APPEND_SLASH', flags: [] as string[], redirects: true },
   { routing: 'api/user (no trailing slash)', flags: ['--no-slash'], redirects: false },
 ])('ugs against a real DRF service: $routing', ({ flags, redirects }) => {
-  let service: DrfService;
+  let service: RealDrf;
   let sandbox: Sandbox;
 
   beforeAll(async () => {
-    assertBuilt();
-    service = await startDrf(flags);
+    service = await startRealDrf(API_TOKEN, flags);
     sandbox = makeSandbox();
-    const login = await ugs(sandbox, ['login', '--base-url', service.url, '--with-token'], {
+    const login = await runUgs(['login', '--base-url', service.url, '--with-token'], {
+      sandbox,
       stdin: `${API_TOKEN}\n`,
     });
-    expect(login.code, show(login)).toBe(0);
+    expect(login.code, describeRun(login)).toBe(0);
   }, 30_000);
 
-  afterAll(async () => {
-    await service?.stop();
-    removeSandboxes();
-  });
+  afterAll(() => service?.stop());
 
   it('gets or creates a group, then finds it; a slash redirect is followed once with a note', async () => {
-    const created = await ugs(sandbox, ['get', '--id', 'acme', '--name', 'Acme', '--json']);
-    expect(created.code, show(created)).toBe(0);
+    const created = await runUgs(['get', '--id', 'acme', '--name', 'Acme', '--json'], { sandbox });
+    expect(created.code, describeRun(created)).toBe(0);
     const body = JSON.parse(created.stdout) as { new_user_group: boolean };
     expect(body.new_user_group).toBe(true);
     const notes = stripAnsi(created.stderr)
       .split('\n')
       .filter((line) => line.startsWith('note:'));
     if (redirects) {
-      expect(notes, show(created)).toHaveLength(1);
+      expect(notes, describeRun(created)).toHaveLength(1);
       expect(notes[0]).toContain('--api-path /api/user/');
     } else {
-      expect(notes, show(created)).toEqual([]);
+      expect(notes, describeRun(created)).toEqual([]);
     }
 
-    const found = await ugs(sandbox, ['get', '--id', 'acme', '--name', 'Acme', '--field', 'token']);
-    expect(found.code, show(found)).toBe(0);
+    const found = await runUgs(['get', '--id', 'acme', '--name', 'Acme', '--field', 'token'], {
+      sandbox,
+    });
+    expect(found.code, describeRun(found)).toBe(0);
     expect(found.stdout).toMatch(/^[0-9a-f]{64}\n$/);
   });
 
   it('rotates through the same routing, and the old token is then refused with the token hint', async () => {
     const token = (
-      await ugs(sandbox, ['get', '--id', 'rot', '--name', 'Rot', '--field', 'token'])
+      await runUgs(['get', '--id', 'rot', '--name', 'Rot', '--field', 'token'], { sandbox })
     ).stdout.trim();
-    const rotated = await ugs(
-      sandbox,
+    const rotated = await runUgs(
       ['rotate', '--current-token-stdin', '--yes', '--field', 'api_environment_tag'],
-      { stdin: token },
+      { sandbox, stdin: token },
     );
-    expect(rotated.code, show(rotated)).toBe(0);
+    expect(rotated.code, describeRun(rotated)).toBe(0);
     expect(rotated.stdout).toBe('Customer\n');
 
-    const again = await ugs(sandbox, ['rotate', '--current-token-stdin', '--yes'], {
+    const again = await runUgs(['rotate', '--current-token-stdin', '--yes'], {
+      sandbox,
       stdin: token,
     });
-    expect(again.code, show(again)).toBe(1);
+    expect(again.code, describeRun(again)).toBe(1);
     expect(errorLines(again.stderr).join('\n')).toContain('Not found.');
     const hint = stripAnsi(again.stderr);
     expect(hint).toMatch(/hint:.*token/);
@@ -147,22 +88,16 @@ describe.skipIf(!hasDrf).each([
 
   it('with --api-path set to the routed path, sends no redirect note', async () => {
     const path = redirects ? '/api/user/' : '/api/user';
-    const result = await ugs(sandbox, [
-      'get',
-      '--id',
-      'acme',
-      '--name',
-      'Acme',
-      '--api-path',
-      path,
-    ]);
-    expect(result.code, show(result)).toBe(0);
+    const result = await runUgs(['get', '--id', 'acme', '--name', 'Acme', '--api-path', path], {
+      sandbox,
+    });
+    expect(result.code, describeRun(result)).toBe(0);
     expect(stripAnsi(result.stderr)).not.toMatch(/^note:.*redirect/im);
   });
 
   it("reports DRF's field errors field by field", async () => {
-    const result = await ugs(sandbox, ['get', '--id', 'long', '--name', 'n'.repeat(300)]);
-    expect(result.code, show(result)).toBe(1);
+    const result = await runUgs(['get', '--id', 'long', '--name', 'n'.repeat(300)], { sandbox });
+    expect(result.code, describeRun(result)).toBe(1);
     expect(errorLines(result.stderr).join('\n')).toContain(
       'name: Ensure this field has no more than 255 characters.',
     );
@@ -170,38 +105,33 @@ describe.skipIf(!hasDrf).each([
   });
 
   it('an unknown API token is exit 3 with the login hint; from UGS_API_TOKEN the hint names it', async () => {
-    const fromEnv = await ugs(sandbox, ['get', '--id', 'acme', '--name', 'Acme'], {
+    const fromEnv = await runUgs(['get', '--id', 'acme', '--name', 'Acme'], {
+      sandbox,
       env: { UGS_API_TOKEN: 'wrong-token-0000' },
     });
-    expect(fromEnv.code, show(fromEnv)).toBe(3);
+    expect(fromEnv.code, describeRun(fromEnv)).toBe(3);
     expect(errorLines(fromEnv.stderr).join('\n')).toContain('Invalid token.');
     expect(stripAnsi(fromEnv.stderr)).toMatch(/hint:.*UGS_API_TOKEN/);
     expect(fromEnv.stderr).not.toContain('wrong-token-0000');
   });
 
   it('a wrong path prefix (Django HTML 404) keeps the base-URL hint and shows no HTML', async () => {
-    const result = await ugs(sandbox, [
-      'get',
-      '--id',
-      'acme',
-      '--name',
-      'Acme',
-      '--base-url',
-      `${service.url}/nothing`,
-    ]);
-    expect(result.code, show(result)).toBe(1);
+    const result = await runUgs(
+      ['get', '--id', 'acme', '--name', 'Acme', '--base-url', `${service.url}/nothing`],
+      { sandbox },
+    );
+    expect(result.code, describeRun(result)).toBe(1);
     expect(result.stderr).toContain('404');
     expect(result.stderr).not.toMatch(/<(html|h1|title|!doctype)/i);
     expect(stripAnsi(result.stderr)).toMatch(/hint:.*base-url/);
   });
 
   it("a rotate that meets Django's HTML 500 page is exit 5 with the recovery command", async () => {
-    const result = await ugs(
-      sandbox,
+    const result = await runUgs(
       ['rotate', '--current-token-stdin', '--yes', '--api-path', '/boom/'],
-      { stdin: 'a'.repeat(64) },
+      { sandbox, stdin: 'a'.repeat(64) },
     );
-    expect(result.code, show(result)).toBe(5);
+    expect(result.code, describeRun(result)).toBe(5);
     expect(stripAnsi(result.stderr)).toContain('ugs get --id');
     expect(result.stderr).not.toMatch(/<(html|h1|title|!doctype)/i);
   });

@@ -5,32 +5,26 @@
 import { existsSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
-  assertBuilt,
-  type Emulator,
+  type InProcessEmulator,
+  killAllPtys,
   makeSandbox,
-  removeSandboxes,
+  type PtySession,
+  requireScript,
+  runUgs,
+  STACK_LINE,
   startEmulator,
-  ugs,
-} from './harness.js';
-import { killAllPtys, type PtySession, requireScript, startPty } from './pty.js';
+  startPty,
+} from '../kit/index.js';
 
-let emulator: Emulator;
+let emulator: InProcessEmulator;
 
 beforeAll(async () => {
-  assertBuilt();
   emulator = await startEmulator();
 });
 beforeEach(() => requireScript());
 afterEach(() => killAllPtys());
-afterAll(async () => {
-  try {
-    if (emulator) expect(await emulator.stop()).toEqual({ code: 0, signal: null });
-  } finally {
-    removeSandboxes();
-  }
-});
+afterAll(() => emulator?.close());
 
-const STACK = /^ {4}at /m;
 const CTRL_D = '\x04';
 
 async function expectCancelled(session: PtySession): Promise<void> {
@@ -38,7 +32,7 @@ async function expectCancelled(session: PtySession): Promise<void> {
   const screen = session.text();
   expect(code, screen).toBe(130);
   expect(screen).toMatch(/error: cancelled: end of input \(Ctrl\+D\) at the prompt/);
-  expect(screen).not.toMatch(STACK);
+  expect(screen).not.toMatch(STACK_LINE);
 }
 
 describe('Ctrl+D at a prompt cancels', () => {
@@ -63,7 +57,8 @@ describe('Ctrl+D at a prompt cancels', () => {
 
   it('get, at the optional pairs prompt: exit 130, nothing sent', async () => {
     const sandbox = makeSandbox();
-    const login = await ugs(sandbox, ['login', '--base-url', emulator.url, '--with-token'], {
+    const login = await runUgs(['login', '--base-url', emulator.url, '--with-token'], {
+      sandbox,
       stdin: emulator.tokenFor('Customer'),
     });
     expect(login.code).toBe(0);

@@ -7,25 +7,26 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
-  ANSI_ESCAPE,
-  assertBuilt,
-  type Emulator,
+  ANSI,
+  describeRun,
+  type InProcessEmulator,
+  killAllPtys,
   makeSandbox,
-  removeSandboxes,
+  type PtySession,
+  requireScript,
+  runUgs,
   type Sandbox,
-  show,
+  STACK_LINE,
   startEmulator,
+  startPty,
   stripAnsi,
   tableToken,
-  ugs,
-} from './harness.js';
-import { killAllPtys, type PtySession, requireScript, startPty } from './pty.js';
+} from '../kit/index.js';
 
-let emulator: Emulator;
+let emulator: InProcessEmulator;
 let customerToken: string;
 
 beforeAll(async () => {
-  assertBuilt();
   emulator = await startEmulator();
   customerToken = emulator.tokenFor('Customer');
 });
@@ -36,18 +37,7 @@ beforeEach(() => requireScript());
 
 afterEach(() => killAllPtys());
 
-afterAll(async () => {
-  try {
-    if (emulator) {
-      expect(await emulator.stop()).toEqual({ code: 0, signal: null });
-    }
-  } finally {
-    removeSandboxes();
-  }
-});
-
-/** A line of a JavaScript stack trace, as node prints them. */
-const STACK = /^ {4}at /m;
+afterAll(() => emulator?.close());
 
 function uniqueId(prefix: string): string {
   return `${prefix}-${randomUUID().slice(0, 8)}`;
@@ -55,10 +45,11 @@ function uniqueId(prefix: string): string {
 
 async function loggedIn(): Promise<Sandbox> {
   const sandbox = makeSandbox();
-  const result = await ugs(sandbox, ['login', '--base-url', emulator.url, '--with-token'], {
+  const result = await runUgs(['login', '--base-url', emulator.url, '--with-token'], {
+    sandbox,
     stdin: customerToken,
   });
-  expect(result.code, show(result)).toBe(0);
+  expect(result.code, describeRun(result)).toBe(0);
   return sandbox;
 }
 
@@ -66,7 +57,7 @@ async function expectExit(session: PtySession, code: number): Promise<string> {
   const { code: actual } = await session.finish();
   const screen = session.text();
   expect(actual, `exit code of ugs ${session.args.join(' ')}; screen:\n${screen}`).toBe(code);
-  expect(screen, 'no stack trace on the screen').not.toMatch(STACK);
+  expect(screen, 'no stack trace on the screen').not.toMatch(STACK_LINE);
   return screen;
 }
 
@@ -91,8 +82,10 @@ describe('ugs login at a terminal', () => {
     expect(statSync(sandbox.configPath).mode & 0o777).toBe(0o600);
 
     // The saved profile works.
-    const get = await ugs(sandbox, ['get', '--id', uniqueId('login'), '--name', 'x', '--json']);
-    expect(get.code, show(get)).toBe(0);
+    const get = await runUgs(['get', '--id', uniqueId('login'), '--name', 'x', '--json'], {
+      sandbox,
+    });
+    expect(get.code, describeRun(get)).toBe(0);
     expect(JSON.parse(get.stdout).success).toBe(1);
   });
 
@@ -129,12 +122,12 @@ describe('ugs get at a terminal', () => {
     const token = tableToken(rest);
     expect(token, screen).toMatch(/^[0-9a-f]{64}$/);
     // Colour on a terminal (the table's headline at least).
-    expect(session.raw).toMatch(ANSI_ESCAPE);
+    expect(session.raw).toMatch(ANSI);
 
     // The same group is found (same token); name and properties echo this request (Get User
     // rules 1 and 3), so the properties sent above show only in the table above.
-    const again = await ugs(sandbox, ['get', '--id', id, '--name', 'other', '--json']);
-    expect(again.code, show(again)).toBe(0);
+    const again = await runUgs(['get', '--id', id, '--name', 'other', '--json'], { sandbox });
+    expect(again.code, describeRun(again)).toBe(0);
     expect(JSON.parse(again.stdout)).toMatchObject({
       new_user_group: false,
       user_group: { name: 'other', token, properties: null },
@@ -161,7 +154,7 @@ describe('ugs get at a terminal', () => {
     expect(rest).toContain(`Created user group ${id}`);
     // No properties were given: the emulator answers `null`, shown dimmed on a colour terminal,
     // as `null` and not as the escaped text of its colour codes.
-    expect(session.raw).toMatch(ANSI_ESCAPE);
+    expect(session.raw).toMatch(ANSI);
     expect(rest).toMatch(/properties\W+null\W/);
     expect(rest).not.toContain('\\u001b');
   });
@@ -175,7 +168,7 @@ describe('ugs get at a terminal', () => {
     const screen = await expectExit(session, 0);
     expect(screen).toContain(`Created user group ${id}`);
     expect(screen).not.toMatch(/\?\s/);
-    expect(session.raw).not.toMatch(ANSI_ESCAPE);
+    expect(session.raw).not.toMatch(ANSI);
   });
 
   it('Ctrl+C at the id prompt exits 130 with no stack trace, and nothing is created', async () => {
@@ -186,7 +179,7 @@ describe('ugs get at a terminal', () => {
     await session.type('\x03');
     const screen = await expectExit(session, 130);
     expect(screen).not.toMatch(/Created user group/);
-    const check = await ugs(sandbox, ['get', '--id', 'half-typed', '--name', 'x', '--json']);
+    const check = await runUgs(['get', '--id', 'half-typed', '--name', 'x', '--json'], { sandbox });
     expect(JSON.parse(check.stdout).new_user_group).toBe(true);
   });
 
@@ -206,7 +199,7 @@ describe('ugs status at a terminal', () => {
   it('shows what is missing dimmed, not as escaped colour codes', async () => {
     const session = startPty(makeSandbox(), ['status']);
     const screen = await expectExit(session, 3);
-    expect(session.raw).toMatch(ANSI_ESCAPE);
+    expect(session.raw).toMatch(ANSI);
     expect(screen).toMatch(/token source\W+\(none\)\W/);
     expect(screen).not.toContain('\\u001b');
     expect(screen).toMatch(/error: no API token/);
@@ -217,8 +210,10 @@ describe('ugs rotate at a terminal', () => {
   it('prompts for the token (masked), asks to confirm, and rotates; declining sends nothing', async () => {
     const sandbox = await loggedIn();
     const id = uniqueId('tty-rot');
-    const created = await ugs(sandbox, ['get', '--id', id, '--name', id, '--field', 'token']);
-    expect(created.code, show(created)).toBe(0);
+    const created = await runUgs(['get', '--id', id, '--name', id, '--field', 'token'], {
+      sandbox,
+    });
+    expect(created.code, describeRun(created)).toBe(0);
     const token = created.stdout.trim();
 
     const declined = startPty(sandbox, ['rotate']);
@@ -239,7 +234,7 @@ describe('ugs rotate at a terminal', () => {
     expect(newToken, rest).toMatch(/^[0-9a-f]{64}$/);
     expect(newToken).not.toBe(token);
 
-    const now = await ugs(sandbox, ['get', '--id', id, '--name', id, '--field', 'token']);
+    const now = await runUgs(['get', '--id', id, '--name', id, '--field', 'token'], { sandbox });
     expect(now.stdout.trim()).toBe(newToken);
   });
 });

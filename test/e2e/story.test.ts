@@ -8,47 +8,40 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  ANSI_ESCAPE,
-  assertBuilt,
+  ANSI,
+  call,
   closedPort,
-  type Emulator,
+  describeRun,
   type EnvChanges,
   errorLines,
   makeSandbox,
   type RunResult,
-  rawCall,
-  removeSandboxes,
+  runUgs,
   type Sandbox,
+  type ServeProcess,
   STACK_LINE,
-  show,
-  startEmulator,
+  serveUgs,
   tableToken,
-  ugs,
-} from './harness.js';
+} from '../kit/index.js';
 
-let emulator: Emulator;
+let emulator: ServeProcess;
 let customerToken: string;
 let testingToken: string;
 
 beforeAll(async () => {
-  assertBuilt();
-  emulator = await startEmulator();
+  emulator = await serveUgs();
   customerToken = emulator.tokenFor('Customer');
   testingToken = emulator.tokenFor('Testing');
 });
 
 afterAll(async () => {
-  try {
-    if (emulator) {
-      const { code, signal } = await emulator.stop();
-      expect({ code, signal }, `ugs serve stderr:\n${emulator.stderr()}`).toEqual({
-        code: 0,
-        signal: null,
-      });
-      expect(emulator.stderr()).toContain('stopped (SIGTERM)');
-    }
-  } finally {
-    removeSandboxes();
+  if (emulator) {
+    const { code, signal } = await emulator.stop();
+    expect({ code, signal }, `ugs serve stderr:\n${emulator.stderr()}`).toEqual({
+      code: 0,
+      signal: null,
+    });
+    expect(emulator.stderr()).toContain('stopped (SIGTERM)');
   }
 });
 
@@ -59,9 +52,10 @@ function uniqueId(prefix: string): string {
 }
 
 function expectExit(result: RunResult, code: number): void {
-  expect(result.code, show(result)).toBe(code);
+  expect(result.code, describeRun(result)).toBe(code);
   // Stack traces only with --debug.
-  if (!result.args.includes('--debug')) expect(result.stderr, show(result)).not.toMatch(STACK_LINE);
+  if (!result.args.includes('--debug'))
+    expect(result.stderr, describeRun(result)).not.toMatch(STACK_LINE);
 }
 
 /** A sandbox whose profile (default unless named) is logged in to `url` with `apiToken`. */
@@ -72,7 +66,7 @@ async function login(
 ): Promise<RunResult> {
   const args = ['login', '--base-url', options.url ?? emulator.url, '--with-token'];
   if (options.profile) args.push('--profile', options.profile);
-  const result = await ugs(sandbox, args, { stdin: `${apiToken}\n`, env: options.env ?? {} });
+  const result = await runUgs(args, { sandbox, stdin: `${apiToken}\n`, env: options.env ?? {} });
   expectExit(result, 0);
   return result;
 }
@@ -89,15 +83,12 @@ async function fieldToken(
   extra: readonly string[] = [],
   env: EnvChanges = {},
 ): Promise<string> {
-  const result = await ugs(
+  const result = await runUgs(['get', '--id', id, '--name', id, '--field', 'token', ...extra], {
     sandbox,
-    ['get', '--id', id, '--name', id, '--field', 'token', ...extra],
-    {
-      env,
-    },
-  );
+    env,
+  });
   expectExit(result, 0);
-  expect(result.stdout, show(result)).toMatch(/^[0-9a-f]{64}\n$/);
+  expect(result.stdout, describeRun(result)).toMatch(/^[0-9a-f]{64}\n$/);
   return result.stdout.trim();
 }
 
@@ -133,7 +124,7 @@ describe('the story: login, get, get again, rotate', () => {
       '--properties',
       '{"seats":5,"beta":true}',
     ];
-    const created = await ugs(sandbox, request);
+    const created = await runUgs(request, { sandbox });
     expectExit(created, 0);
     expect(created.stdout.split('\n')[0]).toBe(`Created user group ${id}`);
     expect(created.stdout).toMatch(new RegExp(`provided_id\\W+${id}\\W`));
@@ -142,11 +133,11 @@ describe('the story: login, get, get again, rotate', () => {
     expect(created.stdout).toContain('"seats":5');
     expect(created.stdout).toContain('"beta":true');
     const token = tableToken(created.stdout);
-    expect(token, show(created)).toMatch(HEX64);
+    expect(token, describeRun(created)).toMatch(HEX64);
     expect(created.stdout).not.toContain(customerToken);
 
     // get again: found, same token, properties as first stored.
-    const again = await ugs(sandbox, [...request, '--json']);
+    const again = await runUgs([...request, '--json'], { sandbox });
     expectExit(again, 0);
     const body = JSON.parse(again.stdout) as {
       success: number;
@@ -164,57 +155,60 @@ describe('the story: login, get, get again, rotate', () => {
     expect(again.stdout).toBe(`${JSON.stringify(body, null, 2)}\n`);
 
     // --field token: the value and a newline, nothing else.
-    const field = await ugs(sandbox, [
-      'get',
-      '--id',
-      id,
-      '--name',
-      'Acme Corp',
-      '--field',
-      'token',
-    ]);
+    const field = await runUgs(['get', '--id', id, '--name', 'Acme Corp', '--field', 'token'], {
+      sandbox,
+    });
     expectExit(field, 0);
     expect(field.stdout).toBe(`${token}\n`);
     expect(field.stderr).toBe('');
 
     // A field the answer lacks is exit 1.
-    const missingField = await ugs(sandbox, ['get', '--id', id, '--name', 'x', '--field', 'nope']);
+    const missingField = await runUgs(['get', '--id', id, '--name', 'x', '--field', 'nope'], {
+      sandbox,
+    });
     expectExit(missingField, 1);
     expect(missingField.stdout).toBe('');
 
     // rotate: token on stdin, --yes; the new token leads the output and differs.
-    const rotated = await ugs(sandbox, ['rotate', '--current-token-stdin', '--yes'], {
+    const rotated = await runUgs(['rotate', '--current-token-stdin', '--yes'], {
+      sandbox,
       stdin: `${token}\n`,
     });
     expectExit(rotated, 0);
     expect(rotated.stdout).toContain(`Rotated token of user group ${id}`);
     expect(rotated.stdout).toMatch(/previous token may stop working/);
     const newToken = /New token: ([0-9a-f]{64})/.exec(rotated.stdout)?.[1];
-    expect(newToken, show(rotated)).toMatch(HEX64);
+    expect(newToken, describeRun(rotated)).toMatch(HEX64);
     expect(newToken).not.toBe(token);
     expect(tableToken(rotated.stdout)).toBe(newToken);
     expect(rotated.stdout).not.toContain(token);
 
     // The old token is refused: exit 1, the emulator's own words after `error:`.
-    const refused = await ugs(sandbox, ['rotate', '--current-token-stdin', '--yes'], {
+    const refused = await runUgs(['rotate', '--current-token-stdin', '--yes'], {
+      sandbox,
       stdin: `${token}\n`,
     });
     expectExit(refused, 1);
-    const direct = await rawCall(emulator.url, 'POST', customerToken, { current_token: token });
-    expect(direct.body.success).toBe(0);
-    const emulatorMessage = String(direct.body.detail);
+    const direct = await call(emulator.url, {
+      method: 'POST',
+      token: customerToken,
+      body: { current_token: token },
+    });
+    expect(direct.json?.success).toBe(0);
+    const emulatorMessage = String(direct.json?.detail);
     expect(emulatorMessage.length).toBeGreaterThan(0);
     const errors = errorLines(refused.stderr);
-    expect(errors, show(refused)).toHaveLength(1);
+    expect(errors, describeRun(refused)).toHaveLength(1);
     expect(errors[0]).toContain(emulatorMessage);
     expect(refused.stdout).toBe('');
 
     // With --json the emulator's error body is on stdout too.
-    const refusedJson = await ugs(sandbox, ['rotate', '--current-token-stdin', '--yes', '--json'], {
+    const refusedJson = await runUgs(['rotate', '--current-token-stdin', '--yes', '--json'], {
+      sandbox,
       stdin: token,
     });
     expectExit(refusedJson, 1);
-    expect(JSON.parse(refusedJson.stdout)).toEqual(direct.body);
+    expect(JSON.parse(refusedJson.stdout)).toEqual(direct.json);
 
     // get shows the new token.
     expect(await fieldToken(sandbox, id)).toBe(newToken);
@@ -225,7 +219,7 @@ describe('the story: login, get, get again, rotate', () => {
     const dataFile = join(dir.root, 'state.json');
     const apiToken = `e2e-${randomBytes(16).toString('hex')}`;
     const args = ['--data', dataFile, '--api-token', `${apiToken}:Customer`];
-    const first = await startEmulator(args);
+    const first = await serveUgs(args);
     const sandbox = makeSandbox();
     const id = uniqueId('persist');
     let token: string;
@@ -240,9 +234,10 @@ describe('the story: login, get, get again, rotate', () => {
       expect(await first.stop('SIGINT')).toEqual({ code: 0, signal: null });
       expect(first.stderr()).toContain('stopped (SIGINT)');
     }
-    const second = await startEmulator(args);
+    const second = await serveUgs(args);
     try {
-      const found = await ugs(sandbox, ['get', '--id', id, '--name', id, '--json'], {
+      const found = await runUgs(['get', '--id', id, '--name', id, '--json'], {
+        sandbox,
         env: { UGS_API_TOKEN: apiToken, UGS_BASE_URL: second.url },
       });
       expectExit(found, 0);
@@ -274,19 +269,13 @@ describe('profiles and environment overrides', () => {
   it('--profile testing (Testing API token) sees a different group for the same id', async () => {
     const sandbox = await twoProfiles();
     const id = uniqueId('shared');
-    const customer = await ugs(sandbox, ['get', '--id', id, '--name', 'C', '--json']);
+    const customer = await runUgs(['get', '--id', id, '--name', 'C', '--json'], { sandbox });
     expectExit(customer, 0);
     // The global option before the subcommand ...
-    const testing = await ugs(sandbox, [
-      '--profile',
-      'testing',
-      'get',
-      '--id',
-      id,
-      '--name',
-      'T',
-      '--json',
-    ]);
+    const testing = await runUgs(
+      ['--profile', 'testing', 'get', '--id', id, '--name', 'T', '--json'],
+      { sandbox },
+    );
     expectExit(testing, 0);
     const c = JSON.parse(customer.stdout);
     const t = JSON.parse(testing.stdout);
@@ -297,22 +286,16 @@ describe('profiles and environment overrides', () => {
     expect(t.user_group.token).toMatch(HEX64);
     expect(t.user_group.token).not.toBe(c.user_group.token);
     // ... and after it (short form), and the Customer group is unchanged.
-    const testingAgain = await ugs(sandbox, [
-      'get',
-      '--id',
-      id,
-      '--name',
-      'T',
-      '-p',
-      'testing',
-      '--json',
-    ]);
+    const testingAgain = await runUgs(
+      ['get', '--id', id, '--name', 'T', '-p', 'testing', '--json'],
+      { sandbox },
+    );
     expectExit(testingAgain, 0);
     expect(JSON.parse(testingAgain.stdout)).toMatchObject({
       new_user_group: false,
       user_group: { token: t.user_group.token, name: 'T' },
     });
-    const customerAgain = await ugs(sandbox, ['get', '--id', id, '--name', 'C', '--json']);
+    const customerAgain = await runUgs(['get', '--id', id, '--name', 'C', '--json'], { sandbox });
     expect(JSON.parse(customerAgain.stdout)).toMatchObject({
       new_user_group: false,
       user_group: { token: c.user_group.token, name: 'C' },
@@ -333,7 +316,7 @@ describe('profiles and environment overrides', () => {
       fieldToken(sandbox, id, [], { UGS_API_TOKEN: testingToken }),
       fieldToken(sandbox, id, [], { UGS_PROFILE: 'testing' }),
       fieldToken(sandbox, id, ['--profile', 'default'], { UGS_PROFILE: 'testing' }),
-      ugs(sandbox, ['status', '--json'], { env: { UGS_API_TOKEN: testingToken } }),
+      runUgs(['status', '--json'], { sandbox, env: { UGS_API_TOKEN: testingToken } }),
     ]);
     expect(envToken).toBe(testing);
     expect(envProfile).toBe(testing);
@@ -361,11 +344,11 @@ describe('profiles and environment overrides', () => {
     const get = ['get', '--id', id, '--name', id, '--field', 'token', '--timeout', '5'];
     const [envOverProfile, profileOnly, envOverGood, flagOverEnv, flagOverEnvGood] =
       await Promise.all([
-        ugs(sandbox, [...get, '-p', 'dead'], { env: { UGS_BASE_URL: emulator.url } }),
-        ugs(sandbox, [...get, '-p', 'dead']),
-        ugs(sandbox, get, { env: { UGS_BASE_URL: dead } }),
-        ugs(sandbox, [...get, '--base-url', dead], { env: { UGS_BASE_URL: emulator.url } }),
-        ugs(sandbox, [...get, '--base-url', emulator.url], { env: { UGS_BASE_URL: dead } }),
+        runUgs([...get, '-p', 'dead'], { sandbox, env: { UGS_BASE_URL: emulator.url } }),
+        runUgs([...get, '-p', 'dead'], { sandbox }),
+        runUgs(get, { sandbox, env: { UGS_BASE_URL: dead } }),
+        runUgs([...get, '--base-url', dead], { sandbox, env: { UGS_BASE_URL: emulator.url } }),
+        runUgs([...get, '--base-url', emulator.url], { sandbox, env: { UGS_BASE_URL: dead } }),
       ]);
     expectExit(envOverProfile, 0);
     expectExit(profileOnly, 4);
@@ -374,7 +357,9 @@ describe('profiles and environment overrides', () => {
     expectExit(flagOverEnvGood, 0);
     expect(flagOverEnvGood.stdout).toBe(envOverProfile.stdout);
     for (const failed of [profileOnly, envOverGood, flagOverEnv]) {
-      expect(errorLines(failed.stderr)[0], show(failed)).toContain(dead.slice('http://'.length));
+      expect(errorLines(failed.stderr)[0], describeRun(failed)).toContain(
+        dead.slice('http://'.length),
+      );
     }
   });
 });
@@ -387,18 +372,24 @@ describe('exit codes', () => {
 
     const [missingId, missingName, noYes, notJson, notStrings, notObject, badPair] =
       await Promise.all([
-        ugs(sandbox, ['get', '--name', 'x']),
-        ugs(sandbox, ['get', '--id', 'x']),
-        ugs(sandbox, ['rotate', '--current-token-stdin'], { stdin: token }),
-        ugs(sandbox, ['get', '--id', `${id}-b`, '--name', 'b', '--mapping-json', '{not json']),
-        ugs(sandbox, ['get', '--id', `${id}-b`, '--name', 'b', '--mapping-json', '{"sales":1}']),
-        ugs(sandbox, ['get', '--id', `${id}-b`, '--name', 'b', '--mapping-json', '["a"]']),
-        ugs(sandbox, ['get', '--id', `${id}-b`, '--name', 'b', '--mapping', 'no-equals-sign']),
+        runUgs(['get', '--name', 'x'], { sandbox }),
+        runUgs(['get', '--id', 'x'], { sandbox }),
+        runUgs(['rotate', '--current-token-stdin'], { sandbox, stdin: token }),
+        runUgs(['get', '--id', `${id}-b`, '--name', 'b', '--mapping-json', '{not json'], {
+          sandbox,
+        }),
+        runUgs(['get', '--id', `${id}-b`, '--name', 'b', '--mapping-json', '{"sales":1}'], {
+          sandbox,
+        }),
+        runUgs(['get', '--id', `${id}-b`, '--name', 'b', '--mapping-json', '["a"]'], { sandbox }),
+        runUgs(['get', '--id', `${id}-b`, '--name', 'b', '--mapping', 'no-equals-sign'], {
+          sandbox,
+        }),
       ]);
     for (const result of [missingId, missingName, noYes, notJson, notStrings, notObject, badPair]) {
       expectExit(result, 2);
-      expect(errorLines(result.stderr), show(result)).toHaveLength(1);
-      expect(result.stdout, show(result)).toBe('');
+      expect(errorLines(result.stderr), describeRun(result)).toHaveLength(1);
+      expect(result.stdout, describeRun(result)).toBe('');
     }
     expect(errorLines(missingId.stderr)[0]).toContain('--id');
     expect(errorLines(missingName.stderr)[0]).toContain('--name');
@@ -407,12 +398,12 @@ describe('exit codes', () => {
 
     // Nothing was sent: the token was not rotated, the group was not created.
     expect(await fieldToken(sandbox, id)).toBe(token);
-    const fresh = await ugs(sandbox, ['get', '--id', `${id}-b`, '--name', 'b', '--json']);
+    const fresh = await runUgs(['get', '--id', `${id}-b`, '--name', 'b', '--json'], { sandbox });
     expectExit(fresh, 0);
     expect(JSON.parse(fresh.stdout).new_user_group).toBe(true);
 
     // Unknown flags are usage errors too.
-    const unknown = await ugs(sandbox, ['get', '--id', id, '--name', 'x', '--bogus']);
+    const unknown = await runUgs(['get', '--id', id, '--name', 'x', '--bogus'], { sandbox });
     expectExit(unknown, 2);
   });
 
@@ -420,29 +411,36 @@ describe('exit codes', () => {
     const sandbox = makeSandbox();
     const wrong = `wrong-${randomBytes(16).toString('hex')}`;
     const [refused, none, status] = await Promise.all([
-      ugs(sandbox, ['get', '--id', 'x', '--name', 'x', '--base-url', emulator.url], {
+      runUgs(['get', '--id', 'x', '--name', 'x', '--base-url', emulator.url], {
+        sandbox,
         env: { UGS_API_TOKEN: wrong },
       }),
-      ugs(sandbox, ['get', '--id', 'x', '--name', 'x', '--base-url', emulator.url]),
-      ugs(sandbox, ['status']),
+      runUgs(['get', '--id', 'x', '--name', 'x', '--base-url', emulator.url], { sandbox }),
+      runUgs(['status'], { sandbox }),
     ]);
-    const direct = await rawCall(emulator.url, 'GET', wrong, { user_group_id: 'x', name: 'x' });
+    const direct = await call(emulator.url, {
+      method: 'GET',
+      token: wrong,
+      body: { user_group_id: 'x', name: 'x' },
+    });
     expect(direct.status).toBe(401);
 
     expectExit(refused, 3);
-    expect(errorLines(refused.stderr)[0], show(refused)).toContain(String(direct.body.detail));
+    expect(errorLines(refused.stderr)[0], describeRun(refused)).toContain(
+      String(direct.json?.detail),
+    );
     expect(refused.stderr).toMatch(/^hint: .*ugs login/m);
     expect(refused.stdout + refused.stderr).not.toContain(wrong);
 
     expectExit(none, 3);
-    expect(errorLines(none.stderr)[0], show(none)).toMatch(/no API token/);
+    expect(errorLines(none.stderr)[0], describeRun(none)).toMatch(/no API token/);
     expect(none.stderr).toMatch(/^hint: .*ugs login/m);
 
     expectExit(status, 3);
   });
 
   it('4: the emulator stopped (connection refused), for get and for rotate', async () => {
-    const own = await startEmulator();
+    const own = await serveUgs();
     const sandbox = await (async () => {
       const s = makeSandbox();
       await login(s, own.tokenFor('Customer'), { url: own.url });
@@ -453,34 +451,36 @@ describe('exit codes', () => {
     expect({ code, signal }).toEqual({ code: 0, signal: null });
 
     const [get, rotate] = await Promise.all([
-      ugs(sandbox, ['get', '--id', 'x', '--name', 'x', '--timeout', '5']),
-      ugs(sandbox, ['rotate', '--current-token-stdin', '--yes', '--timeout', '5'], {
+      runUgs(['get', '--id', 'x', '--name', 'x', '--timeout', '5'], { sandbox }),
+      runUgs(['rotate', '--current-token-stdin', '--yes', '--timeout', '5'], {
+        sandbox,
         stdin: token,
       }),
     ]);
     for (const result of [get, rotate]) {
       expectExit(result, 4);
-      expect(errorLines(result.stderr)[0], show(result)).toMatch(/refused/);
+      expect(errorLines(result.stderr)[0], describeRun(result)).toMatch(/refused/);
       expect(result.stdout).toBe('');
       expect(result.stderr).not.toContain(token);
     }
   });
 
   it('5: rotate against `ugs serve --fault reset:1`: the rotation may or may not have happened', async () => {
-    const faulty = await startEmulator(['--fault', 'reset:1']);
+    const faulty = await serveUgs(['--fault', 'reset:1']);
     try {
       const sandbox = makeSandbox();
       await login(sandbox, faulty.tokenFor('Customer'), { url: faulty.url });
       const oldToken = randomBytes(32).toString('hex');
       const [rotate, get] = await Promise.all([
-        ugs(sandbox, ['rotate', '--current-token-stdin', '--yes', '--timeout', '5'], {
+        runUgs(['rotate', '--current-token-stdin', '--yes', '--timeout', '5'], {
+          sandbox,
           stdin: oldToken,
         }),
-        ugs(sandbox, ['get', '--id', 'x', '--name', 'x', '--timeout', '5']),
+        runUgs(['get', '--id', 'x', '--name', 'x', '--timeout', '5'], { sandbox }),
       ]);
       expectExit(rotate, 5);
       const errors = errorLines(rotate.stderr);
-      expect(errors, show(rotate)).toHaveLength(1);
+      expect(errors, describeRun(rotate)).toHaveLength(1);
       expect(errors[0]).toMatch(/may or may not/);
       expect(rotate.stderr).toMatch(/^hint: .*--field token/m);
       expect(rotate.stdout).toBe('');
@@ -496,7 +496,7 @@ describe('exit codes', () => {
 describe('secrets and colour', () => {
   it('--debug on every command (serve included) traces HTTP but never prints a token it should not', async () => {
     // An emulator of its own, with --debug: its request log must not leak tokens either.
-    const server = await startEmulator(['--debug']);
+    const server = await serveUgs(['--debug']);
     const apiToken = server.tokenFor('Customer');
     const wrongApiToken = `wrong-${randomBytes(32).toString('hex')}`;
     const sandbox = makeSandbox();
@@ -506,7 +506,7 @@ describe('secrets and colour', () => {
       code: number,
       options: { stdin?: string; env?: EnvChanges } = {},
     ) => {
-      const result = await ugs(sandbox, ['--debug', ...args], options);
+      const result = await runUgs(['--debug', ...args], { sandbox, ...options });
       expectExit(result, code);
       return result;
     };
@@ -521,7 +521,7 @@ describe('secrets and colour', () => {
       const status = await debug(['status'], 0);
       const created = await debug(['get', '--id', id, '--name', id, '--property', 'plan=pro'], 0);
       token = tableToken(created.stdout) ?? '';
-      expect(token, show(created)).toMatch(HEX64);
+      expect(token, describeRun(created)).toMatch(HEX64);
       const json = await debug(['get', '--id', id, '--name', id, '--json'], 0);
       const field = await debug(['get', '--id', id, '--name', id, '--field', 'token'], 0);
       expect(field.stdout).toBe(`${token}\n`);
@@ -529,7 +529,7 @@ describe('secrets and colour', () => {
         stdin: token,
       });
       newToken = /New token: ([0-9a-f]{64})/.exec(rotated.stdout)?.[1] ?? '';
-      expect(newToken, show(rotated)).toMatch(HEX64);
+      expect(newToken, describeRun(rotated)).toMatch(HEX64);
       const refused = await debug(['rotate', '--current-token-stdin', '--yes'], 1, {
         stdin: token,
       });
@@ -567,11 +567,14 @@ describe('secrets and colour', () => {
     const secrets = [apiToken, customerToken, testingToken, wrongApiToken, token, newToken];
     for (const [result, mayShow] of runs) {
       for (const secret of secrets) {
-        expect(result.stderr.includes(secret), `a token in stderr of ${show(result)}`).toBe(false);
+        expect(result.stderr.includes(secret), `a token in stderr of ${describeRun(result)}`).toBe(
+          false,
+        );
         if (secret !== mayShow) {
-          expect(result.stdout.includes(secret), `a token in stdout of ${show(result)}`).toBe(
-            false,
-          );
+          expect(
+            result.stdout.includes(secret),
+            `a token in stdout of ${describeRun(result)}`,
+          ).toBe(false);
         }
       }
     }
@@ -590,25 +593,25 @@ describe('secrets and colour', () => {
     const table = ['get', '--id', id, '--name', id];
     const failing = ['rotate', '--current-token-stdin'];
     const [coloured, colouredError, noColor, noColorError, flag, flagError] = await Promise.all([
-      ugs(sandbox, table, { env: { FORCE_COLOR: '1' } }),
-      ugs(sandbox, failing, { env: { FORCE_COLOR: '1' }, stdin: 'x' }),
-      ugs(sandbox, table, { env: { FORCE_COLOR: '1', NO_COLOR: '1' } }),
-      ugs(sandbox, failing, { env: { FORCE_COLOR: '1', NO_COLOR: '1' }, stdin: 'x' }),
-      ugs(sandbox, [...table, '--no-color'], { env: { FORCE_COLOR: '1' } }),
-      ugs(sandbox, [...failing, '--no-color'], { env: { FORCE_COLOR: '1' }, stdin: 'x' }),
+      runUgs(table, { sandbox, env: { FORCE_COLOR: '1' } }),
+      runUgs(failing, { sandbox, env: { FORCE_COLOR: '1' }, stdin: 'x' }),
+      runUgs(table, { sandbox, env: { FORCE_COLOR: '1', NO_COLOR: '1' } }),
+      runUgs(failing, { sandbox, env: { FORCE_COLOR: '1', NO_COLOR: '1' }, stdin: 'x' }),
+      runUgs([...table, '--no-color'], { sandbox, env: { FORCE_COLOR: '1' } }),
+      runUgs([...failing, '--no-color'], { sandbox, env: { FORCE_COLOR: '1' }, stdin: 'x' }),
     ]);
     // The control: colour is really produced when forced, so the checks below can fail.
     expectExit(coloured, 0);
     expectExit(colouredError, 2);
-    expect(coloured.stdout).toMatch(ANSI_ESCAPE);
-    expect(colouredError.stderr).toMatch(ANSI_ESCAPE);
+    expect(coloured.stdout).toMatch(ANSI);
+    expect(colouredError.stderr).toMatch(ANSI);
     for (const result of [noColor, flag]) {
       expectExit(result, 0);
       expect(result.stdout).toContain(`user group ${id}`);
     }
     for (const result of [noColorError, flagError]) expectExit(result, 2);
     for (const result of [noColor, noColorError, flag, flagError]) {
-      expect(result.stdout + result.stderr, show(result)).not.toMatch(ANSI_ESCAPE);
+      expect(result.stdout + result.stderr, describeRun(result)).not.toMatch(ANSI);
     }
   });
 });

@@ -4,27 +4,26 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  assertBuilt,
-  type Emulator,
+  type InProcessEmulator,
   makeSandbox,
-  removeSandboxes,
+  runUgs,
   type Sandbox,
-  show,
+  describeRun as show,
   startEmulator,
   stripAnsi,
-  ugs,
-} from './harness.js';
+} from '../kit/index.js';
 
 const REDIRECT_NOTE =
   /^note: the service redirected \/api\/user to \/api\/user\/;.*--api-path \/api\/user\//m;
 
 describe('ugs against `ugs serve --trailing-slash`', () => {
-  let emulator: Emulator;
+  let emulator: InProcessEmulator;
   let sandbox: Sandbox;
+  const ugs = (box: Sandbox, args: readonly string[], options: { stdin?: string } = {}) =>
+    runUgs(args, { sandbox: box, ...options });
 
   beforeAll(async () => {
-    assertBuilt();
-    emulator = await startEmulator(['--trailing-slash']);
+    emulator = await startEmulator({ trailingSlash: true });
     sandbox = makeSandbox();
     const login = await ugs(sandbox, ['login', '--base-url', emulator.url, '--with-token'], {
       stdin: `${emulator.tokenFor('Customer')}\n`,
@@ -33,8 +32,7 @@ describe('ugs against `ugs serve --trailing-slash`', () => {
   }, 30_000);
 
   afterAll(async () => {
-    await emulator?.stop();
-    removeSandboxes();
+    await emulator?.close();
   });
 
   it('get and rotate follow the slash redirect once, each with one note', async () => {

@@ -1,20 +1,15 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { EmulatorStartError, startEmulator } from '../../src/emulator/server.js';
-import { getUser, tokenOf, userGroup } from './client.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { EmulatorStartError } from '../../src/emulator/server.js';
+import { getUser, startEmulator, tempDir, tokenOf, userGroupOf } from '../kit/index.js';
 
 let dir: string;
 let dataFile: string;
 
 beforeEach(async () => {
-  dir = await mkdtemp(path.join(tmpdir(), 'ugs-api-tokens-'));
+  dir = tempDir('api-tokens');
   dataFile = path.join(dir, 'state.json');
-});
-
-afterEach(async () => {
-  await rm(dir, { recursive: true, force: true });
 });
 
 describe('API tokens generated with a data file', () => {
@@ -24,7 +19,7 @@ describe('API tokens generated with a data file', () => {
     // Saved before the emulator is usable, not only after the first change.
     const saved = JSON.parse(await readFile(dataFile, 'utf8'));
     expect(saved.api_tokens).toEqual(generated);
-    const group = userGroup(
+    const group = userGroupOf(
       await getUser(first.url, tokenOf(first, 'Customer'), { user_group_id: 'a', name: 'A' }),
     );
     await first.close();
@@ -38,7 +33,7 @@ describe('API tokens generated with a data file', () => {
         name: 'A',
       });
       expect(again.status).toBe(200);
-      expect(userGroup(again).token).toBe(group.token);
+      expect(userGroupOf(again).token).toBe(group.token);
     } finally {
       await second.close();
     }

@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningEmulator, startEmulator } from '../../src/emulator/server.js';
-import { call, getUser, rotate, tokenOf, userGroup } from './client.js';
+import {
+  call,
+  getUser,
+  type RunningEmulator,
+  rotate,
+  startEmulator,
+  tokenOf,
+  userGroupOf,
+} from '../kit/index.js';
 
 let emu: RunningEmulator;
 let customer: string;
@@ -36,7 +43,7 @@ describe('Get User', () => {
     expect(first.headers['content-type']).toBe('application/json');
     expect(first.json?.success).toBe(1);
     expect(first.json?.new_user_group).toBe(true);
-    const created = userGroup(first);
+    const created = userGroupOf(first);
     expect(created).toEqual({
       team_id: expect.any(Number),
       token: expect.stringMatching(/^[0-9a-f]{64}$/),
@@ -52,33 +59,35 @@ describe('Get User', () => {
       properties: { plan: 'free' },
     });
     expect(second.json?.new_user_group).toBe(false);
-    expect(userGroup(second)).toEqual({
+    expect(userGroupOf(second)).toEqual({
       ...created,
       name: 'Other name',
       properties: { plan: 'free' },
     });
     const third = await getUser(emu.url, customer, { user_group_id: id, name: 'Third' });
-    expect(userGroup(third)).toEqual({ ...created, name: 'Third', properties: null });
+    expect(userGroupOf(third)).toEqual({ ...created, name: 'Third', properties: null });
   });
 
   it('never changes the stored group on a later get (the rotation answer shows it)', async () => {
     const id = freshId('kept');
     await getUser(emu.url, customer, { user_group_id: id, name: 'First', properties: { a: 1 } });
-    const later = userGroup(
+    const later = userGroupOf(
       await getUser(emu.url, customer, { user_group_id: id, name: 'Later', properties: { b: 2 } }),
     );
-    expect(userGroup(await rotate(emu.url, customer, later.token)).name).toBe('First');
+    expect(userGroupOf(await rotate(emu.url, customer, later.token)).name).toBe('First');
   });
 
   it('answers properties null when none were given', async () => {
     const reply = await getUser(emu.url, customer, { user_group_id: freshId(), name: 'NoProps' });
     expect(reply.json?.new_user_group).toBe(true);
-    expect(userGroup(reply).properties).toBeNull();
+    expect(userGroupOf(reply).properties).toBeNull();
   });
 
   it('counts team_id up from the previous group', async () => {
-    const a = userGroup(await getUser(emu.url, customer, { user_group_id: freshId(), name: 'a' }));
-    const b = userGroup(await getUser(emu.url, testing, { user_group_id: freshId(), name: 'b' }));
+    const a = userGroupOf(
+      await getUser(emu.url, customer, { user_group_id: freshId(), name: 'a' }),
+    );
+    const b = userGroupOf(await getUser(emu.url, testing, { user_group_id: freshId(), name: 'b' }));
     expect(b.team_id).toBe(a.team_id + 1);
   });
 
@@ -88,15 +97,15 @@ describe('Get User', () => {
     const t = await getUser(emu.url, testing, { user_group_id: id, name: 'Test' });
     expect(c.json?.new_user_group).toBe(true);
     expect(t.json?.new_user_group).toBe(true);
-    const cg = userGroup(c);
-    const tg = userGroup(t);
+    const cg = userGroupOf(c);
+    const tg = userGroupOf(t);
     expect(cg.team_id).not.toBe(tg.team_id);
     expect(cg.token).not.toBe(tg.token);
     expect(cg.name).toBe('Prod');
     expect(tg.name).toBe('Test');
     // Each environment then finds its own.
     const again = await getUser(emu.url, testing, { user_group_id: id, name: 'Test' });
-    expect(userGroup(again)).toEqual(tg);
+    expect(userGroupOf(again)).toEqual(tg);
   });
 
   it('creates exactly one group under 200 concurrent get-or-create calls', async () => {
@@ -106,7 +115,7 @@ describe('Get User', () => {
         getUser(emu.url, customer, { user_group_id: id, name: `n${i}` }),
       ),
     );
-    const groups = replies.map(userGroup);
+    const groups = replies.map(userGroupOf);
     expect(replies.filter((r) => r.json?.new_user_group === true)).toHaveLength(1);
     expect(new Set(groups.map((g) => g.team_id)).size).toBe(1);
     expect(new Set(groups.map((g) => g.token)).size).toBe(1);
@@ -119,11 +128,11 @@ describe('Get User', () => {
 describe('Create User (rotation)', () => {
   it('replaces the token and rejects the old one', async () => {
     const id = freshId('rot');
-    const before = userGroup(await getUser(emu.url, customer, { user_group_id: id, name: 'R' }));
+    const before = userGroupOf(await getUser(emu.url, customer, { user_group_id: id, name: 'R' }));
     const reply = await rotate(emu.url, customer, before.token);
     expect(reply.status).toBe(200);
     expect(reply.json?.success).toBe(1);
-    const after = userGroup(reply);
+    const after = userGroupOf(reply);
     expect(after).toEqual({
       team_id: before.team_id,
       token: expect.stringMatching(/^[0-9a-f]{64}$/),
@@ -139,22 +148,26 @@ describe('Create User (rotation)', () => {
     expect(stale.json).toEqual({ success: 0, detail: 'Not found.' });
 
     // Get User now shows the new token.
-    const found = userGroup(await getUser(emu.url, customer, { user_group_id: id, name: 'R' }));
+    const found = userGroupOf(await getUser(emu.url, customer, { user_group_id: id, name: 'R' }));
     expect(found.token).toBe(after.token);
   });
 
   it('answers api_environment_tag Testing for a Testing group', async () => {
-    const g = userGroup(await getUser(emu.url, testing, { user_group_id: freshId(), name: 'T' }));
-    expect(userGroup(await rotate(emu.url, testing, g.token)).api_environment_tag).toBe('Testing');
+    const g = userGroupOf(await getUser(emu.url, testing, { user_group_id: freshId(), name: 'T' }));
+    expect(userGroupOf(await rotate(emu.url, testing, g.token)).api_environment_tag).toBe(
+      'Testing',
+    );
   });
 
   it('refuses to rotate a token of another environment', async () => {
-    const g = userGroup(await getUser(emu.url, customer, { user_group_id: freshId(), name: 'C' }));
+    const g = userGroupOf(
+      await getUser(emu.url, customer, { user_group_id: freshId(), name: 'C' }),
+    );
     const reply = await rotate(emu.url, testing, g.token);
     expect(reply.status).toBe(404);
     expect(reply.json?.success).toBe(0);
     // The group is untouched and still rotatable in its own environment.
-    expect(userGroup(await rotate(emu.url, customer, g.token)).team_id).toBe(g.team_id);
+    expect(userGroupOf(await rotate(emu.url, customer, g.token)).team_id).toBe(g.team_id);
   });
 
   it.each([
@@ -174,17 +187,19 @@ describe('Create User (rotation)', () => {
         getUser(emu.url, i % 2 ? customer : testing, {
           user_group_id: freshId('many'),
           name: `m${i}`,
-        }).then(userGroup),
+        }).then(userGroupOf),
       ),
     );
     const [rotated, created] = await Promise.all([
       Promise.all(
-        groups.map((g, i) => rotate(emu.url, i % 2 ? customer : testing, g.token).then(userGroup)),
+        groups.map((g, i) =>
+          rotate(emu.url, i % 2 ? customer : testing, g.token).then(userGroupOf),
+        ),
       ),
       Promise.all(
         Array.from({ length: 100 }, (_, i) =>
           getUser(emu.url, customer, { user_group_id: freshId('more'), name: `x${i}` }).then(
-            userGroup,
+            userGroupOf,
           ),
         ),
       ),

@@ -2,8 +2,15 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { parseFaultSpec, type RunningEmulator, startEmulator } from '../../src/emulator/server.js';
-import { getUser, rotate, tokenOf, userGroup } from './client.js';
+import { parseFaultSpec } from '../../src/emulator/server.js';
+import {
+  getUser,
+  type RunningEmulator,
+  rotate,
+  startEmulator,
+  tokenOf,
+  userGroupOf as userGroup,
+} from '../kit/emulator.js';
 
 const running: RunningEmulator[] = [];
 const dir = mkdtempSync(join(tmpdir(), 'ugs-commit-reset-'));

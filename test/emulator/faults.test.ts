@@ -4,10 +4,8 @@ import {
   type FaultSpec,
   parseApiTokenSpec,
   parseFaultSpec,
-  type RunningEmulator,
-  startEmulator,
 } from '../../src/emulator/server.js';
-import { call, getUser, tokenOf } from './client.js';
+import { call, getUser, type RunningEmulator, startEmulator, tokenOf } from '../kit/index.js';
 
 const running: RunningEmulator[] = [];
 

@@ -1,16 +1,15 @@
 import { Agent } from 'node:http';
-import { connect, createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { EmulatorStartError, startEmulator } from '../../src/emulator/server.js';
-import { call, getUser, tokenOf, userGroup } from './client.js';
-
-async function ipv6Loopback(): Promise<boolean> {
-  const probe = createServer();
-  return new Promise((resolve) => {
-    probe.once('error', () => resolve(false));
-    probe.listen(0, '::1', () => probe.close(() => resolve(true)));
-  });
-}
+import { EmulatorStartError } from '../../src/emulator/server.js';
+import {
+  call,
+  getUser,
+  ipv6LoopbackAvailable,
+  openSocket,
+  startEmulator,
+  tokenOf,
+  userGroupOf,
+} from '../kit/index.js';
 
 describe('startEmulator', () => {
   it('generates one Customer and one Testing token when none are given', async () => {
@@ -36,9 +35,9 @@ describe('startEmulator', () => {
     });
     try {
       expect(emu.apiTokens).toHaveLength(3);
-      const g = userGroup(await getUser(emu.url, 'c1', { user_group_id: 'x', name: 'X' }));
+      const g = userGroupOf(await getUser(emu.url, 'c1', { user_group_id: 'x', name: 'X' }));
       const again = await getUser(emu.url, 'c2', { user_group_id: 'x', name: 'X' });
-      expect(userGroup(again)).toEqual(g);
+      expect(userGroupOf(again)).toEqual(g);
       const other = await getUser(emu.url, 't:1', { user_group_id: 'x', name: 'X' });
       expect(other.json?.new_user_group).toBe(true);
     } finally {
@@ -89,9 +88,7 @@ describe('startEmulator', () => {
 
   it('closes a connection stuck in the middle of a request', async () => {
     const emu = await startEmulator({ port: 0 });
-    const { port } = new URL(emu.url);
-    const socket = connect(Number(port), '127.0.0.1');
-    await new Promise((resolve) => socket.once('connect', resolve));
+    const socket = await openSocket(emu.url);
     socket.on('error', () => undefined);
     socket.write(
       `GET /api/user HTTP/1.1\r\nHost: x\r\nAuthorization: Token ${tokenOf(emu, 'Customer')}\r\nContent-Length: 100\r\n\r\n{"user`,
@@ -105,7 +102,7 @@ describe('startEmulator', () => {
   });
 
   it('puts an IPv6 host in brackets', async (ctx) => {
-    if (!(await ipv6Loopback())) ctx.skip();
+    if (!(await ipv6LoopbackAvailable())) ctx.skip();
     const emu = await startEmulator({ port: 0, host: '::1' });
     try {
       expect(emu.url).toMatch(/^http:\/\/\[::1\]:\d+$/);

@@ -1,14 +1,16 @@
-import { mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import {
-  EmulatorStartError,
-  type RunningEmulator,
-  startEmulator,
-} from '../../src/emulator/server.js';
+import { EmulatorStartError } from '../../src/emulator/server.js';
 import { Store } from '../../src/emulator/store.js';
-import { getUser, rotate, userGroup } from './client.js';
+import {
+  getUser,
+  type RunningEmulator,
+  rotate,
+  startEmulator,
+  tempDir,
+  userGroupOf,
+} from '../kit/index.js';
 
 const apiTokens = [
   { token: 'customer-api-token', environment: 'Customer' as const },
@@ -26,7 +28,7 @@ async function start(): Promise<RunningEmulator> {
 }
 
 beforeEach(async () => {
-  dir = await mkdtemp(path.join(tmpdir(), 'ugs-emu-'));
+  dir = tempDir('emulator');
   dataFile = path.join(dir, 'state.json');
 });
 
@@ -38,7 +40,7 @@ afterEach(async () => {
 describe('persistence', () => {
   it('keeps groups, tokens and the team_id counter across a restart', async () => {
     const first = await start();
-    const a = userGroup(
+    const a = userGroupOf(
       await getUser(first.url, 'customer-api-token', {
         user_group_id: 'a',
         name: 'A',
@@ -46,24 +48,24 @@ describe('persistence', () => {
         properties: { tier: 1 },
       }),
     );
-    const b = userGroup(
+    const b = userGroupOf(
       await getUser(first.url, 'testing-api-token', { user_group_id: 'a', name: 'B' }),
     );
-    const rotated = userGroup(await rotate(first.url, 'testing-api-token', b.token));
+    const rotated = userGroupOf(await rotate(first.url, 'testing-api-token', b.token));
     await first.close();
 
     const second = await start();
     const a2 = await getUser(second.url, 'customer-api-token', { user_group_id: 'a', name: 'x' });
     expect(a2.json?.new_user_group).toBe(false);
     // Name and properties echo the request (Get User rules 1 and 3); token and team_id persist.
-    expect(userGroup(a2)).toEqual({ ...a, name: 'x', properties: null });
-    const b2 = userGroup(
+    expect(userGroupOf(a2)).toEqual({ ...a, name: 'x', properties: null });
+    const b2 = userGroupOf(
       await getUser(second.url, 'testing-api-token', { user_group_id: 'a', name: 'x' }),
     );
     expect(b2).toEqual({ ...b, name: 'x', token: rotated.token });
     expect((await rotate(second.url, 'testing-api-token', b.token)).status).toBe(404);
 
-    const c = userGroup(
+    const c = userGroupOf(
       await getUser(second.url, 'customer-api-token', { user_group_id: 'c', name: 'C' }),
     );
     expect(c.team_id).toBe(b.team_id + 1);
@@ -88,7 +90,7 @@ describe('persistence', () => {
     // Read while the emulator still runs: every acknowledged group must already be there.
     const saved = JSON.parse(await readFile(dataFile, 'utf8'));
     const tokens = new Set(saved.user_groups.map((g: { token: string }) => g.token));
-    for (const reply of replies) expect(tokens.has(userGroup(reply).token)).toBe(true);
+    for (const reply of replies) expect(tokens.has(userGroupOf(reply).token)).toBe(true);
   });
 
   it('refuses a second emulator on the same data file while the first runs', async () => {

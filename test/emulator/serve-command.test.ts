@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { runServe, type ServeOptions } from '../../src/commands/serve.js';
 import type { EmulatorOptions, RunningEmulator } from '../../src/emulator/server.js';
-import { makeIO } from '../helpers/fakes.js';
+import { makeIO } from '../kit/fakes.js';
 
 const options: ServeOptions = {
   host: '127.0.0.1',

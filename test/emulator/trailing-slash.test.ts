@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseServeFlags } from '../../src/commands/serve.js';
-import { type RunningEmulator, startEmulator } from '../../src/emulator/server.js';
-import { call, tokenOf, userGroup } from './client.js';
+import { call, type RunningEmulator, startEmulator, tokenOf, userGroupOf } from '../kit/index.js';
 
 let slash: RunningEmulator;
 let plain: RunningEmulator;
@@ -55,7 +54,7 @@ describe('--trailing-slash (Django APPEND_SLASH)', () => {
   });
 
   it('serves Get User and Create User on /api/user/', async () => {
-    const created = userGroup(
+    const created = userGroupOf(
       await call(slash.url, { path: '/api/user/', token, body: { user_group_id: 'a', name: 'A' } }),
     );
     const rotated = await call(slash.url, {
@@ -64,7 +63,7 @@ describe('--trailing-slash (Django APPEND_SLASH)', () => {
       token,
       body: { current_token: created.token },
     });
-    expect(userGroup(rotated).team_id).toBe(created.team_id);
+    expect(userGroupOf(rotated).team_id).toBe(created.team_id);
   });
 
   it.each(['/', '/api', '/api/users', '/api/users/', '/api/user//'])(

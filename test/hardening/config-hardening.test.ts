@@ -34,12 +34,9 @@ import {
   runUgs,
   type Sandbox,
   sendJson,
-  setupSuite,
   startServer,
   tempDir,
-} from './harness.js';
-
-setupSuite();
+} from '../kit/index.js';
 
 const NOBODY = 65534;
 const BASE_URL = 'https://ugs.example.com';
@@ -72,7 +69,7 @@ function writeJson(path: string, data: unknown, fileMode: number): string {
 function unprivileged(sandbox: Sandbox): { uid?: number; gid?: number } {
   if (!IS_ROOT) return {};
   // mkdtemp makes 0700 directories: let nobody through to the sandbox, and give it the sandbox.
-  for (let dir = sandbox.root; dir.includes('ugs-hardening-'); dir = join(dir, '..')) {
+  for (let dir = sandbox.root; dir.includes('ugs-test-'); dir = join(dir, '..')) {
     chmodSync(dir, 0o711);
   }
   for (const path of [sandbox.root, sandbox.home]) chownSync(path, NOBODY, NOBODY);
@@ -106,7 +103,7 @@ describe('file and directory modes', () => {
     const result = await login(sandbox, 'api_modes_token_5678');
     expect(result.code, describeRun(result)).toBe(0);
     expect(mode(sandbox.configPath)).toBe(0o600);
-    // A directory ugs did not create is not ugs's to chmod (issue 8); 0755 is not writable by
+    // A directory ugs did not create is not ugs's to chmod; 0755 is not writable by
     // others, so there is no warning either.
     expect(mode(sandbox.configDir)).toBe(0o755);
     expect(result.stderr).not.toMatch(/warning: config directory/);
@@ -278,7 +275,7 @@ describe('--properties and stdin sources that cannot be used: exit 2, nothing se
   const GET = ['get', '--id', 'acme', '--name', 'Acme Corp'];
 
   async function withServer(work: (baseUrl: string) => Promise<RunResult[]>): Promise<RunResult[]> {
-    const server = await startServer((_req, res) => sendJson(res, 200, okBody()));
+    const server = await startServer(({ res }) => sendJson(res, 200, okBody()));
     try {
       const results = await work(server.url);
       expect(server.requests, 'no request may be sent after a usage error').toHaveLength(0);
@@ -367,7 +364,7 @@ describe('--properties and stdin sources that cannot be used: exit 2, nothing se
     const dir = tempDir('fifo');
     const fifo = join(dir, 'props.fifo');
     execFileSync('mkfifo', [fifo]);
-    const server = await startServer((_req, res) => sendJson(res, 200, okBody()));
+    const server = await startServer(({ res }) => sendJson(res, 200, okBody()));
     try {
       const run = runUgs([...GET, '--base-url', server.url, '--properties', `@${fifo}`, '--json'], {
         env,

@@ -1,11 +1,9 @@
 /**
- * Attacks on the emulator itself (issue 8): bodies nested deep enough to hurt a recursive
+ * Attacks on the emulator itself: bodies nested deep enough to hurt a recursive
  * parser, `__proto__` keys, clients that half-close their socket, pipelined requests followed
  * by garbage, and an empty --host. Raw sockets where the attack is below HTTP.
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
+import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseServeFlags } from '../../src/commands/serve.js';
@@ -15,10 +13,16 @@ import {
   startEmulator,
 } from '../../src/emulator/server.js';
 import { UsageError } from '../../src/errors.js';
-import { makeSandbox, runCli, setupCliSuite } from '../cli/run.js';
-import { call, getUser, rotate, tokenOf, userGroup } from '../emulator/client.js';
-
-setupCliSuite();
+import {
+  call,
+  getUser,
+  rawExchange,
+  rotate,
+  runUgs,
+  tempDir,
+  tokenOf,
+  userGroupOf,
+} from '../kit/index.js';
 
 let emu: RunningEmulator;
 let customer: string;
@@ -74,33 +78,6 @@ function splitAnswers(stream: string): RawAnswer[] {
   return answers;
 }
 
-/**
- * Writes `bytes` on a fresh connection, optionally half-closes (FIN, like shutdown(SHUT_WR)),
- * and collects everything the server sends until it closes the connection.
- */
-function rawExchange(url: string, bytes: string, halfClose: boolean): Promise<string> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host: hostname, port: Number(port), allowHalfOpen: true });
-    const chunks: Buffer[] = [];
-    const timer = setTimeout(() => {
-      socket.destroy();
-      reject(new Error(`no close within 10 s; got ${Buffer.concat(chunks).toString()}`));
-    }, 10_000);
-    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
-    socket.on('error', reject);
-    socket.on('end', () => socket.end());
-    socket.on('close', () => {
-      clearTimeout(timer);
-      resolve(Buffer.concat(chunks).toString('utf8'));
-    });
-    socket.on('connect', () => {
-      if (halfClose) socket.end(bytes);
-      else socket.write(bytes);
-    });
-  });
-}
-
 function rawRequest(
   method: string,
   body: string,
@@ -120,7 +97,7 @@ function rawRequest(
   return `${method} /api/user HTTP/1.1\r\n${head}\r\n\r\n${body}`;
 }
 
-describe('8.2: deeply nested bodies', () => {
+describe('deeply nested bodies', () => {
   it.each([
     [
       'properties 65 levels deep',
@@ -166,7 +143,7 @@ describe('8.2: deeply nested bodies', () => {
     });
     const reply = await call(emu.url, { token: customer, body });
     expect(reply.status).toBe(200);
-    expect(userGroup(reply).name).toBe(text);
+    expect(userGroupOf(reply).name).toBe(text);
   });
 
   it('refuses a deep value under mapping as well', async () => {
@@ -194,9 +171,9 @@ describe('8.2: deeply nested bodies', () => {
   });
 });
 
-describe('8.19: __proto__ keys are data', () => {
+describe('__proto__ keys are data', () => {
   it('keeps __proto__ in mapping and properties, stored and answered as own keys', async () => {
-    const dir = await mkdtemp(path.join(tmpdir(), 'ugs-proto-'));
+    const dir = tempDir('proto');
     const dataFile = path.join(dir, 'state.json');
     const apiTokens = [{ token: 'proto-token', environment: 'Customer' as const }];
     try {
@@ -208,7 +185,7 @@ describe('8.19: __proto__ keys are data', () => {
       expect(reply.status).toBe(200);
       // The raw text, not a parsed object: a parsed "__proto__" could hide in a prototype.
       expect(reply.text).toContain('"properties":{"__proto__":{"polluted":true},"plan":"x"}');
-      const group = userGroup(reply);
+      const group = userGroupOf(reply);
       expect(Object.getPrototypeOf(group.properties)).toBe(Object.prototype);
       expect(({} as Record<string, unknown>).polluted).toBeUndefined();
       await first.close();
@@ -222,7 +199,7 @@ describe('8.19: __proto__ keys are data', () => {
       // Loaded back after a restart, it is still data: the rotation finds the same group.
       const second = await startEmulator({ port: 0, dataFile, apiTokens });
       try {
-        const rotated = userGroup(await rotate(second.url, 'proto-token', group.token));
+        const rotated = userGroupOf(await rotate(second.url, 'proto-token', group.token));
         expect(rotated.team_id).toBe(group.team_id);
       } finally {
         await second.close();
@@ -244,7 +221,7 @@ describe('8.19: __proto__ keys are data', () => {
   });
 });
 
-describe('8.19: half-closed and pipelined connections', () => {
+describe('half-closed and pipelined connections', () => {
   // Every request waits 150 ms (the 'slow' fault), so the client's FIN or garbage arrives while
   // the answer is still being made: the race these tests are about, made certain.
   let slow: RunningEmulator;
@@ -271,7 +248,7 @@ describe('8.19: half-closed and pipelined connections', () => {
   });
 
   it('answers a half-closed rotation, so the new token is not lost', async () => {
-    const group = userGroup(
+    const group = userGroupOf(
       await getUser(slow.url, token, { user_group_id: freshId('half-rot'), name: 'r' }),
     );
     const body = JSON.stringify({ current_token: group.token });
@@ -280,7 +257,7 @@ describe('8.19: half-closed and pipelined connections', () => {
     );
     expect(answers.map((a) => a.status)).toEqual([200]);
     const rotated = JSON.parse(answers[0]?.body ?? '{}').user_group;
-    const found = userGroup(
+    const found = userGroupOf(
       await getUser(slow.url, token, { user_group_id: group.provided_id, name: 'r' }),
     );
     expect(found.token).toBe(rotated.token);
@@ -341,7 +318,7 @@ describe('8.19: half-closed and pipelined connections', () => {
   });
 });
 
-describe('8.19: an empty --host', () => {
+describe('an empty --host', () => {
   it.each(['', ' '])('is refused by startEmulator (%j)', async (host) => {
     await expect(startEmulator({ port: 0, host })).rejects.toThrow(EmulatorStartError);
     await expect(startEmulator({ port: 0, host })).rejects.toThrow(/every interface/);
@@ -353,7 +330,7 @@ describe('8.19: an empty --host', () => {
   });
 
   it('makes the built binary exit 2 without listening', async () => {
-    const result = await runCli(makeSandbox(), ['serve', '--port', '0', '--host', '']);
+    const result = await runUgs(['serve', '--port', '0', '--host', '']);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/^error: .*--host is empty/m);
     expect(result.stderr).toMatch(/^hint: /m);

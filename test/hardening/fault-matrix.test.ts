@@ -8,27 +8,35 @@
  * 429/502/503/504, never on other statuses or timeouts; `rotate` is sent exactly once whatever
  * happens, except when the connection is refused (which proves nothing reached the server).
  */
-import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import {
+  okBody as cannedBody,
+  userGroup as cannedGroup,
+  closedPort,
   describeRun,
   expectFailure,
-  type Handler,
-  okBody,
-  type RecordingServer,
+  type Reply,
   type RunResult,
-  refusedPort,
   runUgs,
   selfSignedCertificate,
   sendJson,
-  setupSuite,
   startServer,
+  type TestServer,
   tempDir,
-  userGroup,
-} from './harness.js';
+} from '../kit/index.js';
 
-setupSuite();
+/** The group these cases' server answers: the one the commands ask for. */
+const userGroup = (overrides: Record<string, unknown> = {}) =>
+  cannedGroup({
+    provided_id: 'acme',
+    name: 'Acme Corp',
+    token: 'ugt_hardening_token_0001',
+    properties: {},
+    ...overrides,
+  });
+const okBody = (overrides: Record<string, unknown> = {}) =>
+  cannedBody({ user_group: userGroup(), ...overrides });
 
 const API_TOKEN = 'api_fault_matrix_7f3a9c2e5b1d';
 const OLD_TOKEN = 'ugt_old_fault_matrix_4e8b2a';
@@ -50,20 +58,20 @@ interface Expectation {
 
 interface FaultCase {
   name: string;
-  handler: Handler;
+  handler: Reply;
   args?: string[];
   get: Expectation;
   rotate: Expectation;
   /** Extra checks on a run (stderr must not dump a body, timing, ...). */
-  check?: (command: Command, result: RunResult, server: RecordingServer) => void;
+  check?: (command: Command, result: RunResult, server: TestServer) => void;
 }
 
 // ---------------------------------------------------------------------------------------------
 // Handlers
 
 const json =
-  (status: number, body: unknown, headers: Record<string, string> = {}): Handler =>
-  (_req, res) =>
+  (status: number, body: unknown, headers: Record<string, string> = {}): Reply =>
+  ({ res }) =>
     sendJson(res, status, body, headers);
 
 const raw =
@@ -72,8 +80,8 @@ const raw =
     contentType: string,
     text: string,
     headers: Record<string, string> = {},
-  ): Handler =>
-  (_req, res) => {
+  ): Reply =>
+  ({ res }) => {
     res.writeHead(status, {
       'content-type': contentType,
       'content-length': Buffer.byteLength(text),
@@ -83,32 +91,34 @@ const raw =
   };
 
 /** The request is read, then the socket is destroyed without a byte of answer. */
-const closeBeforeAnswer: Handler = (req) => req.socket.destroy();
+const closeBeforeAnswer: Reply = ({ req }) => {
+  req.socket.destroy();
+};
 
 /** Status, headers and part of the body, then a TCP reset. */
-const resetMidBody: Handler = (req, res) => {
+const resetMidBody: Reply = ({ req, res }) => {
   res.writeHead(200, { 'content-type': 'application/json', 'content-length': '4000' });
   res.write('{"success": 1, "user_group": {"token": "ugt_');
   setTimeout(() => req.socket.resetAndDestroy(), 30);
 };
 
 /** Status, headers and part of the body, then nothing: the connection stays open. */
-const stallBody: Handler = (_req, res) => {
+const stallBody: Reply = ({ res }) => {
   res.writeHead(200, { 'content-type': 'application/json', 'content-length': '4000' });
   res.write('{"success": 1, ');
 };
 
 /** Reads the request and never answers. */
-const neverAnswer: Handler = () => {};
+const neverAnswer: Reply = () => {};
 
 /** Fails the first `failures` requests with `fail`, then answers normally. */
 const failThenOk =
-  (failures: number, fail: Handler): Handler =>
-  (req, res, index, record) =>
-    index < failures ? fail(req, res, index, record) : okAnswer(req, res, index, record);
+  (failures: number, fail: Reply): Reply =>
+  (context) =>
+    context.index < failures ? fail(context) : okAnswer(context);
 
 /** The documented success answer, for GET (get) or POST (rotate). */
-const okAnswer: Handler = (req, res) => {
+const okAnswer: Reply = ({ req, res }) => {
   if (req.method === 'POST') {
     sendJson(res, 200, { success: 1, user_group: userGroup({ token: 'ugt_new_after_rotation' }) });
   } else {
@@ -117,7 +127,7 @@ const okAnswer: Handler = (req, res) => {
 };
 
 const FIVE_MIB = 5 * 1024 * 1024;
-const hugeBody: Handler = (_req, res: ServerResponse) => {
+const hugeBody: Reply = ({ res }) => {
   const text = `{"success": 1, "pad": "${'x'.repeat(FIVE_MIB)}"}`;
   res.writeHead(200, {
     'content-type': 'application/json',
@@ -135,7 +145,7 @@ const HTML_502 = `<!DOCTYPE html><html><head><title>502 Bad Gateway</title></hea
 const READ_TOKEN_HINT = /ugs get --id .* --name .* --field token/;
 
 /** Every request the server saw is the documented one, whole. */
-function expectDocumentedRequests(command: Command, server: RecordingServer): void {
+function expectDocumentedRequests(command: Command, server: TestServer): void {
   for (const request of server.requests) {
     expect(request.method).toBe(command === 'get' ? 'GET' : 'POST');
     expect(request.url).toBe('/api/user');
@@ -179,7 +189,7 @@ async function runCase(fault: FaultCase, command: Command): Promise<void> {
 }
 
 /** Milliseconds between consecutive requests. */
-function gaps(server: RecordingServer): number[] {
+function gaps(server: TestServer): number[] {
   return server.requests.slice(1).map((r, i) => r.at - (server.requests[i]?.at ?? 0));
 }
 
@@ -218,7 +228,7 @@ const CASES: FaultCase[] = [
   {
     name: 'connection reset mid-body',
     handler: resetMidBody,
-    // Retries are for connection errors before a response (issue 2); this one came after.
+    // Retries are for connection errors before a response; this one came after.
     get: { code: 4, requests: 1, error: /broke while reading the answer/ },
     rotate: {
       code: 5,
@@ -305,7 +315,7 @@ const CASES: FaultCase[] = [
   },
   {
     name: 'HTTP 429 with Retry-After as an HTTP date',
-    handler: (_req, res) =>
+    handler: ({ res }) =>
       sendJson(
         res,
         429,
@@ -433,7 +443,7 @@ describe.concurrent('fault matrix: get and rotate against a misbehaving server',
   }
 
   test('connection refused: exit 4; get and rotate both retry (nothing reached the server)', async () => {
-    const port = await refusedPort();
+    const port = await closedPort();
     const url = `http://127.0.0.1:${port}`;
     const [get, rotate, getTrace, rotateTrace] = await Promise.all([
       run('get', url),
@@ -538,7 +548,7 @@ describe.concurrent('TLS with a self-signed certificate', () => {
   });
 
   test('untrusted: exit 4 with a hint naming --ca-file; nothing reaches the server', async () => {
-    const server = await startServer(okAnswer, tls);
+    const server = await startServer({ tls }, okAnswer);
     try {
       const [get, rotate] = await Promise.all([run('get', server.url), run('rotate', server.url)]);
       for (const result of [get, rotate]) {
@@ -556,7 +566,7 @@ describe.concurrent('TLS with a self-signed certificate', () => {
   });
 
   test('trusted through NODE_EXTRA_CA_CERTS', async () => {
-    const server = await startServer(okAnswer, tls);
+    const server = await startServer({ tls }, okAnswer);
     try {
       const env = { ...ENV, NODE_EXTRA_CA_CERTS: certFile };
       const [get, rotate] = await Promise.all([
@@ -574,7 +584,7 @@ describe.concurrent('TLS with a self-signed certificate', () => {
   });
 
   test('trusted through --ca-file (and UGS_CA_FILE)', async () => {
-    const server = await startServer(okAnswer, tls);
+    const server = await startServer({ tls }, okAnswer);
     try {
       const [get, rotate] = await Promise.all([
         run('get', server.url, ['--ca-file', certFile]),
@@ -592,7 +602,7 @@ describe.concurrent('TLS with a self-signed certificate', () => {
   });
 
   test('--ca-file that is missing or not a certificate is a usage error before any request', async () => {
-    const server = await startServer(okAnswer, tls);
+    const server = await startServer({ tls }, okAnswer);
     try {
       const [missing, notPem] = await Promise.all([
         run('get', server.url, ['--ca-file', join(tempDir('noca'), 'nope.pem')]),

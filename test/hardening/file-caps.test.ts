@@ -2,21 +2,10 @@
  * Every file a flag points at is read with the 1 MiB cap on the bytes actually read, whatever the
  * file is: devices, fifos and /dev/stdin report a size of 0 (or nothing useful) to stat.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import {
-  BIN,
-  expectFailure,
-  makeSandbox,
-  RUN_TIMEOUT_MS,
-  runUgs,
-  sandboxEnv,
-  setupSuite,
-  tempDir,
-} from './harness.js';
-
-setupSuite();
+import { expectFailure, runShell, runUgs, tempDir, UGS_SHELL } from '../kit/index.js';
 
 const get = ['get', '--id', 'acme', '--name', 'Acme'];
 const env = { UGS_API_TOKEN: 'api-token-for-caps', UGS_BASE_URL: 'https://127.0.0.1:9' };
@@ -42,18 +31,11 @@ describe('JSON flags read files with the 1 MiB cap', () => {
       const { error } = expectFailure(result, 2);
       expect(error).toMatch(/larger than 1 MiB/);
     });
-    it(`${flag} @/dev/stdin on an endless pipe`, () => {
+    it(`${flag} @/dev/stdin on an endless pipe`, async () => {
       // A real pipe (`yes |`): the harness's stdin is a socket, which /dev/stdin cannot open.
-      const sandbox = makeSandbox();
-      const command = [process.execPath, BIN, ...get, flag, '@/dev/stdin']
-        .map((arg) => `'${arg}'`)
-        .join(' ');
-      const child = spawnSync('sh', ['-c', `yes | ${command}`], {
-        env: sandboxEnv(sandbox, env),
-        encoding: 'utf8',
-        timeout: RUN_TIMEOUT_MS,
-      });
-      expect(child.status, child.stderr).toBe(2);
+      const args = [...get, flag, '@/dev/stdin'].map((arg) => `'${arg}'`).join(' ');
+      const child = await runShell(`yes | ${UGS_SHELL} ${args}`, { env });
+      expect(child.code, child.stderr).toBe(2);
       expect(child.stderr).toMatch(/^error: .*@\/dev\/stdin: file is larger than 1 MiB/);
     });
     it(`${flag} @fifo with an endless writer`, async () => {

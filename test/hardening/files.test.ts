@@ -1,5 +1,5 @@
 /**
- * Issue 8, the files ugs and the emulator write: the config, its lock, the emulator's data file
+ * The files ugs and the emulator write: the config, its lock, the emulator's data file
  * and its lock, attacked with a nearly full disk (short writes, ENOSPC), hostile symlinks and
  * directory modes, reused pids, racing takeovers of a stale lock, leftover temp files, and a
  * corrupt config holding a token.
@@ -7,7 +7,7 @@
  * A nearly full disk is a small tmpfs: mounting one needs root (CAP_SYS_ADMIN); elsewhere those
  * tests are skipped with the reason. Files owned by "another user" need root to chown.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
   chownSync,
@@ -23,23 +23,21 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { type RunningEmulator, startEmulator } from '../../src/emulator/server.js';
 import { processStartTime } from '../../src/file-lock.js';
-import { getUser } from '../emulator/client.js';
 import {
-  BIN,
   describeRun,
   expectFailure,
+  getUser,
   IS_ROOT,
   makeSandbox,
+  type RunningEmulator,
   type RunResult,
   runUgs,
   type Sandbox,
-  setupSuite,
+  serveUgs,
+  startEmulator,
   tempDir,
-} from './harness.js';
-
-setupSuite();
+} from '../kit/index.js';
 
 const BASE_URL = 'https://ugs.example.com';
 const PAGE = 4096;
@@ -306,32 +304,9 @@ describe('stale locks and reused pids', () => {
     const dir = tempDir('serve-lock');
     const dataFile = join(dir, 'state.json');
     writeFileSync(`${dataFile}.lock`, `1\n0123456789abcdef\n${Number(init ?? 0) + 12345}\n`);
-    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--data', dataFile], {
-      env: { ...process.env, UGS_CONFIG_DIR: join(dir, 'config') },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (c: Buffer) => {
-      out += c.toString();
-    });
-    child.stderr.on('data', (c: Buffer) => {
-      err += c.toString();
-    });
-    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-    const deadline = Date.now() + 10_000;
-    while (
-      !/127\.0\.0\.1:\d+/.test(out + err) &&
-      Date.now() < deadline &&
-      child.exitCode === null
-    ) {
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    const started = /127\.0\.0\.1:\d+/.test(out + err);
-    child.kill('SIGTERM');
-    const code = await exited;
-    expect(started, `stdout:\n${out}\nstderr:\n${err}`).toBe(true);
-    expect(code).toBe(0);
+    const serve = await serveUgs(['--data', dataFile]);
+    expect(serve.url).toMatch(/127\.0\.0\.1:\d+/);
+    expect((await serve.stop('SIGTERM')).code, serve.stderr()).toBe(0);
     expect(existsSync(`${dataFile}.lock`)).toBe(false);
   });
 

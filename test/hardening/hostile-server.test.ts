@@ -1,28 +1,25 @@
 /**
- * Issue 8 (answer side) and issue 9 against the built binary: a server that answers with
- * 100,000-level nesting in every position, with terminal escape sequences in every field that
+ * What a server answers, against the built binary: a server that answers with 100,000-level
+ * nesting in every position, with terminal escape sequences in every field that
  * reaches a message, a hint, a --debug line or --json, with numbers JSON.parse would change; and
  * a server that answers like Django REST Framework, in both routings.
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterAll, describe, expect, test } from 'vitest';
 import { controlCharacters } from '../../src/io.js';
-import { type DrfServer, startDrf } from '../http/drf-server.js';
 import {
+  type DrfServer,
   describeRun,
   expectFailure,
   makeSandbox,
   okBody,
-  type RecordingServer,
   runUgs,
   STACK_LINE,
-  setupSuite,
+  startDrf,
   startServer,
+  type TestServer,
   userGroup,
-} from './harness.js';
-
-setupSuite();
+} from '../kit/index.js';
 
 const API_TOKEN = 'api_hostile_suite_5e1d0c9b';
 const OLD_TOKEN = 'ugt_old_hostile_token_0042';
@@ -42,8 +39,8 @@ async function answering(
   status: number,
   text: string,
   headers: Record<string, string> = {},
-): Promise<RecordingServer> {
-  const server = await startServer((_req: IncomingMessage, res: ServerResponse) => {
+): Promise<TestServer> {
+  const server = await startServer(({ res }) => {
     res.writeHead(status, { 'content-type': 'application/json', ...headers });
     res.end(text);
   });
@@ -52,7 +49,7 @@ async function answering(
 }
 
 const env = { UGS_API_TOKEN: API_TOKEN };
-const run = (server: RecordingServer, args: string[], stdin?: string) =>
+const run = (server: TestServer, args: string[], stdin?: string) =>
   runUgs([...args, '--base-url', server.url], { env, ...(stdin !== undefined && { stdin }) });
 
 /** No crash: no stack overflow, no "unexpected failure", no stack (--debug prints one). */
@@ -68,7 +65,7 @@ const deepObject = (inner = '1') => `${'{"k":'.repeat(DEPTH)}${inner}${'}'.repea
 const group = (extra: string) =>
   `{"provided_id":"acme","name":"Acme","team_id":7,"token":"ugt_new_deep_0001"${extra}}`;
 
-describe.concurrent('8.3: 100,000 levels of nesting in every answer position', () => {
+describe.concurrent('100,000 levels of nesting in every answer position', () => {
   const valid: [string, string][] = [
     [
       'user_group.properties',
@@ -148,7 +145,7 @@ describe.concurrent('8.3: 100,000 levels of nesting in every answer position', (
   });
 });
 
-describe.concurrent('8.4: escape sequences from the server never reach the terminal raw', () => {
+describe.concurrent('escape sequences from the server never reach the terminal raw', () => {
   const raw = (text: string) => text.match(controlCharacters()) ?? [];
   /** stderr lines may only hold their own newline; stdout the newlines of its JSON too. */
   const expectClean = (result: Awaited<ReturnType<typeof runUgs>>) => {
@@ -197,7 +194,7 @@ describe.concurrent('8.4: escape sequences from the server never reach the termi
   });
 
   test('a redirect Location with escapes is named, escaped', async () => {
-    const server = await startServer((req) => {
+    const server = await startServer(({ req }) => {
       req.socket.end(
         Buffer.from(
           `HTTP/1.1 302 Found\r\nLocation: http://evil.example/\u009b31m\u0085\r\nContent-Length: 0\r\n\r\n`,
@@ -214,7 +211,7 @@ describe.concurrent('8.4: escape sequences from the server never reach the termi
   });
 });
 
-describe.concurrent('8.5: --json prints the numbers as the server sent them', () => {
+describe.concurrent('--json prints the numbers as the server sent them', () => {
   test('big integers, 1e400 and 1.50 survive, in a result and in an error body', async () => {
     const numbers = '"big":12345678901234567890123,"huge":1e400,"f":1.50';
     const ok = await answering(200, `{"success":1,${numbers},"user_group":${group('')}}`);
@@ -241,7 +238,7 @@ describe.concurrent('8.5: --json prints the numbers as the server sent them', ()
   });
 });
 
-describe.concurrent('8.15: API tokens that cannot be sent are refused, nothing sent', () => {
+describe.concurrent('API tokens that cannot be sent are refused, nothing sent', () => {
   for (const [what, token] of [
     ['a newline', 'tok-en-part\nrest-of-token'],
     ['a space', 'tok-en-part rest-of-token'],
@@ -298,7 +295,7 @@ describe.concurrent('8.15: API tokens that cannot be sent are refused, nothing s
   });
 });
 
-describe.concurrent('issue 9: against a DRF-like server, the built binary', () => {
+describe.concurrent('against a DRF-like server, the built binary', () => {
   const drfServers: DrfServer[] = [];
   afterAll(async () => {
     await Promise.all(drfServers.map((server) => server.close()));

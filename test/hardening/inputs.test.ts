@@ -3,8 +3,7 @@
  * differ from what was meant only invisibly, a timeout that would round to "no limit", and
  * answers that cost more to draw than to fetch.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type GetOptions, parseGetFlags, runGet } from '../../src/commands/get.js';
@@ -13,9 +12,10 @@ import { USER_GROUP_FIELD_ORDER } from '../../src/operations/user-group.js';
 import { MAX_JSON_DEPTH, parseTimeoutSeconds } from '../../src/parse.js';
 import { renderRecordTable, renderTable } from '../../src/render.js';
 import type { UserGroup } from '../../src/service.js';
-import { FakeService, groupResult, makeDeps, makeIO, terminalIO } from '../helpers/fakes.js';
+import { tempDir } from '../kit/binary.js';
+import { FakeService, groupResult, makeDeps, makeIO, terminalIO } from '../kit/fakes.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'ugs-inputs-'));
+const dir = tempDir('inputs');
 
 function nested(depth: number, open = '{"a":', close = '}', leaf = '1'): string {
   return `${open.repeat(depth)}${leaf}${close.repeat(depth)}`;

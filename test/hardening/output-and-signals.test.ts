@@ -3,32 +3,39 @@
  * closes the pipe early, and signals while a request is in flight. The built binary runs against
  * a local recording server.
  */
-import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { collectOutput } from '../helpers/process.js';
 import {
-  BIN,
-  makeSandbox,
-  okBody,
-  type RecordingServer,
-  RUN_TIMEOUT_MS,
+  okBody as cannedBody,
+  userGroup as cannedGroup,
+  runShell,
+  runUgs,
   STACK_LINE,
-  sandboxEnv,
   sendJson,
-  setupSuite,
   startServer,
-  userGroup,
-} from './harness.js';
+  startUgs,
+  type TestServer,
+  UGS_SHELL,
+} from '../kit/index.js';
 
-setupSuite();
+/** The group these cases' server answers: the one the commands ask for. */
+const userGroup = (overrides: Record<string, unknown> = {}) =>
+  cannedGroup({
+    provided_id: 'acme',
+    name: 'Acme Corp',
+    token: 'ugt_hardening_token_0001',
+    properties: {},
+    ...overrides,
+  });
+const okBody = (overrides: Record<string, unknown> = {}) =>
+  cannedBody({ user_group: userGroup(), ...overrides });
 
-let server: RecordingServer;
+let server: TestServer;
 /** Requests whose body holds this never get an answer. */
 const HANG = 'hang-forever';
 
 beforeAll(async () => {
-  server = await startServer((_req, res, _index, record) => {
+  server = await startServer(({ res, request: record }) => {
     if (record.body.includes(HANG)) return;
     if (record.body.includes('rejected-token')) {
       sendJson(res, 401, { detail: 'Invalid token.' });
@@ -50,7 +57,7 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 function env() {
-  return sandboxEnv(makeSandbox(), { UGS_API_TOKEN: 'api-token-output', UGS_BASE_URL: server.url });
+  return { UGS_API_TOKEN: 'api-token-output', UGS_BASE_URL: server.url };
 }
 
 /**
@@ -60,14 +67,7 @@ function env() {
 async function toFullDisk(args: string[]) {
   const full = openSync('/dev/full', 'w');
   try {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      env: env(),
-      stdio: ['ignore', full, 'pipe'],
-    });
-    const result = await collectOutput(child, {
-      label: `ugs ${args.join(' ')}`,
-      timeoutMs: RUN_TIMEOUT_MS,
-    });
+    const result = await runUgs(args, { env: env(), stdin: null, stdout: full });
     return { status: result.code, stderr: result.stderr };
   } finally {
     closeSync(full);
@@ -109,12 +109,11 @@ describe('stdout cannot be written', () => {
 
 describe('the reader closes the pipe early: the exit code is still the command result', () => {
   async function pipedIntoTrue(args: string[]) {
-    const command = [process.execPath, BIN, ...args].map((a) => `'${a}'`).join(' ');
-    const child = spawn('bash', ['-c', `${command} | true; exit "\${PIPESTATUS[0]}"`], {
+    const command = `${UGS_SHELL} ${args.map((a) => `'${a}'`).join(' ')}`;
+    const result = await runShell(`${command} | true; exit "\${PIPESTATUS[0]}"`, {
       env: env(),
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdin: null,
     });
-    const result = await collectOutput(child, { label: command, timeoutMs: RUN_TIMEOUT_MS });
     return { status: result.code, stderr: result.stderr };
   }
   it('a failed rotate | true exits 3', async () => {
@@ -138,16 +137,7 @@ describe('the reader closes the pipe early: the exit code is still the command r
 describe('a signal while a request is in flight', () => {
   async function interrupt(args: string[], signal: NodeJS.Signals) {
     const before = server.requests.length;
-    const child = spawn(process.execPath, [BIN, ...args], {
-      env: env(),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const output = collectOutput(child, {
-      label: `ugs ${args.join(' ')}`,
-      timeoutMs: RUN_TIMEOUT_MS,
-      timeoutMessage: (ms) => `did not stop within ${ms} ms of the signal`,
-      input: '',
-    });
+    const { child, result: output } = startUgs(args, { env: env(), stdin: null });
     for (let i = 0; i < 500 && server.requests.length === before; i++) {
       await new Promise((r) => setTimeout(r, 10));
     }

@@ -5,27 +5,22 @@
  * (exit 4) rather than as something the service said. The service is addressed by a name that
  * only the proxy resolves (`service.ugs.test`): loopback addresses never go through a proxy.
  */
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import { type AddressInfo, connect, type Socket } from 'node:net';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import {
+  closedPort,
   describeRun,
   expectFailure,
   okBody,
-  type RecordingServer,
-  refusedPort,
+  type Reply,
   runUgs,
   type SelfSigned,
+  selfSignedCertificate,
   sendJson,
-  setupSuite,
+  startProxy,
   startServer,
-  tempDir,
-} from './harness.js';
-
-setupSuite();
+  type TestProxy,
+  type TestServer,
+} from '../kit/index.js';
 
 const API_TOKEN = 'api_proxy_suite_0c4f7d92a1';
 /** Only the test proxy knows this name (`.test` never resolves): it tunnels it to 127.0.0.1. */
@@ -33,107 +28,28 @@ const HOST = 'service.ugs.test';
 const GET_ARGS = ['get', '--insecure-http', '--id', 'acme', '--name', 'Acme Corp'];
 
 /** The target's URL under the name only the proxy resolves. */
-const via = (t: RecordingServer) => t.url.replace('127.0.0.1', HOST);
+const via = (t: TestServer) => t.url.replace('127.0.0.1', HOST);
 
-/** A self-signed certificate for HOST, 127.0.0.1 and localhost. */
-function certificate(): SelfSigned {
-  const dir = tempDir('tls');
-  const keyFile = join(dir, 'key.pem');
-  const certFile = join(dir, 'cert.pem');
-  // biome-ignore format: one openssl option per line would not make this clearer
-  execFileSync('openssl', [
-    'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', keyFile, '-out', certFile,
-    '-subj', `/CN=${HOST}`, '-addext', `subjectAltName=DNS:${HOST},DNS:localhost,IP:127.0.0.1`, '-days', '1',
-  ], { stdio: 'ignore' });
-  return { key: readFileSync(keyFile, 'utf8'), cert: readFileSync(certFile, 'utf8'), certFile };
-}
-
-interface Proxy {
-  url: string;
-  /** The CONNECT targets asked for, in order. */
-  connects: string[];
-  /** Proxy-Authorization headers sent with each CONNECT. */
-  authorizations: (string | undefined)[];
-  /** Requests sent to the proxy in absolute form (no tunnel). */
-  forwarded: string[];
-  close(): Promise<void>;
-}
-
-/** `tunnel` pipes CONNECTs for HOST to 127.0.0.1 only; 407/403 refuse every CONNECT. */
-async function startProxy(mode: 'tunnel' | 407 | 403): Promise<Proxy> {
-  const connects: string[] = [];
-  const authorizations: (string | undefined)[] = [];
-  const forwarded: string[] = [];
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((req, res) => {
-    forwarded.push(req.url ?? '');
-    res.writeHead(501, { 'content-type': 'text/plain' });
-    res.end('this test proxy only tunnels');
-  });
-  server.on('connection', (socket: Socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-    socket.on('error', () => {});
-  });
-  server.on('connect', (req, client: Socket, head: Buffer) => {
-    const target = req.url ?? '';
-    connects.push(target);
-    authorizations.push(req.headers['proxy-authorization']);
-    client.on('error', () => {});
-    const refuse = (status: number, reason: string, extra = '') =>
-      client.end(`HTTP/1.1 ${status} ${reason}\r\n${extra}Content-Length: 0\r\n\r\n`);
-    if (mode === 407) {
-      refuse(407, 'Proxy Authentication Required', 'Proxy-Authenticate: Basic realm="corp"\r\n');
-      return;
-    }
-    if (mode === 403) return refuse(403, 'Forbidden');
-    const match = /^(?:127\.0\.0\.1|service\.ugs\.test):(\d+)$/.exec(target);
-    if (!match) return refuse(403, 'Forbidden'); // loopback only, whatever happens
-    const upstream = connect(Number(match[1]), '127.0.0.1', () => {
-      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-      if (head.length > 0) upstream.write(head);
-      upstream.pipe(client);
-      client.pipe(upstream);
-    });
-    sockets.add(upstream);
-    upstream.on('close', () => sockets.delete(upstream));
-    upstream.on('error', () => client.destroy());
-  });
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    connects,
-    authorizations,
-    forwarded,
-    close: () =>
-      new Promise<void>((done) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => done());
-      }),
-  };
-}
-
-const answer = (_req: unknown, res: Parameters<typeof sendJson>[0]) => sendJson(res, 200, okBody());
+const answer: Reply = ({ res }) => sendJson(res, 200, okBody());
 
 let tls: SelfSigned;
 const cleanup: (() => Promise<void>)[] = [];
 
 beforeAll(() => {
-  tls = certificate();
+  tls = selfSignedCertificate([HOST]);
 });
 afterAll(async () => {
   await Promise.all(cleanup.splice(0).map((close) => close()));
 });
 
-async function proxy(mode: 'tunnel' | 407 | 403): Promise<Proxy> {
+async function proxy(mode: 'tunnel' | 407 | 403): Promise<TestProxy> {
   const started = await startProxy(mode);
   cleanup.push(started.close);
   return started;
 }
 
-async function target(secure = false): Promise<RecordingServer> {
-  const started = await startServer(answer, secure ? tls : undefined);
+async function target(secure = false): Promise<TestServer> {
+  const started = await startServer(secure ? { tls } : {}, answer);
   cleanup.push(started.close);
   return started;
 }
@@ -249,7 +165,7 @@ describe.concurrent('HTTP CONNECT proxy', () => {
   }
 
   test('a proxy that is down or does not resolve is named as the culprit (exit 4)', async () => {
-    const [port, t] = await Promise.all([refusedPort(), target()]);
+    const [port, t] = await Promise.all([closedPort(), target()]);
     const [down, unknown] = await Promise.all([
       runUgs([...GET_ARGS, '--base-url', via(t)], {
         env: { UGS_API_TOKEN: API_TOKEN, HTTP_PROXY: `http://127.0.0.1:${port}` },
@@ -270,7 +186,7 @@ describe.concurrent('HTTP CONNECT proxy', () => {
   });
 
   test('a refused service behind NO_PROXY is still reported as the service', async () => {
-    const [p, port] = await Promise.all([proxy('tunnel'), refusedPort()]);
+    const [p, port] = await Promise.all([proxy('tunnel'), closedPort()]);
     const result = await runUgs([...GET_ARGS, '--base-url', `http://127.0.0.1:${port}`], {
       env: { UGS_API_TOKEN: API_TOKEN, HTTP_PROXY: p.url, NO_PROXY: '127.0.0.1' },
     });
@@ -280,7 +196,7 @@ describe.concurrent('HTTP CONNECT proxy', () => {
     expect(p.connects).toEqual([]);
   });
 
-  // Issue 8.14: through a proxy, an http:// request to this machine would hand the API token in
+  // Through a proxy, an http:// request to this machine would hand the API token in
   // clear text to whoever runs the proxy.
   for (const [host, noProxy] of [
     ['127.0.0.1', undefined],

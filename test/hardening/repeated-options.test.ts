@@ -5,7 +5,7 @@
 import type { Command, Option } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { buildProgram, main } from '../../src/main.js';
-import { makeIO } from '../helpers/fakes.js';
+import { makeIO } from '../kit/fakes.js';
 
 const system = {
   platform: 'linux' as const,

@@ -15,12 +15,9 @@ import {
   type RunResult,
   runUgs,
   sendJson,
-  setupSuite,
   startServer,
   userGroup,
-} from './harness.js';
-
-setupSuite();
+} from '../kit/index.js';
 
 const API_TOKEN = 'APITOKEN-7c1e0f5a-secret-api-credential';
 const GET_TOKEN = 'UGTOKEN-GET-4b9d2e71a0c3';
@@ -64,7 +61,7 @@ interface Step {
 
 describe('secrets in output and on disk', () => {
   test('every command with --debug: API token only in config.json, group tokens only as results', async () => {
-    const server = await startServer((req, res, _index, record) => {
+    const server = await startServer(({ req, res, request: record }) => {
       if (req.headers.authorization !== `Token ${API_TOKEN}`) {
         sendJson(res, 401, { success: 0, error: 'Invalid token.' });
       } else if (req.method === 'GET') {
@@ -187,7 +184,7 @@ describe('secrets in output and on disk', () => {
   });
 
   test('UGS_API_TOKEN from the environment never reaches output or disk', async () => {
-    const server = await startServer((_req, res) =>
+    const server = await startServer(({ res }) =>
       sendJson(res, 200, { success: 1, user_group: userGroup({ token: GET_TOKEN }) }),
     );
     const sandbox = makeSandbox();
@@ -219,7 +216,7 @@ describe('secrets in output and on disk', () => {
       stdin: string,
       debug: boolean,
     ): Promise<RunResult> {
-      const server = await startServer((req, res, _i, record) =>
+      const server = await startServer(({ req, res, request: record }) =>
         sendJson(res, status, {
           success: 0,
           error: message({ body: record.body, auth: String(req.headers.authorization) }),

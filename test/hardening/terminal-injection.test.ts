@@ -11,7 +11,7 @@ import { runRotate } from '../../src/commands/rotate.js';
 import { ApiError, UsageError } from '../../src/errors.js';
 import { main } from '../../src/main.js';
 import type { OutputFormat } from '../../src/render.js';
-import { FakeService, groupResult, makeDeps, makeIO } from '../helpers/fakes.js';
+import { FakeService, groupResult, makeDeps, makeIO } from '../kit/fakes.js';
 
 /** Each attack class: a raw 7-bit sequence, and the 8-bit C1 forms some terminals obey. */
 const ATTACKS: Record<string, string> = {

@@ -6,10 +6,10 @@ import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { REDACTED, StreamTracer } from '../../src/debug.js';
 import { controlCharacters } from '../../src/io.js';
-import { API_TOKEN, failure, GET_REQUEST, useHarness } from './harness.js';
-import { closedPort, destroy, json, okBody, text } from './server.js';
+import { API_TOKEN, failure, GET_REQUEST, useHttpClients } from '../kit/http-client.js';
+import { closedPort, destroy, json, okBody, text } from '../kit/server.js';
 
-const h = useHarness();
+const h = useHttpClients();
 
 class Capture extends Writable {
   text = '';
@@ -32,12 +32,12 @@ describe('debug trace', () => {
   it('shows method, URL, headers, bodies, status and timing of a Get User call', async () => {
     const server = await h.server(json(200, okBody(), { 'x-request-id': 'req-77' }));
     const { out, tracer } = tracing();
-    const { service } = await h.client(`${server.origin}/prefix/`, { tracer });
+    const { service } = await h.client(`${server.url}/prefix/`, { tracer });
 
     await service.getUser({ ...GET_REQUEST, properties: { plan: 'gold' } });
 
     const lines = out.text.split('\n');
-    expect(lines).toContain(`[debug] > GET ${server.origin}/prefix/api/user`);
+    expect(lines).toContain(`[debug] > GET ${server.url}/prefix/api/user`);
     expect(lines).toContain('[debug] > content-type: application/json');
     expect(lines).toContain('[debug] > accept: application/json');
     expect(lines).toContain(`[debug] > authorization: Token ${REDACTED}`);
@@ -63,12 +63,12 @@ describe('debug trace', () => {
     );
     // Only the API token is known up front: the body fields are redacted by name.
     const { out, tracer } = tracing();
-    const { service } = await h.client(server.origin, { tracer });
+    const { service } = await h.client(server.url, { tracer });
 
     const result = await service.rotateToken(OLD_TOKEN);
 
     expect(result.userGroup.token).toBe(NEW_TOKEN);
-    expect(out.text).toContain(`[debug] > POST ${server.origin}/api/user`);
+    expect(out.text).toContain(`[debug] > POST ${server.url}/api/user`);
     expect(out.text).toContain(`[debug] > {"current_token":"${REDACTED}"}`);
     expect(out.text).toContain(`"token":"${REDACTED}"`);
     for (const secret of [API_TOKEN, OLD_TOKEN, NEW_TOKEN]) expect(out.text).not.toContain(secret);
@@ -86,7 +86,7 @@ describe('debug trace', () => {
     });
     const { out, tracer } = tracing();
     tracer.addSecret(OLD_TOKEN); // as `ugs rotate` does with the token it was given
-    const { service } = await h.client(server.origin, { tracer });
+    const { service } = await h.client(server.url, { tracer });
 
     await failure(service.rotateToken(OLD_TOKEN));
 
@@ -110,7 +110,7 @@ describe('debug trace', () => {
     });
     const server = await h.server(json(200, body));
     const { out, tracer } = tracing();
-    const { service } = await h.client(server.origin, { tracer });
+    const { service } = await h.client(server.url, { tracer });
 
     await service.getUser(GET_REQUEST);
 
@@ -126,16 +126,16 @@ describe('debug trace', () => {
       json(200, okBody()),
     );
     const { out, tracer } = tracing();
-    const { service } = await h.client(server.origin, { tracer, random: () => 0.5 });
+    const { service } = await h.client(server.url, { tracer, random: () => 0.5 });
 
     await service.getUser(GET_REQUEST);
 
     expect(out.text).toContain('[debug] < HTTP 503');
     expect(out.text).toContain('[debug] * retrying in 225 ms: HTTP 503');
-    expect(out.text).toContain(`[debug] > GET ${server.origin}/api/user (retry 1)`);
+    expect(out.text).toContain(`[debug] > GET ${server.url}/api/user (retry 1)`);
     expect(out.text).toMatch(/^\[debug\] ! .+ \(after \d+ ms\)$/m);
     expect(out.text).toMatch(/^\[debug\] \* retrying in 450 ms: \S+$/m);
-    expect(out.text).toContain(`[debug] > GET ${server.origin}/api/user (retry 2)`);
+    expect(out.text).toContain(`[debug] > GET ${server.url}/api/user (retry 2)`);
     expect(out.text).toMatch(/^\[debug\] < HTTP 200 /m);
     expect(out.text).toContain(`overloaded for ${REDACTED}`);
     expect(out.text).not.toContain(API_TOKEN);
@@ -160,7 +160,7 @@ describe('debug trace', () => {
   it('a silent client writes nothing (no tracer given)', async () => {
     const server = await h.server(text(200, JSON.stringify(okBody()), 'application/json'));
     const { out } = tracing();
-    const { service } = await h.client(server.origin);
+    const { service } = await h.client(server.url);
 
     await service.getUser(GET_REQUEST);
 
@@ -168,7 +168,7 @@ describe('debug trace', () => {
   });
 });
 
-describe('debug trace of hostile answers (issues 8.3, 8.4, 8.19)', () => {
+describe('debug trace of hostile answers (deep nesting, escape sequences, 100 Continue)', () => {
   const response = (body: string, headers: Record<string, string> = {}) => {
     const { out, tracer } = tracing();
     tracer.response({ status: 200, headers, body, elapsedMs: 1 });

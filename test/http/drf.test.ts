@@ -1,6 +1,6 @@
 /**
- * Issue 9: the real service is Django REST Framework. These drive the real HTTP client and
- * service client against a loopback server that answers like DRF (drf-server.ts), in both
+ * The real service is Django REST Framework. These drive the real HTTP client and
+ * service client against a loopback server that answers like DRF (test/kit/drf.ts), in both
  * routings (APPEND_SLASH's 301 and an exact path), and against scripted answers for the rest.
  */
 import { afterEach, describe, expect, it } from 'vitest';
@@ -8,12 +8,12 @@ import { ApiError, AuthError, OutcomeUnknownError } from '../../src/errors.js';
 import { createHttpClient } from '../../src/http.js';
 import { controlCharacters } from '../../src/io.js';
 import { HttpServiceClient, type Target } from '../../src/service.js';
-import { type DrfServer, startDrf } from './drf-server.js';
-import { failure, GET_REQUEST, USER_AGENT, useHarness } from './harness.js';
-import { json, type Reply, text } from './server.js';
+import { type DrfServer, startDrf } from '../kit/drf.js';
+import { failure, GET_REQUEST, USER_AGENT, useHttpClients } from '../kit/http-client.js';
+import { json, type Reply, text } from '../kit/server.js';
 
 const API_TOKEN = 'drf0123456789abcdef0123456789abcdef0123';
-const h = useHarness();
+const h = useHttpClients();
 const servers: DrfServer[] = [];
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((server) => server.close()));
@@ -115,7 +115,7 @@ describe('APPEND_SLASH: the one redirect that is followed', () => {
         user_group: { token: 'ugt_after_redirect', provided_id: 'acme-1' },
       }),
     );
-    const { service, notes } = await client(server.origin);
+    const { service, notes } = await client(server.url);
     const result = await service.rotateToken('ugt_old_token_abcd');
     expect(result.userGroup.token).toBe('ugt_after_redirect');
     expect(server.requests.map((r) => `${r.method} ${r.url}`)).toEqual([
@@ -133,7 +133,7 @@ describe('APPEND_SLASH: the one redirect that is followed', () => {
       },
       json(200, { success: 1, user_group: { token: 'ugt_rel' } }),
     );
-    const { service } = await client(`${server.origin}/p`);
+    const { service } = await client(`${server.url}/p`);
     await service.getUser(GET_REQUEST);
     expect(server.requests.map((r) => r.url)).toEqual(['/p/api/user', '/p/api/user/']);
   });
@@ -157,7 +157,7 @@ describe('every other redirect is an error, never followed', () => {
     [308, '/login?next=/api/user'],
   ])('%i to %s: exit 1, the Location named, the rotation not done', async (status, location) => {
     const server = await h.server(redirect(status, location));
-    const { service, notes } = await client(server.origin);
+    const { service, notes } = await client(server.url);
 
     const error = await failure(service.rotateToken('ugt_old_token_abcd'));
 
@@ -172,7 +172,7 @@ describe('every other redirect is an error, never followed', () => {
 
   it('a redirect without Location, and one whose Location carries escapes', async () => {
     const server = await h.server(redirect(301, undefined));
-    const { service } = await client(server.origin);
+    const { service } = await client(server.url);
     const error = await failure(service.getUser(GET_REQUEST));
     expect(error.message).toContain('HTTP 301, a redirect without a Location');
 
@@ -185,7 +185,7 @@ describe('every other redirect is an error, never followed', () => {
         ),
       );
     });
-    const other = await client(hostile.origin);
+    const other = await client(hostile.url);
     const escaped = await failure(other.service.getUser(GET_REQUEST));
     expect(escaped.message).not.toMatch(controlCharacters());
     expect(escaped.message).toContain('/x\\u009b31m\\u0085');
@@ -193,7 +193,7 @@ describe('every other redirect is an error, never followed', () => {
 
   it('never a second redirect, even to the slash path once more', async () => {
     const server = await h.server(redirect(301, '/api/user/'), redirect(301, '/api/user//'));
-    const { service, notes } = await client(server.origin);
+    const { service, notes } = await client(server.url);
     const error = await failure(service.rotateToken('ugt_old_token_abcd'));
     expect(error.exitCode).toBe(1);
     expect(error.message).toContain('the token was not rotated');
@@ -252,7 +252,7 @@ describe("DRF's answers, read properly", () => {
         'bad\u001bfield': ['x'],
       }),
     );
-    const { service } = await client(server.origin);
+    const { service } = await client(server.url);
     const error = await failure(service.getUser(GET_REQUEST));
     expect(error.message).toBe(
       'the service answered HTTP 400: Invalid data.; mapping.sales: Not a valid string.; bad\\u001bfield: x',
@@ -273,7 +273,7 @@ describe("DRF's answers, read properly", () => {
 
   it('rotate with an unknown token: a JSON 404 in the success envelope gets the token hint too', async () => {
     const server = await h.server(json(404, { success: 0, detail: 'Not found.' }));
-    const { service } = await client(server.origin);
+    const { service } = await client(server.url);
     const error = await failure(service.rotateToken('ugt_nobody_has_this'));
     expect(error.exitCode).toBe(1);
     expect(error.hint).toContain('rotated already');
@@ -282,7 +282,7 @@ describe("DRF's answers, read properly", () => {
 
   it('405 in the success envelope to a path without a trailing slash hints at the slash too', async () => {
     const server = await h.server(json(405, { success: 0, detail: 'Method not allowed' }));
-    const { service } = await client(server.origin);
+    const { service } = await client(server.url);
     const error = await failure(service.getUser(GET_REQUEST));
     expect(error.hint).toContain('--api-path /api/user/');
   });
@@ -312,7 +312,7 @@ describe("DRF's answers, read properly", () => {
 
   it('405 to a path without a trailing slash hints at --api-path with the slash', async () => {
     const server = await h.server(json(405, { detail: 'Method "GET" not allowed.' }));
-    const { service } = await client(server.origin, { apiPath: '/v2/user' });
+    const { service } = await client(server.url, { apiPath: '/v2/user' });
     const error = await failure(service.getUser(GET_REQUEST));
     expect(error.message).toBe('the service answered HTTP 405: Method "GET" not allowed.');
     expect(error.hint).toContain('--api-path /v2/user/');
@@ -328,7 +328,7 @@ describe("DRF's answers, read properly", () => {
         },
       ),
     );
-    const { service } = await client(server.origin);
+    const { service } = await client(server.url);
     const error = await failure(service.rotateToken('ugt_old_token_abcd'));
     expect(error.exitCode).toBe(1);
     expect(error.message).toContain('HTTP 429 (rate limited)');
@@ -338,7 +338,7 @@ describe("DRF's answers, read properly", () => {
   it('a text/plain error body shows its first non-empty line, escaped and short', async () => {
     const line = `\u001b]0;owned\u0007Bad ${'y'.repeat(300)}`;
     const server = await h.server(text(502, `\r\n   \r\n${line}\nsecond`, 'text/plain'));
-    const { service } = await client(server.origin);
+    const { service } = await client(server.url);
     const error = await failure(service.getUser(GET_REQUEST));
     expect(error.message).toMatch(
       /^the service answered HTTP 502: \\u001b\]0;owned\\u0007Bad y+…$/,
@@ -349,7 +349,7 @@ describe("DRF's answers, read properly", () => {
   });
 });
 
-describe('8.19: an unsolicited 100 Continue before the real answer', () => {
+describe('an unsolicited 100 Continue before the real answer', () => {
   const answer = JSON.stringify({ success: 1, user_group: { token: 'ugt_after_continue' } });
   const final = `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${answer.length}\r\n\r\n${answer}`;
 
@@ -359,7 +359,7 @@ describe('8.19: an unsolicited 100 Continue before the real answer', () => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(answer);
     });
-    const { service } = await client(server.origin);
+    const { service } = await client(server.url);
     expect((await service.getUser(GET_REQUEST)).userGroup.token).toBe('ugt_after_continue');
     expect((await service.rotateToken('ugt_old_token_abcd')).userGroup.token).toBe(
       'ugt_after_continue',
@@ -378,7 +378,7 @@ describe('8.19: an unsolicited 100 Continue before the real answer', () => {
         setTimeout(() => req.socket.end(final), 50);
       },
     );
-    const { service } = await client(server.origin);
+    const { service } = await client(server.url);
     expect((await service.rotateToken('ugt_old_token_abcd')).userGroup.token).toBe(
       'ugt_after_continue',
     );
@@ -398,7 +398,7 @@ describe('server text in messages, escaped', () => {
         ),
       );
     });
-    const { service } = await client(server.origin);
+    const { service } = await client(server.url);
     const error = await failure(service.rotateToken('ugt_old_token_abcd'));
     expect(error.exitCode).toBe(5);
     expect(error.message).toContain('text/html\\u009b31m');
@@ -408,7 +408,7 @@ describe('server text in messages, escaped', () => {
 
   it('login hints quote a profile name a shell would split', async () => {
     const server = await h.server(json(401, { detail: 'Invalid token.' }));
-    const { service } = await client(server.origin, { profile: "team a's" });
+    const { service } = await client(server.url, { profile: "team a's" });
     const error = await failure(service.getUser(GET_REQUEST));
     expect(error.hint).toContain(`\`ugs login --profile 'team a'\\''s'\``);
   });

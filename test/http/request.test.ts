@@ -1,14 +1,14 @@
 /** What goes on the wire: method, path, headers and the JSON body, GET included. */
 import { describe, expect, it } from 'vitest';
-import { API_TOKEN, GET_REQUEST, USER_AGENT, useHarness } from './harness.js';
-import { json, okBody } from './server.js';
+import { API_TOKEN, GET_REQUEST, USER_AGENT, useHttpClients } from '../kit/http-client.js';
+import { json, okBody } from '../kit/server.js';
 
-const h = useHarness();
+const h = useHttpClients();
 
 describe('the Get User request', () => {
   it('sends GET /api/user with the JSON body and every documented header', async () => {
     const server = await h.server(json(200, okBody()));
-    const { service } = await h.client(server.origin);
+    const { service } = await h.client(server.url);
     const request = {
       name: 'Acme Corp',
       user_group_id: 'acme-1',
@@ -33,7 +33,7 @@ describe('the Get User request', () => {
 
   it('sends only the fields given: no mapping or properties keys when absent', async () => {
     const server = await h.server(json(200, okBody()));
-    const { service } = await h.client(server.origin);
+    const { service } = await h.client(server.url);
 
     await service.getUser(GET_REQUEST);
 
@@ -42,7 +42,7 @@ describe('the Get User request', () => {
 
   it('keeps non-ASCII text intact and counts content-length in bytes', async () => {
     const server = await h.server(json(200, okBody()));
-    const { service } = await h.client(server.origin);
+    const { service } = await h.client(server.url);
     const request = { name: 'Zoë & Søn 🚀', user_group_id: 'ß-1', properties: { city: 'Kraków' } };
 
     await service.getUser(request);
@@ -56,7 +56,7 @@ describe('the Get User request', () => {
 
   it('returns the parsed answer', async () => {
     const server = await h.server(json(200, okBody({ new_user_group: true })));
-    const { service } = await h.client(server.origin);
+    const { service } = await h.client(server.url);
 
     const result = await service.getUser(GET_REQUEST);
 
@@ -69,7 +69,7 @@ describe('the Get User request', () => {
 describe('the rotate request', () => {
   it('sends POST /api/user with {current_token} and the same headers', async () => {
     const server = await h.server(json(200, okBody()));
-    const { service } = await h.client(server.origin);
+    const { service } = await h.client(server.url);
 
     await service.rotateToken('ugt_old_token_abcd');
 
@@ -97,7 +97,7 @@ describe('base URLs', () => {
   ];
   it.each(cases)('base path %j -> %s', async (suffix, expected) => {
     const server = await h.server(json(200, okBody()));
-    const { service } = await h.client(`${server.origin}${suffix}`);
+    const { service } = await h.client(`${server.url}${suffix}`);
 
     await service.getUser(GET_REQUEST);
     await service.rotateToken('ugt_old_token_abcd');
@@ -110,7 +110,7 @@ describe('base URLs', () => {
 
   it('sends the Host header of the base URL', async () => {
     const server = await h.server(json(200, okBody()));
-    const { service } = await h.client(`${server.origin}/p`);
+    const { service } = await h.client(`${server.url}/p`);
 
     await service.getUser(GET_REQUEST);
 
@@ -121,7 +121,7 @@ describe('base URLs', () => {
 describe('connections', () => {
   it('reuses kept-alive connections for successive calls on one client', async () => {
     const server = await h.server(json(200, okBody()));
-    const { service } = await h.client(server.origin);
+    const { service } = await h.client(server.url);
 
     for (let i = 0; i < 5; i++) await service.rotateToken(`ugt_old_token_${i}`);
 
@@ -134,7 +134,7 @@ describe('connections', () => {
     // undici marks the socket for reset after a GET that carried a body, unless `reset: false`;
     // the request must still arrive whole each time.
     const server = await h.server(json(200, okBody()));
-    const { service } = await h.client(server.origin);
+    const { service } = await h.client(server.url);
 
     for (let i = 0; i < 3; i++) await service.getUser({ name: 'A', user_group_id: `g${i}` });
 
@@ -147,7 +147,7 @@ describe('connections', () => {
 
   it('close() releases the connection', async () => {
     const server = await h.server(json(200, okBody()));
-    const { http, service } = await h.client(server.origin);
+    const { http, service } = await h.client(server.url);
 
     await service.getUser(GET_REQUEST);
     await http.close();

@@ -1,15 +1,15 @@
 /** What comes back: every answer is validated, and every failure becomes the right typed error. */
 import { describe, expect, it } from 'vitest';
 import { ApiError, AuthError, OutcomeUnknownError } from '../../src/errors.js';
-import { failure, GET_REQUEST, useHarness } from './harness.js';
-import { bytes, type HugeBodyStats, huge, json, okBody, text } from './server.js';
+import { failure, GET_REQUEST, useHttpClients } from '../kit/http-client.js';
+import { bytes, type HugeBodyStats, huge, json, okBody, text } from '../kit/server.js';
 
-const h = useHarness();
+const h = useHttpClients();
 const MiB = 1024 * 1024;
 
 async function getVia(reply: Parameters<typeof h.server>[0]) {
   const server = await h.server(reply);
-  const { service } = await h.client(server.origin);
+  const { service } = await h.client(server.url);
   return { server, call: () => service.getUser(GET_REQUEST) };
 }
 
@@ -278,7 +278,7 @@ describe('oversized bodies', () => {
 
   it('rotate: an oversized 2xx answer is an unknown outcome (exit 5) after one request', async () => {
     const server = await h.server(huge(undefined));
-    const { service, sleeps } = await h.client(server.origin);
+    const { service, sleeps } = await h.client(server.url);
 
     const error = await failure(service.rotateToken('ugt_old_token_abcd'));
 
@@ -310,7 +310,7 @@ describe('HTTP error statuses', () => {
 
   it.each([401, 403])('rotate %i -> AuthError (exit 3) after one request', async (status) => {
     const server = await h.server(json(status, { success: 0, error: 'Authentication failed' }));
-    const { service } = await h.client(server.origin);
+    const { service } = await h.client(server.url);
 
     const error = await failure(service.rotateToken('ugt_old_token_abcd'));
 
@@ -373,7 +373,7 @@ describe('rotate answers', () => {
       },
     };
     const server = await h.server(json(200, body));
-    const { service } = await h.client(server.origin);
+    const { service } = await h.client(server.url);
 
     const result = await service.rotateToken('ugt_old_token_abcd');
 
@@ -385,7 +385,7 @@ describe('rotate answers', () => {
 
   it('an unreadable 2xx answer: outcome unknown (exit 5), and how to check', async () => {
     const server = await h.server(text(200, '<html>ok</html>', 'text/html'));
-    const { service } = await h.client(server.origin);
+    const { service } = await h.client(server.url);
 
     const error = await failure(service.rotateToken('ugt_old_token_abcd'));
 
@@ -399,7 +399,7 @@ describe('rotate answers', () => {
 
   it('a 2xx answer without a token string says the rotation may have happened', async () => {
     const server = await h.server(json(200, { success: 1, user_group: { name: 'Acme' } }));
-    const { service } = await h.client(server.origin);
+    const { service } = await h.client(server.url);
 
     const error = await failure(service.rotateToken('ugt_old_token_abcd'));
 
@@ -410,7 +410,7 @@ describe('rotate answers', () => {
   it('success 0 is the service saying it did not rotate: its message, no "may have happened"', async () => {
     const body = { success: 0, error: 'current_token does not match any user group' };
     const server = await h.server(json(200, body));
-    const { service } = await h.client(server.origin);
+    const { service } = await h.client(server.url);
 
     const error = await failure(service.rotateToken('ugt_old_token_abcd'));
 

@@ -5,19 +5,19 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError, NetworkError, OutcomeUnknownError } from '../../src/errors.js';
 import { retryAfterMs, TransportError } from '../../src/http.js';
-import { failure, GET_REQUEST, useHarness } from './harness.js';
+import { failure, GET_REQUEST, useHttpClients } from '../kit/http-client.js';
 import {
   closedPort,
   destroy,
   headersThenDestroy,
   json,
   okBody,
-  startServerAt,
+  startServer,
   type TestServer,
   text,
-} from './server.js';
+} from '../kit/server.js';
 
-const h = useHarness();
+const h = useHttpClients();
 
 const failed = (status: number, headers: Record<string, string> = {}) =>
   json(status, { success: 0, error: `busy (${status})` }, headers);
@@ -27,7 +27,7 @@ describe('Get User retries', () => {
     'HTTP %i is retried twice (3 requests), then the last answer is the error',
     async (status) => {
       const server = await h.server(failed(status));
-      const { service, sleeps } = await h.client(server.origin);
+      const { service, sleeps } = await h.client(server.url);
 
       const error = await failure(service.getUser(GET_REQUEST));
 
@@ -47,7 +47,7 @@ describe('Get User retries', () => {
 
   it.each([400, 404, 500, 501])('HTTP %i is not retried', async (status) => {
     const server = await h.server(failed(status));
-    const { service, sleeps } = await h.client(server.origin);
+    const { service, sleeps } = await h.client(server.url);
 
     const error = await failure(service.getUser(GET_REQUEST));
 
@@ -58,7 +58,7 @@ describe('Get User retries', () => {
 
   it('a 503 then a 200 succeeds on the second request', async () => {
     const server = await h.server(failed(503), json(200, okBody()));
-    const { service, sleeps } = await h.client(server.origin);
+    const { service, sleeps } = await h.client(server.url);
 
     const result = await service.getUser(GET_REQUEST);
 
@@ -69,7 +69,7 @@ describe('Get User retries', () => {
 
   it('two failures then a 200 succeeds on the third and last request', async () => {
     const server = await h.server(failed(502), failed(504), json(200, okBody()));
-    const { service, sleeps } = await h.client(server.origin);
+    const { service, sleeps } = await h.client(server.url);
 
     await service.getUser(GET_REQUEST);
 
@@ -84,7 +84,7 @@ describe('Get User retries', () => {
       [0.999, [299.85, 599.7]],
     ] as const) {
       const server = await h.server(failed(503));
-      const { service, sleeps } = await h.client(server.origin, { random: () => random });
+      const { service, sleeps } = await h.client(server.url, { random: () => random });
       await failure(service.getUser(GET_REQUEST));
       expect(sleeps.map((ms) => Math.round(ms * 100) / 100)).toEqual(expected);
     }
@@ -92,7 +92,7 @@ describe('Get User retries', () => {
 
   it('uses real randomness by default, within the jitter bounds', async () => {
     const server = await h.server(failed(503));
-    const { service, sleeps } = await h.client(server.origin);
+    const { service, sleeps } = await h.client(server.url);
 
     await failure(service.getUser(GET_REQUEST));
 
@@ -109,7 +109,7 @@ describe('Get User retries', () => {
       failed(429, { 'retry-after': '2' }),
       json(200, okBody()),
     );
-    const { service, sleeps } = await h.client(server.origin, { random: () => 0 });
+    const { service, sleeps } = await h.client(server.url, { random: () => 0 });
 
     await service.getUser(GET_REQUEST);
 
@@ -118,7 +118,7 @@ describe('Get User retries', () => {
 
   it('honours Retry-After: 0 as "now"', async () => {
     const server = await h.server(failed(503, { 'retry-after': '0' }), json(200, okBody()));
-    const { service, sleeps } = await h.client(server.origin);
+    const { service, sleeps } = await h.client(server.url);
 
     await service.getUser(GET_REQUEST);
 
@@ -134,7 +134,7 @@ describe('Get User retries', () => {
       },
       json(200, okBody()),
     );
-    const { service, sleeps } = await h.client(server.origin, { random: () => 0 });
+    const { service, sleeps } = await h.client(server.url, { random: () => 0 });
 
     await service.getUser(GET_REQUEST);
 
@@ -150,7 +150,7 @@ describe('Get User retries', () => {
       failed(503, { 'retry-after': new Date(Date.now() + 86_400_000).toUTCString() }),
       json(200, okBody()),
     );
-    const { service, sleeps } = await h.client(server.origin);
+    const { service, sleeps } = await h.client(server.url);
 
     await service.getUser(GET_REQUEST);
 
@@ -163,7 +163,7 @@ describe('Get User retries', () => {
       failed(503, { 'retry-after': '1.5' }),
       json(200, okBody()),
     );
-    const { service, sleeps } = await h.client(server.origin, { random: () => 0.5 });
+    const { service, sleeps } = await h.client(server.url, { random: () => 0.5 });
 
     await service.getUser(GET_REQUEST);
 
@@ -173,7 +173,7 @@ describe('Get User retries', () => {
   it('an HTML 502 page from a proxy is retried, then reported by status and content type', async () => {
     const page = '<html><body><h1>502 Bad Gateway</h1><p>nginx</p></body></html>';
     const server = await h.server(text(502, page, 'text/html; charset=utf-8'));
-    const { service } = await h.client(server.origin);
+    const { service } = await h.client(server.url);
 
     const error = await failure(service.getUser(GET_REQUEST));
 
@@ -207,7 +207,7 @@ describe('Get User retries', () => {
     const { service, sleeps } = await h.client(`http://127.0.0.1:${port}`, {
       onSleep: async (_ms, call) => {
         if (call === 2) {
-          server = await startServerAt(port, json(200, okBody()));
+          server = await startServer({ port: port }, json(200, okBody()));
           h.track(server);
         }
       },
@@ -222,7 +222,7 @@ describe('Get User retries', () => {
 
   it('a connection closed before the answer is retried', async () => {
     const server = await h.server(destroy(), destroy(), json(200, okBody()));
-    const { service, sleeps } = await h.client(server.origin);
+    const { service, sleeps } = await h.client(server.url);
 
     const result = await service.getUser(GET_REQUEST);
 
@@ -233,7 +233,7 @@ describe('Get User retries', () => {
 
   it('a connection closed before every answer ends as a NetworkError (exit 4)', async () => {
     const server = await h.server(destroy());
-    const { service } = await h.client(server.origin);
+    const { service } = await h.client(server.url);
 
     const error = await failure(service.getUser(GET_REQUEST));
 
@@ -245,7 +245,7 @@ describe('Get User retries', () => {
 
   it('a connection that breaks mid-body is a NetworkError (exit 4) for Get User', async () => {
     const server = await h.server(headersThenDestroy());
-    const { service } = await h.client(server.origin);
+    const { service } = await h.client(server.url);
 
     const error = await failure(service.getUser(GET_REQUEST));
 
@@ -260,7 +260,7 @@ describe('Get User retries', () => {
 describe('rotate is not retried once the request may have reached the server', () => {
   it('HTTP 429: exactly one request, ApiError (exit 1): a rate limit comes before any work', async () => {
     const server = await h.server(failed(429, { 'retry-after': '1' }), json(200, okBody()));
-    const { service, sleeps } = await h.client(server.origin);
+    const { service, sleeps } = await h.client(server.url);
 
     const error = await failure(service.rotateToken('ugt_old_token_abcd'));
 
@@ -276,7 +276,7 @@ describe('rotate is not retried once the request may have reached the server', (
     'HTTP %i: exactly one request, outcome unknown (exit 5): it may have failed after the commit',
     async (status) => {
       const server = await h.server(failed(status, { 'retry-after': '1' }), json(200, okBody()));
-      const { service, sleeps } = await h.client(server.origin);
+      const { service, sleeps } = await h.client(server.url);
 
       const error = await failure(service.rotateToken('ugt_old_token_abcd'));
 
@@ -293,7 +293,7 @@ describe('rotate is not retried once the request may have reached the server', (
 
   it('a connection reset before the answer: one request, outcome unknown (exit 5)', async () => {
     const server = await h.server(destroy(), json(200, okBody()));
-    const { service, sleeps } = await h.client(server.origin);
+    const { service, sleeps } = await h.client(server.url);
 
     const error = await failure(service.rotateToken('ugt_old_token_abcd'));
 
@@ -308,7 +308,7 @@ describe('rotate is not retried once the request may have reached the server', (
 
   it('a connection that breaks mid-body: one request, outcome unknown (exit 5)', async () => {
     const server = await h.server(headersThenDestroy(), json(200, okBody()));
-    const { service, sleeps } = await h.client(server.origin);
+    const { service, sleeps } = await h.client(server.url);
 
     const error = await failure(service.rotateToken('ugt_old_token_abcd'));
 
@@ -339,7 +339,7 @@ describe('rotate is not retried once the request may have reached the server', (
     const { service, sleeps } = await h.client(`http://127.0.0.1:${port}`, {
       onSleep: async (_ms, call) => {
         if (call === 1) {
-          server = await startServerAt(port, json(200, okBody()));
+          server = await startServer({ port: port }, json(200, okBody()));
           h.track(server);
         }
       },

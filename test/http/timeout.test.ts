@@ -2,10 +2,10 @@
 import { describe, expect, it } from 'vitest';
 import { NetworkError, OutcomeUnknownError } from '../../src/errors.js';
 import { TransportError } from '../../src/http.js';
-import { failure, GET_REQUEST, useHarness } from './harness.js';
-import { delay, headersThenStall, json, okBody, stall, trickle } from './server.js';
+import { failure, GET_REQUEST, useHttpClients } from '../kit/http-client.js';
+import { delay, headersThenStall, json, okBody, stall, trickle } from '../kit/server.js';
 
-const h = useHarness();
+const h = useHttpClients();
 const TIMEOUT_MS = 300;
 
 async function timed<T>(work: () => Promise<T>): Promise<{ value: T; ms: number }> {
@@ -17,7 +17,7 @@ async function timed<T>(work: () => Promise<T>): Promise<{ value: T; ms: number 
 describe('Get User timeouts', () => {
   it('a server that never answers: NetworkError (exit 4) after about the timeout', async () => {
     const server = await h.server(stall());
-    const { service, sleeps } = await h.client(server.origin, { timeoutMs: TIMEOUT_MS });
+    const { service, sleeps } = await h.client(server.url, { timeoutMs: TIMEOUT_MS });
 
     const { value: error, ms } = await timed(() => failure(service.getUser(GET_REQUEST)));
 
@@ -36,7 +36,7 @@ describe('Get User timeouts', () => {
 
   it('headers then a stalled body also time out', async () => {
     const server = await h.server(headersThenStall());
-    const { service } = await h.client(server.origin, { timeoutMs: TIMEOUT_MS });
+    const { service } = await h.client(server.url, { timeoutMs: TIMEOUT_MS });
 
     const { value: error, ms } = await timed(() => failure(service.getUser(GET_REQUEST)));
 
@@ -49,7 +49,7 @@ describe('Get User timeouts', () => {
 
   it('a body that trickles in for ever is cut off by the whole-request deadline', async () => {
     const server = await h.server(trickle(40));
-    const { service } = await h.client(server.origin, { timeoutMs: TIMEOUT_MS });
+    const { service } = await h.client(server.url, { timeoutMs: TIMEOUT_MS });
 
     const { value: error, ms } = await timed(() => failure(service.getUser(GET_REQUEST)));
 
@@ -61,7 +61,7 @@ describe('Get User timeouts', () => {
 
   it('an answer that is slow but inside the deadline succeeds', async () => {
     const server = await h.server(delay(150, json(200, okBody())));
-    const { service } = await h.client(server.origin, { timeoutMs: 2_000 });
+    const { service } = await h.client(server.url, { timeoutMs: 2_000 });
 
     const { value: result, ms } = await timed(() => service.getUser(GET_REQUEST));
 
@@ -76,7 +76,7 @@ describe('Get User timeouts', () => {
       delay(200, json(503, { success: 0 })),
       delay(200, json(200, okBody())),
     );
-    const { service } = await h.client(server.origin, { timeoutMs: TIMEOUT_MS });
+    const { service } = await h.client(server.url, { timeoutMs: TIMEOUT_MS });
 
     const result = await service.getUser(GET_REQUEST);
 
@@ -88,7 +88,7 @@ describe('Get User timeouts', () => {
 describe('rotate timeouts', () => {
   it('a server that never answers: outcome unknown (exit 5) after about the timeout', async () => {
     const server = await h.server(stall());
-    const { service, sleeps } = await h.client(server.origin, { timeoutMs: TIMEOUT_MS });
+    const { service, sleeps } = await h.client(server.url, { timeoutMs: TIMEOUT_MS });
 
     const { value: error, ms } = await timed(() =>
       failure(service.rotateToken('ugt_old_token_abcd')),
@@ -109,7 +109,7 @@ describe('rotate timeouts', () => {
 
   it('headers then a stalled body: outcome unknown (exit 5)', async () => {
     const server = await h.server(headersThenStall());
-    const { service } = await h.client(server.origin, { timeoutMs: TIMEOUT_MS });
+    const { service } = await h.client(server.url, { timeoutMs: TIMEOUT_MS });
 
     const { value: error, ms } = await timed(() =>
       failure(service.rotateToken('ugt_old_token_abcd')),

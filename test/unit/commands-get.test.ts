@@ -1,25 +1,24 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type GetOptions, parseGetFlags, runGet } from '../../src/commands/get.js';
 import { ApiError, AuthError, CancelledError, NetworkError, UsageError } from '../../src/errors.js';
-import {
-  FakeService,
-  groupResult,
-  makeDeps,
-  makeIO,
-  type TestIO,
-  terminalIO,
-} from '../helpers/fakes.js';
+import { tempDir } from '../kit/binary.js';
 import {
   apiErrorWithBody,
   echoService,
+  FakePrompter,
+  FakeService,
   failingService,
-  RecordingPrompter,
+  groupResult,
+  makeDeps,
+  makeIO,
   rejection,
+  type TestIO,
+  terminalIO,
   withPrompter,
-} from './support.js';
+} from '../kit/fakes.js';
 
 const ESC = '\u001b[';
 
@@ -39,8 +38,7 @@ function flags(overrides: Partial<Flags> = {}): Flags {
   return { mapping: [], property: [], ...overrides };
 }
 
-const tmp = mkdtempSync(join(tmpdir(), 'ugs-get-'));
-afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+const tmp = tempDir('get');
 
 describe('parseGetFlags', () => {
   const deps = () => makeDeps();
@@ -467,7 +465,7 @@ describe('runGet on a terminal', () => {
   });
 
   it('validates answers inline: blank ids, bad pairs and repeated keys are rejected', async () => {
-    const prompter = new RecordingPrompter([
+    const prompter = new FakePrompter([
       ['input', 'User group id', 'acme'],
       ['input', 'User group name', 'Acme'],
       ['input', 'Data source mapping', 'a=1'],

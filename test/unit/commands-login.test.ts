@@ -1,8 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { type LoginOptions, runLogin } from '../../src/commands/login.js';
 import { CancelledError, UsageError } from '../../src/errors.js';
-import { makeDeps, makeIO, type TestDeps, terminalIO } from '../helpers/fakes.js';
-import { RecordingPrompter, rejection, withPrompter } from './support.js';
+import {
+  FakePrompter,
+  makeDeps,
+  makeIO,
+  rejection,
+  type TestDeps,
+  terminalIO,
+  withPrompter,
+} from '../kit/fakes.js';
 
 const TOKEN = 'secret-api-token-5678';
 const withToken: LoginOptions = { withToken: true };
@@ -31,7 +38,7 @@ describe('runLogin --with-token (no terminal)', () => {
     expect(output(deps)).not.toContain(TOKEN);
   });
 
-  // Issue 8.15: refused at login, nothing saved, the token never printed.
+  // A token that cannot be sent is refused at login, nothing saved, the token never printed.
   it.each([
     ['a line break', 'tok-part-one\ntok-part-two'],
     ['a space or tab', 'tok-part-one tok-part-two'],
@@ -139,7 +146,7 @@ describe('runLogin --with-token (no terminal)', () => {
   });
 
   it('on a full terminal, --with-token refuses stdin before asking anything', async () => {
-    const prompter = new RecordingPrompter([]);
+    const prompter = new FakePrompter([]);
     const deps = withPrompter(makeDeps({ io: terminalIO(), profiles: {} }), prompter);
     const error = await rejection(runLogin(withToken, deps));
     expect(error).toBeInstanceOf(UsageError);
@@ -236,7 +243,7 @@ describe('runLogin --with-token (no terminal)', () => {
 
 describe('runLogin on a terminal', () => {
   it('prompts for the base URL (input) and the token (masked), and never prints the token', async () => {
-    const prompter = new RecordingPrompter([
+    const prompter = new FakePrompter([
       ['input', 'Base URL', 'https://ugs.example.com/'],
       ['password', 'API token', `  ${TOKEN}  `],
     ]);
@@ -253,7 +260,7 @@ describe('runLogin on a terminal', () => {
   });
 
   it('offers the saved base URL as the default', async () => {
-    const prompter = new RecordingPrompter([
+    const prompter = new FakePrompter([
       ['input', 'Base URL', 'https://saved.example'],
       ['password', 'API token', TOKEN],
     ]);
@@ -266,7 +273,7 @@ describe('runLogin on a terminal', () => {
   });
 
   it('checks the base URL and the token as they are typed', async () => {
-    const prompter = new RecordingPrompter([
+    const prompter = new FakePrompter([
       ['input', 'Base URL', 'https://ugs.example.com'],
       ['password', 'API token', TOKEN],
     ]);
@@ -278,7 +285,7 @@ describe('runLogin on a terminal', () => {
     expect(url?.validate?.('http://localhost:8080')).toBe(true);
     expect(token?.validate?.('   ')).toMatch(/required/);
     expect(token?.validate?.('x')).toBe(true);
-    // Issue 8.15: a token that cannot go into the Authorization header is refused as typed.
+    // A token that cannot go into the Authorization header is refused as typed.
     expect(token?.validate?.('abc def')).toMatch(/a space or tab at position 4/);
     expect(token?.validate?.('abc\u0000def')).toMatch(/control character/);
     expect(token?.validate?.('abcdéf')).toMatch(/non-ASCII/);
@@ -286,7 +293,7 @@ describe('runLogin on a terminal', () => {
   });
 
   it('the base URL prompt accepts http to any host with --insecure-http', async () => {
-    const prompter = new RecordingPrompter([
+    const prompter = new FakePrompter([
       ['input', 'Base URL', 'http://ugs.internal'],
       ['password', 'API token', TOKEN],
     ]);
@@ -299,7 +306,7 @@ describe('runLogin on a terminal', () => {
   });
 
   it('does not ask for the base URL when --base-url is given', async () => {
-    const prompter = new RecordingPrompter([['password', 'API token', TOKEN]]);
+    const prompter = new FakePrompter([['password', 'API token', TOKEN]]);
     const deps = withPrompter(
       makeDeps({
         io: terminalIO(),

@@ -2,8 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { runLogout } from '../../src/commands/logout.js';
 import { collectStatus, maskToken, runStatus } from '../../src/commands/status.js';
 import { AuthError } from '../../src/errors.js';
-import { makeDeps, makeIO, terminalIO } from '../helpers/fakes.js';
-import { rejection } from './support.js';
+import { makeDeps, makeIO, rejection, terminalIO } from '../kit/fakes.js';
 
 const SAVED = 'saved-api-token-abcd';
 const ENV = 'env-api-token-wxyz';

@@ -15,16 +15,18 @@ import {
 } from '../../src/errors.js';
 import { type HttpClient, type HttpRequest, TransportError } from '../../src/http.js';
 import { HttpServiceClient } from '../../src/service.js';
-import { makeDeps, makeIO, terminalIO } from '../helpers/fakes.js';
 import {
   apiErrorWithBody,
+  FakePrompter,
   failingService,
+  makeDeps,
+  makeIO,
   NEW_TOKEN,
-  RecordingPrompter,
   rejection,
   rotateService,
+  terminalIO,
   withPrompter,
-} from './support.js';
+} from '../kit/fakes.js';
 
 const OLD = 'ug-old-token-1234';
 
@@ -220,7 +222,7 @@ describe('runRotate without a terminal', () => {
 
 describe('runRotate on a terminal', () => {
   it('prompts for the token (masked), then asks to confirm (default no), then sends', async () => {
-    const prompter = new RecordingPrompter([
+    const prompter = new FakePrompter([
       ['password', 'Current user group token', `${OLD} `],
       ['confirm', 'Rotate the token ending in ...1234', true],
     ]);

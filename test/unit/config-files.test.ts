@@ -1,14 +1,13 @@
 /**
- * The config store's files under attack (issue 8): parse errors that must not quote the file,
+ * The config store's files under attack: parse errors that must not quote the file,
  * directory modes that are not ours to change, symlinks and FIFOs in place of the file or its
  * lock, locks left by a dead or reused pid, and temp files left by a killed write.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
   existsSync,
   mkdirSync,
-  mkdtempSync,
   readdirSync,
   readFileSync,
   rmSync,
@@ -16,13 +15,13 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CONFIG_FILE_NAME, FileConfigStore, findJsonSyntaxError } from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
 import { processStartTime } from '../../src/file-lock.js';
-import { rejection } from './support.js';
+import { liveProcess, tempDir } from '../kit/binary.js';
+import { rejection } from '../kit/fakes.js';
 
 const linux = process.platform === 'linux';
 const posix = process.platform !== 'win32';
@@ -30,15 +29,13 @@ const posix = process.platform !== 'win32';
 let base: string;
 let dir: string;
 let file: string;
-const children: ChildProcess[] = [];
 
 beforeEach(() => {
-  base = mkdtempSync(join(tmpdir(), 'ugs-config-files-'));
+  base = tempDir('config-files');
   dir = join(base, 'ugs');
   file = join(dir, CONFIG_FILE_NAME);
 });
 afterEach(() => {
-  for (const child of children.splice(0)) child.kill('SIGKILL');
   rmSync(base, { recursive: true, force: true });
 });
 
@@ -63,18 +60,6 @@ function thrownBy(work: () => unknown): unknown {
     return error;
   }
   throw new Error('expected an error');
-}
-
-/** A live process that is not ugs (its command line says nothing of ugs). */
-async function foreignProcess(): Promise<number> {
-  const child = spawn('sleep', ['30'], { stdio: 'ignore' });
-  children.push(child);
-  await new Promise<void>((resolve, reject) => {
-    child.once('spawn', resolve);
-    child.once('error', reject);
-  });
-  if (child.pid === undefined) throw new Error('no pid');
-  return child.pid;
 }
 
 describe('a config file that is not valid JSON', () => {
@@ -239,7 +224,7 @@ describe('stale locks', () => {
   it.skipIf(!linux)(
     'a lock naming a live pid with another start time (pid reuse) is stale',
     async () => {
-      const pid = await foreignProcess();
+      const pid = await liveProcess();
       writeConfig({ profiles: {} });
       writeFileSync(`${file}.lock`, `${pid}\nabcdef0123456789\n1\n`);
       await new FileConfigStore(dir, { lockTimeoutMs: 5_000 }).updateProfile('default', () => A);
@@ -250,7 +235,7 @@ describe('stale locks', () => {
   it.skipIf(!linux)(
     'an old pid-only lock naming a live process that is not ugs is stale',
     async () => {
-      const pid = await foreignProcess();
+      const pid = await liveProcess();
       writeConfig({ profiles: {} });
       writeFileSync(`${file}.lock`, `${pid}`);
       await new FileConfigStore(dir, { lockTimeoutMs: 5_000 }).updateProfile('default', () => A);
@@ -259,7 +244,7 @@ describe('stale locks', () => {
   );
 
   it.skipIf(!linux)('a lock of a live process with its own start time is respected', async () => {
-    const pid = await foreignProcess();
+    const pid = await liveProcess();
     const start = processStartTime(pid);
     expect(start).toMatch(/^\d+$/);
     writeConfig({ profiles: { default: A } });

@@ -1,9 +1,7 @@
-import { spawn } from 'node:child_process';
 import {
   chmodSync,
   existsSync,
   mkdirSync,
-  mkdtempSync,
   readdirSync,
   readFileSync,
   rmSync,
@@ -11,20 +9,18 @@ import {
   utimesSync,
   writeFileSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { runLogin } from '../../src/commands/login.js';
 import { runLogout } from '../../src/commands/logout.js';
 import { runStatus } from '../../src/commands/status.js';
 import { CONFIG_FILE_NAME, configDir, FileConfigStore } from '../../src/config.js';
 import { resolveCredentials, resolveTarget } from '../../src/credentials.js';
-import type { Deps } from '../../src/deps.js';
 import { AuthError, ConfigError, UsageError } from '../../src/errors.js';
 import { processStartTime } from '../../src/file-lock.js';
 import { main } from '../../src/main.js';
-import { makeDeps, makeIO } from '../helpers/fakes.js';
-import { rejection } from './support.js';
+import { liveProcess, tempDir } from '../kit/binary.js';
+import { type Deps, makeDeps, makeIO, rejection } from '../kit/fakes.js';
 
 const posix = process.platform !== 'win32';
 const root = posix && process.getuid?.() === 0;
@@ -34,7 +30,7 @@ let dir: string;
 let file: string;
 
 beforeEach(() => {
-  base = mkdtempSync(join(tmpdir(), 'ugs-config-'));
+  base = tempDir('config');
   dir = join(base, 'ugs');
   file = join(dir, CONFIG_FILE_NAME);
 });
@@ -92,7 +88,7 @@ describe('FileConfigStore', () => {
         apiToken: 'new-token',
       }));
       expect(mode(file)).toBe(0o600);
-      // Not ours to change: it existed before (issue 8, point 9).
+      // Not ours to change: it existed before ugs ran.
       expect(mode(dir)).toBe(0o755);
     },
   );
@@ -309,10 +305,7 @@ describe('FileConfigStore', () => {
     it('waits for a live holder, then gives up with a ConfigError that names the lock', async () => {
       writeRaw(JSON.stringify({ profiles: { default: A } }));
       // A live process that wrote its lock as ugs does: pid, nonce, start time.
-      const holder = spawn('sleep', ['30'], { stdio: 'ignore' });
-      await new Promise((resolve) => holder.once('spawn', resolve));
-      onTestFinished(() => void holder.kill('SIGKILL'));
-      const pid = holder.pid ?? 0;
+      const pid = await liveProcess();
       writeFileSync(`${file}.lock`, `${pid}\n0123456789abcdef\n${processStartTime(pid) ?? ''}\n`);
       const store = new FileConfigStore(dir, { lockTimeoutMs: 50 });
       const error = await rejection(store.updateProfile('default', () => B));
@@ -599,7 +592,7 @@ function thrownBy(fn: () => unknown): unknown {
 
 describe('profile names are data', () => {
   it('a profile named __proto__ is stored and read back like any other', async () => {
-    const profileDir = mkdtempSync(join(tmpdir(), 'ugs-proto-'));
+    const profileDir = tempDir('proto');
     try {
       const store = new FileConfigStore(profileDir);
       await store.updateProfile('__proto__', () => ({

@@ -4,10 +4,9 @@
  * ENOSPC, EDQUOT, EIO, and failures of fsync and rename. Whatever happens, the file keeps its old
  * bytes and no temp file is left.
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import {
   type DurableFs,
   nodeFs,
@@ -15,7 +14,8 @@ import {
   writeAll,
   writeFileDurably,
 } from '../../src/durable-file.js';
-import { rejection } from './support.js';
+import { tempDir } from '../kit/binary.js';
+import { rejection } from '../kit/fakes.js';
 
 let dir: string;
 let file: string;
@@ -24,12 +24,9 @@ const OLD = `${JSON.stringify({ profiles: { keep: { apiToken: 'old-token-1234' }
 const NEW = JSON.stringify({ pad: 'n'.repeat(6000), token: 'new-token-5678' });
 
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'ugs-durable-'));
+  dir = tempDir('durable');
   file = join(dir, 'config.json');
   writeFileSync(file, OLD, { mode: 0o600 });
-});
-afterEach(() => {
-  rmSync(dir, { recursive: true, force: true });
 });
 
 function errno(code: string): NodeJS.ErrnoException {

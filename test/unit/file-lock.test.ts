@@ -2,11 +2,9 @@
  * The one lock for the config and the emulator's data file: who counts as its holder (a dead
  * pid, a reused pid, this very process), and that taking over a stale lock has one winner.
  */
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import {
   breakStaleLock,
   FileLock,
@@ -15,28 +13,17 @@ import {
   parseLock,
   processStartTime,
 } from '../../src/file-lock.js';
-import { rejection } from './support.js';
+import { liveProcess, tempDir } from '../kit/binary.js';
+import { rejection } from '../kit/fakes.js';
 
 const linux = process.platform === 'linux';
 let dir: string;
 let file: string;
 
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'ugs-lock-'));
+  dir = tempDir('lock');
   file = join(dir, 'data.json');
 });
-afterEach(() => {
-  rmSync(dir, { recursive: true, force: true });
-});
-
-async function live(args: string[]): Promise<number> {
-  const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30000)', ...args], {
-    stdio: 'ignore',
-  });
-  onTestFinished(() => void child.kill('SIGKILL'));
-  await new Promise((resolve) => child.once('spawn', resolve));
-  return child.pid ?? 0;
-}
 
 describe('FileLock', () => {
   it('writes pid, nonce and start time, and leaves nothing after release', async () => {
@@ -67,7 +54,7 @@ describe('FileLock', () => {
   });
 
   it.skipIf(!linux)('a live pid with another start time is a reused pid: stale', async () => {
-    const pid = await live([]);
+    const pid = await liveProcess([]);
     const start = processStartTime(pid);
     expect(start).toMatch(/^\d+$/);
     expect(isHeld({ pid, startTime: start ?? '' })).toBe(true);
@@ -77,8 +64,8 @@ describe('FileLock', () => {
   it.skipIf(!linux)(
     'an old pid-only lock is held only while its pid runs something called ugs',
     async () => {
-      expect(isHeld({ pid: await live(['ugs', 'login']) })).toBe(true);
-      expect(isHeld({ pid: await live(['something-else']) })).toBe(false);
+      expect(isHeld({ pid: await liveProcess(['ugs', 'login']) })).toBe(true);
+      expect(isHeld({ pid: await liveProcess(['something-else']) })).toBe(false);
     },
   );
 

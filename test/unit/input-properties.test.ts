@@ -1,19 +1,17 @@
-// Issue 5, "Bad input": JSON from a flag, a file and stdin, and whole `get` flag sets, each either
+// Bad input: JSON from a flag, a file and stdin, and whole `get` flag sets, each either
 // parse to exactly what they mean or are a usage error, and none of them sends a request.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseGetFlags, runGet } from '../../src/commands/get.js';
 import { UsageError } from '../../src/errors.js';
 import { readJsonSource } from '../../src/input.js';
 import { parseJsonSource } from '../../src/parse.js';
-import { makeDeps, makeIO } from '../helpers/fakes.js';
-import { echoService } from './support.js';
+import { tempDir } from '../kit/binary.js';
+import { echoService, makeDeps, makeIO } from '../kit/fakes.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'ugs-input-props-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('input-props');
 
 let fileCount = 0;
 function fileWith(text: string): string {

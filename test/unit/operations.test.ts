@@ -20,7 +20,7 @@ import { operations } from '../../src/operations/index.js';
 import type { Operation } from '../../src/operations/operation.js';
 import { HttpServiceClient } from '../../src/service.js';
 import { readPreferences } from '../../src/settings.js';
-import { makeIO } from '../helpers/fakes.js';
+import { makeIO } from '../kit/fakes.js';
 
 const json = (status: number, body: unknown, headers: Record<string, string> = {}) => ({
   status,

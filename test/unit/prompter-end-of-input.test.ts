@@ -6,7 +6,7 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { CancelledError } from '../../src/errors.js';
 import { InquirerPrompter } from '../../src/prompter.js';
-import { Capture, terminalIO } from '../helpers/fakes.js';
+import { Capture, terminalIO } from '../kit/fakes.js';
 
 function prompterWith(stdin: PassThrough) {
   const io = { ...terminalIO(), stdin, stderr: new Capture() };

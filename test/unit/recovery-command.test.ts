@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { recoveryCommand, runRotate, shellWord } from '../../src/commands/rotate.js';
 import { OutcomeUnknownError } from '../../src/errors.js';
-import { FakeService, groupResult, makeDeps, makeIO } from '../helpers/fakes.js';
+import { FakeService, groupResult, makeDeps, makeIO } from '../kit/fakes.js';
 
 describe('shellWord', () => {
   it.each([

@@ -6,11 +6,10 @@
  * index, and say what to check.
  */
 import { readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
-import { type AddressInfo, connect as netConnect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadUndici } from '../../src/undici.js';
+import { json, startProxy, startServer, type TestProxy, type TestServer } from '../kit/index.js';
 
 const root = new URL('../../', import.meta.url);
 const require = createRequire(root);
@@ -149,62 +148,23 @@ describe('the undici internals ugs imports', () => {
 });
 
 describe('a request through a proxy with only the vendored files', () => {
-  let target: Server;
-  let proxy: Server;
-  const sockets = new Set<Socket>();
-  const tunnels: string[] = [];
-
-  const listen = (server: Server) =>
-    new Promise<number>((done) =>
-      server.listen(0, '127.0.0.1', () => done((server.address() as AddressInfo).port)),
-    );
+  let target: TestServer;
+  let proxy: TestProxy;
 
   beforeAll(async () => {
-    target = createServer((_req, res) => {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end('{"through":"proxy"}');
-    });
-    proxy = createServer((_req, res) => {
-      res.writeHead(501);
-      res.end();
-    });
-    for (const server of [target, proxy]) {
-      server.on('connection', (socket: Socket) => {
-        sockets.add(socket);
-        socket.on('close', () => sockets.delete(socket));
-      });
-    }
-    proxy.on('connect', (req, client: Socket, head: Buffer) => {
-      tunnels.push(req.url ?? '');
-      const port = /^127\.0\.0\.1:(\d+)$/.exec(req.url ?? '')?.[1];
-      if (port === undefined) return client.end('HTTP/1.1 403 Forbidden\r\n\r\n');
-      const upstream = netConnect(Number(port), '127.0.0.1', () => {
-        client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-        upstream.write(head);
-        upstream.pipe(client);
-        client.pipe(upstream);
-      });
-      sockets.add(upstream);
-      upstream.on('close', () => sockets.delete(upstream));
-      upstream.on('error', () => client.destroy());
-      client.on('error', () => upstream.destroy());
-    });
-    await Promise.all([listen(target), listen(proxy)]);
+    target = await startServer(json(200, { through: 'proxy' }));
+    proxy = await startProxy('tunnel');
   });
 
   afterAll(async () => {
-    for (const socket of sockets) socket.destroy();
-    await Promise.all(
-      [target, proxy].map((server) => new Promise((done) => server.close(() => done(undefined)))),
-    );
+    await Promise.all([target.close(), proxy.close()]);
   });
 
   it('tunnels with CONNECT and gets the answer', async () => {
     const { request, EnvHttpProxyAgent } = await loadUndici();
-    const targetPort = (target.address() as AddressInfo).port;
-    const proxyPort = (proxy.address() as AddressInfo).port;
+    const targetPort = target.port;
     const agent = new EnvHttpProxyAgent({
-      httpProxy: `http://127.0.0.1:${proxyPort}`,
+      httpProxy: proxy.url,
       noProxy: '',
     });
     try {
@@ -215,7 +175,7 @@ describe('a request through a proxy with only the vendored files', () => {
       );
       expect(response.statusCode).toBe(200);
       expect(await response.body.json()).toEqual({ through: 'proxy' });
-      expect(tunnels, 'the request did not go through the proxy').toEqual([
+      expect(proxy.connects, 'the request did not go through the proxy').toEqual([
         `127.0.0.1:${targetPort}`,
       ]);
     } finally {

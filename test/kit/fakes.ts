@@ -1,16 +1,19 @@
 /**
  * Test doubles for the command `run` functions: captured streams, an in-memory config store, a
- * prompter that answers by question and fails on any question it was not told about, and a
- * service client that records its calls.
+ * prompter that answers by question and fails on any question it was not told about, a service
+ * client that records its calls, and canned service answers.
  */
 import { PassThrough, Writable } from 'node:stream';
 import type { ConfigStore, Profile } from '../../src/config.js';
 import { StreamTracer, silentTracer, type Tracer } from '../../src/debug.js';
 import type { Deps } from '../../src/deps.js';
+import { ApiError } from '../../src/errors.js';
 import type { IO } from '../../src/io.js';
-import type { Prompter } from '../../src/prompter.js';
+import type { Prompter, Validate } from '../../src/prompter.js';
 import type { GetUserRequest, ServiceClient, ServiceResult, Target } from '../../src/service.js';
 import type { Settings } from '../../src/settings.js';
+
+export type { Deps, Settings };
 
 export class Capture extends Writable {
   text = '';
@@ -68,53 +71,83 @@ export class MemoryConfigStore implements ConfigStore {
 }
 
 type Answer = string | boolean | Error;
+export type PromptKind = 'input' | 'password' | 'confirm';
 
-/** Answers prompts by (a part of) their message, in order; an unexpected prompt fails the test. */
+export interface PromptCall {
+  kind: PromptKind;
+  message: string;
+  default: string | boolean | undefined;
+  validate: Validate | undefined;
+}
+
+/**
+ * Answers prompts in order, each matched by (a part of) its message and, when the script names
+ * one, by its kind (a masked `password` is not an `input`); an unexpected prompt is an error.
+ * Records every prompt shown, with its default and validator.
+ */
 export class FakePrompter implements Prompter {
-  readonly asked: string[] = [];
-  private readonly answers: [string, Answer][];
+  readonly calls: PromptCall[] = [];
+  private readonly script: [PromptKind | undefined, string, Answer][];
   /** The list is copied: one script can serve several tests. */
-  constructor(answers: readonly [string, Answer][] = []) {
-    this.answers = [...answers];
+  constructor(script: readonly ([string, Answer] | [PromptKind, string, Answer])[] = []) {
+    this.script = script.map((entry) =>
+      entry.length === 2 ? [undefined, entry[0], entry[1]] : [entry[0], entry[1], entry[2]],
+    );
+  }
+  /** The messages of every prompt shown. */
+  get asked(): string[] {
+    return this.calls.map((call) => call.message);
   }
 
-  async input(
+  async input(message: string, options: { default?: string; validate?: Validate } = {}) {
+    return this.text('input', message, options);
+  }
+  async password(message: string, options: { validate?: Validate } = {}) {
+    return this.text('password', message, options);
+  }
+  async confirm(message: string, options: { default?: boolean } = {}): Promise<boolean> {
+    const answer = this.next('confirm', message, options.default, undefined);
+    if (typeof answer !== 'boolean') throw new Error(`prompt "${message}" expected yes/no`);
+    return answer;
+  }
+  /** Every scripted answer was asked for. */
+  assertDone(): void {
+    if (this.script.length > 0) {
+      throw new Error(`prompts never asked: ${this.script.map(([, m]) => m).join(', ')}`);
+    }
+  }
+
+  private async text(
+    kind: PromptKind,
     message: string,
-    options: { validate?: (v: string) => string | true } = {},
+    options: { default?: string; validate?: Validate },
   ): Promise<string> {
-    const answer = this.next(message);
+    const answer = this.next(kind, message, options.default, options.validate);
     if (typeof answer !== 'string') throw new Error(`prompt "${message}" expected text`);
     const valid = options.validate?.(answer) ?? true;
     if (valid !== true)
       throw new Error(`answer "${answer}" to "${message}" was rejected: ${valid}`);
     return answer;
   }
-  async password(
+
+  private next(
+    kind: PromptKind,
     message: string,
-    options: { validate?: (v: string) => string | true } = {},
-  ): Promise<string> {
-    return this.input(message, options);
-  }
-  async confirm(message: string): Promise<boolean> {
-    const answer = this.next(message);
-    if (typeof answer !== 'boolean') throw new Error(`prompt "${message}" expected yes/no`);
-    return answer;
-  }
-  /** Every answer given was asked for. */
-  assertDone(): void {
-    if (this.answers.length > 0) {
-      throw new Error(`prompts never asked: ${this.answers.map(([m]) => m).join(', ')}`);
+    defaultValue: string | boolean | undefined,
+    validate: Validate | undefined,
+  ): Answer {
+    this.calls.push({ kind, message, default: defaultValue, validate });
+    const first = this.script[0];
+    if (
+      first === undefined ||
+      (first[0] !== undefined && first[0] !== kind) ||
+      !message.includes(first[1])
+    ) {
+      throw new Error(`unexpected ${kind} prompt: "${message}"`);
     }
-  }
-  private next(message: string): Answer {
-    this.asked.push(message);
-    const first = this.answers[0];
-    if (first === undefined || !message.includes(first[0])) {
-      throw new Error(`unexpected prompt: "${message}"`);
-    }
-    this.answers.shift();
-    if (first[1] instanceof Error) throw first[1];
-    return first[1];
+    this.script.shift();
+    if (first[2] instanceof Error) throw first[2];
+    return first[2];
   }
 }
 
@@ -166,7 +199,7 @@ export function makeDeps(
     io?: TestIO;
     settings?: Partial<Settings>;
     profiles?: Record<string, Profile>;
-    prompts?: [string, Answer][];
+    prompts?: ([string, Answer] | [PromptKind, string, Answer])[];
     service?: ServiceClient;
     tracer?: Tracer;
   } = {},
@@ -210,4 +243,65 @@ export function groupResult(
     userGroup: userGroup as ServiceResult['userGroup'],
     created: typeof extra.new_user_group === 'boolean' ? extra.new_user_group : undefined,
   };
+}
+
+/** Swap the prompter of a deps object for a recording one. */
+export function withPrompter<T extends Deps>(deps: T, prompter: Prompter): T {
+  return { ...deps, prompter };
+}
+
+/**
+ * A service whose Get User echoes the request, as the real one does. `created: null` leaves
+ * `new_user_group` out of the answer.
+ */
+export function echoService(created: boolean | null = true): FakeService {
+  return new FakeService({
+    get: (request: GetUserRequest): ServiceResult =>
+      groupResult(
+        {
+          name: request.name,
+          provided_id: request.user_group_id,
+          properties: request.properties ?? null,
+        },
+        created === null ? {} : { new_user_group: created },
+      ),
+  });
+}
+
+export const NEW_TOKEN = 'ug-token-NEW-9f8e7d6c5b4a';
+
+export function rotateService(): FakeService {
+  return new FakeService({
+    rotate: () =>
+      groupResult({ token: NEW_TOKEN, environment: 'Customer' }, { success: 1 }) as ServiceResult,
+  });
+}
+
+/** A service that fails every call with `error`. */
+export function failingService(error: Error): FakeService {
+  return new FakeService({
+    get: () => {
+      throw error;
+    },
+    rotate: () => {
+      throw error;
+    },
+  });
+}
+
+export function apiErrorWithBody(body: Record<string, unknown>, status = 400): ApiError {
+  return new ApiError(`the service answered HTTP ${status}: ${String(body.error)}`, {
+    status,
+    body,
+  });
+}
+
+/** Rejects with what `promise` rejects with, or fails when it resolves. */
+export async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected a rejection, but the promise resolved');
 }

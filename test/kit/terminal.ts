@@ -10,7 +10,7 @@
  * escape sequences removed.
  */
 import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from 'node:child_process';
-import { BIN, type EnvChanges, type Sandbox, sandboxEnv, stripAnsi } from './harness.js';
+import { BIN, type EnvChanges, type Sandbox, sandboxEnv, stripAnsi } from './binary.js';
 
 /** Fails (never skips) when `script` is missing: CI installs it (see .ci/run). */
 export function requireScript(): void {

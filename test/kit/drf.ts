@@ -1,5 +1,5 @@
 /**
- * A loopback server that answers the way the real service does: Django REST Framework behind
+ * A scripted reply (server.ts) that answers the way the real service does: Django REST Framework behind
  * Django's CommonMiddleware, DEBUG=False. Measured answers (Django 3.2, DRF 3.14), byte for byte
  * where it matters:
  * - `Authorization: Token <key>` only; a missing header is 401 "Authentication credentials were
@@ -12,15 +12,11 @@
  * - any other path is Django's HTML 404 page; `failAfterCommit` makes the next rotation commit and
  *   then answer Django's HTML 500 page, as a crash while rendering the answer would.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
-
-export interface DrfRequest {
-  method: string;
-  url: string;
-  headers: IncomingMessage['headers'];
-  body: string;
-}
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { join } from 'node:path';
+import { ROOT } from './binary.js';
+import { closedPort, type RecordedRequest, type Reply, startServer } from './server.js';
 
 export interface DrfGroup {
   team_id: number;
@@ -34,7 +30,7 @@ export interface DrfGroup {
 export interface DrfServer {
   url: string;
   port: number;
-  requests: DrfRequest[];
+  requests: RecordedRequest[];
   groups: Map<string, DrfGroup>;
   /** The next rotation commits, then the view crashes (HTML 500). */
   failAfterCommit: boolean;
@@ -54,9 +50,7 @@ export async function startDrf(options: {
 }): Promise<DrfServer> {
   const prefix = options.prefix ?? '';
   const apiPath = `${prefix}/api/user${options.routing === 'slash' ? '/' : ''}`;
-  const requests: DrfRequest[] = [];
   const groups = new Map<string, DrfGroup>();
-  const sockets = new Set<Socket>();
   let nextTeam = 1;
   let tokenCounter = 0;
   const newToken = () =>
@@ -169,25 +163,12 @@ export async function startDrf(options: {
     return send(res, 200, { success: 1, user_group: answer });
   };
 
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
-      handle(req, res, body);
-    });
-  });
-  server.on('connection', (socket: Socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const { port } = server.address() as AddressInfo;
+  const reply: Reply = ({ req, res, request }) => handle(req, res, request.body);
+  const server = await startServer(reply);
   return {
-    url: `http://127.0.0.1:${port}${prefix}`,
-    port,
-    requests,
+    url: `${server.url}${prefix}`,
+    port: server.port,
+    requests: server.requests,
     groups,
     get failAfterCommit() {
       return state.failAfterCommit;
@@ -195,10 +176,66 @@ export async function startDrf(options: {
     set failAfterCommit(value: boolean) {
       state.failAfterCommit = value;
     },
-    close: () =>
-      new Promise<void>((done) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => done());
-      }),
+    close: () => server.close(),
+  };
+}
+
+// ---- the real thing: Django REST Framework in Python, when installed ----
+
+const PYTHON = process.env.UGS_TEST_PYTHON ?? '/usr/bin/python3';
+const SERVICE = join(ROOT, 'test', 'e2e', 'drf', 'drf_service.py');
+
+/** Python with Django and DRF, for the suite against the real thing (skipped, with a warning, without). */
+export const hasRealDrf =
+  spawnSync(PYTHON, ['-c', 'import django, rest_framework'], { stdio: 'ignore' }).status === 0;
+if (!hasRealDrf) {
+  console.warn(
+    `skipping the DRF end-to-end suite: ${PYTHON} cannot import django and rest_framework (apt-get install python3-django python3-djangorestframework)`,
+  );
+}
+
+export interface RealDrf {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** test/e2e/drf/drf_service.py on a free port, accepting `apiToken`. */
+export async function startRealDrf(apiToken: string, extra: readonly string[]): Promise<RealDrf> {
+  const port = await closedPort();
+  const child: ChildProcess = spawn(
+    PYTHON,
+    [SERVICE, '--port', String(port), '--token', apiToken, ...extra],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let log = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    log += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    log += chunk.toString();
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the DRF service exited early:\n${log}`);
+    try {
+      await fetch(`${url}/`);
+      break;
+    } catch {
+      if (Date.now() > deadline) {
+        child.kill('SIGKILL');
+        throw new Error(`the DRF service did not listen within 20 s:\n${log}`);
+      }
+      await new Promise((done) => setTimeout(done, 100));
+    }
+  }
+  return {
+    url,
+    async stop() {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((done) => child.on('exit', done));
+      child.kill('SIGTERM');
+      await exited;
+    },
   };
 }

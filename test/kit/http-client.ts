@@ -1,5 +1,5 @@
 /**
- * Per-test wiring for the HTTP-layer tests: real servers on 127.0.0.1, real undici clients with
+ * Per-test wiring for the HTTP-layer tests (in-process, no binary): real servers on 127.0.0.1, real undici clients with
  * an injected `sleep` that records the delays it was asked for (so backoff costs nothing), and
  * clean-up of both after every test.
  */
@@ -37,7 +37,7 @@ export interface Harness {
   track(closable: { close(): Promise<void> }): void;
 }
 
-export function useHarness(): Harness {
+export function useHttpClients(): Harness {
   const open: Array<{ close(): Promise<void> }> = [];
   afterEach(async () => {
     await Promise.all(open.splice(0).map((c) => c.close().catch(() => {})));

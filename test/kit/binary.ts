@@ -1,0 +1,357 @@
+/**
+ * The built binary (`node bin/ugs.js`) as a child process, in a sandbox: its own config directory
+ * and HOME, and the outer environment without anything that could change how ugs behaves.
+ * Temporary directories of a test file live under one root, removed once after the file.
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import {
+  chmodSync,
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, expect, onTestFinished } from 'vitest';
+
+export const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '..', '..');
+export const BIN = join(ROOT, 'bin', 'ugs.js');
+export const DIST_MAIN = join(ROOT, 'dist', 'main.cjs');
+export const PACKAGE_VERSION: string = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'))
+  .version as string;
+
+/** Every run is killed (and fails) after this long: "never hangs" is part of what is tested. */
+export const RUN_TIMEOUT_MS = 15_000;
+
+export const IS_ROOT = process.getuid?.() === 0;
+
+/** A line of a JavaScript stack trace. */
+export const STACK_LINE = /^\s*at\s/m;
+
+const ESC = '\u001b';
+const BEL = '\u0007';
+/** Any ANSI escape sequence (CSI, OSC or a two-byte escape): for "none at all". */
+export const ANSI = new RegExp(ESC);
+/** A CSI sequence (colour, bold, cursor): for "coloured". */
+export const CSI = new RegExp(`${ESC}\\[`);
+const ANSI_SEQUENCE = new RegExp(
+  `${ESC}\\[[0-?]*[ -/]*[@-~]|${ESC}\\][^${BEL}${ESC}]*(?:${BEL}|${ESC}\\\\)|${ESC}[@-Z\\\\-_]`,
+  'g',
+);
+
+export function stripAnsi(text: string): string {
+  return text.replace(ANSI_SEQUENCE, '');
+}
+
+// ---- sandboxes ----
+
+let fileRoot: string | undefined;
+afterAll(() => {
+  if (fileRoot !== undefined) rmSync(fileRoot, { recursive: true, force: true });
+  fileRoot = undefined;
+});
+
+/** A fresh directory, removed after the test file. */
+export function tempDir(prefix = 'dir'): string {
+  fileRoot ??= mkdtempSync(join(tmpdir(), 'ugs-test-'));
+  return mkdtempSync(join(fileRoot, `${prefix}-`));
+}
+
+export interface Sandbox {
+  root: string;
+  home: string;
+  /** UGS_CONFIG_DIR; not created: the binary has to create it. */
+  configDir: string;
+  configPath: string;
+}
+
+export function makeSandbox(): Sandbox {
+  const root = tempDir('sandbox');
+  const home = join(root, 'home');
+  mkdirSync(home);
+  const configDir = join(root, 'config');
+  return { root, home, configDir, configPath: join(configDir, 'config.json') };
+}
+
+/** Writes a config file directly (mode 0600 in a 0700 directory), for tests that need one. */
+export function writeConfig(sandbox: Sandbox, data: unknown): void {
+  mkdirSync(sandbox.configDir, { recursive: true, mode: 0o700 });
+  writeFileSync(sandbox.configPath, `${JSON.stringify(data, null, 2)}\n`, { mode: 0o600 });
+}
+
+export function readConfig(sandbox: Sandbox): unknown {
+  return JSON.parse(readFileSync(sandbox.configPath, 'utf8'));
+}
+
+/**
+ * Never inherited from the outer environment: the real user's UGS_* settings, CI, colour, TERM,
+ * HOME and XDG_CONFIG_HOME, Node options, extra CA certificates and proxies.
+ */
+const STRIPPED_ENV: readonly RegExp[] = [
+  /^UGS_/,
+  /^CI$/,
+  /^NO_COLOR$/,
+  /^FORCE_COLOR$/,
+  /^TERM$/,
+  /^HOME$/,
+  /^XDG_CONFIG_HOME$/,
+  /^NODE_OPTIONS$/,
+  /^NODE_EXTRA_CA_CERTS$/,
+  /^(https?|no|all)_proxy$/i,
+];
+
+/** Variables to set; `undefined` removes one. */
+export type EnvChanges = Record<string, string | undefined>;
+
+/** The stripped outer environment, HOME and UGS_CONFIG_DIR in the sandbox, then `changes`. */
+export function sandboxEnv(
+  dirs: Pick<Sandbox, 'home' | 'configDir'>,
+  changes: EnvChanges = {},
+): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (value === undefined || STRIPPED_ENV.some((pattern) => pattern.test(key))) continue;
+    env[key] = value;
+  }
+  env.HOME = dirs.home;
+  env.XDG_CONFIG_HOME = join(dirs.home, '.config');
+  env.UGS_CONFIG_DIR = dirs.configDir;
+  for (const [key, value] of Object.entries(changes)) {
+    if (value === undefined) delete env[key];
+    else env[key] = value;
+  }
+  return env;
+}
+
+// ---- running the binary ----
+
+export interface RunOptions {
+  /** Default: a fresh one. */
+  sandbox?: Sandbox;
+  env?: EnvChanges;
+  /** Text for stdin (a pipe, closed after it); `null` gives /dev/null. Default: an empty pipe. */
+  stdin?: string | null;
+  timeoutMs?: number;
+  /** Run as this user (root only); the tool is copied where that user can read it if needed. */
+  uid?: number;
+  gid?: number;
+  /** Default: the sandbox's root. */
+  cwd?: string;
+  /** A file descriptor for stdout (e.g. /dev/full) instead of a pipe. */
+  stdout?: number;
+}
+
+export interface RunResult {
+  args: readonly string[];
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  elapsedMs: number;
+}
+
+/** `node bin/ugs.js`, quoted for a shell script (pipelines, argv bytes that are not UTF-8). */
+export const UGS_SHELL = [process.execPath, BIN].map((part) => `'${part}'`).join(' ');
+
+export interface Started {
+  child: ChildProcess;
+  /** Settles when the child has closed; rejects when it outlived its timeout (then killed). */
+  result: Promise<RunResult>;
+}
+
+/** Starts `node bin/ugs.js ...args` (for tests that signal it); `runUgs` waits for it too. */
+export function startUgs(args: readonly string[], options: RunOptions = {}): Started {
+  const install = options.uid === undefined ? ROOT : installReadableBy(options.uid);
+  return startIn(
+    [join(install, 'bin', 'ugs.js'), ...args],
+    `ugs ${args.join(' ')}`,
+    install,
+    options,
+  );
+}
+
+/** Runs `node bin/ugs.js ...args` and collects its exit and output. */
+export async function runUgs(
+  args: readonly string[],
+  options: RunOptions = {},
+): Promise<RunResult> {
+  const install = options.uid === undefined ? ROOT : installReadableBy(options.uid);
+  // `npm run build` empties dist/ before writing it again: when another build runs meanwhile, a
+  // module can be missing for a moment. Such a run loaded nothing and sent nothing, so it is
+  // repeated (briefly); a dist/ that stays broken still fails the test.
+  const missingDist = `Cannot find module '${join(install, 'dist')}/`;
+  for (let attempt = 0; ; attempt++) {
+    const result = await startUgs(args, options).result;
+    if (attempt >= 10 || result.code === 0 || !result.stderr.includes(missingDist)) return result;
+    await new Promise((done) => setTimeout(done, 300));
+  }
+}
+
+/** Runs a bash script in the sandbox's environment; UGS_SHELL names the binary in it. */
+export function runShell(script: string, options: RunOptions = {}): Promise<RunResult> {
+  return startIn(['-c', script], script, ROOT, options, 'bash').result;
+}
+
+function startIn(
+  argv: readonly string[],
+  label: string,
+  install: string,
+  options: RunOptions,
+  program = process.execPath,
+): Started {
+  const sandbox = options.sandbox ?? makeSandbox();
+  const started = performance.now();
+  const child = spawn(program, argv, {
+    // Another user may not enter the sandbox: it then runs where its copy of the tool is.
+    cwd: options.cwd ?? (options.uid === undefined ? sandbox.root : install),
+    env: sandboxEnv(sandbox, options.env),
+    stdio: [options.stdin === null ? 'ignore' : 'pipe', options.stdout ?? 'pipe', 'pipe'],
+    ...(options.uid !== undefined && { uid: options.uid }),
+    ...(options.gid !== undefined && { gid: options.gid }),
+  });
+  const args = program === process.execPath ? argv.slice(1) : [label];
+  const result = collectOutput(child, label, options).then((output) => ({
+    args,
+    ...output,
+    elapsedMs: performance.now() - started,
+  }));
+  return { child, result };
+}
+
+function collectOutput(
+  child: ChildProcess,
+  label: string,
+  options: RunOptions,
+): Promise<Omit<RunResult, 'args' | 'elapsedMs'>> {
+  const timeoutMs = options.timeoutMs ?? RUN_TIMEOUT_MS;
+  return new Promise((resolvePromise, reject) => {
+    let stdout = '';
+    let stderr = '';
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+    });
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+    });
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, timeoutMs);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      if (timedOut) {
+        reject(
+          new Error(
+            `${label} did not finish within ${timeoutMs} ms and was killed\nstdout: ${stdout}\nstderr: ${stderr}`,
+          ),
+        );
+      } else resolvePromise({ code, signal, stdout, stderr });
+    });
+    if (child.stdin) {
+      // The child may exit before reading stdin (e.g. a usage error): that is not a test failure.
+      child.stdin.on('error', () => {});
+      child.stdin.end(options.stdin ?? '');
+    }
+  });
+}
+
+const readableInstalls = new Map<number, string>();
+
+/**
+ * A copy of the built tool that `uid` can run. The checkout may sit in a directory only root can
+ * enter (CI clones wherever it likes); bin/ and dist/ are all the tool needs at run time.
+ */
+function installReadableBy(uid: number): string {
+  const known = readableInstalls.get(uid);
+  if (known !== undefined) return known;
+  const probe = spawnSync(
+    process.execPath,
+    ['-e', `require('fs').accessSync(${JSON.stringify(BIN)})`],
+    { uid, gid: uid, cwd: '/' },
+  );
+  let install = ROOT;
+  if (probe.status !== 0) {
+    install = tempDir('install');
+    for (const part of ['bin', 'dist', 'package.json']) {
+      cpSync(join(ROOT, part), join(install, part), { recursive: true });
+    }
+    chmodSync(install, 0o755);
+    chmodSync(join(install, '..'), 0o711);
+  }
+  readableInstalls.set(uid, install);
+  return install;
+}
+
+// ---- reading a run ----
+
+/** For assertion messages: what ran and everything it printed. */
+export function describeRun(result: RunResult): string {
+  return `ugs ${result.args.join(' ')}\nexit ${result.code}${
+    result.signal ? ` (signal ${result.signal})` : ''
+  } after ${Math.round(result.elapsedMs)} ms\n--- stdout ---\n${result.stdout}\n--- stderr ---\n${result.stderr}`;
+}
+
+/** Lines starting with `error:`, once ANSI escapes are removed. */
+export function errorLines(stderr: string): string[] {
+  return stripAnsi(stderr)
+    .split('\n')
+    .filter((line) => line.startsWith('error:'));
+}
+
+/**
+ * A failure as the contract shapes it: the exit code, stderr made of exactly one `error:` line
+ * and at most one `hint:` line after it, nothing on stdout, and no stack trace anywhere.
+ * Returns the error and hint text for further checks.
+ */
+export function expectFailure(
+  result: RunResult,
+  code: number,
+  options: { stdout?: 'empty' | 'any'; extraStderr?: RegExp } = {},
+): { error: string; hint: string | undefined } {
+  const context = describeRun(result);
+  expect(result.code, context).toBe(code);
+  const lines = result.stderr
+    .split('\n')
+    .filter((line) => line !== '' && !(options.extraStderr?.test(line) ?? false));
+  const errors = lines.filter((line) => line.startsWith('error: '));
+  const hints = lines.filter((line) => line.startsWith('hint: '));
+  expect(errors, context).toHaveLength(1);
+  expect(hints.length, context).toBeLessThanOrEqual(1);
+  expect(lines[0], `the error line comes first\n${context}`).toBe(errors[0]);
+  expect(lines.length, `nothing but error/hint on stderr\n${context}`).toBe(1 + hints.length);
+  expect(result.stderr, context).not.toMatch(STACK_LINE);
+  expect(result.stdout, context).not.toMatch(STACK_LINE);
+  if ((options.stdout ?? 'empty') === 'empty') expect(result.stdout, context).toBe('');
+  return { error: (errors[0] ?? '').slice('error: '.length), hint: hints[0]?.slice(6) };
+}
+
+/** The value in the `token` row of a rendered table. */
+export function tableToken(stdout: string): string | undefined {
+  return /^\W*token\W+([0-9a-f]{64})\W*$/m.exec(stripAnsi(stdout))?.[1];
+}
+
+/**
+ * The pid of a live process (node, idle for 30 s) for a lock to name; `args` appear in its
+ * command line (e.g. `ugs login` to look like ugs, or nothing of ugs). Killed after the test.
+ */
+export async function liveProcess(args: readonly string[] = []): Promise<number> {
+  const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30000)', ...args], {
+    stdio: 'ignore',
+  });
+  onTestFinished(() => void child.kill('SIGKILL'));
+  await new Promise((resolve, reject) => {
+    child.once('spawn', resolve);
+    child.once('error', reject);
+  });
+  if (child.pid === undefined) throw new Error('no pid');
+  return child.pid;
+}

@@ -1,0 +1,41 @@
+/**
+ * The test kit: everything tests share, in one place. Test files import from here (or from one
+ * of the files below); no test file outside the kit spawns `ugs` or opens a server socket itself.
+ *
+ * - binary.ts   runUgs(args, { sandbox, env, stdin, stdout, uid, timeoutMs }) runs the BUILT
+ *               binary in a sandbox (own HOME and UGS_CONFIG_DIR, stripped env); startUgs for
+ *               runs a test signals; runShell for pipelines; makeSandbox/tempDir (removed once
+ *               after each file); describeRun, errorLines, expectFailure (the failure shape:
+ *               one error line, at most one hint, no stack), STACK_LINE, ANSI, stripAnsi.
+ * - terminal.ts startPty(sandbox, args): the binary on a real pseudo-terminal (prompts, Ctrl+C).
+ * - server.ts   startServer([{ tls, port }], ...replies): one scripted server on 127.0.0.1 that
+ *               records requests and connections; replies json/text/bytes/destroy/stall/delay/
+ *               trickle/huge/headersThen*, forwardTo(url) (e.g. to the emulator); closedPort();
+ *               okBody()/userGroup() canned answers; selfSignedCertificate().
+ * - drf.ts      startDrf({ routing, apiTokens, prefix }): that server answering as Django REST
+ *               Framework does (the real service), byte for byte where it matters;
+ *               startRealDrf: the Python DRF service of test/e2e/drf, when installed.
+ * - emulator.ts startEmulator(opts): the real emulator in-process (port 0); serveUgs(extra): the
+ *               `ugs serve` process, only for tests about that process; call/getUser/rotate: a raw
+ *               client; rawExchange/openSocket for raw sockets (pipelining, half-close);
+ *               startEmulatorChild: the emulator in a child process, to SIGKILL mid-write.
+ * - fakes.ts    makeDeps/makeIO/terminalIO, FakePrompter, FakeService, MemoryConfigStore, canned
+ *               service results: for calling a command's `run` in-process.
+ * - http-client.ts useHttpClients(): real undici clients from src against kit servers.
+ * - wiring.ts   parseArgv(argv): the real commander program, each command's `run` recording
+ *               the options it receives (argv tables without a process).
+ * - service.ts  startService/serviceForTest(apiTokens): the emulator in-process behind the
+ *               recording server: every request and answer recorded, faults scripted ahead.
+ * - proxy.ts    startProxy(mode): a recording CONNECT proxy that tunnels to 127.0.0.1 only.
+ * - built.ts    vitest global setup: fails the run at once when `npm run build` was not run.
+ *
+ * Only fakes.ts, wiring.ts, http-client.ts and emulator.ts import from src/ (the types and
+ * builders they fake or drive): a moved src module is fixed here, not in every test.
+ */
+export * from './binary.js';
+export * from './drf.js';
+export * from './emulator.js';
+export * from './proxy.js';
+export * from './server.js';
+export * from './service.js';
+export * from './terminal.js';

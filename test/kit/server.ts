@@ -1,0 +1,393 @@
+/**
+ * One scripted, recording server on 127.0.0.1 (plain HTTP or TLS). It records every request
+ * (method, url, headers, body text, client port, time) and every accepted connection, and answers
+ * each request with the next scripted reply; the last reply repeats once the script runs out.
+ * Replies below answer JSON or text, destroy the socket, stall, delay, trickle, stream a huge
+ * body, forward to another server (e.g. the in-process emulator), or act as Django REST Framework
+ * does (drf.ts). `close()` tears down every open connection, stalled ones included.
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import {
+  createServer as createHttpServer,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { type AddressInfo, createServer as createNetServer, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { tempDir } from './binary.js';
+
+export interface RecordedRequest {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+  /** The client's port: equal ports on two requests mean one kept-alive connection. */
+  remotePort: number;
+  /** Date.now() when the request was complete. */
+  at: number;
+}
+
+export interface ReplyContext {
+  req: IncomingMessage;
+  res: ServerResponse;
+  request: RecordedRequest;
+  /** 0-based index of this request among all requests the server has seen. */
+  index: number;
+}
+
+export type Reply = (ctx: ReplyContext) => void | Promise<void>;
+
+export interface ServerOptions {
+  /** Serve HTTPS with this key and certificate. */
+  tls?: { key: string; cert: string };
+  /** Default: a free port. */
+  port?: number;
+}
+
+export interface TestServer {
+  readonly port: number;
+  /** `http(s)://127.0.0.1:<port>` without a trailing slash. */
+  readonly url: string;
+  readonly requests: RecordedRequest[];
+  /** Sockets accepted, whether or not a request arrived on them (TLS failures, CONNECT...). */
+  readonly connections: number;
+  /** Replies for the coming requests, in order; the last one repeats. */
+  script(...replies: Reply[]): void;
+  /** Resolves once `count` requests have been recorded. */
+  waitForRequests(count: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** `startServer(...replies)` or `startServer({ tls, port }, ...replies)`; default reply: okBody(). */
+export function startServer(first?: ServerOptions | Reply, ...rest: Reply[]): Promise<TestServer> {
+  if (typeof first === 'function') return start({}, [first, ...rest]);
+  return start(first ?? {}, rest);
+}
+
+async function start(options: ServerOptions, initial: Reply[]): Promise<TestServer> {
+  const requests: RecordedRequest[] = [];
+  const sockets = new Set<Socket>();
+  const waiters: Array<{ count: number; resolve: () => void }> = [];
+  let replies: Reply[] = initial.length > 0 ? initial : [json(200, okBody())];
+  let next = 0;
+  let connections = 0;
+
+  const listener = (req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('error', () => {});
+    res.on('error', () => {});
+    req.on('end', () => {
+      const request: RecordedRequest = {
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+        remotePort: req.socket.remotePort ?? 0,
+        at: Date.now(),
+      };
+      const index = requests.length;
+      requests.push(request);
+      for (const waiter of waiters.splice(0)) {
+        if (requests.length >= waiter.count) waiter.resolve();
+        else waiters.push(waiter);
+      }
+      const reply = replies[Math.min(next, replies.length - 1)] as Reply;
+      next++;
+      Promise.resolve(reply({ req, res, request, index })).catch(() => req.socket.destroy());
+    });
+  };
+  const server: Server = options.tls
+    ? createHttpsServer(options.tls, listener)
+    : createHttpServer(listener);
+  server.on('connection', (socket: Socket) => {
+    connections++;
+    sockets.add(socket);
+    socket.on('error', () => {});
+    socket.on('close', () => sockets.delete(socket));
+  });
+  server.on('secureConnection', (socket: Socket) => socket.on('error', () => {}));
+  server.on('tlsClientError', () => {});
+  server.on('clientError', (_error, socket) => socket.destroy());
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+
+  return {
+    port,
+    url: `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}`,
+    requests,
+    get connections() {
+      return connections;
+    },
+    script(...list: Reply[]) {
+      replies = list;
+      next = 0;
+    },
+    waitForRequests(count: number) {
+      if (requests.length >= count) return Promise.resolve();
+      return new Promise((resolve) => waiters.push({ count, resolve }));
+    },
+    close() {
+      for (const socket of sockets) socket.destroy();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** A port on 127.0.0.1 on which nothing listens: connecting to it is refused. */
+export async function closedPort(): Promise<number> {
+  const server = createNetServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const port = (server.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+// ---- canned bodies ----
+
+export function userGroup(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    team_id: 7,
+    token: 'ugt_group_token_1234',
+    name: 'Acme',
+    provided_id: 'acme-1',
+    properties: null,
+    ...overrides,
+  };
+}
+
+/** A successful Get User answer. */
+export function okBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return { success: 1, new_user_group: false, user_group: userGroup(), ...overrides };
+}
+
+// ---- replies ----
+
+/** Writes `status` with `body` serialised as JSON (a string body is sent as is). */
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+    ...headers,
+  });
+  res.end(text);
+}
+
+export function json(status: number, body: unknown, headers: Record<string, string> = {}): Reply {
+  return ({ res }) => sendJson(res, status, body, headers);
+}
+
+export function text(
+  status: number,
+  body: string,
+  contentType = 'text/plain',
+  headers: Record<string, string> = {},
+): Reply {
+  return ({ res }) => {
+    res.writeHead(status, {
+      'content-type': contentType,
+      'content-length': Buffer.byteLength(body),
+      ...headers,
+    });
+    res.end(body);
+  };
+}
+
+/** Raw bytes, for a body that must not be re-encoded (a BOM, exact sizes). */
+export function bytes(status: number, body: Buffer, contentType = 'application/json'): Reply {
+  return ({ res }) => {
+    res.writeHead(status, { 'content-type': contentType, 'content-length': body.length });
+    res.end(body);
+  };
+}
+
+/** Closes the connection without a word, after the request (and its body) arrived. */
+export function destroy(): Reply {
+  return ({ req }) => {
+    req.socket.destroy();
+  };
+}
+
+/** Never answers; the socket stays open until the client gives up or the server closes. */
+export function stall(): Reply {
+  return () => {};
+}
+
+export function delay(ms: number, then: Reply): Reply {
+  return async (ctx) => {
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    if (!ctx.req.socket.destroyed) await then(ctx);
+  };
+}
+
+/** Sends status, headers and the first part of a body, then never sends the rest. */
+export function headersThenStall(status = 200, partial = '{"success": 1, '): Reply {
+  return ({ res }) => {
+    res.writeHead(status, { 'content-type': 'application/json', 'content-length': 10_000 });
+    res.write(partial);
+  };
+}
+
+/** Sends status, headers and part of the body, then closes the connection mid-body. */
+export function headersThenDestroy(status = 200, partial = '{"success": 1, '): Reply {
+  return ({ req, res }) => {
+    res.writeHead(status, { 'content-type': 'application/json', 'content-length': 10_000 });
+    res.write(partial, () => setTimeout(() => req.socket.destroy(), 20));
+  };
+}
+
+/** One byte every `everyMs`, for ever: never idle, never done. */
+export function trickle(everyMs: number): Reply {
+  return ({ res }) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    const timer = setInterval(() => {
+      if (res.destroyed) clearInterval(timer);
+      else res.write(' ');
+    }, everyMs);
+    res.on('close', () => clearInterval(timer));
+  };
+}
+
+export interface HugeBodyStats {
+  /** Bytes the server managed to hand to the socket before the client hung up. */
+  written: number;
+  /** Resolves when the client closed the connection. */
+  closed: Promise<void>;
+}
+
+/**
+ * Streams a body of `total` bytes (or without end when `total` is undefined), chunked or with a
+ * content-length, honouring back-pressure. `stats` reports how far it got.
+ */
+export function huge(
+  total: number | undefined,
+  stats: HugeBodyStats[] = [],
+  options: { contentLength?: boolean; chunk?: number } = {},
+): Reply {
+  return ({ res }) => {
+    const size = options.chunk ?? 64 * 1024;
+    const chunk = Buffer.alloc(size, 0x20);
+    const headers: Record<string, string | number> = { 'content-type': 'application/json' };
+    if (options.contentLength && total !== undefined) headers['content-length'] = total;
+    res.writeHead(200, headers);
+    let resolveClosed: () => void = () => {};
+    const entry: HugeBodyStats = {
+      written: 0,
+      closed: new Promise((resolve) => {
+        resolveClosed = resolve;
+      }),
+    };
+    stats.push(entry);
+    res.on('close', () => resolveClosed());
+    const pump = () => {
+      while (!res.destroyed) {
+        if (total !== undefined && entry.written >= total) {
+          res.end();
+          return;
+        }
+        const left = total === undefined ? size : Math.min(size, total - entry.written);
+        entry.written += left;
+        if (!res.write(left === size ? chunk : chunk.subarray(0, left))) {
+          res.once('drain', pump);
+          return;
+        }
+      }
+    };
+    pump();
+  };
+}
+
+/** What a forwarded request was answered. */
+export interface ForwardedAnswer {
+  status: number;
+  /** The answer parsed as JSON, or its text when it is not JSON. */
+  body: unknown;
+}
+
+/**
+ * Passes the request on to `baseUrl` (e.g. the in-process emulator) and its answer back; each
+ * answer is also pushed to `answers`, so a test can see what the real service said.
+ */
+export function forwardTo(
+  baseUrl: string,
+  answers: ForwardedAnswer[] = [],
+  /** Removed from the start of the path before forwarding (a base URL with a path prefix). */
+  prefix = '',
+): Reply {
+  return ({ req, res, request }) =>
+    new Promise<void>((resolve, reject) => {
+      const { host: _host, connection: _connection, ...headers } = request.headers;
+      const upstream = httpRequest(
+        new URL(
+          request.url.startsWith(`${prefix}/`) ? request.url.slice(prefix.length) : request.url,
+          baseUrl,
+        ),
+        {
+          method: request.method,
+          headers: { ...headers, 'content-length': Buffer.byteLength(request.body) },
+        },
+        (answer) => {
+          const chunks: Buffer[] = [];
+          answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+          answer.on('error', reject);
+          answer.on('end', () => {
+            const body = Buffer.concat(chunks);
+            const text = body.toString('utf8');
+            let parsed: unknown = text;
+            try {
+              parsed = JSON.parse(text);
+            } catch {
+              // Not JSON: recorded as text.
+            }
+            answers.push({ status: answer.statusCode ?? 0, body: parsed });
+            const { connection: _c, 'keep-alive': _k, ...back } = answer.headers;
+            res.writeHead(answer.statusCode ?? 502, back);
+            res.end(body);
+            resolve();
+          });
+        },
+      );
+      upstream.on('error', (error) => {
+        req.socket.destroy();
+        reject(error);
+      });
+      upstream.end(request.body);
+    });
+}
+
+// ---- a self-signed certificate for 127.0.0.1 and localhost, made at test time ----
+
+export interface SelfSigned {
+  key: string;
+  cert: string;
+  certFile: string;
+}
+
+/** Valid for localhost, 127.0.0.1 and `names` (the first of them is the subject's CN). */
+export function selfSignedCertificate(names: readonly string[] = []): SelfSigned {
+  const subject = `/CN=${names[0] ?? 'localhost'}`;
+  const alt = [...names.map((name) => `DNS:${name}`), 'DNS:localhost', 'IP:127.0.0.1'].join(',');
+  const dir = tempDir('tls');
+  const keyFile = join(dir, 'key.pem');
+  const certFile = join(dir, 'cert.pem');
+  // biome-ignore format: one openssl option per line would not make this clearer
+  execFileSync('openssl', [
+    'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', keyFile, '-out', certFile,
+    '-subj', subject, '-addext', `subjectAltName=${alt}`, '-days', '1',
+  ], { stdio: 'ignore' });
+  return { key: readFileSync(keyFile, 'utf8'), cert: readFileSync(certFile, 'utf8'), certFile };
+}

@@ -1,0 +1,114 @@
+/**
+ * A stateful service for tests of the built binary: the real emulator, in-process, behind the
+ * recording server (server.ts), so a test sees every request ugs sent and every answer it got,
+ * and can script faults for the next requests before the emulator answers again.
+ */
+import { onTestFinished } from 'vitest';
+import {
+  type ApiToken,
+  getUser,
+  type InProcessEmulator,
+  startEmulator,
+  type UserGroupReply,
+  userGroupOf,
+} from './emulator.js';
+import {
+  type ForwardedAnswer,
+  forwardTo,
+  type RecordedRequest,
+  type Reply,
+  startServer,
+  type TestServer,
+} from './server.js';
+
+export interface ServiceRequest extends RecordedRequest {
+  /** The body parsed as JSON, or undefined when it is not JSON. */
+  json: unknown;
+}
+
+export interface Service {
+  /** Base URL ugs is given (with the path prefix, if any). */
+  readonly url: string;
+  readonly requests: ServiceRequest[];
+  /** What the emulator answered to each forwarded request, in order. */
+  readonly answers: ForwardedAnswer[];
+  readonly emulator: InProcessEmulator;
+  readonly server: TestServer;
+  /** The next requests get these replies, in order; then the emulator answers again. */
+  fail(...replies: Reply[]): void;
+  /** Every request from now on gets this reply. */
+  failAlways(reply: Reply): void;
+  /** Creates a group as an earlier Get User would have (the request is not recorded). */
+  seed(id: string, name: string): Promise<UserGroupReply>;
+  /** Ids of the groups the emulator created for requests through this service, in order. */
+  createdIds(): string[];
+  /** The group with this id as the emulator holds it now; fails when there is none. */
+  group(id: string): Promise<UserGroupReply>;
+  close(): Promise<void>;
+}
+
+/** The emulator accepting `apiTokens` (as Customer tokens), behind a recording server. */
+export async function startService(
+  apiTokens: readonly string[],
+  options: { prefix?: string } = {},
+): Promise<Service> {
+  const prefix = options.prefix ?? '';
+  const emulator = await startEmulator({
+    apiTokens: apiTokens.map((token): ApiToken => ({ token, environment: 'Customer' })),
+  });
+  const answers: ForwardedAnswer[] = [];
+  const forward = forwardTo(emulator.url, answers, prefix);
+  const server = await startServer(forward);
+  const [token] = apiTokens;
+  const direct = (id: string, name: string) => {
+    if (token === undefined) throw new Error('a service without API tokens has no groups');
+    return getUser(emulator.url, token, { user_group_id: id, name });
+  };
+  return {
+    url: `${server.url}${prefix}`,
+    get requests() {
+      return server.requests.map((request) => ({ ...request, json: parseJson(request.body) }));
+    },
+    answers,
+    emulator,
+    server,
+    fail: (...replies) => server.script(...replies, forward),
+    failAlways: (reply) => server.script(reply),
+    createdIds: () =>
+      answers.flatMap(({ body }) => {
+        const answer = body as { new_user_group?: unknown; user_group?: { provided_id?: unknown } };
+        const id = answer?.user_group?.provided_id;
+        return answer?.new_user_group === true && typeof id === 'string' ? [id] : [];
+      }),
+    seed: async (id, name) => userGroupOf(await direct(id, name)),
+    async group(id) {
+      const reply = await direct(id, 'looked up by the test');
+      if (reply.json?.new_user_group !== false) {
+        throw new Error(`the service held no group ${id} (the look-up created it)`);
+      }
+      return userGroupOf(reply);
+    },
+    async close() {
+      await server.close();
+      await emulator.close();
+    },
+  };
+}
+
+/** A service for the current test only: closed when the test finishes. */
+export async function serviceForTest(
+  apiTokens: readonly string[],
+  options: { prefix?: string } = {},
+): Promise<Service> {
+  const service = await startService(apiTokens, options);
+  onTestFinished(() => service.close());
+  return service;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
