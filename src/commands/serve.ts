@@ -122,6 +122,9 @@ export async function runServe(opts: ServeOptions, deps: ServeDeps): Promise<voi
     }
     throw error;
   }
+  // Listen for SIGINT/SIGTERM before announcing the URL: a script that reads the banner and
+  // signals at once must get a clean stop, not Node's default death by signal.
+  const shutdown = deps.waitForShutdown();
   if (opts.json) {
     writeLine(io.stdout, JSON.stringify({ url: running.url, apiTokens: running.apiTokens }));
   } else {
@@ -131,7 +134,7 @@ export async function runServe(opts: ServeOptions, deps: ServeDeps): Promise<voi
     for (const t of running.apiTokens) writeLine(io.stdout, `  ${t.environment}  ${t.token}`);
     writeLine(io.stdout, `Next: ugs login --base-url ${running.url}   (paste one of the tokens)`);
   }
-  const signal = await deps.waitForShutdown();
+  const signal = await shutdown;
   await running.close();
   writeLine(io.stderr, `ugs emulator stopped (${signal})`);
 }

@@ -38,6 +38,23 @@ async function serve(opts: ServeOptions) {
   return { io, started };
 }
 
+describe('ugs serve signals', () => {
+  it('listens for SIGINT/SIGTERM before it prints the banner a script waits for', async () => {
+    const io = makeIO();
+    let printedWhenListening: string | undefined;
+    await runServe(options, {
+      io,
+      start: () => Promise.resolve(running),
+      waitForShutdown: () => {
+        printedWhenListening = io.stdout.text;
+        return Promise.resolve('SIGTERM');
+      },
+    });
+    expect(printedWhenListening).toBe('');
+    expect(io.stdout.text).toContain('listening on');
+  });
+});
+
 describe('ugs serve banner', () => {
   it('prints the URL, one API token per line, and the next step', async () => {
     const { io } = await serve(options);

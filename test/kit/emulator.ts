@@ -70,9 +70,6 @@ export async function serveUgs(
   });
   const { line, stderr, exited } = await firstLine(child, 'ugs serve');
   const info = JSON.parse(line) as { url: string; apiTokens: ApiToken[] };
-  // `ugs serve` prints this line before it listens for SIGTERM/SIGINT: a signal sent at once
-  // would kill it by default instead of stopping it cleanly.
-  await new Promise((done) => setTimeout(done, 200));
   let stopped: ReturnType<ServeProcess['stop']> | undefined;
   return {
     url: info.url,
