@@ -241,10 +241,16 @@ describe('rendering a 1 MiB answer is linear', () => {
     red: (t: string) => t,
     cyan: (t: string) => t,
   };
+  // The best of three runs: a shared machine's pauses (GC, other processes) only ever add time.
   const time = async (rows: [string, string][]) => {
-    const started = performance.now();
-    const out = await renderTable(rows, plain);
-    return { ms: performance.now() - started, out };
+    let best = Number.POSITIVE_INFINITY;
+    let out = '';
+    for (let run = 0; run < 3; run++) {
+      const started = performance.now();
+      out = await renderTable(rows, plain);
+      best = Math.min(best, performance.now() - started);
+    }
+    return { ms: best, out };
   };
   const shapes: Record<string, (scale: number) => [string, string][]> = {
     'many fields': (n) => Array.from({ length: 60_000 * n }, (_, i) => [`k${i}`, `v${i}`]),
@@ -258,8 +264,9 @@ describe('rendering a 1 MiB answer is linear', () => {
       const one = await time(make(1));
       const two = await time(make(2));
       expect(one.ms).toBeLessThan(1000);
-      // Generous: quadratic would be 4x; noise on a shared machine is allowed for.
-      expect(two.ms).toBeLessThan(Math.max(one.ms * 3.5, 150));
+      // Generous: quadratic would be 4x (and seconds, not milliseconds: the old renderer took
+      // 23 s for the first size); a floor of 500 ms absorbs noise on tiny timings.
+      expect(two.ms).toBeLessThan(Math.max(one.ms * 3.5, 500));
       const lines = one.out.split('\n');
       expect(new Set(lines.map((line) => line.length === 0)).has(true)).toBe(false);
     }, 30_000);
