@@ -72,6 +72,13 @@ export interface HttpClientOptions {
   maxResponseBytes?: number;
   sleep?: (ms: number) => Promise<void>;
   random?: () => number;
+  /**
+   * Bulk runs: keep connections open after a GET with a body (the emulator and the service read
+   * that body), so thousands of rows share a few connections instead of one each.
+   */
+  reuseConnections?: boolean;
+  /** Statuses returned at once, never retried here: the bulk scheduler slows the whole run instead. */
+  passStatuses?: ReadonlySet<number>;
 }
 
 /** A transport failure; `maybeDelivered` says whether the server may have acted on the request. */
@@ -136,7 +143,11 @@ export class HttpClient {
         body: response.text,
         elapsedMs: performance.now() - started,
       });
-      if (canRetry && policy.retryStatuses.has(response.status)) {
+      if (
+        canRetry &&
+        policy.retryStatuses.has(response.status) &&
+        this.options.passStatuses?.has(response.status) !== true
+      ) {
         const delay =
           retryAfterMs(response.headers['retry-after'], Date.now()) ?? this.backoff(attempt);
         this.tracer.retry(delay, `HTTP ${response.status}`);
@@ -166,8 +177,9 @@ export class HttpClient {
     // covers only one phase.
     const signal = AbortSignal.timeout(this.options.timeoutMs);
     // undici closes the connection after a GET that carries a body (a server that ignores such
-    // bodies would read the leftover bytes as a second request); that guard is kept, so each Get
-    // User attempt opens its own connection while other requests reuse the agent's.
+    // bodies would read the leftover bytes as a second request); that guard is kept for single
+    // requests, so each Get User attempt opens its own connection. A bulk run, thousands of
+    // them against a service known to read those bodies, keeps its connections (reset: false).
     let result: Dispatcher.ResponseData;
     try {
       const dispatcher = isLoopbackHost(request.url.hostname) ? this.direct : this.dispatcher;
@@ -176,6 +188,7 @@ export class HttpClient {
         headers: request.headers,
         body: request.body,
         signal,
+        ...(this.options.reuseConnections === true && { reset: false }),
       });
     } catch (error) {
       throw this.transportError(error, request.url, signal, false);

@@ -251,6 +251,7 @@ function answerError(
         status: answer.status,
         body: answer.body,
         hint: hintForHttpError(answer, operation, context),
+        retryAfter: answer.retryAfter,
       });
     case 'unreadable': {
       const error = new ApiError(answer.message, {
