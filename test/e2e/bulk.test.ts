@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   assertBuilt,
   BIN,
+  closedPort,
   type Emulator,
   makeSandbox,
   removeSandboxes,
@@ -382,6 +383,49 @@ describe('bulk runs that stop', () => {
     expect(statuses.filter((s) => s === 'found').length).toBeLessThanOrEqual(16);
   }, 180_000);
 
+  it('rotate: kill -9 mid-run, then --resume settles the rows sent without an answer; every group rotated once', async () => {
+    const sandbox = makeSandbox();
+    const count = 3000;
+    const input = await createGroups(sandbox, emulator, count, 'kr');
+    const out = join(sandbox.root, 'kr-out.ndjson');
+    const child = spawn(
+      process.execPath,
+      [BIN, 'rotate', '--from', input, '--output', out, '--yes', '--concurrency', '4'],
+      { cwd: sandbox.root, env: sandboxEnv(sandbox, envFor(emulator)), stdio: 'ignore' },
+    );
+    const exited = new Promise((resolve) => child.on('exit', resolve));
+    for (let i = 0; i < 500; i++) {
+      if (existsSync(out) && readFileSync(out, 'utf8').split('"rotated"').length > 300) break;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    child.kill('SIGKILL');
+    await exited;
+    const first = records(out);
+    const rotatedBefore = new Set(
+      first.filter((rec) => rec.status === 'rotated').map((rec) => rec.row),
+    );
+    expect(rotatedBefore.size).toBeGreaterThan(100);
+    expect(rotatedBefore.size).toBeLessThan(count);
+
+    const result = await ugs(
+      sandbox,
+      ['rotate', '--from', input, '--output', out, '--yes', '--resume', '--concurrency', '8'],
+      { env: envFor(emulator), timeoutMs: 120_000 },
+    );
+    expect(result.code, show(result)).toBe(0);
+    const all = records(out);
+    for (const rec of all.slice(first.length)) {
+      expect(rotatedBefore.has(rec.row), `row ${rec.row} was done before the kill`).toBe(false);
+    }
+    const last = lastByRow(all);
+    expect(last.size).toBe(count);
+    const tokens = await currentTokens(sandbox, emulator, count, 'kr');
+    for (const rec of last.values()) {
+      expect(rec.status).toBe('rotated');
+      expect(rec.token).toBe(tokens.get(rec.user_group_id ?? ''));
+    }
+  }, 180_000);
+
   it('a 429 storm: the run waits and slows down, and every row still succeeds', async () => {
     const storm = await startEmulator(['--fault', '429:0.5', '--seed', '3']);
     try {
@@ -439,4 +483,53 @@ describe('bulk runs that stop', () => {
       await slow.stop();
     }
   }, 60_000);
+});
+
+describe('bulk runs the service or the network stops', () => {
+  function stdoutRecords(stdout: string): Rec[] {
+    return stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Rec);
+  }
+
+  it('a refused API token stops the run at once (exit 3); every other row is skipped', async () => {
+    const emulator = await startEmulator();
+    try {
+      const sandbox = makeSandbox();
+      const groups = join(sandbox.root, 'a-groups.ndjson');
+      writeFileSync(groups, groupRows(30, 'a'));
+      const result = await ugs(sandbox, ['get', '--from', groups, '--concurrency', '2'], {
+        env: { UGS_BASE_URL: emulator.url, UGS_API_TOKEN: 'f'.repeat(64) },
+      });
+      expect(result.code, show(result)).toBe(3);
+      const recs = stdoutRecords(result.stdout);
+      expect(new Set(recs.map((rec) => rec.row)).size).toBe(30);
+      const failed = recs.filter((rec) => rec.status === 'failed');
+      expect(failed.length).toBeGreaterThan(0);
+      expect(failed.length).toBeLessThanOrEqual(2);
+      expect(recs.filter((rec) => rec.status === 'skipped').length).toBe(30 - failed.length);
+      expect(result.stderr).toMatch(/error: the API token was not accepted/);
+    } finally {
+      await emulator.stop();
+    }
+  });
+
+  it('a network that is gone after retries stops the run (exit 4); every other row is skipped', async () => {
+    const sandbox = makeSandbox();
+    const groups = join(sandbox.root, 'n-groups.ndjson');
+    writeFileSync(groups, groupRows(30, 'n'));
+    const result = await ugs(sandbox, ['get', '--from', groups, '--concurrency', '2'], {
+      env: {
+        UGS_BASE_URL: `http://127.0.0.1:${await closedPort()}`,
+        UGS_API_TOKEN: 'f'.repeat(64),
+      },
+    });
+    expect(result.code, show(result)).toBe(4);
+    const recs = stdoutRecords(result.stdout);
+    expect(new Set(recs.map((rec) => rec.row)).size).toBe(30);
+    expect(recs.filter((rec) => rec.status === 'failed').length).toBeLessThanOrEqual(2);
+    expect(recs.filter((rec) => rec.status === 'skipped').length).toBeGreaterThanOrEqual(28);
+    expect(result.stderr).toContain('connection refused');
+  });
 });
