@@ -18,6 +18,8 @@ export interface Undici {
 
 export type RequestOptions = Omit<Dispatcher.RequestOptions, 'origin' | 'path'>;
 
+const urlParts = new WeakMap<URL, { origin: string; path: string }>();
+
 export async function loadUndici(): Promise<Undici> {
   // bin/ugs.js sets V8's --liftoff-only for the commands that send one request: a library loader
   // changes no process-wide setting.
@@ -28,12 +30,15 @@ export async function loadUndici(): Promise<Undici> {
   // every dispatcher: without it every request through HTTP(S)_PROXY fails.
   Dispatcher.prototype.connect ??= connect;
   return {
-    request: (dispatcher, url, options) =>
-      request.call(dispatcher, {
-        ...options,
-        origin: url.origin,
-        path: `${url.pathname}${url.search}`,
-      }),
+    request: (dispatcher, url, options) => {
+      // URL getters build new strings on each read: a bulk run asks thousands of times.
+      let parts = urlParts.get(url);
+      if (parts === undefined) {
+        parts = { origin: url.origin, path: `${url.pathname}${url.search}` };
+        urlParts.set(url, parts);
+      }
+      return request.call(dispatcher, { ...options, ...parts });
+    },
     EnvHttpProxyAgent,
     buildConnector,
   };
