@@ -371,14 +371,9 @@ export async function createHttpClient(options: HttpClientOptions): Promise<Http
     ...common,
   });
   // A request to this machine through a proxy would hand the API token (in clear text, over
-  // http://) to the proxy: loopback never goes through one, whatever NO_PROXY says. Empty strings
-  // (not undefined) keep undici from reading process.env behind our back.
-  const direct = new undici.EnvHttpProxyAgent({
-    httpProxy: '',
-    httpsProxy: '',
-    noProxy: '',
-    ...common,
-  });
+  // http://) to the proxy: loopback never goes through one, whatever NO_PROXY says. A plain Agent
+  // knows no proxies and reads no environment (and costs less per request than a proxy agent).
+  const direct = new undici.Agent(common);
   return new HttpClient(undici, dispatcher, options, direct);
 }
 

@@ -4,7 +4,7 @@
  * start as these files do; a CLI pays that on every run.
  */
 import type { Socket } from 'node:net';
-import type { buildConnector, Dispatcher, EnvHttpProxyAgent } from 'undici';
+import type { Agent, buildConnector, Dispatcher, EnvHttpProxyAgent } from 'undici';
 
 export interface Undici {
   request(
@@ -13,6 +13,7 @@ export interface Undici {
     options: RequestOptions,
   ): Promise<Dispatcher.ResponseData>;
   EnvHttpProxyAgent: typeof EnvHttpProxyAgent;
+  Agent: typeof Agent;
   buildConnector: typeof buildConnector;
 }
 
@@ -23,7 +24,7 @@ const urlParts = new WeakMap<URL, { origin: string; path: string }>();
 export async function loadUndici(): Promise<Undici> {
   // bin/ugs.js sets V8's --liftoff-only for the commands that send one request: a library loader
   // changes no process-wide setting.
-  const { request, connect, Dispatcher, EnvHttpProxyAgent, buildConnector } = await import(
+  const { request, connect, Dispatcher, EnvHttpProxyAgent, Agent, buildConnector } = await import(
     './vendor/undici.js'
   );
   // The proxy agent opens its tunnel with `dispatcher.connect()`, a method undici's index adds to
@@ -40,6 +41,7 @@ export async function loadUndici(): Promise<Undici> {
       return request.call(dispatcher, { ...options, ...parts });
     },
     EnvHttpProxyAgent,
+    Agent,
     buildConnector,
   };
 }
