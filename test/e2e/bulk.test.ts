@@ -483,6 +483,69 @@ describe('bulk runs that stop', () => {
       await slow.stop();
     }
   }, 60_000);
+  it('a second Ctrl+C exits at once, without waiting for the answers in flight', async () => {
+    const slow = await startEmulator(['--fault', 'slow:1']);
+    try {
+      const sandbox = makeSandbox();
+      const groups = join(sandbox.root, 'c2-groups.ndjson');
+      writeFileSync(groups, groupRows(6, 'c2'));
+      const child = spawn(process.execPath, [BIN, 'get', '--from', groups, '--concurrency', '3'], {
+        cwd: sandbox.root,
+        env: sandboxEnv(sandbox, envFor(slow)),
+        stdio: 'pipe',
+      });
+      let stdout = '';
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+        stdout += chunk;
+      });
+      const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      child.kill('SIGINT');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const second = Date.now();
+      child.kill('SIGINT');
+      const code = await exited;
+      expect(code).toBe(130);
+      // The emulator holds each answer for 2 s: none of them was waited for.
+      expect(Date.now() - second).toBeLessThan(1_200);
+      expect(stdout).not.toContain('"created"');
+    } finally {
+      await slow.stop();
+    }
+  }, 60_000);
+
+  it('Ctrl+C during rotate: rows in flight end rotated, the rest skipped, none left sending', async () => {
+    const slow = await startEmulator(['--fault', 'slow:1']);
+    try {
+      const sandbox = makeSandbox();
+      const count = 9;
+      const input = await createGroups(sandbox, slow, count, 'rc');
+      const out = join(sandbox.root, 'rc-out.ndjson');
+      const child = spawn(
+        process.execPath,
+        [BIN, 'rotate', '--from', input, '--output', out, '--yes', '--concurrency', '3'],
+        { cwd: sandbox.root, env: sandboxEnv(sandbox, envFor(slow)), stdio: 'pipe' },
+      );
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+        stderr += chunk;
+      });
+      const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      child.kill('SIGINT');
+      const code = await exited;
+      expect(code, stderr).toBe(130);
+      const last = lastByRow(records(out));
+      expect(last.size).toBe(count);
+      const rotated = [...last.values()].filter((rec) => rec.status === 'rotated');
+      expect(rotated.length).toBe(3);
+      expect([...last.values()].filter((rec) => rec.status === 'skipped').length).toBe(count - 3);
+      const tokens = await currentTokens(sandbox, slow, count, 'rc');
+      for (const rec of rotated) expect(rec.token).toBe(tokens.get(rec.user_group_id ?? ''));
+    } finally {
+      await slow.stop();
+    }
+  }, 90_000);
 });
 
 describe('bulk runs the service or the network stops', () => {
