@@ -20,8 +20,19 @@ export interface Deps {
   prompter: Prompter;
   tracer: Tracer;
   /** A client for the service at `target`; the HTTP stack is loaded on the first call. */
-  connect(target: Target): Promise<ServiceClient>;
+  connect(target: Target, options?: ConnectOptions): Promise<ServiceClient>;
 }
+
+export interface ConnectOptions {
+  /**
+   * A bulk run: connections kept open after a GET with a body, and 429/503 answers returned at
+   * once (the run's scheduler waits and slows down for all rows instead of each row alone).
+   */
+  bulk?: boolean;
+}
+
+/** The statuses a bulk run handles itself, for all rows at once. */
+export const THROTTLE_STATUSES: ReadonlySet<number> = new Set([429, 503]);
 
 export interface SystemInfo {
   platform: NodeJS.Platform;
@@ -47,9 +58,13 @@ export function createDeps(
     }),
     prompter: new InquirerPrompter(io),
     tracer,
-    async connect(target) {
+    async connect(target, options = {}) {
       tracer.addSecret(target.apiToken);
       const http = await createHttpClient({
+        ...(options.bulk === true && {
+          reuseConnections: true,
+          passStatuses: THROTTLE_STATUSES,
+        }),
         timeoutMs: settings.timeoutMs,
         env: io.env,
         caFile: settings.caFile,

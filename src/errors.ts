@@ -66,9 +66,15 @@ export class NetworkError extends UgsError {
 export class ApiError extends UgsError {
   readonly exitCode = ExitCode.Api;
   readonly status: number | undefined;
-  constructor(message: string, options: UgsErrorOptions & { status?: number } = {}) {
+  /** The answer's Retry-After header, as sent (a 429 or 503). */
+  readonly retryAfter: string | undefined;
+  constructor(
+    message: string,
+    options: UgsErrorOptions & { status?: number; retryAfter?: string | undefined } = {},
+  ) {
     super(message, options);
     this.status = options.status;
+    this.retryAfter = options.retryAfter;
   }
 }
 

@@ -72,6 +72,13 @@ export interface HttpClientOptions {
   maxResponseBytes?: number;
   sleep?: (ms: number) => Promise<void>;
   random?: () => number;
+  /**
+   * Bulk runs: keep connections open after a GET with a body (the emulator and the service read
+   * that body), so thousands of rows share a few connections instead of one each.
+   */
+  reuseConnections?: boolean;
+  /** Statuses returned at once, never retried here: the bulk scheduler slows the whole run instead. */
+  passStatuses?: ReadonlySet<number>;
 }
 
 /** A transport failure; `maybeDelivered` says whether the server may have acted on the request. */
@@ -136,7 +143,11 @@ export class HttpClient {
         body: response.text,
         elapsedMs: performance.now() - started,
       });
-      if (canRetry && policy.retryStatuses.has(response.status)) {
+      if (
+        canRetry &&
+        policy.retryStatuses.has(response.status) &&
+        this.options.passStatuses?.has(response.status) !== true
+      ) {
         const delay =
           retryAfterMs(response.headers['retry-after'], Date.now()) ?? this.backoff(attempt);
         this.tracer.retry(delay, `HTTP ${response.status}`);
@@ -163,11 +174,22 @@ export class HttpClient {
 
   private async sendOnce(request: HttpRequest): Promise<HttpResponse> {
     // One deadline from connect to last byte: undici's own timeouts tick coarsely and each
-    // covers only one phase.
-    const signal = AbortSignal.timeout(this.options.timeoutMs);
+    // covers only one phase. A timer cleared with the answer, not AbortSignal.timeout(): a bulk
+    // run would keep one live timer and signal per row for the whole --timeout.
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(), this.options.timeoutMs);
+    try {
+      return await this.exchange(request, deadline.signal);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async exchange(request: HttpRequest, signal: AbortSignal): Promise<HttpResponse> {
     // undici closes the connection after a GET that carries a body (a server that ignores such
-    // bodies would read the leftover bytes as a second request); that guard is kept, so each Get
-    // User attempt opens its own connection while other requests reuse the agent's.
+    // bodies would read the leftover bytes as a second request); that guard is kept for single
+    // requests, so each Get User attempt opens its own connection. A bulk run, thousands of
+    // them against a service known to read those bodies, keeps its connections (reset: false).
     let result: Dispatcher.ResponseData;
     try {
       const dispatcher = isLoopbackHost(request.url.hostname) ? this.direct : this.dispatcher;
@@ -176,34 +198,30 @@ export class HttpClient {
         headers: request.headers,
         body: request.body,
         signal,
+        ...(this.options.reuseConnections === true && { reset: false }),
       });
     } catch (error) {
       throw this.transportError(error, request.url, signal, false);
     }
     const headers = flattenHeaders(result.headers);
-    const chunks: Buffer[] = [];
-    let size = 0;
+    let chunks: Buffer[];
     try {
-      for await (const chunk of result.body) {
-        const buf = chunk as Buffer;
-        size += buf.length;
-        if (size > this.maxResponseBytes) {
-          result.body.destroy();
-          throw new ResponseTooLargeError(
-            `the response from ${request.url.host} is larger than ${formatBytes(this.maxResponseBytes)} (HTTP ${result.statusCode})`,
-            {
-              status: result.statusCode,
-              hint: 'this is not a User Group Service answer; check --base-url and any proxy in between',
-            },
-          );
-        }
-        chunks.push(buf);
-      }
+      chunks = await readCapped(result.body, this.maxResponseBytes);
     } catch (error) {
-      if (error instanceof ResponseTooLargeError) throw error;
+      if (error === TOO_LARGE) {
+        throw new ResponseTooLargeError(
+          `the response from ${request.url.host} is larger than ${formatBytes(this.maxResponseBytes)} (HTTP ${result.statusCode})`,
+          {
+            status: result.statusCode,
+            hint: 'this is not a User Group Service answer; check --base-url and any proxy in between',
+          },
+        );
+      }
       throw this.transportError(error, request.url, signal, true);
     }
-    const text = stripBom(Buffer.concat(chunks).toString('utf8'));
+    const text = stripBom(
+      (chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)).toString('utf8'),
+    );
     return { status: result.statusCode, headers, text };
   }
 
@@ -307,6 +325,31 @@ export class HttpClient {
   }
 }
 
+const TOO_LARGE = Symbol('too large');
+
+/**
+ * The body's chunks, at most `maxBytes` of them (past that the body is destroyed and TOO_LARGE
+ * thrown). Events rather than `for await`: an async iterator per answer costs a bulk run dearly.
+ */
+function readCapped(body: Dispatcher.ResponseData['body'], maxBytes: number): Promise<Buffer[]> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    body.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) {
+        body.destroy();
+        reject(TOO_LARGE);
+        return;
+      }
+      chunks.push(chunk);
+    });
+    body.once('end', () => resolve(chunks));
+    body.once('error', reject);
+    body.once('close', () => reject(new Error('the answer ended before its end')));
+  });
+}
+
 /** The dispatcher is made once per process; importing undici is deferred until a request is due. */
 export async function createHttpClient(options: HttpClientOptions): Promise<HttpClient> {
   const undici = await loadUndici();
@@ -328,14 +371,9 @@ export async function createHttpClient(options: HttpClientOptions): Promise<Http
     ...common,
   });
   // A request to this machine through a proxy would hand the API token (in clear text, over
-  // http://) to the proxy: loopback never goes through one, whatever NO_PROXY says. Empty strings
-  // (not undefined) keep undici from reading process.env behind our back.
-  const direct = new undici.EnvHttpProxyAgent({
-    httpProxy: '',
-    httpsProxy: '',
-    noProxy: '',
-    ...common,
-  });
+  // http://) to the proxy: loopback never goes through one, whatever NO_PROXY says. A plain Agent
+  // knows no proxies and reads no environment (and costs less per request than a proxy agent).
+  const direct = new undici.Agent(common);
   return new HttpClient(undici, dispatcher, options, direct);
 }
 

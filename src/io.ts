@@ -27,6 +27,29 @@ export interface IO {
  */
 export class InFlight {
   private describe: (() => UgsError) | undefined;
+  private stopper: ((signal: string) => void) | undefined;
+
+  /**
+   * While `work` runs, the first signal calls `stop` (a bulk run stops sending and waits for the
+   * answers in flight) instead of ending the command; a second signal ends it at once.
+   */
+  async stoppable<T>(stop: (signal: string) => void, work: () => Promise<T>): Promise<T> {
+    this.stopper = stop;
+    try {
+      return await work();
+    } finally {
+      this.stopper = undefined;
+    }
+  }
+
+  /** Hands a signal to the running stoppable work, once; false when there is none to take it. */
+  takeSignal(signal: string): boolean {
+    const stop = this.stopper;
+    if (stop === undefined) return false;
+    this.stopper = undefined;
+    stop(signal);
+    return true;
+  }
 
   async during<T>(describe: () => UgsError, work: () => Promise<T>): Promise<T> {
     this.describe = describe;

@@ -49,6 +49,7 @@ export async function main(argv: readonly string[], io: IO, system: SystemInfo):
     program.hook('preAction', (_program, action) => {
       if (action.name() === 'serve' || io.onSignal === undefined) return;
       unsubscribe = io.onSignal((signal) => {
+        if (inFlight.takeSignal(signal)) return;
         interrupted = true;
         reject(inFlight.current() ?? new InterruptedError(`interrupted by ${signal}`));
       });

@@ -49,6 +49,8 @@ export interface HttpServiceClient extends ServiceClient {}
 // biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the constructor assigns every method the interface declares
 export class HttpServiceClient {
   private readonly notify: (message: string) => void;
+  /** The endpoint, made once: a bulk run sends thousands of requests to it. */
+  private url: URL | undefined;
 
   constructor(
     private readonly http: HttpClient,
@@ -108,7 +110,8 @@ export class HttpServiceClient {
    */
   private async send(operation: Operation<never, unknown>, body: string): Promise<HttpResponse> {
     const apiPath = this.target.apiPath ?? USER_PATH;
-    const url = endpointUrl(this.target.baseUrl, apiPath);
+    this.url ??= endpointUrl(this.target.baseUrl, apiPath);
+    const url = this.url;
     const first = await this.sendTo(url, body, operation);
     if (!isRedirect(first.status)) return first;
     const location = redirectTarget(first, url);
@@ -251,6 +254,7 @@ function answerError(
         status: answer.status,
         body: answer.body,
         hint: hintForHttpError(answer, operation, context),
+        retryAfter: answer.retryAfter,
       });
     case 'unreadable': {
       const error = new ApiError(answer.message, {

@@ -38,3 +38,10 @@ declare module 'undici/lib/core/connect.js' {
   const buildConnectorFunction: typeof buildConnector;
   export default buildConnectorFunction;
 }
+
+declare module 'undici/lib/dispatcher/agent.js' {
+  import type { Agent } from 'undici';
+
+  const AgentClass: typeof Agent;
+  export default AgentClass;
+}

@@ -4,7 +4,7 @@
  * start as these files do; a CLI pays that on every run.
  */
 import type { Socket } from 'node:net';
-import type { buildConnector, Dispatcher, EnvHttpProxyAgent } from 'undici';
+import type { Agent, buildConnector, Dispatcher, EnvHttpProxyAgent } from 'undici';
 
 export interface Undici {
   request(
@@ -13,28 +13,35 @@ export interface Undici {
     options: RequestOptions,
   ): Promise<Dispatcher.ResponseData>;
   EnvHttpProxyAgent: typeof EnvHttpProxyAgent;
+  Agent: typeof Agent;
   buildConnector: typeof buildConnector;
 }
 
 export type RequestOptions = Omit<Dispatcher.RequestOptions, 'origin' | 'path'>;
 
+const urlParts = new WeakMap<URL, { origin: string; path: string }>();
+
 export async function loadUndici(): Promise<Undici> {
   // bin/ugs.js sets V8's --liftoff-only for the commands that send one request: a library loader
   // changes no process-wide setting.
-  const { request, connect, Dispatcher, EnvHttpProxyAgent, buildConnector } = await import(
+  const { request, connect, Dispatcher, EnvHttpProxyAgent, Agent, buildConnector } = await import(
     './vendor/undici.js'
   );
   // The proxy agent opens its tunnel with `dispatcher.connect()`, a method undici's index adds to
   // every dispatcher: without it every request through HTTP(S)_PROXY fails.
   Dispatcher.prototype.connect ??= connect;
   return {
-    request: (dispatcher, url, options) =>
-      request.call(dispatcher, {
-        ...options,
-        origin: url.origin,
-        path: `${url.pathname}${url.search}`,
-      }),
+    request: (dispatcher, url, options) => {
+      // URL getters build new strings on each read: a bulk run asks thousands of times.
+      let parts = urlParts.get(url);
+      if (parts === undefined) {
+        parts = { origin: url.origin, path: `${url.pathname}${url.search}` };
+        urlParts.set(url, parts);
+      }
+      return request.call(dispatcher, { ...options, ...parts });
+    },
     EnvHttpProxyAgent,
+    Agent,
     buildConnector,
   };
 }

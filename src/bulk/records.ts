@@ -49,6 +49,11 @@ export interface BulkRecord {
   api_environment_tag?: string | null;
   /** Get records only. */
   new_user_group?: boolean | null;
+  /**
+   * Rotate records only: true when the outcome was learnt by reading the group's current token
+   * after an answer was lost (the rotation had happened), not from the rotation's own answer.
+   */
+  settled?: boolean;
   error: string | null;
   http_status: number | null;
 }
@@ -85,6 +90,7 @@ const ROTATE_COLUMNS = [
   'api_environment_tag',
   'error',
   'http_status',
+  'settled',
 ] as const;
 
 export type RecordColumn = (typeof GET_COLUMNS)[number] | (typeof ROTATE_COLUMNS)[number];
@@ -115,6 +121,7 @@ export function ndjsonLine(record: BulkRecord, kind: BulkKind): string {
   if (kind === 'rotate' && record.api_environment_tag !== undefined) {
     ordered.api_environment_tag = record.api_environment_tag;
   }
+  if (kind === 'rotate' && record.settled === true) ordered.settled = true;
   if (kind === 'get') ordered.new_user_group = record.new_user_group ?? null;
   ordered.error = record.error;
   ordered.http_status = record.http_status;

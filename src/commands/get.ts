@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { runBulk } from '../bulk/run.js';
 import { resolveTarget } from '../credentials.js';
 import type { Deps } from '../deps.js';
 import { UsageError } from '../errors.js';
@@ -25,6 +26,7 @@ import {
   printWarningNote,
   withJsonErrorBody,
 } from '../render.js';
+import { addBulkFlags, type BulkFlags, parseBulkFlags } from './bulk-flags.js';
 import { addOutputFlags, collect, type DepsFactory, newCommand, outputFormat } from './shared.js';
 
 export interface GetOptions {
@@ -35,7 +37,7 @@ export interface GetOptions {
   format: OutputFormat;
 }
 
-interface GetFlags {
+interface GetFlags extends BulkFlags {
   id?: string;
   name?: string;
   mapping: string[];
@@ -52,6 +54,7 @@ export function getCommand(makeDeps: DepsFactory, run = runGet): Command {
     'ugs get --id acme --name "Acme Corp" --mapping sales=acme_db --property plan=pro',
     'ugs get --id acme --name Acme --properties @props.json --field token',
     'ugs get --id acme --name Acme --json | jq .user_group.team_id',
+    'ugs get --from groups.csv --output results.ndjson     # one group per row',
   ])
     .option('--id <user_group_id>', 'your id for the user group (user_group_id)')
     .option('--name <name>', 'name of the user group')
@@ -64,11 +67,30 @@ export function getCommand(makeDeps: DepsFactory, run = runGet): Command {
     .option('--mapping-json <json|@file|->', 'the whole mapping as a JSON object of strings')
     .option('--property <key=value>', 'set a property to a string value (repeatable)', collect, [])
     .option('--properties <json|@file|->', 'the properties as a JSON object');
-  addOutputFlags(command).action(async (flags: GetFlags, cmd: Command) => {
+  addBulkFlags(addOutputFlags(command), 'get').action(async (flags: GetFlags, cmd: Command) => {
+    const bulk = parseBulkFlags(flags, 'get', singleRowFlags(flags), true);
     const deps = makeDeps(cmd);
-    await run(await parseGetFlags(flags, deps), deps);
+    if (bulk) await runBulk(bulk, deps);
+    else await run(await parseGetFlags(flags, deps), deps);
   });
   return command;
+}
+
+function singleRowFlags(flags: GetFlags): string[] {
+  return (
+    [
+      ['--id', flags.id !== undefined],
+      ['--name', flags.name !== undefined],
+      ['--mapping', flags.mapping.length > 0],
+      ['--mapping-json', flags.mappingJson !== undefined],
+      ['--property', flags.property.length > 0],
+      ['--properties', flags.properties !== undefined],
+      ['--json', flags.json === true],
+      ['--field', flags.field !== undefined],
+    ] as const
+  )
+    .filter(([, given]) => given)
+    .map(([flag]) => flag);
 }
 
 /** Flags to options: every usage error is found here, before any prompt or request. */

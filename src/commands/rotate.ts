@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { runBulk } from '../bulk/run.js';
 import { resolveTarget } from '../credentials.js';
 import type { Deps } from '../deps.js';
 import {
@@ -18,6 +19,7 @@ import {
   printResult,
   withJsonErrorBody,
 } from '../render.js';
+import { addBulkFlags, type BulkFlags, parseBulkFlags } from './bulk-flags.js';
 import { addOutputFlags, type DepsFactory, newCommand, outputFormat } from './shared.js';
 
 export interface RotateOptions {
@@ -28,7 +30,7 @@ export interface RotateOptions {
   format: OutputFormat;
 }
 
-interface RotateFlags {
+interface RotateFlags extends BulkFlags {
   currentToken?: string;
   currentTokenStdin?: boolean;
   yes?: boolean;
@@ -44,6 +46,7 @@ export function rotateCommand(makeDeps: DepsFactory, run = runRotate): Command {
     'ugs rotate                                   # asks for the token, then for confirmation',
     'printenv USER_GROUP_TOKEN | ugs rotate --current-token-stdin --yes --field token',
     'ugs rotate --current-token "$OLD_TOKEN" --yes --json',
+    'ugs rotate --from tokens.csv --output rotated.csv --yes   # one current_token per row',
   ])
     .option(
       '--current-token <token>',
@@ -51,10 +54,27 @@ export function rotateCommand(makeDeps: DepsFactory, run = runRotate): Command {
     )
     .option('--current-token-stdin', 'read the user group token to replace from stdin')
     .option('-y, --yes', 'rotate without asking for confirmation (required without a terminal)');
-  addOutputFlags(command).action(async (flags: RotateFlags, cmd: Command) => {
-    await run(parseRotateFlags(flags), makeDeps(cmd));
-  });
+  addBulkFlags(addOutputFlags(command), 'rotate').action(
+    async (flags: RotateFlags, cmd: Command) => {
+      const bulk = parseBulkFlags(flags, 'rotate', singleRowFlags(flags), flags.yes === true);
+      if (bulk) await runBulk(bulk, makeDeps(cmd));
+      else await run(parseRotateFlags(flags), makeDeps(cmd));
+    },
+  );
   return command;
+}
+
+function singleRowFlags(flags: RotateFlags): string[] {
+  return (
+    [
+      ['--current-token', flags.currentToken !== undefined],
+      ['--current-token-stdin', flags.currentTokenStdin === true],
+      ['--json', flags.json === true],
+      ['--field', flags.field !== undefined],
+    ] as const
+  )
+    .filter(([, given]) => given)
+    .map(([flag]) => flag);
 }
 
 export function parseRotateFlags(flags: RotateFlags): RotateOptions {

@@ -18,6 +18,8 @@ export interface ServiceResult {
   userGroup: UserGroup;
   /** Get User's `new_user_group`; undefined when the service did not say. */
   created: boolean | undefined;
+  /** The HTTP status of the answer (a 2xx); absent for results not read off the wire. */
+  status?: number;
 }
 
 /** Documented fields first, in the order a person reads them; the table shows others after. */
@@ -40,7 +42,7 @@ export function readUserGroup(answer: SuccessAnswer): ServiceResult | Unreadable
     return { unreadable: 'the answer\'s "user_group" has no "token" string' };
   }
   const created = typeof body.new_user_group === 'boolean' ? body.new_user_group : undefined;
-  return { body, text, userGroup: userGroup as UserGroup, created };
+  return { body, text, userGroup: userGroup as UserGroup, created, status: answer.status };
 }
 
 /** What the table and `--field` show of a result: its user group. */

@@ -5,5 +5,6 @@
 export { default as connect } from 'undici/lib/api/api-connect.js';
 export { default as request } from 'undici/lib/api/api-request.js';
 export { default as buildConnector } from 'undici/lib/core/connect.js';
+export { default as Agent } from 'undici/lib/dispatcher/agent.js';
 export { default as Dispatcher } from 'undici/lib/dispatcher/dispatcher.js';
 export { default as EnvHttpProxyAgent } from 'undici/lib/dispatcher/env-http-proxy-agent.js';

@@ -1,0 +1,287 @@
+// The bulk half of `npm run bench`: `ugs get --from` and `ugs rotate --from` against autocannon
+// sending the same requests at the same concurrency to the same emulator, and the peak memory of
+// a large input. Each side runs twice (alternately) and its best run counts. autocannon is timed
+// with 10 ms sampling: with its default 1 s sampling an --amount run only ends at the next whole
+// second. Exits non-zero when a target is missed.
+//
+// Options: --rows N (default 50000), --big-rows N (default 200000).
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const args = process.argv.slice(2);
+const ROWS = numberArg('--rows', 50_000);
+const BIG_ROWS = numberArg('--big-rows', 200_000);
+const CONNECTIONS = 16;
+const TARGETS = { get: 0.8, rotate: 0.4, bigRssMiB: 150 };
+const TIME = '/usr/bin/time';
+
+if (!existsSync(join(root, 'dist', 'main.cjs')))
+  fail('dist/ is missing: run `npm run build` first');
+if (!existsSync(TIME)) fail(`${TIME} is missing: install GNU time (apt-get install time)`);
+
+const work = mkdtempSync(join(tmpdir(), 'ugs-bench-bulk-'));
+const apiToken = randomBytes(24).toString('hex');
+const emulator = spawn(
+  process.execPath,
+  [
+    join(root, 'bin', 'ugs.js'),
+    'serve',
+    '--port',
+    '0',
+    '--json',
+    '--api-token',
+    `${apiToken}:Customer`,
+  ],
+  { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, UGS_CONFIG_DIR: work } },
+);
+const ugs = [join(root, 'bin', 'ugs.js')];
+let missed = 0;
+try {
+  const { url } = await firstJsonLine(emulator);
+  const env = cleanEnv({
+    ...process.env,
+    UGS_CONFIG_DIR: work,
+    UGS_API_TOKEN: apiToken,
+    UGS_BASE_URL: url,
+    NO_COLOR: '1',
+  });
+  const headers = { 'content-type': 'application/json', authorization: `Token ${apiToken}` };
+  console.log(
+    `ugs bulk benchmark: ${ROWS} rows, ${CONNECTIONS} in flight, Node ${process.version}`,
+  );
+
+  // Warm the emulator (JIT, sockets) before anything is timed.
+  await cannon({ url, headers, method: 'GET', amount: 5_000, body: getBody('warm') });
+
+  const getRates = { ugs: 0, cannon: 0 };
+  for (let run = 0; run < 2; run++) {
+    const rows = join(work, `get-${run}.ndjson`);
+    writeFileSync(rows, groupRows(ROWS, `ugs-${run}`));
+    const ms = await timed(
+      [...ugs, 'get', '--from', rows, '--concurrency', String(CONNECTIONS)],
+      env,
+    );
+    getRates.ugs = Math.max(getRates.ugs, ROWS / (ms / 1000));
+    const cannonMs = await cannon({
+      url,
+      headers,
+      method: 'GET',
+      amount: ROWS,
+      body: getBody(`ac-${run}`),
+    });
+    getRates.cannon = Math.max(getRates.cannon, ROWS / (cannonMs / 1000));
+  }
+
+  const rotateRates = { ugs: 0, cannon: 0 };
+  for (let run = 0; run < 2; run++) {
+    const ugsTokens = await groupTokens(`rot-ugs-${run}`, env);
+    const rows = join(work, `rotate-${run}.ndjson`);
+    writeFileSync(rows, ugsTokens.map((t) => `${JSON.stringify({ current_token: t })}\n`).join(''));
+    const out = join(work, `rotated-${run}.ndjson`);
+    const ms = await timed(
+      [
+        ...ugs,
+        'rotate',
+        '--from',
+        rows,
+        '--output',
+        out,
+        '--yes',
+        '--concurrency',
+        String(CONNECTIONS),
+      ],
+      env,
+    );
+    rotateRates.ugs = Math.max(rotateRates.ugs, ROWS / (ms / 1000));
+    const cannonTokens = await groupTokens(`rot-ac-${run}`, env);
+    let next = 0;
+    const cannonMs = await cannon({
+      url,
+      headers,
+      method: 'POST',
+      amount: ROWS,
+      requests: [
+        {
+          setupRequest: (request) => ({
+            ...request,
+            body: JSON.stringify({ current_token: cannonTokens[next++] }),
+          }),
+        },
+      ],
+    });
+    rotateRates.cannon = Math.max(rotateRates.cannon, ROWS / (cannonMs / 1000));
+  }
+
+  const bigRows = join(work, 'big.ndjson');
+  writeFileSync(bigRows, groupRows(BIG_ROWS, 'big'));
+  const bigRss = await peakRssMiB(
+    [...ugs, 'get', '--from', bigRows, '--concurrency', String(CONNECTIONS)],
+    env,
+  );
+
+  const getRatio = getRates.ugs / getRates.cannon;
+  const rotateRatio = rotateRates.ugs / rotateRates.cannon;
+  const rows = [
+    [
+      'get --from',
+      rate(getRates.ugs),
+      rate(getRates.cannon),
+      `${getRatio.toFixed(2)}x (>= ${TARGETS.get})`,
+      verdict(getRatio >= TARGETS.get),
+    ],
+    [
+      'rotate --from --output',
+      rate(rotateRates.ugs),
+      rate(rotateRates.cannon),
+      `${rotateRatio.toFixed(2)}x (>= ${TARGETS.rotate})`,
+      verdict(rotateRatio >= TARGETS.rotate),
+    ],
+    [
+      `get --from, ${BIG_ROWS} rows`,
+      `${bigRss.toFixed(0)} MiB peak RSS`,
+      '',
+      `(<= ${TARGETS.bigRssMiB} MiB)`,
+      verdict(bigRss <= TARGETS.bigRssMiB),
+    ],
+  ];
+  printTable(['case', 'ugs', 'autocannon', 'ratio', ''], rows);
+} finally {
+  emulator.kill('SIGTERM');
+  rmSync(work, { recursive: true, force: true });
+}
+if (missed > 0) {
+  console.error(`\n${missed} bulk target(s) missed`);
+  process.exitCode = 1;
+} else {
+  console.log('\nevery bulk target met');
+}
+
+function verdict(ok) {
+  if (!ok) missed++;
+  return ok ? 'ok' : 'MISSED';
+}
+
+function rate(perSecond) {
+  return `${Math.round(perSecond)} /s`;
+}
+
+function getBody(prefix) {
+  return JSON.stringify({ user_group_id: `${prefix}-[<id>]`, name: 'Bench' });
+}
+
+function groupRows(count, prefix) {
+  let text = '';
+  for (let i = 0; i < count; i++) {
+    text += `${JSON.stringify({ user_group_id: `${prefix}-${i}`, name: `Bench ${i}` })}\n`;
+  }
+  return text;
+}
+
+/** Creates ROWS groups with ugs itself and returns their tokens. */
+async function groupTokens(prefix, env) {
+  const rows = join(work, `${prefix}.ndjson`);
+  const out = join(work, `${prefix}-created.ndjson`);
+  writeFileSync(rows, groupRows(ROWS, prefix));
+  await timed(
+    [...ugs, 'get', '--from', rows, '--output', out, '--concurrency', String(CONNECTIONS)],
+    env,
+  );
+  return readFileSync(out, 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line).token);
+}
+
+/** Milliseconds for one autocannon run of `amount` requests; every answer must be a 2xx. */
+async function cannon({ url, headers, method, amount, body, requests }) {
+  const started = performance.now();
+  const result = await autocannon({
+    url: `${url}/api/user`,
+    method,
+    headers,
+    connections: CONNECTIONS,
+    amount,
+    sampleInt: 10,
+    ...(body !== undefined && { body, idReplacement: true }),
+    ...(requests !== undefined && { requests }),
+  });
+  const ms = performance.now() - started;
+  if (result.non2xx > 0 || result.errors > 0) {
+    fail(`autocannon got ${result.non2xx} non-2xx answers and ${result.errors} errors`);
+  }
+  return ms;
+}
+
+async function timed(command, env) {
+  const started = performance.now();
+  const child = spawn(process.execPath, command, { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (chunk) => {
+    stderr += chunk;
+  });
+  const code = await new Promise((resolve) => child.once('close', resolve));
+  if (code !== 0) fail(`ugs ${command.slice(1).join(' ')} exited ${code}: ${stderr.trim()}`);
+  return performance.now() - started;
+}
+
+async function peakRssMiB(command, env) {
+  const rssFile = join(work, 'rss');
+  const child = spawn(TIME, ['-f', '%M', '-o', rssFile, process.execPath, ...command], {
+    env,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk) => {
+    stderr += chunk;
+  });
+  const code = await new Promise((resolve) => child.once('close', resolve));
+  if (code !== 0) fail(`ugs exited ${code}: ${stderr.trim()}`);
+  return Number(readFileSync(rssFile, 'utf8').trim().split('\n').pop()) / 1024;
+}
+
+function cleanEnv(env) {
+  const result = {};
+  for (const [key, value] of Object.entries(env)) if (value !== undefined) result[key] = value;
+  for (const key of ['UGS_PROFILE', 'UGS_CA_FILE', 'CI']) delete result[key];
+  return result;
+}
+
+function firstJsonLine(child) {
+  return new Promise((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout });
+    lines.once('line', (line) => resolve(JSON.parse(line)));
+    child.once('exit', (code) => reject(new Error(`the emulator exited early (code ${code})`)));
+  });
+}
+
+function printTable(header, rows) {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
+  const line = (cells) =>
+    cells
+      .map((cell, i) => String(cell).padEnd(widths[i]))
+      .join('  ')
+      .trimEnd();
+  console.log(line(header));
+  console.log(line(widths.map((w) => '-'.repeat(w))));
+  for (const row of rows) console.log(line(row));
+}
+
+function numberArg(flag, fallback) {
+  const at = args.indexOf(flag);
+  if (at === -1) return fallback;
+  const value = Number(args[at + 1]);
+  if (!Number.isInteger(value) || value < 1) fail(`${flag} needs a whole number`);
+  return value;
+}
+
+function fail(message) {
+  console.error(`bench: ${message}`);
+  process.exit(2);
+}

@@ -1,0 +1,532 @@
+/**
+ * A bulk run of `get --from` or `rotate --from`: every row validated first, then sent through one
+ * keep-alive pool with a bounded number in flight, one record per row written as it finishes.
+ *
+ * Rotation is exactly once: a row's `sending` record is on disk before its request goes out
+ * (journal.ts), and a rotation whose answer was lost is settled by reading the group's current
+ * token before anything else is sent for that row. A row is never rotated again while a first
+ * rotation may have happened unseen.
+ */
+import { resolveTarget } from '../credentials.js';
+import type { Deps } from '../deps.js';
+import {
+  ApiError,
+  AuthError,
+  CancelledError,
+  InterruptedError,
+  NetworkError,
+  OutcomeUnknownError,
+  UsageError,
+} from '../errors.js';
+import { canPrompt, type IO } from '../io.js';
+import { READ_CURRENT_TOKEN_HINT } from '../operations/rotate-token.js';
+import { printLine, printNote } from '../render.js';
+import type { ServiceClient, ServiceResult } from '../service.js';
+import { fileSource, type InputFormat, stdinSource } from './input.js';
+import { journalAhead, ResultFile } from './journal.js';
+import {
+  formatProgress,
+  formatProgressLog,
+  formatSummary,
+  type ProgressState,
+  type StatusCounts,
+} from './progress.js';
+import {
+  type BulkRecord,
+  ndjsonLine,
+  type OutputFormat,
+  outputFormatFor,
+  type RecordStatus,
+} from './records.js';
+import { planResume, type ResumePlan, readResumeState } from './resume.js';
+import { type Attempt, type Clock, parseRetryAfter, realClock, Scheduler } from './scheduler.js';
+import {
+  type BulkKind,
+  type GetRow,
+  openGetInput,
+  openRotateInput,
+  type RotateRow,
+} from './validate.js';
+
+export interface BulkOptions {
+  kind: BulkKind;
+  /** A path, or `-` for stdin. */
+  from: string;
+  format: InputFormat;
+  concurrency: number;
+  output: string | undefined;
+  resume: boolean;
+  /** rotate: no confirmation. */
+  yes: boolean;
+}
+
+/** Tries of one row that the service throttled (429/503) before the row is given up as failed. */
+export const MAX_THROTTLED_ATTEMPTS = 20;
+/** Rounds of "read the token, rotate again" for one row before it is left `unknown`. */
+const MAX_SETTLE_ROUNDS = 3;
+const BAR_INTERVAL_MS = 100;
+const LOG_INTERVAL_MS = 10_000;
+
+type StopReason = 'auth' | 'network' | 'interrupt';
+
+export interface BulkHooks {
+  clock?: Clock;
+}
+
+export async function runBulk(opts: BulkOptions, deps: Deps, hooks: BulkHooks = {}): Promise<void> {
+  const { io } = deps;
+  const interactive = canPrompt(io, deps.settings.noInput);
+  if (opts.kind === 'rotate' && !opts.yes && !interactive) {
+    throw new UsageError('--yes is required to rotate tokens when not running interactively', {
+      hint: 'every row is rotated at once; add --yes to confirm in scripts',
+    });
+  }
+  const outputFormat: OutputFormat | undefined =
+    opts.output === undefined ? undefined : outputFormatFor(opts.output);
+  const target = resolveTarget(deps);
+  const source =
+    opts.from === '-' ? await stdinSource(io.stdin, io.stdinIsTTY) : fileSource(opts.from);
+  const input =
+    opts.kind === 'get'
+      ? await openGetInput(source, opts.format)
+      : await openRotateInput(source, opts.format);
+
+  let plan: ResumePlan = { done: new Set(), settle: new Map() };
+  if (opts.resume && opts.output !== undefined && outputFormat !== undefined) {
+    const state = await readResumeState(opts.output, outputFormat, opts.kind);
+    if (state.tornLines > 0) {
+      printNote(io, `--resume: ${state.tornLines} incomplete line(s) in the results were ignored`);
+    }
+    plan = planResume(state);
+    // Rows of another input (more rows than this one has) are not this run's to settle.
+    for (const row of plan.settle.keys()) if (row > input.rowCount) plan.settle.delete(row);
+  }
+  const alreadyDone = [...plan.done].filter((row) => row <= input.rowCount).length;
+
+  if (opts.kind === 'rotate' && !opts.yes) {
+    const count = input.rowCount - alreadyDone;
+    const confirmed = await deps.prompter.confirm(
+      `Rotate the tokens of ${count} user ${count === 1 ? 'group' : 'groups'}? Dashboards using the old tokens may stop working.`,
+      { default: false },
+    );
+    if (!confirmed) throw new CancelledError('rotation cancelled; nothing was sent');
+  }
+
+  const file =
+    opts.output === undefined || outputFormat === undefined
+      ? undefined
+      : await ResultFile.open({ path: opts.output, format: outputFormat, kind: opts.kind });
+  const run = new BulkRun(opts, deps, file, input.rowCount, plan, alreadyDone, hooks);
+  try {
+    const client = await deps.connect(target, { bulk: true });
+    const work = () =>
+      opts.kind === 'get'
+        ? run.runGet(client, input.rows() as AsyncIterable<GetRow>)
+        : run.runRotate(client, input.rows as () => AsyncIterable<RotateRow>);
+    await (io.inFlight ? io.inFlight.stoppable(() => run.stop('interrupt'), work) : work());
+    // Rows never sent once the run stopped: a definite outcome for each.
+    if (run.stopReason !== undefined) await run.skipRest(input.rows() as AsyncIterable<RowOf>);
+  } finally {
+    await run.finish();
+    await file?.close();
+  }
+  run.throwOutcome();
+}
+
+type RowOf = GetRow | RotateRow;
+
+class BulkRun {
+  stopReason: StopReason | undefined;
+  private stopError: AuthError | NetworkError | undefined;
+  private readonly controller = new AbortController();
+  private readonly counts: StatusCounts = {};
+  /** 1 when a row has its outcome (from this run, or done in an earlier one). */
+  private readonly finished: Uint8Array;
+  /** Rows whose `sending` record is written and whose request has not started. */
+  private readonly journaledNotStarted = new Set<number>();
+  private stdoutText = '';
+  private stdoutFlushQueued = false;
+  private done = 0;
+  private readonly started: number;
+  private readonly clock: Clock;
+  private readonly progress: ProgressLine;
+  private scheduler: Scheduler<RowOf, BulkRecord> | undefined;
+
+  constructor(
+    private readonly opts: BulkOptions,
+    private readonly deps: Deps,
+    private readonly file: ResultFile | undefined,
+    private readonly rowCount: number,
+    private readonly plan: ResumePlan,
+    alreadyDone: number,
+    hooks: BulkHooks,
+  ) {
+    this.finished = new Uint8Array(rowCount + 1);
+    for (const row of plan.done) if (row <= rowCount) this.finished[row] = 1;
+    this.clock = hooks.clock ?? realClock;
+    this.started = this.clock.now();
+    this.progress = new ProgressLine(deps.io, () => this.progressState(), rowCount - alreadyDone);
+    if (alreadyDone > 0) {
+      printNote(deps.io, `--resume: ${alreadyDone} rows are done already and are not sent again`);
+    }
+  }
+
+  stop(reason: StopReason, error?: AuthError | NetworkError): void {
+    if (this.stopReason !== undefined) return;
+    this.stopReason = reason;
+    this.stopError = error;
+    this.controller.abort();
+  }
+
+  private get stopping(): boolean {
+    return this.stopReason !== undefined;
+  }
+
+  async runGet(client: ServiceClient, rows: AsyncIterable<GetRow>): Promise<void> {
+    const task = async (row: GetRow, attempt: number): Promise<Attempt<BulkRecord>> => {
+      try {
+        const result = await client.getUser({
+          name: row.name,
+          user_group_id: row.user_group_id,
+          ...(row.mapping && { mapping: row.mapping }),
+          ...(row.properties && { properties: row.properties }),
+        });
+        return done(this.getRecord(row, result));
+      } catch (error) {
+        return this.failure(row, error, attempt);
+      }
+    };
+    await this.drive(task as Task, this.notDone(rows));
+  }
+
+  async runRotate(client: ServiceClient, rows: () => AsyncIterable<RotateRow>): Promise<void> {
+    // --resume: rows whose rotation may have happened unseen are settled before anything else.
+    if (this.plan.settle.size > 0) {
+      const settleTask = async (row: RotateRow): Promise<Attempt<BulkRecord>> =>
+        done(await this.settle(client, row, 'an earlier run sent this rotation without an answer'));
+      await this.drive(
+        settleTask as Task,
+        filterRows(rows(), (row) => this.plan.settle.has(row.row)),
+      );
+      if (this.stopping) return;
+    }
+    const task = async (row: RotateRow, attempt: number): Promise<Attempt<BulkRecord>> => {
+      this.journaledNotStarted.delete(row.row);
+      return this.rotateRow(client, row, attempt);
+    };
+    const toSend = filterRows(this.notDone(rows()), (row) => !this.plan.settle.has(row.row));
+    const file = this.file;
+    if (file === undefined) throw new Error('rotate --from runs with --output only');
+    const journaled = journalAhead(toSend, file, (row) => {
+      this.journaledNotStarted.add(row.row);
+      return this.record(row, 'sending');
+    });
+    await this.drive(task as Task, journaled);
+  }
+
+  /** One rotation of a row whose `sending` record is on disk. */
+  private async rotateRow(
+    client: ServiceClient,
+    row: RotateRow,
+    attempt: number,
+  ): Promise<Attempt<BulkRecord>> {
+    try {
+      return done(this.rotatedRecord(row, await client.rotateToken(row.current_token), false));
+    } catch (error) {
+      if (error instanceof OutcomeUnknownError) {
+        return done(await this.settle(client, row, error.message));
+      }
+      return this.failure(row, error, attempt);
+    }
+  }
+
+  /**
+   * Did the row's rotation happen? The group's current token says: another token than the row's
+   * means it did; the same token means it did not, and the row is rotated once more (its last
+   * record is then `sending` again, so a crash meanwhile is settled the same way by --resume).
+   */
+  private async settle(client: ServiceClient, row: RotateRow, why: string): Promise<BulkRecord> {
+    if (row.user_group_id === undefined || row.name === undefined) {
+      return this.record(row, 'unknown', {
+        error: `${why}; the row has no user_group_id and name to check it with (${READ_CURRENT_TOKEN_HINT})`,
+      });
+    }
+    let lastWhy = why;
+    for (let round = 0; round < MAX_SETTLE_ROUNDS; round++) {
+      let current: ServiceResult;
+      try {
+        current = await client.getUser({ user_group_id: row.user_group_id, name: row.name });
+      } catch (error) {
+        if (error instanceof AuthError) this.stop('auth', error);
+        return this.record(row, 'unknown', {
+          error: `${lastWhy}; reading the group's token failed: ${messageOf(error)}`,
+        });
+      }
+      if (current.created === true) {
+        return this.record(row, 'unknown', {
+          error: `${lastWhy}; no group had user_group_id ${row.user_group_id} (ugs get created it), so the token's group is not known`,
+        });
+      }
+      if (current.userGroup.token !== row.current_token) {
+        return this.rotatedRecord(row, current, true);
+      }
+      // Not rotated: the token still works, so rotating once more cannot be a second rotation.
+      if (this.stopping) {
+        return this.record(row, 'skipped', {
+          error: 'not rotated (checked); the run stopped before rotating it again',
+        });
+      }
+      await this.file?.markSending([this.record(row, 'sending')]);
+      try {
+        return this.rotatedRecord(row, await client.rotateToken(row.current_token), false);
+      } catch (error) {
+        if (!(error instanceof OutcomeUnknownError)) {
+          const attempt = this.failure(row, error, MAX_THROTTLED_ATTEMPTS);
+          return attempt.kind === 'done' ? attempt.result : this.record(row, 'failed');
+        }
+        lastWhy = error.message;
+      }
+    }
+    return this.record(row, 'unknown', { error: lastWhy });
+  }
+
+  /** What a failed try means for the row and for the run. */
+  private failure(row: RowOf, error: unknown, attempt: number): Attempt<BulkRecord> {
+    if (error instanceof ApiError && (error.status === 429 || error.status === 503)) {
+      if (attempt < MAX_THROTTLED_ATTEMPTS && !this.stopping) {
+        return {
+          kind: 'throttled',
+          retryAfterMs: parseRetryAfter(error.retryAfter, Date.now()),
+        };
+      }
+    }
+    if (error instanceof AuthError) this.stop('auth', error);
+    else if (error instanceof NetworkError) this.stop('network', error);
+    else if (!(error instanceof ApiError)) throw error;
+    const status = error instanceof ApiError ? (error.status ?? null) : null;
+    return done(
+      this.record(row, 'failed', {
+        error: error.message,
+        http_status: error instanceof AuthError ? authStatus(error) : status,
+      }),
+    );
+  }
+
+  private async drive(task: Task, rows: AsyncIterable<RowOf>): Promise<void> {
+    const scheduler = new Scheduler<RowOf, BulkRecord>(task, {
+      concurrency: this.opts.concurrency,
+      signal: this.controller.signal,
+      clock: this.clock,
+    });
+    this.scheduler = scheduler;
+    for await (const record of scheduler.run(rows)) this.write(record);
+    this.scheduler = undefined;
+  }
+
+  /** Rows an earlier run finished are not sent again. */
+  private notDone<R extends RowOf>(rows: AsyncIterable<R>): AsyncIterable<R> {
+    if (this.plan.done.size === 0) return rows;
+    return filterRows(rows, (row) => !this.plan.done.has(row.row));
+  }
+
+  async skipRest(rows: AsyncIterable<RowOf>): Promise<void> {
+    const why =
+      this.stopReason === 'interrupt'
+        ? 'not sent: the run was interrupted'
+        : `not sent: the run stopped (${this.stopError?.message ?? this.stopReason})`;
+    for await (const row of rows) {
+      // A row last seen `sending`/`unknown` in an earlier run keeps that until it is settled.
+      if (this.finished[row.row] === 1 || this.plan.settle.has(row.row)) continue;
+      this.write(this.record(row, 'skipped', { error: why }));
+    }
+    this.journaledNotStarted.clear();
+  }
+
+  private write(record: BulkRecord): void {
+    if (record.status !== 'sending') {
+      this.finished[record.row] = 1;
+      this.counts[record.status] = (this.counts[record.status] ?? 0) + 1;
+      this.done++;
+      this.progress.changed();
+    }
+    if (this.file) {
+      this.file.append([record]);
+      return;
+    }
+    this.stdoutText += ndjsonLine(record, this.opts.kind);
+    if (this.stdoutText.length >= 64 * 1024) this.flushStdout();
+    else if (!this.stdoutFlushQueued) {
+      this.stdoutFlushQueued = true;
+      setImmediate(() => this.flushStdout());
+    }
+  }
+
+  private flushStdout(): void {
+    this.stdoutFlushQueued = false;
+    if (this.stdoutText === '') return;
+    this.deps.io.stdout.write(this.stdoutText);
+    this.stdoutText = '';
+  }
+
+  async finish(): Promise<void> {
+    this.flushStdout();
+    this.progress.stop();
+    printLine(this.deps.io, formatSummary(this.counts, this.clock.now() - this.started));
+    await this.file?.flush();
+  }
+
+  /** The run's exit: the worst of its outcomes. */
+  throwOutcome(): void {
+    if (this.stopReason === 'auth' || this.stopReason === 'network') {
+      if (this.stopError !== undefined) throw this.stopError;
+    }
+    if (this.stopReason === 'interrupt') {
+      throw new InterruptedError('interrupted: rows not sent yet were skipped', {
+        hint: resumeHint(this.opts),
+      });
+    }
+    const unknown = this.counts.unknown ?? 0;
+    if (unknown > 0) {
+      throw new OutcomeUnknownError(
+        `${unknown} ${unknown === 1 ? 'rotation has' : 'rotations have'} an unknown outcome: the token may or may not have been rotated`,
+        {
+          hint: `give those rows user_group_id and name so ugs can check, then run again with --resume; or ${READ_CURRENT_TOKEN_HINT}`,
+        },
+      );
+    }
+    const failed = this.counts.failed ?? 0;
+    if (failed > 0) {
+      throw new ApiError(`${failed} of ${this.rowCount} rows failed`, {
+        hint: `the error field of their records says why; ${resumeHint(this.opts)}`,
+      });
+    }
+  }
+
+  private progressState(): ProgressState {
+    return {
+      done: this.done,
+      total: this.progress.total,
+      counts: this.counts,
+      elapsedMs: this.clock.now() - this.started,
+      waitingMs: this.scheduler?.state().waitingMs ?? 0,
+    };
+  }
+
+  private record(row: RowOf, status: RecordStatus, extra: Partial<BulkRecord> = {}): BulkRecord {
+    const record: BulkRecord = {
+      row: row.row,
+      user_group_id: row.user_group_id ?? null,
+      name: row.name ?? null,
+      status,
+      token: null,
+      team_id: null,
+      error: null,
+      http_status: null,
+      ...extra,
+    };
+    if (this.opts.kind === 'get' && record.new_user_group === undefined) {
+      record.new_user_group = null;
+    }
+    return record;
+  }
+
+  private getRecord(row: GetRow, result: ServiceResult): BulkRecord {
+    const group = result.userGroup;
+    return this.record(row, result.created === true ? 'created' : 'found', {
+      name: typeof group.name === 'string' ? group.name : row.name,
+      token: group.token,
+      team_id: numberOrNull(group.team_id),
+      new_user_group: result.created ?? null,
+      http_status: result.status ?? null,
+    });
+  }
+
+  private rotatedRecord(row: RotateRow, result: ServiceResult, settled: boolean): BulkRecord {
+    const group = result.userGroup;
+    const id = group.provided_id;
+    const tag = group.api_environment_tag;
+    return this.record(row, 'rotated', {
+      user_group_id: row.user_group_id ?? (typeof id === 'string' ? id : null),
+      name: row.name ?? (typeof group.name === 'string' ? group.name : null),
+      token: group.token,
+      team_id: numberOrNull(group.team_id),
+      ...(!settled && { api_environment_tag: typeof tag === 'string' ? tag : null }),
+      http_status: settled ? null : (result.status ?? null),
+      ...(settled && { settled: true }),
+    });
+  }
+}
+
+type Task = (row: RowOf, attempt: number) => Promise<Attempt<BulkRecord>>;
+
+function done(result: BulkRecord): Attempt<BulkRecord> {
+  return { kind: 'done', result };
+}
+
+async function* filterRows<R>(
+  rows: AsyncIterable<R>,
+  keep: (row: R) => boolean,
+): AsyncGenerator<R> {
+  for await (const row of rows) if (keep(row)) yield row;
+}
+
+function numberOrNull(value: unknown): number | null {
+  return typeof value === 'number' && Number.isFinite(value) ? value : null;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function authStatus(error: AuthError): number | null {
+  const match = /\(HTTP (\d{3})/.exec(error.message);
+  return match ? Number(match[1]) : null;
+}
+
+function resumeHint(opts: BulkOptions): string {
+  return opts.output === undefined
+    ? 'with --output FILE a later run can --resume where this one stopped'
+    : `run the same command with --resume to try the rest (rows done are not sent again)`;
+}
+
+/**
+ * Progress on stderr: a bar redrawn at most 10 times a second at a terminal; in a log, one plain
+ * line every 10 s (so short runs print only their summary).
+ */
+class ProgressLine {
+  private timer: NodeJS.Timeout | undefined;
+  private dirty = false;
+  private drawn = false;
+
+  constructor(
+    private readonly io: IO,
+    private readonly state: () => ProgressState,
+    readonly total: number,
+  ) {
+    const interval = io.stderrIsTTY ? BAR_INTERVAL_MS : LOG_INTERVAL_MS;
+    this.timer = setInterval(() => this.tick(), interval);
+    this.timer.unref();
+  }
+
+  changed(): void {
+    this.dirty = true;
+  }
+
+  private tick(): void {
+    if (this.io.stderrIsTTY) {
+      if (!this.dirty) return;
+      this.dirty = false;
+      const width = (this.io.stderr as { columns?: number }).columns ?? 80;
+      this.io.stderr.write(`\r${formatProgress(this.state(), Math.max(1, width - 1))}\u001b[K`);
+      this.drawn = true;
+    } else {
+      printLine(this.io, formatProgressLog(this.state()));
+    }
+  }
+
+  stop(): void {
+    if (this.timer !== undefined) clearInterval(this.timer);
+    this.timer = undefined;
+    if (this.drawn) this.io.stderr.write('\r\u001b[K');
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * The flags of a bulk run (`--from` and its companions), shared by `get` and `rotate`, and the
+ * rules for combining them with the single-row flags.
+ */
+import type { Command } from 'commander';
+import { inputFormatFor } from '../bulk/input.js';
+import type { BulkOptions } from '../bulk/run.js';
+import { DEFAULT_CONCURRENCY, MAX_CONCURRENCY, parseConcurrency } from '../bulk/scheduler.js';
+import type { BulkKind } from '../bulk/validate.js';
+import { UsageError } from '../errors.js';
+
+export interface BulkFlags {
+  from?: string;
+  format?: string;
+  concurrency?: string;
+  output?: string;
+  resume?: boolean;
+}
+
+export function addBulkFlags(command: Command, kind: BulkKind): Command {
+  return command
+    .option(
+      '--from <file|->',
+      kind === 'get'
+        ? 'one group per row from a CSV, NDJSON or JSON file (- for stdin)'
+        : 'one current_token per row from a CSV, NDJSON or JSON file (- for stdin)',
+    )
+    .option('--format <csv|ndjson|json>', 'the format of --from (default: from its extension)')
+    .option(
+      '--concurrency <n>',
+      `requests in flight with --from, 1-${MAX_CONCURRENCY} (default ${DEFAULT_CONCURRENCY})`,
+    )
+    .option('--output <file>', 'append one result record per row to this .ndjson or .csv file')
+    .option('--resume', 'with --output: skip rows the file shows done, settle unfinished ones');
+}
+
+/**
+ * The bulk options, or undefined without `--from`. `singleRowFlags` are the names of the
+ * single-row flags that were given: none may be combined with `--from`.
+ */
+export function parseBulkFlags(
+  flags: BulkFlags,
+  kind: BulkKind,
+  singleRowFlags: readonly string[],
+  yes: boolean,
+): BulkOptions | undefined {
+  if (flags.from === undefined) {
+    const stray = (
+      [
+        ['--format', flags.format !== undefined],
+        ['--concurrency', flags.concurrency !== undefined],
+        ['--output', flags.output !== undefined],
+        ['--resume', flags.resume === true],
+      ] as const
+    ).find(([, given]) => given);
+    if (stray) {
+      throw new UsageError(`${stray[0]} works only with --from`, {
+        hint: `pass --from <file|-> to ${kind} many rows at once`,
+      });
+    }
+    return undefined;
+  }
+  if (singleRowFlags.length > 0) {
+    throw new UsageError(`--from cannot be combined with ${singleRowFlags.join(', ')}`, {
+      hint: 'each row of the --from file carries its own values',
+    });
+  }
+  if (flags.from === '') throw new UsageError('--from needs a file path, or - for stdin');
+  if (flags.resume && flags.output === undefined) {
+    throw new UsageError('--resume needs --output: it reads the results of the earlier run there');
+  }
+  if (kind === 'rotate' && flags.output === undefined) {
+    throw new UsageError('rotate --from needs --output FILE', {
+      hint: 'new tokens must never exist only on a terminal: they are appended to the file as rows finish',
+    });
+  }
+  return {
+    kind,
+    from: flags.from,
+    format: inputFormatFor(flags.from, flags.format),
+    concurrency:
+      flags.concurrency === undefined ? DEFAULT_CONCURRENCY : parseConcurrency(flags.concurrency),
+    output: flags.output,
+    resume: flags.resume === true,
+    yes,
+  };
+}

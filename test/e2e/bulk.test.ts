@@ -1,0 +1,589 @@
+/**
+ * Bulk runs (`get --from`, `rotate --from`) of the built binary against the emulator: quoting,
+ * validation before any request, results and --resume after kill -9, exactly-once rotation when
+ * the service commits and then drops the connection, a 429 storm, and Ctrl+C.
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  closedPort,
+  type ServeProcess as Emulator,
+  makeSandbox,
+  type RunOptions,
+  runUgs,
+  type Sandbox,
+  serveUgs,
+  describeRun as show,
+  startUgs,
+} from '../kit/index.js';
+
+const ugs = (
+  sandbox: Sandbox,
+  args: readonly string[],
+  options: Omit<RunOptions, 'sandbox'> = {},
+) => runUgs(args, { sandbox, ...options });
+const startEmulator = (extra: readonly string[] = []) => serveUgs(extra);
+
+interface Rec {
+  row: number;
+  user_group_id: string | null;
+  name: string | null;
+  status: string;
+  token: string | null;
+  settled?: boolean;
+  error: string | null;
+}
+
+function envFor(emulator: Emulator) {
+  return { UGS_BASE_URL: emulator.url, UGS_API_TOKEN: emulator.tokenFor('Customer') };
+}
+
+function records(path: string): Rec[] {
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line) as Rec);
+}
+
+function lastByRow(recs: readonly Rec[]): Map<number, Rec> {
+  const last = new Map<number, Rec>();
+  for (const rec of recs) last.set(rec.row, rec);
+  return last;
+}
+
+function groupRows(count: number, prefix: string): string {
+  return Array.from(
+    { length: count },
+    (_, i) =>
+      `${JSON.stringify({ user_group_id: `${prefix}-${i + 1}`, name: `Group ${i + 1}` })}\n`,
+  ).join('');
+}
+
+/** Requests the emulator logged (it runs with --debug): `GET /api/user 200 3ms`. */
+function requestLines(emulator: Emulator): string[] {
+  return emulator
+    .stderr()
+    .split('\n')
+    .filter((line) => /^(GET|POST) \//.test(line));
+}
+
+/** Creates the groups (retrying through --resume while faults hit) and returns rotate rows. */
+async function createGroups(
+  sandbox: Sandbox,
+  emulator: Emulator,
+  count: number,
+  prefix: string,
+): Promise<string> {
+  const groups = join(sandbox.root, `${prefix}-groups.ndjson`);
+  const created = join(sandbox.root, `${prefix}-created.ndjson`);
+  writeFileSync(groups, groupRows(count, prefix));
+  let result = await ugs(sandbox, ['get', '--from', groups, '--output', created], {
+    env: envFor(emulator),
+    timeoutMs: 60_000,
+  });
+  for (let i = 0; i < 5 && result.code !== 0; i++) {
+    result = await ugs(sandbox, ['get', '--from', groups, '--output', created, '--resume'], {
+      env: envFor(emulator),
+      timeoutMs: 60_000,
+    });
+  }
+  expect(result.code, show(result)).toBe(0);
+  const last = lastByRow(records(created));
+  expect(last.size).toBe(count);
+  const rotateInput = join(sandbox.root, `${prefix}-rotate.ndjson`);
+  writeFileSync(
+    rotateInput,
+    [...last.values()]
+      .sort((a, b) => a.row - b.row)
+      .map(
+        (rec) =>
+          `${JSON.stringify({ current_token: rec.token, user_group_id: rec.user_group_id, name: rec.name })}\n`,
+      )
+      .join(''),
+  );
+  return rotateInput;
+}
+
+/** The groups' current tokens as the emulator has them, read with `ugs get --from`. */
+async function currentTokens(
+  sandbox: Sandbox,
+  emulator: Emulator,
+  count: number,
+  prefix: string,
+): Promise<Map<string, string>> {
+  const groups = join(sandbox.root, `${prefix}-groups.ndjson`);
+  const out = join(sandbox.root, `${prefix}-readback-${Date.now()}.ndjson`);
+  let result = await ugs(sandbox, ['get', '--from', groups, '--output', out], {
+    env: envFor(emulator),
+    timeoutMs: 60_000,
+  });
+  for (let i = 0; i < 5 && result.code !== 0; i++) {
+    result = await ugs(sandbox, ['get', '--from', groups, '--output', out, '--resume'], {
+      env: envFor(emulator),
+      timeoutMs: 60_000,
+    });
+  }
+  expect(result.code, show(result)).toBe(0);
+  const tokens = new Map<string, string>();
+  for (const rec of lastByRow(records(out)).values()) {
+    expect(rec.status, 'read back: the group must exist already').toBe('found');
+    tokens.set(rec.user_group_id ?? '', rec.token ?? '');
+  }
+  expect(tokens.size).toBe(count);
+  return tokens;
+}
+
+describe('bulk get: input and validation', () => {
+  let emulator: Emulator;
+  beforeAll(async () => {
+    emulator = await startEmulator(['--debug']);
+  });
+  afterAll(async () => {
+    await emulator.stop();
+  });
+
+  it('reads RFC 4180 quoting: commas, doubled quotes and line breaks inside cells, a BOM', async () => {
+    const sandbox = makeSandbox();
+    const file = join(sandbox.root, 'groups.csv');
+    writeFileSync(
+      file,
+      '\ufeffuser_group_id,name,mapping,properties.plan\r\n' +
+        'q-1,"Acme, Inc.","{""sales"":""db1""}",pro\r\n' +
+        'q-2,"Say ""hi""",,\r\n' +
+        'q-3,Lines,,"Two\r\nlines, one ""plan"""\r\n',
+    );
+    const result = await ugs(sandbox, ['get', '--from', file, '--debug'], {
+      env: envFor(emulator),
+    });
+    expect(result.code, show(result)).toBe(0);
+    const recs = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Rec);
+    const byId = new Map(recs.map((rec) => [rec.user_group_id, rec]));
+    expect(byId.get('q-1')?.name).toBe('Acme, Inc.');
+    expect(byId.get('q-2')?.name).toBe('Say "hi"');
+    expect(byId.get('q-3')?.name).toBe('Lines');
+    expect(recs.map((rec) => rec.status)).toEqual(['created', 'created', 'created']);
+    // The service got the JSON column and the keyed column as objects (--debug shows the bodies).
+    const sent = result.stderr
+      .split('\n')
+      .filter((line) => line.startsWith('[debug] > {'))
+      .map((line) => JSON.parse(line.slice('[debug] > '.length)));
+    expect(sent).toContainEqual({
+      name: 'Acme, Inc.',
+      user_group_id: 'q-1',
+      mapping: { sales: 'db1' },
+      properties: { plan: 'pro' },
+    });
+    expect(sent).toContainEqual({
+      name: 'Lines',
+      user_group_id: 'q-3',
+      properties: { plan: 'Two\r\nlines, one "plan"' },
+    });
+    expect(result.stderr).toMatch(/3 rows in .*: 3 created/);
+  });
+
+  it('checks every row before sending anything: problems listed by row and line, exit 2', async () => {
+    const sandbox = makeSandbox();
+    const file = join(sandbox.root, 'bad.csv');
+    writeFileSync(
+      file,
+      'user_group_id,name,mapping\n' +
+        'v-ok,Fine,\n' +
+        ' v-space,Leading space,\n' +
+        'v-ok,Duplicate,\n' +
+        'v-3,"Multi\nline name ok","{not json"\n' +
+        'v-4,,\n',
+    );
+    const before = requestLines(emulator).length;
+    const result = await ugs(sandbox, ['get', '--from', file], { env: envFor(emulator) });
+    expect(result.code, show(result)).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toContain('row 2 (line 3): user_group_id " v-space"');
+    expect(result.stderr).toContain('row 3 (line 4): user_group_id "v-ok" is also in row 1');
+    expect(result.stderr).toContain('row 4 (line 5): mapping is not valid JSON');
+    expect(result.stderr).toContain('row 5 (line 7): name is missing');
+    expect(result.stderr).toContain('nothing was sent');
+    // Give a stray request time to be logged before counting.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(requestLines(emulator).length).toBe(before);
+  });
+
+  it.each([
+    [['get', '--from', 'x.csv', '--id', 'a'], '--from cannot be combined with --id'],
+    [['get', '--from', 'x.csv', '--field', 'token'], '--from cannot be combined with --field'],
+    [['get', '--from', '-'], '--format'],
+    [['get', '--from', 'x.txt'], 'extension'],
+    [
+      ['get', '--output', 'r.ndjson', '--id', 'a', '--name', 'b'],
+      '--output works only with --from',
+    ],
+    [['get', '--from', 'x.csv', '--resume'], '--resume needs --output'],
+    [['get', '--from', 'x.csv', '--concurrency', '65'], '--concurrency must be'],
+    [['rotate', '--from', 'x.csv', '--yes'], 'rotate --from needs --output'],
+    [['rotate', '--from', 'x.csv', '--current-token', 't', '--output', 'r.csv'], '--current-token'],
+    [['rotate', '--from', 'x.csv', '--output', 'r.ndjson'], '--yes is required'],
+  ])('usage error for %j', async (args, message) => {
+    const sandbox = makeSandbox();
+    const before = requestLines(emulator).length;
+    const result = await ugs(sandbox, args, { env: envFor(emulator), stdin: '' });
+    expect(result.code, show(result)).toBe(2);
+    expect(result.stderr).toContain(message);
+    expect(requestLines(emulator).length).toBe(before);
+  });
+});
+
+describe('bulk rotate: exactly once', () => {
+  it('settles every rotation whose answer was lost (commit-reset): each group ends rotated once, with the service token', async () => {
+    const emulator = await startEmulator([
+      '--fault',
+      'commit-reset:0.3',
+      '--seed',
+      '11',
+      '--debug',
+    ]);
+    try {
+      const sandbox = makeSandbox();
+      const count = 40;
+      const input = await createGroups(sandbox, emulator, count, 'cr');
+      const out = join(sandbox.root, 'rotated.ndjson');
+      const postsBefore = requestLines(emulator).filter((l) => l.startsWith('POST')).length;
+      const result = await ugs(
+        sandbox,
+        ['rotate', '--from', input, '--output', out, '--yes', '--concurrency', '4'],
+        { env: envFor(emulator), timeoutMs: 60_000 },
+      );
+      expect(result.code, show(result)).toBe(0);
+      const recs = records(out);
+      const last = lastByRow(recs);
+      expect(last.size).toBe(count);
+      for (const rec of last.values()) expect(rec.status, JSON.stringify(rec)).toBe('rotated');
+      // The fault did hit: some outcomes were learnt by reading the token back.
+      expect(recs.filter((rec) => rec.settled === true).length).toBeGreaterThan(0);
+      const tokens = await currentTokens(sandbox, emulator, count, 'cr');
+      for (const rec of last.values()) expect(rec.token).toBe(tokens.get(rec.user_group_id ?? ''));
+      // One committed rotation per group: every POST that reached the store is one of them
+      // (a second one would have sent the old, dead token and been refused with a 404).
+      const posts = requestLines(emulator)
+        .filter((l) => l.startsWith('POST'))
+        .slice(postsBefore);
+      expect(posts.filter((l) => / 404 /.test(l))).toEqual([]);
+    } finally {
+      await emulator.stop();
+    }
+  }, 120_000);
+
+  it('leaves unsettled rotations unknown (exit 5); --resume settles them first, never rotating twice', async () => {
+    const sandbox = makeSandbox();
+    const state = join(sandbox.root, 'state.json');
+    const plain = await startEmulator(['--data', state]);
+    const input = await createGroups(sandbox, plain, 3, 'un');
+    await plain.stop();
+    const rows = readFileSync(input, 'utf8').trim().split('\n');
+    const anonymous = JSON.parse(rows[2] ?? '{}') as { current_token: string };
+    writeFileSync(
+      input,
+      `${rows[0]}\n${rows[1]}\n${JSON.stringify({ current_token: anonymous.current_token })}\n`,
+    );
+    const out = join(sandbox.root, 'rotated.ndjson');
+    // Every answer is lost, the settling reads too: nothing can be learnt in this run.
+    const lossy = await startEmulator(['--data', state, '--fault', 'commit-reset:1']);
+    try {
+      const result = await ugs(sandbox, ['rotate', '--from', input, '--output', out, '--yes'], {
+        env: envFor(lossy),
+        timeoutMs: 30_000,
+      });
+      expect(result.code, show(result)).toBe(5);
+      const last = lastByRow(records(out));
+      expect([...last.values()].map((rec) => rec.status)).toEqual([
+        'unknown',
+        'unknown',
+        'unknown',
+      ]);
+    } finally {
+      await lossy.stop();
+    }
+    const healthy = await startEmulator(['--data', state]);
+    try {
+      const before = records(out).length;
+      const again = await ugs(
+        sandbox,
+        ['rotate', '--from', input, '--output', out, '--yes', '--resume'],
+        { env: envFor(healthy), timeoutMs: 30_000 },
+      );
+      expect(again.code, show(again)).toBe(5);
+      const resumed = records(out).slice(before);
+      // Rows 1 and 2 had rotated: read back and recorded once; no rotation sent for them again.
+      expect(resumed.map((rec) => [rec.row, rec.status, rec.settled ?? false])).toEqual(
+        expect.arrayContaining([
+          [1, 'rotated', true],
+          [2, 'rotated', true],
+          [3, 'unknown', false],
+        ]),
+      );
+      expect(resumed.length).toBe(3);
+      const tokens = await currentTokens(sandbox, healthy, 3, 'un');
+      for (const rec of resumed.filter((r) => r.status === 'rotated')) {
+        expect(rec.token).toBe(tokens.get(rec.user_group_id ?? ''));
+      }
+    } finally {
+      await healthy.stop();
+    }
+  }, 60_000);
+});
+
+describe('bulk runs that stop', () => {
+  let emulator: Emulator;
+  beforeAll(async () => {
+    emulator = await startEmulator();
+  });
+  afterAll(async () => {
+    await emulator.stop();
+  });
+
+  it('kill -9 mid-run, then --resume: no row done before is sent again, every row ends done', async () => {
+    const sandbox = makeSandbox();
+    const count = 20_000;
+    const groups = join(sandbox.root, 'k-groups.ndjson');
+    writeFileSync(groups, groupRows(count, 'k'));
+    const out = join(sandbox.root, 'k-out.ndjson');
+    const { child, result: exited } = startUgs(
+      ['get', '--from', groups, '--output', out, '--concurrency', '4'],
+      { sandbox, env: envFor(emulator) },
+    );
+    for (let i = 0; i < 300; i++) {
+      if (existsSync(out) && readFileSync(out, 'utf8').split('\n').length > 200) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    child.kill('SIGKILL');
+    await exited;
+    const first = records(out);
+    const doneBefore = new Set(first.map((rec) => rec.row));
+    expect(doneBefore.size).toBeGreaterThan(100);
+    expect(doneBefore.size).toBeLessThan(count);
+    const firstLength = first.length;
+
+    const result = await ugs(
+      sandbox,
+      ['get', '--from', groups, '--output', out, '--resume', '--concurrency', '16'],
+      { env: envFor(emulator), timeoutMs: 120_000 },
+    );
+    expect(result.code, show(result)).toBe(0);
+    const all = records(out);
+    const resumed = all.slice(firstLength);
+    for (const rec of resumed) expect(doneBefore.has(rec.row), `row ${rec.row}`).toBe(false);
+    const last = lastByRow(all);
+    expect(last.size).toBe(count);
+    // Rows in flight at the kill were created without a record; the resumed run finds them.
+    const statuses = [...last.values()].map((rec) => rec.status);
+    expect(statuses.every((s) => s === 'created' || s === 'found')).toBe(true);
+    expect(statuses.filter((s) => s === 'found').length).toBeLessThanOrEqual(16);
+  }, 180_000);
+
+  it('rotate: kill -9 mid-run, then --resume settles the rows sent without an answer; every group rotated once', async () => {
+    const sandbox = makeSandbox();
+    const count = 3000;
+    const input = await createGroups(sandbox, emulator, count, 'kr');
+    const out = join(sandbox.root, 'kr-out.ndjson');
+    const { child, result: exited } = startUgs(
+      ['rotate', '--from', input, '--output', out, '--yes', '--concurrency', '4'],
+      {
+        sandbox,
+        env: envFor(emulator),
+      },
+    );
+    for (let i = 0; i < 500; i++) {
+      if (existsSync(out) && readFileSync(out, 'utf8').split('"rotated"').length > 300) break;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    child.kill('SIGKILL');
+    await exited;
+    const first = records(out);
+    const rotatedBefore = new Set(
+      first.filter((rec) => rec.status === 'rotated').map((rec) => rec.row),
+    );
+    expect(rotatedBefore.size).toBeGreaterThan(100);
+    expect(rotatedBefore.size).toBeLessThan(count);
+
+    const result = await ugs(
+      sandbox,
+      ['rotate', '--from', input, '--output', out, '--yes', '--resume', '--concurrency', '8'],
+      { env: envFor(emulator), timeoutMs: 120_000 },
+    );
+    expect(result.code, show(result)).toBe(0);
+    const all = records(out);
+    for (const rec of all.slice(first.length)) {
+      expect(rotatedBefore.has(rec.row), `row ${rec.row} was done before the kill`).toBe(false);
+    }
+    const last = lastByRow(all);
+    expect(last.size).toBe(count);
+    const tokens = await currentTokens(sandbox, emulator, count, 'kr');
+    for (const rec of last.values()) {
+      expect(rec.status).toBe('rotated');
+      expect(rec.token).toBe(tokens.get(rec.user_group_id ?? ''));
+    }
+  }, 180_000);
+
+  it('a 429 storm: the run waits and slows down, and every row still succeeds', async () => {
+    const storm = await startEmulator(['--fault', '429:0.5', '--seed', '3']);
+    try {
+      const sandbox = makeSandbox();
+      const groups = join(sandbox.root, 's-groups.ndjson');
+      writeFileSync(groups, groupRows(8, 's'));
+      const started = Date.now();
+      const result = await ugs(sandbox, ['get', '--from', groups, '--concurrency', '8'], {
+        env: envFor(storm),
+        timeoutMs: 90_000,
+      });
+      expect(result.code, show(result)).toBe(0);
+      const recs = result.stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as Rec);
+      expect(recs.length).toBe(8);
+      expect(new Set(recs.map((rec) => rec.status))).toEqual(new Set(['created']));
+      // Retry-After: 1 was honoured at least once.
+      expect(Date.now() - started).toBeGreaterThan(1000);
+    } finally {
+      await storm.stop();
+    }
+  }, 120_000);
+
+  it('Ctrl+C: stops sending, writes the records of rows in flight, exits 130', async () => {
+    const slow = await startEmulator(['--fault', 'slow:1']);
+    try {
+      const sandbox = makeSandbox();
+      const count = 12;
+      const groups = join(sandbox.root, 'c-groups.ndjson');
+      writeFileSync(groups, groupRows(count, 'c'));
+      const out = join(sandbox.root, 'c-out.ndjson');
+      const { child, result } = startUgs(
+        ['get', '--from', groups, '--output', out, '--concurrency', '3'],
+        {
+          sandbox,
+          env: envFor(slow),
+        },
+      );
+
+      // The first three requests are in flight (the emulator holds each for 2 s).
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      child.kill('SIGINT');
+      const { code, stderr } = await result;
+      expect(code, stderr).toBe(130);
+      const last = lastByRow(records(out));
+      const statuses = [...last.values()].map((rec) => rec.status);
+      expect(statuses.filter((s) => s === 'created').length).toBe(3);
+      expect(statuses.filter((s) => s === 'skipped').length).toBe(count - 3);
+      expect(stderr).toContain('interrupted');
+    } finally {
+      await slow.stop();
+    }
+  }, 60_000);
+  it('a second Ctrl+C exits at once, without waiting for the answers in flight', async () => {
+    const slow = await startEmulator(['--fault', 'slow:1']);
+    try {
+      const sandbox = makeSandbox();
+      const groups = join(sandbox.root, 'c2-groups.ndjson');
+      writeFileSync(groups, groupRows(6, 'c2'));
+      const { child, result } = startUgs(['get', '--from', groups, '--concurrency', '3'], {
+        sandbox,
+        env: envFor(slow),
+      });
+
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      child.kill('SIGINT');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const second = Date.now();
+      child.kill('SIGINT');
+      const { code, stdout } = await result;
+      expect(code).toBe(130);
+      // The emulator holds each answer for 2 s: none of them was waited for.
+      expect(Date.now() - second).toBeLessThan(1_200);
+      expect(stdout).not.toContain('"created"');
+    } finally {
+      await slow.stop();
+    }
+  }, 60_000);
+
+  it('Ctrl+C during rotate: rows in flight end rotated, the rest skipped, none left sending', async () => {
+    const slow = await startEmulator(['--fault', 'slow:1']);
+    try {
+      const sandbox = makeSandbox();
+      const count = 9;
+      const input = await createGroups(sandbox, slow, count, 'rc');
+      const out = join(sandbox.root, 'rc-out.ndjson');
+      const { child, result } = startUgs(
+        ['rotate', '--from', input, '--output', out, '--yes', '--concurrency', '3'],
+        {
+          sandbox,
+          env: envFor(slow),
+        },
+      );
+
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      child.kill('SIGINT');
+      const { code, stderr } = await result;
+      expect(code, stderr).toBe(130);
+      const last = lastByRow(records(out));
+      expect(last.size).toBe(count);
+      const rotated = [...last.values()].filter((rec) => rec.status === 'rotated');
+      expect(rotated.length).toBe(3);
+      expect([...last.values()].filter((rec) => rec.status === 'skipped').length).toBe(count - 3);
+      const tokens = await currentTokens(sandbox, slow, count, 'rc');
+      for (const rec of rotated) expect(rec.token).toBe(tokens.get(rec.user_group_id ?? ''));
+    } finally {
+      await slow.stop();
+    }
+  }, 90_000);
+});
+
+describe('bulk runs the service or the network stops', () => {
+  function stdoutRecords(stdout: string): Rec[] {
+    return stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Rec);
+  }
+
+  it('a refused API token stops the run at once (exit 3); every other row is skipped', async () => {
+    const emulator = await startEmulator();
+    try {
+      const sandbox = makeSandbox();
+      const groups = join(sandbox.root, 'a-groups.ndjson');
+      writeFileSync(groups, groupRows(30, 'a'));
+      const result = await ugs(sandbox, ['get', '--from', groups, '--concurrency', '2'], {
+        env: { UGS_BASE_URL: emulator.url, UGS_API_TOKEN: 'f'.repeat(64) },
+      });
+      expect(result.code, show(result)).toBe(3);
+      const recs = stdoutRecords(result.stdout);
+      expect(new Set(recs.map((rec) => rec.row)).size).toBe(30);
+      const failed = recs.filter((rec) => rec.status === 'failed');
+      expect(failed.length).toBeGreaterThan(0);
+      expect(failed.length).toBeLessThanOrEqual(2);
+      expect(recs.filter((rec) => rec.status === 'skipped').length).toBe(30 - failed.length);
+      expect(result.stderr).toMatch(/error: the API token was not accepted/);
+    } finally {
+      await emulator.stop();
+    }
+  });
+
+  it('a network that is gone after retries stops the run (exit 4); every other row is skipped', async () => {
+    const sandbox = makeSandbox();
+    const groups = join(sandbox.root, 'n-groups.ndjson');
+    writeFileSync(groups, groupRows(30, 'n'));
+    const result = await ugs(sandbox, ['get', '--from', groups, '--concurrency', '2'], {
+      env: {
+        UGS_BASE_URL: `http://127.0.0.1:${await closedPort()}`,
+        UGS_API_TOKEN: 'f'.repeat(64),
+      },
+    });
+    expect(result.code, show(result)).toBe(4);
+    const recs = stdoutRecords(result.stdout);
+    expect(new Set(recs.map((rec) => rec.row)).size).toBe(30);
+    expect(recs.filter((rec) => rec.status === 'failed').length).toBeLessThanOrEqual(2);
+    expect(recs.filter((rec) => rec.status === 'skipped').length).toBeGreaterThanOrEqual(28);
+    expect(result.stderr).toContain('connection refused');
+  });
+});
