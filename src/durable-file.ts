@@ -8,7 +8,6 @@
  * temp file is fsynced, renamed, then the directory is fsynced, and any failure removes the temp
  * file and leaves the target alone. The target and the temp file are never followed as symlinks.
  */
-import { randomBytes } from 'node:crypto';
 import {
   close,
   constants,
@@ -123,10 +122,7 @@ function escapeRegExp(text: string): string {
 
 /** The temp name this module uses for `file`: `<name>.tmp-<pid>-<12 hex digits>`. */
 export function tempPathFor(file: string): string {
-  return join(
-    dirname(file),
-    `${basename(file)}.tmp-${process.pid}-${randomBytes(6).toString('hex')}`,
-  );
+  return join(dirname(file), `${basename(file)}.tmp-${process.pid}-${randomHex(6)}`);
 }
 
 /**
@@ -245,4 +241,14 @@ export async function writeFileDurably(
     throw error;
   }
   await fsyncDirectory(fs, dirname(file));
+}
+
+/**
+ * Random hex for temp names and lock nonces. Web Crypto's global, not `node:crypto`: importing
+ * that module costs every start of ugs a few milliseconds, and only a write needs randomness.
+ */
+export function randomHex(bytes: number): string {
+  const buffer = new Uint8Array(bytes);
+  globalThis.crypto.getRandomValues(buffer);
+  return Buffer.from(buffer).toString('hex');
 }

@@ -16,13 +16,13 @@
  * re-reading it and finding exactly the content it judged stale; so of two processes that both
  * judge the same lock stale, only one removes it and the other then sees the new live lock.
  */
-import { randomBytes } from 'node:crypto';
 import { constants, promises as fsp, readFileSync } from 'node:fs';
 import { platform } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   nodeFs,
   READ_NO_FOLLOW,
+  randomHex,
   refuseUnsafe,
   removeOrphanTempFiles,
   tempPathFor,
@@ -76,7 +76,7 @@ export class FileLock {
   /** Locks `file` (the lock is `<file>.lock`). Errors: LockBusyError, UnsafeFileError, fs errors. */
   static async acquire(file: string, options: AcquireOptions = {}): Promise<FileLock> {
     const lockPath = `${file}.lock`;
-    const nonce = randomBytes(8).toString('hex');
+    const nonce = randomHex(8);
     const content = `${process.pid}\n${nonce}\n${processStartTime(process.pid) ?? ''}\n`;
     const deadline = Date.now() + (options.waitMs ?? 0);
     // Temp files of a lock (or of a takeover) whose writer was killed before linking them; the
@@ -256,7 +256,7 @@ async function readLock(
  */
 export async function breakStaleLock(lockPath: string, observed: string): Promise<void> {
   const breakPath = `${lockPath}.break`;
-  const content = `${process.pid}\n${randomBytes(8).toString('hex')}\n${processStartTime(process.pid) ?? ''}\n`;
+  const content = `${process.pid}\n${randomHex(8)}\n${processStartTime(process.pid) ?? ''}\n`;
   const tmp = await writeTemp(breakPath, content);
   try {
     if (!(await linkExclusive(tmp, breakPath))) {

@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { runBulk } from '../bulk/run.js';
 import { resolveTarget } from '../credentials.js';
 import type { Deps } from '../deps.js';
 import { UsageError } from '../errors.js';
@@ -70,7 +69,7 @@ export function getCommand(makeDeps: DepsFactory, run = runGet): Command {
   addBulkFlags(addOutputFlags(command), 'get').action(async (flags: GetFlags, cmd: Command) => {
     const bulk = parseBulkFlags(flags, 'get', singleRowFlags(flags), true);
     const deps = makeDeps(cmd);
-    if (bulk) await runBulk(bulk, deps);
+    if (bulk) await (await import('../bulk/run.js')).runBulk(bulk, deps);
     else await run(await parseGetFlags(flags, deps), deps);
   });
   return command;

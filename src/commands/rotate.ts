@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { runBulk } from '../bulk/run.js';
 import { resolveTarget } from '../credentials.js';
 import type { Deps } from '../deps.js';
 import {
@@ -57,7 +56,7 @@ export function rotateCommand(makeDeps: DepsFactory, run = runRotate): Command {
   addBulkFlags(addOutputFlags(command), 'rotate').action(
     async (flags: RotateFlags, cmd: Command) => {
       const bulk = parseBulkFlags(flags, 'rotate', singleRowFlags(flags), flags.yes === true);
-      if (bulk) await runBulk(bulk, makeDeps(cmd));
+      if (bulk) await (await import('../bulk/run.js')).runBulk(bulk, makeDeps(cmd));
       else await run(parseRotateFlags(flags), makeDeps(cmd));
     },
   );
