@@ -277,7 +277,7 @@ function authHint(context: HintContext): string {
   if (context.tokenSource === 'env UGS_API_TOKEN') {
     return `the token comes from UGS_API_TOKEN, which overrides profile "${context.profile}": set it to a valid token, or unset it and run ${login}`;
   }
-  return `run ${login} to save a valid token for ${context.baseUrl.host}, or set UGS_API_TOKEN`;
+  return `run ${login} to save a valid token for profile "${escapeControls(context.profile)}" (${context.baseUrl.host}), or set UGS_API_TOKEN`;
 }
 
 function hintForHttpError(

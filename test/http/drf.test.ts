@@ -217,6 +217,18 @@ describe("DRF's answers, read properly", () => {
     expect(error.hint).toContain('`ugs login --profile staging`');
   });
 
+  it('an unknown token of the default profile: the hint names that profile too', async () => {
+    const server = await drf('exact');
+    const { service } = await client(server.url, {
+      apiToken: 'wrong0123456789',
+      profile: 'default',
+      tokenSource: 'profile',
+    });
+    const error = await failure(service.getUser(GET_REQUEST));
+    expect(error.hint).toContain('`ugs login`');
+    expect(error.hint).toContain('profile "default"');
+  });
+
   it('a token from UGS_API_TOKEN: the hint names the variable, not `ugs login` alone', async () => {
     const server = await drf('exact');
     const { service } = await client(server.url, {
