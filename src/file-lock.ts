@@ -18,6 +18,7 @@
  */
 import { constants, promises as fsp, readFileSync } from 'node:fs';
 import { platform } from 'node:os';
+import { basename } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   nodeFs,
@@ -141,8 +142,10 @@ export function isHeld(owner: LockOwner): boolean {
     // No /proc to ask: the pid is all there is to go on.
     return now === undefined || now === owner.startTime;
   }
-  const command = processCommandLine(owner.pid);
-  return command === undefined || /ugs/.test(command);
+  const args = processArguments(owner.pid);
+  // A word of argv that is ugs itself (`ugs`, `.../bin/ugs.js`), not any path that happens to
+  // contain the letters (`/home/bugs/...`, a Node installed under a folder named after ugs).
+  return args === undefined || args.some((arg) => /^ugs(\.c?js|\.exe)?$/i.test(basename(arg)));
 }
 
 /** Parses `pid\nnonce\nstart\n`; older locks have only the pid, or pid and nonce. */
@@ -183,10 +186,12 @@ export function processStartTime(pid: number): string | undefined {
   }
 }
 
-function processCommandLine(pid: number): string | undefined {
+function processArguments(pid: number): string[] | undefined {
   if (platform() !== 'linux') return undefined;
   try {
-    return readSmallFileSync(`/proc/${pid}/cmdline`).replaceAll('\0', ' ');
+    return readSmallFileSync(`/proc/${pid}/cmdline`)
+      .split('\0')
+      .filter((arg) => arg !== '');
   } catch {
     return undefined;
   }

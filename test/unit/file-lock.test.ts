@@ -66,6 +66,11 @@ describe('FileLock', () => {
     async () => {
       expect(isHeld({ pid: await liveProcess(['ugs', 'login']) })).toBe(true);
       expect(isHeld({ pid: await liveProcess(['something-else']) })).toBe(false);
+      expect(isHeld({ pid: await liveProcess(['/usr/lib/node_modules/ugs/bin/ugs.js']) })).toBe(
+        true,
+      );
+      // The letters in a folder name are not ugs (a Node unpacked under /tmp/ugs-node-versions).
+      expect(isHeld({ pid: await liveProcess(['/home/bugs/ugs-tools/other.js']) })).toBe(false);
     },
   );
 
