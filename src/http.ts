@@ -46,7 +46,8 @@ export interface RetryPolicy {
 }
 
 const MAX_RESPONSE_BYTES = 1024 * 1024;
-const MAX_RETRY_AFTER_MS = 30_000;
+/** One cap for every wait a server asks for, single requests and bulk runs alike. */
+export const MAX_RETRY_AFTER_MS = 30_000;
 const BACKOFF_BASE_MS = 300;
 
 /**

@@ -18,6 +18,7 @@ import {
   OutcomeUnknownError,
   UsageError,
 } from '../errors.js';
+import { retryAfterMs } from '../http.js';
 import { canPrompt, type IO } from '../io.js';
 import { READ_CURRENT_TOKEN_HINT } from '../operations/rotate-token.js';
 import { printLine, printNote } from '../render.js';
@@ -39,7 +40,7 @@ import {
   type RecordStatus,
 } from './records.js';
 import { planResume, type ResumePlan, readResumeState } from './resume.js';
-import { type Attempt, type Clock, parseRetryAfter, realClock, Scheduler } from './scheduler.js';
+import { type Attempt, type Clock, realClock, Scheduler } from './scheduler.js';
 import {
   type BulkKind,
   type GetRow,
@@ -296,7 +297,7 @@ class BulkRun {
       if (attempt < MAX_THROTTLED_ATTEMPTS && !this.stopping) {
         return {
           kind: 'throttled',
-          retryAfterMs: parseRetryAfter(error.retryAfter, Date.now()),
+          retryAfterMs: retryAfterMs(error.retryAfter, Date.now()),
         };
       }
     }

@@ -12,11 +12,12 @@
  * The clock is injected, so tests drive waits without real time.
  */
 import { UsageError } from '../errors.js';
+import { MAX_RETRY_AFTER_MS } from '../http.js';
 import { quote } from '../parse.js';
 
 export const DEFAULT_CONCURRENCY = 8;
 export const MAX_CONCURRENCY = 64;
-export const MAX_RETRY_AFTER_MS = 30_000;
+export { MAX_RETRY_AFTER_MS };
 /** When a throttled answer names no (valid) Retry-After. */
 export const DEFAULT_RETRY_AFTER_MS = 1_000;
 export const GROW_EVERY = 50;
@@ -32,23 +33,6 @@ export function parseConcurrency(text: string): number {
     );
   }
   return value;
-}
-
-/**
- * Milliseconds to wait from a Retry-After header (delay-seconds or an HTTP date), capped at
- * MAX_RETRY_AFTER_MS; undefined when absent or unreadable.
- */
-export function parseRetryAfter(value: string | undefined, nowMs: number): number | undefined {
-  if (value === undefined) return undefined;
-  const text = value.trim();
-  let ms: number;
-  if (/^\d+$/.test(text)) ms = Number(text) * 1000;
-  else {
-    const at = Date.parse(text);
-    if (Number.isNaN(at) || !/[a-z]/i.test(text)) return undefined;
-    ms = Math.max(0, at - nowMs);
-  }
-  return Math.min(ms, MAX_RETRY_AFTER_MS);
 }
 
 /** A function, not an inline test: TypeScript would keep an earlier narrowing across awaits. */

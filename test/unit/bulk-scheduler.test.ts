@@ -5,10 +5,10 @@ import {
   GROW_EVERY,
   MAX_RETRY_AFTER_MS,
   parseConcurrency,
-  parseRetryAfter,
   Scheduler,
 } from '../../src/bulk/scheduler.js';
 import { UsageError } from '../../src/errors.js';
+import { retryAfterMs } from '../../src/http.js';
 
 /** Time moves only when the test says so. */
 class FakeClock implements Clock {
@@ -95,20 +95,20 @@ describe('parseConcurrency', () => {
   });
 });
 
-describe('parseRetryAfter', () => {
+describe('retryAfterMs, the one Retry-After reader the bulk run uses too', () => {
   it('reads seconds and HTTP dates, capped at 30 s', () => {
-    expect(parseRetryAfter('2', 0)).toBe(2000);
-    expect(parseRetryAfter('0', 0)).toBe(0);
-    expect(parseRetryAfter('3600', 0)).toBe(MAX_RETRY_AFTER_MS);
+    expect(retryAfterMs('2', 0)).toBe(2000);
+    expect(retryAfterMs('0', 0)).toBe(0);
+    expect(retryAfterMs('3600', 0)).toBe(MAX_RETRY_AFTER_MS);
     const now = Date.parse('2026-01-01T00:00:00Z');
-    expect(parseRetryAfter('Thu, 01 Jan 2026 00:00:05 GMT', now)).toBe(5000);
-    expect(parseRetryAfter('Wed, 31 Dec 2025 00:00:00 GMT', now)).toBe(0);
+    expect(retryAfterMs('Thu, 01 Jan 2026 00:00:05 GMT', now)).toBe(5000);
+    expect(retryAfterMs('Wed, 31 Dec 2025 00:00:00 GMT', now)).toBe(0);
   });
   it('gives undefined for a missing or unreadable value', () => {
-    expect(parseRetryAfter(undefined, 0)).toBeUndefined();
-    expect(parseRetryAfter('soon', 0)).toBeUndefined();
-    expect(parseRetryAfter('-1', 0)).toBeUndefined();
-    expect(parseRetryAfter('1.5', 0)).toBeUndefined();
+    expect(retryAfterMs(undefined, 0)).toBeUndefined();
+    expect(retryAfterMs('soon', 0)).toBeUndefined();
+    expect(retryAfterMs('-1', 0)).toBeUndefined();
+    expect(retryAfterMs('1.5', 0)).toBeUndefined();
   });
 });
 
