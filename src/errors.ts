@@ -46,6 +46,12 @@ export class ConfigError extends UgsError {
 /** No API token, or the service said 401/403. */
 export class AuthError extends UgsError {
   readonly exitCode = ExitCode.Auth;
+  /** The service's 401 or 403; undefined when no token was there to send. */
+  readonly status: number | undefined;
+  constructor(message: string, options: UgsErrorOptions & { status?: number } = {}) {
+    super(message, options);
+    this.status = options.status;
+  }
 }
 
 /** The service could not be reached, or did not answer in time (nothing was changed). */

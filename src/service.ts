@@ -236,7 +236,11 @@ function answerError(
   const { risk } = operation;
   switch (answer.kind) {
     case 'denied':
-      return new AuthError(answer.message, { hint: authHint(context), body: answer.body });
+      return new AuthError(answer.message, {
+        status: answer.status,
+        hint: authHint(context),
+        body: answer.body,
+      });
     case 'refused':
       return new ApiError(answer.message, {
         status: answer.status,

@@ -308,7 +308,7 @@ class BulkRun {
     return done(
       this.record(row, 'failed', {
         error: error.message,
-        http_status: error instanceof AuthError ? authStatus(error) : status,
+        http_status: error instanceof AuthError ? (error.status ?? null) : status,
       }),
     );
   }
@@ -477,11 +477,6 @@ function numberOrNull(value: unknown): number | null {
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
-}
-
-function authStatus(error: AuthError): number | null {
-  const match = /\(HTTP (\d{3})/.exec(error.message);
-  return match ? Number(match[1]) : null;
 }
 
 function resumeHint(opts: BulkOptions): string {

@@ -214,6 +214,8 @@ describe("DRF's answers, read properly", () => {
     expect(error).toBeInstanceOf(AuthError);
     expect(error.exitCode).toBe(3);
     expect(error.message).toBe('the API token was not accepted (HTTP 401: Invalid token.)');
+    // Bulk records take their http_status from here, not from the message's wording.
+    expect((error as AuthError).status).toBe(401);
     expect(error.hint).toContain('`ugs login --profile staging`');
   });
 
