@@ -152,17 +152,29 @@ export async function readStdin(
       hint: `pipe the value in, e.g. \`printenv VALUE | ugs ...\``,
     });
   }
+  const chunks = await readChunksCapped(
+    io.stdin,
+    maxBytes,
+    () => new UsageError(`${what}: stdin is larger than ${formatBytes(maxBytes)}`),
+  );
+  return stripBom(Buffer.concat(chunks).toString('utf8'));
+}
+
+/** Every chunk of a stream, failing with `tooLarge()` as soon as more than `maxBytes` arrived. */
+export async function readChunksCapped(
+  stream: AsyncIterable<Uint8Array | string>,
+  maxBytes: number,
+  tooLarge: () => Error,
+): Promise<Buffer[]> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of io.stdin) {
-    const buf = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
+  for await (const chunk of stream) {
+    const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk);
     size += buf.length;
-    if (size > maxBytes) {
-      throw new UsageError(`${what}: stdin is larger than ${formatBytes(maxBytes)}`);
-    }
+    if (size > maxBytes) throw tooLarge();
     chunks.push(buf);
   }
-  return stripBom(Buffer.concat(chunks).toString('utf8'));
+  return chunks;
 }
 
 export function stripBom(text: string): string {

@@ -6,7 +6,7 @@
  */
 import { createReadStream } from 'node:fs';
 import { UsageError } from '../errors.js';
-import { escapeControls, formatBytes } from '../io.js';
+import { escapeControls, formatBytes, readChunksCapped } from '../io.js';
 import { quote } from '../parse.js';
 
 export type InputFormat = 'csv' | 'ndjson' | 'json';
@@ -99,18 +99,14 @@ export async function stdinSource(
       hint: 'pipe the file in (ugs ... --from - < rows.csv), or pass its path: --from rows.csv',
     });
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of stdin) {
-    const buf = typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk);
-    size += buf.length;
-    if (size > maxBytes) {
-      throw new UsageError(`--from -: stdin is larger than ${formatBytes(maxBytes)}`, {
+  const chunks = await readChunksCapped(
+    stdin,
+    maxBytes,
+    () =>
+      new UsageError(`--from -: stdin is larger than ${formatBytes(maxBytes)}`, {
         hint: 'save the rows to a file and pass its path: --from rows.csv',
-      });
-    }
-    chunks.push(buf);
-  }
+      }),
+  );
   return async function* () {
     yield* chunks;
   };
