@@ -10,14 +10,14 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { cleanEnv, fail, firstJsonLine, numberArg, printTable } from './common.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const args = process.argv.slice(2);
-const ROWS = numberArg('--rows', 50_000);
-const BIG_ROWS = numberArg('--big-rows', 200_000);
+const ROWS = numberArg(args, '--rows', 50_000);
+const BIG_ROWS = numberArg(args, '--big-rows', 200_000);
 const CONNECTIONS = 16;
 const TARGETS = { get: 0.8, rotate: 0.4, bigRssMiB: 150 };
 const TIME = '/usr/bin/time';
@@ -244,44 +244,4 @@ async function peakRssMiB(command, env) {
   const code = await new Promise((resolve) => child.once('close', resolve));
   if (code !== 0) fail(`ugs exited ${code}: ${stderr.trim()}`);
   return Number(readFileSync(rssFile, 'utf8').trim().split('\n').pop()) / 1024;
-}
-
-function cleanEnv(env) {
-  const result = {};
-  for (const [key, value] of Object.entries(env)) if (value !== undefined) result[key] = value;
-  for (const key of ['UGS_PROFILE', 'UGS_CA_FILE', 'CI']) delete result[key];
-  return result;
-}
-
-function firstJsonLine(child) {
-  return new Promise((resolve, reject) => {
-    const lines = createInterface({ input: child.stdout });
-    lines.once('line', (line) => resolve(JSON.parse(line)));
-    child.once('exit', (code) => reject(new Error(`the emulator exited early (code ${code})`)));
-  });
-}
-
-function printTable(header, rows) {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
-  const line = (cells) =>
-    cells
-      .map((cell, i) => String(cell).padEnd(widths[i]))
-      .join('  ')
-      .trimEnd();
-  console.log(line(header));
-  console.log(line(widths.map((w) => '-'.repeat(w))));
-  for (const row of rows) console.log(line(row));
-}
-
-function numberArg(flag, fallback) {
-  const at = args.indexOf(flag);
-  if (at === -1) return fallback;
-  const value = Number(args[at + 1]);
-  if (!Number.isInteger(value) || value < 1) fail(`${flag} needs a whole number`);
-  return value;
-}
-
-function fail(message) {
-  console.error(`bench: ${message}`);
-  process.exit(2);
 }

@@ -16,14 +16,14 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { cleanEnv, fail, firstJsonLine, median, numberArg, printTable } from './common.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
-const runs = numberArg('--runs', quick ? 5 : 20);
-const warmup = numberArg('--warmup', quick ? 1 : 3);
+const runs = numberArg(args, '--runs', quick ? 5 : 20);
+const warmup = numberArg(args, '--warmup', quick ? 1 : 3);
 const TIME = '/usr/bin/time';
 
 if (!existsSync(TIME)) fail(`${TIME} is missing: install GNU time (apt-get install time)`);
@@ -259,56 +259,10 @@ async function createGroups(url, prefix, count) {
   return tokens;
 }
 
-function cleanEnv(env) {
-  const result = {};
-  for (const [key, value] of Object.entries(env)) if (value !== undefined) result[key] = value;
-  for (const key of ['UGS_PROFILE', 'UGS_CA_FILE', 'CI']) delete result[key];
-  return result;
-}
-
-function firstJsonLine(child) {
-  return new Promise((resolve, reject) => {
-    const lines = createInterface({ input: child.stdout });
-    lines.once('line', (line) => resolve(JSON.parse(line)));
-    child.once('exit', (code) => reject(new Error(`the emulator exited early (code ${code})`)));
-  });
-}
-
 function commandExists(name) {
   return new Promise((resolve) => {
     const child = spawn(name, ['--version'], { stdio: 'ignore' });
     child.once('error', () => resolve(false));
     child.once('close', (code) => resolve(code === 0));
   });
-}
-
-function median(values) {
-  const sorted = [...values].sort((x, y) => x - y);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}
-
-function printTable(header, rows) {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
-  const line = (cells) =>
-    cells
-      .map((cell, i) => String(cell).padEnd(widths[i]))
-      .join('  ')
-      .trimEnd();
-  console.log(line(header));
-  console.log(line(widths.map((w) => '-'.repeat(w))));
-  for (const row of rows) console.log(line(row));
-}
-
-function numberArg(flag, fallback) {
-  const at = args.indexOf(flag);
-  if (at === -1) return fallback;
-  const value = Number(args[at + 1]);
-  if (!Number.isInteger(value) || value < 1) fail(`${flag} needs a whole number`);
-  return value;
-}
-
-function fail(message) {
-  console.error(`bench: ${message}`);
-  process.exit(2);
 }
