@@ -68,6 +68,22 @@ function requestLines(emulator: Emulator): string[] {
     .filter((line) => /^(GET|POST) \//.test(line));
 }
 
+/** `get --from groups --output out`, then `--resume` until every row is done (faults may hit). */
+async function getAllResuming(
+  sandbox: Sandbox,
+  emulator: Emulator,
+  groups: string,
+  out: string,
+): Promise<void> {
+  const args = ['get', '--from', groups, '--output', out];
+  const options = { env: envFor(emulator), timeoutMs: 60_000 };
+  let result = await ugs(sandbox, args, options);
+  for (let i = 0; i < 5 && result.code !== 0; i++) {
+    result = await ugs(sandbox, [...args, '--resume'], options);
+  }
+  expect(result.code, show(result)).toBe(0);
+}
+
 /** Creates the groups (retrying through --resume while faults hit) and returns rotate rows. */
 async function createGroups(
   sandbox: Sandbox,
@@ -78,17 +94,7 @@ async function createGroups(
   const groups = join(sandbox.root, `${prefix}-groups.ndjson`);
   const created = join(sandbox.root, `${prefix}-created.ndjson`);
   writeFileSync(groups, groupRows(count, prefix));
-  let result = await ugs(sandbox, ['get', '--from', groups, '--output', created], {
-    env: envFor(emulator),
-    timeoutMs: 60_000,
-  });
-  for (let i = 0; i < 5 && result.code !== 0; i++) {
-    result = await ugs(sandbox, ['get', '--from', groups, '--output', created, '--resume'], {
-      env: envFor(emulator),
-      timeoutMs: 60_000,
-    });
-  }
-  expect(result.code, show(result)).toBe(0);
+  await getAllResuming(sandbox, emulator, groups, created);
   const last = lastByRow(records(created));
   expect(last.size).toBe(count);
   const rotateInput = join(sandbox.root, `${prefix}-rotate.ndjson`);
@@ -114,17 +120,7 @@ async function currentTokens(
 ): Promise<Map<string, string>> {
   const groups = join(sandbox.root, `${prefix}-groups.ndjson`);
   const out = join(sandbox.root, `${prefix}-readback-${Date.now()}.ndjson`);
-  let result = await ugs(sandbox, ['get', '--from', groups, '--output', out], {
-    env: envFor(emulator),
-    timeoutMs: 60_000,
-  });
-  for (let i = 0; i < 5 && result.code !== 0; i++) {
-    result = await ugs(sandbox, ['get', '--from', groups, '--output', out, '--resume'], {
-      env: envFor(emulator),
-      timeoutMs: 60_000,
-    });
-  }
-  expect(result.code, show(result)).toBe(0);
+  await getAllResuming(sandbox, emulator, groups, out);
   const tokens = new Map<string, string>();
   for (const rec of lastByRow(records(out)).values()) {
     expect(rec.status, 'read back: the group must exist already').toBe('found');
