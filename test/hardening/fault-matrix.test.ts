@@ -11,8 +11,8 @@
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import {
-  okBody as cannedBody,
-  userGroup as cannedGroup,
+  acmeBody,
+  acmeGroup,
   closedPort,
   describeRun,
   expectFailure,
@@ -27,16 +27,8 @@ import {
 } from '../kit/index.js';
 
 /** The group these cases' server answers: the one the commands ask for. */
-const userGroup = (overrides: Record<string, unknown> = {}) =>
-  cannedGroup({
-    provided_id: 'acme',
-    name: 'Acme Corp',
-    token: 'ugt_hardening_token_0001',
-    properties: {},
-    ...overrides,
-  });
-const okBody = (overrides: Record<string, unknown> = {}) =>
-  cannedBody({ user_group: userGroup(), ...overrides });
+const userGroup = acmeGroup;
+const okBody = acmeBody;
 
 const API_TOKEN = 'api_fault_matrix_7f3a9c2e5b1d';
 const OLD_TOKEN = 'ugt_old_fault_matrix_4e8b2a';

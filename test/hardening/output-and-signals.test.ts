@@ -6,8 +6,8 @@
 import { closeSync, openSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  okBody as cannedBody,
-  userGroup as cannedGroup,
+  acmeBody,
+  acmeGroup,
   runShell,
   runUgs,
   STACK_LINE,
@@ -19,16 +19,8 @@ import {
 } from '../kit/index.js';
 
 /** The group these cases' server answers: the one the commands ask for. */
-const userGroup = (overrides: Record<string, unknown> = {}) =>
-  cannedGroup({
-    provided_id: 'acme',
-    name: 'Acme Corp',
-    token: 'ugt_hardening_token_0001',
-    properties: {},
-    ...overrides,
-  });
-const okBody = (overrides: Record<string, unknown> = {}) =>
-  cannedBody({ user_group: userGroup(), ...overrides });
+const userGroup = acmeGroup;
+const okBody = acmeBody;
 
 let server: TestServer;
 /** Requests whose body holds this never get an answer. */

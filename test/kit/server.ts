@@ -169,6 +169,22 @@ export function okBody(overrides: Record<string, unknown> = {}): Record<string, 
   return { success: 1, new_user_group: false, user_group: userGroup(), ...overrides };
 }
 
+/** The group the binary-level hardening cases ask for (`--id acme --name "Acme Corp"`). */
+export function acmeGroup(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return userGroup({
+    provided_id: 'acme',
+    name: 'Acme Corp',
+    token: 'ugt_hardening_token_0001',
+    properties: {},
+    ...overrides,
+  });
+}
+
+/** A successful answer carrying `acmeGroup()`. */
+export function acmeBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return okBody({ user_group: acmeGroup(), ...overrides });
+}
+
 // ---- replies ----
 
 /** Writes `status` with `body` serialised as JSON (a string body is sent as is). */
