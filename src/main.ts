@@ -84,7 +84,19 @@ export async function main(argv: readonly string[], io: IO, system: SystemInfo):
   }
 }
 
-export function buildProgram(io: IO, makeDeps: DepsFactory, system: SystemInfo): Command {
+/** Any command's `run`; each builder takes one as its second argument. */
+type AnyRun = (...args: unknown[]) => Promise<void>;
+
+/**
+ * `runs` replaces commands' `run` by name (the argv tables record what each receives); a command
+ * it has no entry for gets its real `run`.
+ */
+export function buildProgram(
+  io: IO,
+  makeDeps: DepsFactory,
+  system: SystemInfo,
+  runs: Readonly<Partial<Record<string, AnyRun>>> = {},
+): Command {
   const program = new Command('ugs')
     .description('Provision user groups and rotate their embed tokens on the User Group Service')
     .version(VERSION, '-V, --version', 'print the version')
@@ -125,19 +137,22 @@ Exit codes: 0 ok, 1 service error, 2 usage, 3 auth, 4 network, 5 rotation outcom
       writeErr: (text) => io.stderr.write(text.split('\n').map(escapeControls).join('\n')),
     });
   for (const command of [
-    loginCommand(makeDeps),
-    logoutCommand(makeDeps),
-    statusCommand(makeDeps),
-    getCommand(makeDeps),
-    rotateCommand(makeDeps),
-    serveCommand((command) => ({
-      deps: {
-        io,
-        start: async (options) => (await import('./emulator/server.js')).startEmulator(options),
-        waitForShutdown: system.waitForShutdown,
-      },
-      preferences: readPreferences(command.optsWithGlobals<GlobalFlags>()),
-    })),
+    loginCommand(makeDeps, runs.login),
+    logoutCommand(makeDeps, runs.logout),
+    statusCommand(makeDeps, runs.status),
+    getCommand(makeDeps, runs.get),
+    rotateCommand(makeDeps, runs.rotate),
+    serveCommand(
+      (command) => ({
+        deps: {
+          io,
+          start: async (options) => (await import('./emulator/server.js')).startEmulator(options),
+          waitForShutdown: system.waitForShutdown,
+        },
+        preferences: readPreferences(command.optsWithGlobals<GlobalFlags>()),
+      }),
+      runs.serve,
+    ),
   ]) {
     // addCommand (unlike .command()) inherits nothing: without this, a subcommand's usage error
     // calls process.exit(1) itself instead of reaching reportError (exit 2, with a hint).
