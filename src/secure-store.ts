@@ -125,17 +125,16 @@ export class OsCredentialStore implements CredentialStore {
 }
 
 /**
- * keyring-rs messages nest the cause ("Platform failure: DBus error: ..."); the innermost text is
- * the useful one. A missing session bus is said plainly, since that is the usual headless case.
+ * keyring-rs messages nest the cause ("Platform failure: DBus error: ..."). The two usual headless
+ * cases are said plainly: no session bus at all, or a bus without a Secret Service on it.
  */
 export function describeKeyringError(error: unknown, platform: NodeJS.Platform): string {
   const text = firstLine(error);
-  if (
-    platform === 'linux' &&
-    /DBUS_SESSION_BUS_ADDRESS|autolaunch|org\.freedesktop\.DBus|Failed to connect to socket|No such file or directory.*bus|D-?Bus error/i.test(
-      text,
-    )
-  ) {
+  if (platform !== 'linux') return text;
+  if (/org\.freedesktop\.secrets|ServiceUnknown|NameHasNoOwner/i.test(text)) {
+    return `no Secret Service on the D-Bus session bus (${text})`;
+  }
+  if (/DBUS_SESSION_BUS_ADDRESS|autolaunch|Failed to connect to socket/i.test(text)) {
     return `no D-Bus session bus to reach the Secret Service (${text})`;
   }
   return text;

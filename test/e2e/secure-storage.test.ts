@@ -3,7 +3,7 @@
 // so a later session sees what an earlier one saved, as after a reboot. `secret-tool` checks what
 // the store really holds. Without a D-Bus session, the failures a headless server meets.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -56,18 +56,26 @@ function runtimeDir(sb: Sandbox): string {
  * start a second daemon). The session bus's own chatter goes to a log; the script's stderr is
  * the result's (fd 9 carries it past dbus-run-session).
  */
-function inKeyringSession(sb: Sandbox, script: string, env: EnvChanges = {}): Promise<RunResult> {
-  const inner = `exec 2>&9 9>&-
-echo -n keyring-password | gnome-keyring-daemon --foreground --unlock --components=secrets >/dev/null 2>&1 &
+function inKeyringSession(
+  sb: Sandbox,
+  script: string,
+  env: EnvChanges = {},
+  options: { busConfig?: string } = {},
+): Promise<RunResult> {
+  // With a bus configuration of its own (no service files), nothing is started for the script.
+  const startKeyring = `echo -n keyring-password | gnome-keyring-daemon --foreground --unlock --components=secrets >/dev/null 2>&1 &
 keyring=$!
 trap 'kill $keyring 2>/dev/null; wait $keyring 2>/dev/null' EXIT
 for _ in $(seq 200); do
   dbus-send --session --print-reply --dest=org.freedesktop.DBus / org.freedesktop.DBus.NameHasOwner string:org.freedesktop.secrets 2>/dev/null | grep -q 'boolean true' && break
   sleep 0.05
-done
+done`;
+  const inner = `exec 2>&9 9>&-
+${options.busConfig === undefined ? startKeyring : ''}
 ${script}`;
+  const config = options.busConfig === undefined ? '' : ' --config-file="$BUS_CONFIG"';
   return runShell(
-    `dbus-run-session -- bash -c '${inner.replace(/'/g, "'\\''")}' 9>&2 2>>"$SANDBOX_ROOT/dbus.log"`,
+    `dbus-run-session${config} -- bash -c '${inner.replace(/'/g, "'\\''")}' 9>&2 2>>"$SANDBOX_ROOT/dbus.log"`,
     {
       sandbox: sb,
       env: {
@@ -75,6 +83,7 @@ ${script}`;
         XDG_RUNTIME_DIR: runtimeDir(sb),
         XDG_DATA_HOME: join(sb.home, '.local', 'share'),
         DISPLAY: undefined,
+        ...(options.busConfig !== undefined && { BUS_CONFIG: options.busConfig }),
         ...env,
       },
     },
@@ -194,6 +203,39 @@ describe.skipIf(missingTools.length > 0)(
       expectFailure(await runUgs(GET, { sandbox: sb, env: noDbusEnv(sb) }), 3);
     });
 
+    it('a D-Bus session without a Secret Service on it: login --secure-storage exits 2, saves nothing', async () => {
+      const sb = makeSandbox();
+      // A session bus that activates nothing, as on a server whose user bus has no keyring.
+      const busConfig = join(sb.root, 'bare-session.conf');
+      writeFileSync(
+        busConfig,
+        `<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:tmpdir=${sb.root}</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+`,
+      );
+      const login = await inKeyringSession(
+        sb,
+        `${UGS_SHELL} login --secure-storage --with-token --base-url "$URL" <<< "$TOKEN"`,
+        { URL: service.url, TOKEN: API_TOKEN },
+        { busConfig },
+      );
+      const { error } = expectFailure(login, 2);
+      expect(error).toMatch(
+        /^cannot save the API token in the Secret Service: no Secret Service on the D-Bus session bus/,
+      );
+      expect(existsSync(sb.configDir)).toBe(false);
+    });
+
     it('profiles and config directories keep separate entries', async () => {
       const sb = makeSandbox();
       await secureLogin(sb);
@@ -226,7 +268,8 @@ describe.skipIf(missingTools.length > 0)(
   },
 );
 
-describe('no D-Bus session (a headless server)', () => {
+// The Secret Service is Linux's store; elsewhere a missing D-Bus does not make the store unreachable.
+describe.runIf(process.platform === 'linux')('no D-Bus session (a headless server)', () => {
   it('login --secure-storage fails with exit 2, says why, and leaves the config file byte-identical', async () => {
     const sb = makeSandbox();
     writeConfig(sb, { profiles: { default: { baseUrl: service.url, apiToken: OTHER_TOKEN } } });

@@ -257,6 +257,14 @@ describe('describeKeyringError', () => {
       /^no D-Bus session bus to reach the Secret Service \(Platform failure/,
     ],
     [
+      'Platform failure: DBus error: Failed to connect to socket /run/user/0/bus: No such file or directory',
+      /^no D-Bus session bus to reach the Secret Service \(Platform failure/,
+    ],
+    [
+      'Platform failure: DBus error: The name org.freedesktop.secrets was not provided by any .service files',
+      /^no Secret Service on the D-Bus session bus \(Platform failure/,
+    ],
+    [
       "Couldn't access platform storage: Secret Service: unlock prompt was dismissed",
       /^Couldn't access platform storage: Secret Service: unlock prompt was dismissed$/,
     ],
