@@ -124,7 +124,8 @@ function configFilesText(sb: Sandbox): string {
 }
 
 const GET = ['get', '--id', 'acme', '--name', 'Acme Corp', '--json'];
-const GET_SHELL = "get --id acme --name 'Acme Corp' --json";
+// --debug: the trace shows the request, so a token read from the store must be redacted there too.
+const GET_SHELL = "get --id acme --name 'Acme Corp' --json --debug";
 
 /** A headless machine: no session bus address, no display, a runtime directory with no bus. */
 function noDbusEnv(sb: Sandbox): EnvChanges {
@@ -154,6 +155,7 @@ describe.skipIf(missingTools.length > 0)(
       expect(service.requests.slice(requestsBefore).map((r) => r.headers.authorization)).toEqual([
         `Token ${API_TOKEN}`,
       ]);
+      expect(get.stderr).toContain('[REDACTED]');
       expect(get.stdout + get.stderr).not.toContain(API_TOKEN);
 
       const status = await ugsInSession(sb, 'status --json');
