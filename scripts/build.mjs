@@ -29,6 +29,9 @@ const common = {
   keepNames: true,
   legalComments: 'linked',
   logLevel: 'warning',
+  // A native addon (a .node binary per platform) cannot be bundled; it loads from node_modules,
+  // and only for a profile whose token is in the OS credential store (src/secure-store.ts).
+  external: ['@napi-rs/keyring'],
 };
 
 rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });

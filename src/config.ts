@@ -24,6 +24,8 @@ export interface Profile {
   apiToken?: string;
   /** `ugs login --api-path`: the endpoint path when it is not `/api/user`. */
   apiPath?: string;
+  /** `ugs login --secure-storage`: the API token is in the OS credential store, not in this file. */
+  tokenStore?: 'keyring';
 }
 
 export interface ConfigStore {
@@ -203,6 +205,7 @@ async function serialiseWithConf(dir: string, data: ConfigFile): Promise<string>
             baseUrl: { type: 'string' },
             apiToken: { type: 'string' },
             apiPath: { type: 'string' },
+            tokenStore: { enum: ['keyring'] },
           },
         },
       },
@@ -266,6 +269,9 @@ function parseConfigFile(text: string, path: string): ConfigFile {
       if (profile[key] !== undefined && typeof profile[key] !== 'string') {
         throw corrupt(path, `"${key}" of profile "${escapeControls(name)}" must be a string`);
       }
+    }
+    if (profile.tokenStore !== undefined && profile.tokenStore !== 'keyring') {
+      throw corrupt(path, `"tokenStore" of profile "${escapeControls(name)}" must be "keyring"`);
     }
   }
   return data as ConfigFile;

@@ -1,23 +1,36 @@
 /**
  * Which API token and base URL a command uses, and where each came from: flag over environment
- * over profile (the API token never comes from a flag). Errors about a missing or unusable token
- * name its source and the `ugs login` command for the profile in use.
+ * over profile (the API token never comes from a flag). A profile's token lives in the config
+ * file, or in the OS credential store after `ugs login --secure-storage`; only the latter loads
+ * the native credential-store module. Errors about a missing or unusable token name its source
+ * and the `ugs login` command for the profile in use.
  */
 import type { Profile } from './config.js';
 import type { Deps } from './deps.js';
-import { AuthError, UsageError } from './errors.js';
+import { AuthError, ConfigError, UsageError } from './errors.js';
 import { escapeControls } from './io.js';
 import { parseBaseUrl } from './parse.js';
+import { CredentialStoreError, credentialAccount } from './secure-store.js';
 import type { Target } from './service.js';
 import { parseApiPath, type Settings, USER_PATH } from './settings.js';
 
 /** Where the API token came from: hints about a refused token must name it. */
 export type TokenSource = 'profile' | 'env UGS_API_TOKEN';
 
+/** Where the API token lives: what `status` shows and what `logout` removes. */
+export type TokenLocation = 'environment' | 'config file' | 'credential store';
+
+export interface ApiToken {
+  value: string;
+  source: TokenSource;
+}
+
 export interface Credentials {
   profileName: string;
   profile: Profile | undefined;
-  apiToken: { value: string; source: TokenSource } | undefined;
+  tokenLocation: TokenLocation | undefined;
+  /** The token when it is at hand without the credential store; see readApiToken. */
+  apiToken: ApiToken | undefined;
   baseUrl: { value: string; source: 'flag' | 'env' | 'profile' } | undefined;
 }
 
@@ -31,12 +44,18 @@ export function resolveCredentials(deps: Deps): Credentials {
   const profileName = deps.settings.profile;
   const profile = deps.config.readProfile(profileName);
   const envToken = deps.io.env.UGS_API_TOKEN;
-  const apiToken =
-    envToken !== undefined && envToken !== ''
-      ? { value: envToken, source: 'env UGS_API_TOKEN' as const }
-      : profile?.apiToken
-        ? { value: profile.apiToken, source: 'profile' as const }
-        : undefined;
+  let apiToken: ApiToken | undefined;
+  let tokenLocation: TokenLocation | undefined;
+  if (envToken !== undefined && envToken !== '') {
+    apiToken = { value: envToken, source: 'env UGS_API_TOKEN' };
+    tokenLocation = 'environment';
+  } else if (profile?.tokenStore === 'keyring') {
+    // Read on demand (readApiToken): loading the store costs a native module and a D-Bus call.
+    tokenLocation = 'credential store';
+  } else if (profile?.apiToken) {
+    apiToken = { value: profile.apiToken, source: 'profile' };
+    tokenLocation = 'config file';
+  }
   const { baseUrl, baseUrlSource } = deps.settings;
   const resolvedBaseUrl =
     baseUrl !== undefined && baseUrlSource !== undefined
@@ -44,7 +63,47 @@ export function resolveCredentials(deps: Deps): Credentials {
       : profile?.baseUrl
         ? { value: profile.baseUrl, source: 'profile' as const }
         : undefined;
-  return { profileName, profile, apiToken, baseUrl: resolvedBaseUrl };
+  return { profileName, profile, tokenLocation, apiToken, baseUrl: resolvedBaseUrl };
+}
+
+/**
+ * The API token itself: `credentials.apiToken`, or the one the OS credential store holds for the
+ * profile. A store that cannot be reached is a ConfigError (exit 2): the user must fix the setup,
+ * and a network or auth code would send them looking in the wrong place.
+ */
+export async function readApiToken(
+  deps: Deps,
+  credentials: Credentials,
+): Promise<ApiToken | undefined> {
+  if (credentials.tokenLocation !== 'credential store') return credentials.apiToken;
+  const { profileName } = credentials;
+  const store = deps.credentialStore;
+  let value: string | undefined;
+  try {
+    value = await store.get(credentialAccount(profileName, deps.config.path));
+  } catch (error) {
+    if (!(error instanceof CredentialStoreError)) throw error;
+    throw new ConfigError(
+      `cannot read the API token of profile "${escapeControls(profileName)}" from the ${store.name}: ${error.reason}`,
+      { hint: storeUnreachableHint(profileName), cause: error },
+    );
+  }
+  if (value === undefined || value === '') {
+    throw new AuthError(
+      `the ${store.name} holds no API token for profile "${escapeControls(profileName)}" (it was removed there)`,
+      {
+        hint: `run \`${loginCommandFor(profileName)} --secure-storage\` to save it again, or set UGS_API_TOKEN`,
+      },
+    );
+  }
+  deps.tracer.addSecret(value);
+  return { value, source: 'profile' };
+}
+
+/** What to do when the credential store is out of reach (a headless session, no keyring). */
+export function storeUnreachableHint(profile: string): string {
+  const login = loginCommandFor(profile);
+  return `run \`${login} --secure-storage\` again where the credential store is reachable, \`${login}\` to keep the token in the config file instead, or set UGS_API_TOKEN`;
 }
 
 /** `--api-path` over UGS_API_PATH over the profile's over `/api/user`, as the base URL goes. */
@@ -64,10 +123,11 @@ export function resolveApiPath(settings: Settings, credentials: Credentials): Ap
 }
 
 /** Where to send requests, or a typed error saying what is missing and how to fix it. */
-export function resolveTarget(deps: Deps): Target {
+export async function resolveTarget(deps: Deps): Promise<Target> {
   const credentials = resolveCredentials(deps);
   const loginHint = loginCommandFor(deps.settings.profile);
-  if (credentials.apiToken === undefined) {
+  const apiToken = await readApiToken(deps, credentials);
+  if (apiToken === undefined) {
     throw new AuthError(`no API token for profile "${credentials.profileName}"`, {
       hint: `run \`${loginHint}\`, or set UGS_API_TOKEN`,
     });
@@ -77,8 +137,8 @@ export function resolveTarget(deps: Deps): Target {
       hint: `pass --base-url <url>, set UGS_BASE_URL, or run \`${loginHint}\``,
     });
   }
-  const { value: apiToken, source: tokenSource } = credentials.apiToken;
-  const problem = apiTokenProblem(apiToken);
+  const { value: token, source: tokenSource } = apiToken;
+  const problem = apiTokenProblem(token);
   if (problem !== undefined) {
     // Never sent: a header undici refuses, or a token the service cannot have issued.
     throw new AuthError(
@@ -95,7 +155,7 @@ export function resolveTarget(deps: Deps): Target {
   }
   return {
     baseUrl: parseBaseUrl(credentials.baseUrl.value, { insecureHttp: deps.settings.insecureHttp }),
-    apiToken,
+    apiToken: token,
     apiPath: resolveApiPath(deps.settings, credentials).value,
     profile: credentials.profileName,
     tokenSource,

@@ -9,6 +9,7 @@ import { createHttpClient, type HttpClient } from './http.js';
 import type { IO } from './io.js';
 import { InquirerPrompter, type Prompter } from './prompter.js';
 import { printLine, printNote } from './render.js';
+import { type CredentialStore, OsCredentialStore } from './secure-store.js';
 import { HttpServiceClient, type ServiceClient, type Target } from './service.js';
 import type { Settings } from './settings.js';
 import { userAgent } from './version.js';
@@ -17,6 +18,8 @@ export interface Deps {
   io: IO;
   settings: Settings;
   config: ConfigStore;
+  /** The OS credential store (`login --secure-storage`); its native module loads on first use. */
+  credentialStore: CredentialStore;
   prompter: Prompter;
   tracer: Tracer;
   /** A client for the service at `target`; the HTTP stack is loaded on the first call. */
@@ -56,6 +59,7 @@ export function createDeps(
     config: new FileConfigStore(configDir(io.env, system.platform, system.homedir), {
       warn: (m) => printLine(io, m),
     }),
+    credentialStore: new OsCredentialStore(system.platform),
     prompter: new InquirerPrompter(io),
     tracer,
     async connect(target, options = {}) {

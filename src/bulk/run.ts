@@ -84,7 +84,7 @@ export async function runBulk(opts: BulkOptions, deps: Deps, hooks: BulkHooks = 
   }
   const outputFormat: OutputFormat | undefined =
     opts.output === undefined ? undefined : outputFormatFor(opts.output);
-  const target = resolveTarget(deps);
+  const target = await resolveTarget(deps);
   const source =
     opts.from === '-' ? await stdinSource(io.stdin, io.stdinIsTTY) : fileSource(opts.from);
   const input =

@@ -148,7 +148,7 @@ export async function runGet(opts: GetOptions, deps: Deps): Promise<void> {
     if (opts.id === undefined) throw missingFlag('--id', 'the user group id');
     if (opts.name === undefined) throw missingFlag('--name', 'the user group name');
   }
-  const target = resolveTarget(deps);
+  const target = await resolveTarget(deps);
 
   let request: GetUserRequest;
   if (opts.id !== undefined && opts.name !== undefined) {

@@ -1,14 +1,18 @@
 import type { Command } from 'commander';
+import type { Profile } from '../config.js';
 import { apiTokenProblem, loginCommandFor, resolveCredentials } from '../credentials.js';
 import type { Deps } from '../deps.js';
-import { UsageError } from '../errors.js';
-import { canPrompt, readStdin } from '../io.js';
+import { ConfigError, UsageError } from '../errors.js';
+import { canPrompt, escapeControls, readStdin } from '../io.js';
 import { formatBaseUrl, parseBaseUrl } from '../parse.js';
 import { printMessage } from '../render.js';
+import { CredentialStoreError, credentialAccount } from '../secure-store.js';
 import { type DepsFactory, newCommand } from './shared.js';
 
 export interface LoginOptions {
   withToken: boolean;
+  /** Keep the API token in the OS credential store; the config file then holds no token. */
+  secureStorage: boolean;
 }
 
 /**
@@ -21,10 +25,18 @@ export function loginCommand(makeDeps: DepsFactory, run = runLogin): Command {
     'printenv UGS_TOKEN | ugs login --base-url https://analytics.example.com --with-token',
     'ugs login --profile staging --base-url https://staging.example.com',
     'ugs login --base-url https://analytics.example.com --api-path /api/user/   # a service that wants the slash',
+    'ugs login --secure-storage                   # the token goes to the OS credential store',
   ])
     .option('--with-token', 'read the API token from stdin instead of prompting')
-    .action(async (flags: { withToken?: boolean }, cmd: Command) => {
-      await run({ withToken: flags.withToken === true }, makeDeps(cmd));
+    .option(
+      '--secure-storage',
+      'keep the API token in the OS credential store (Keychain, Credential Manager, Secret Service) instead of the config file',
+    )
+    .action(async (flags: { withToken?: boolean; secureStorage?: boolean }, cmd: Command) => {
+      await run(
+        { withToken: flags.withToken === true, secureStorage: flags.secureStorage === true },
+        makeDeps(cmd),
+      );
     });
 }
 
@@ -92,25 +104,89 @@ export async function runLogin(opts: LoginOptions, deps: Deps): Promise<void> {
   }
 
   const saved = formatBaseUrl(baseUrl);
-  await config.updateProfile(settings.profile, (current) => ({
-    ...current,
-    baseUrl: saved,
-    apiToken,
-    // --api-path (or UGS_API_PATH) is remembered for the profile; without it the saved one stays.
-    ...(settings.apiPath !== undefined && { apiPath: settings.apiPath }),
-  }));
-
-  await printMessage(
-    io,
-    settings,
-    `Logged in to ${saved}${settings.apiPath === undefined ? '' : ` (API path ${settings.apiPath})`} as profile "${settings.profile}"; saved to ${config.path}`,
-    'success',
-  );
+  const profileChange = (current: Profile | undefined): Profile => {
+    const { apiToken: _oldToken, tokenStore: _oldStore, ...rest } = current ?? {};
+    return {
+      ...rest,
+      baseUrl: saved,
+      ...(opts.secureStorage ? { tokenStore: 'keyring' as const } : { apiToken }),
+      // --api-path (or UGS_API_PATH) is remembered for the profile; without it the saved one stays.
+      ...(settings.apiPath !== undefined && { apiPath: settings.apiPath }),
+    };
+  };
+  const apiPathNote = settings.apiPath === undefined ? '' : ` (API path ${settings.apiPath})`;
+  const loggedIn = `Logged in to ${saved}${apiPathNote} as profile "${settings.profile}"`;
+  if (opts.secureStorage) {
+    await saveInCredentialStore(deps, apiToken, profileChange);
+    await printMessage(
+      io,
+      settings,
+      `${loggedIn}; the API token is in the ${deps.credentialStore.name}, the profile in ${config.path}`,
+      'success',
+    );
+  } else {
+    const storedBefore = credentials.profile?.tokenStore === 'keyring';
+    await config.updateProfile(settings.profile, profileChange);
+    await printMessage(io, settings, `${loggedIn}; saved to ${config.path}`, 'success');
+    // Only a profile that used the store loads it here: a plain login stays free of it.
+    if (storedBefore) await removeStoredCopy(deps);
+  }
   if (io.env.UGS_API_TOKEN) {
     await printMessage(
       io,
       settings,
       'warning: UGS_API_TOKEN is set and overrides the token just saved; unset it to use this one',
+      'warning',
+    );
+  }
+}
+
+/**
+ * The store first, then the config file: if the store refuses (no D-Bus session, no Secret
+ * Service, a locked keyring) nothing has been written anywhere, and the token is never quietly
+ * put in the file instead. If the config file then cannot be written, the store's copy is taken
+ * back, so no token is left where no profile points.
+ */
+async function saveInCredentialStore(
+  deps: Deps,
+  apiToken: string,
+  profileChange: (current: Profile | undefined) => Profile,
+): Promise<void> {
+  const { settings, config, credentialStore: store } = deps;
+  const account = credentialAccount(settings.profile, config.path);
+  try {
+    await store.set(account, apiToken);
+  } catch (error) {
+    if (!(error instanceof CredentialStoreError)) throw error;
+    throw new ConfigError(
+      `cannot save the API token in the ${store.name}: ${error.reason}; nothing was saved`,
+      {
+        hint: `run ugs where the credential store is reachable (a desktop session, or a Secret Service such as gnome-keyring on a D-Bus session bus), or run \`${loginCommandFor(settings.profile)}\` without --secure-storage to keep the token in the config file (mode 0600)`,
+        cause: error,
+      },
+    );
+  }
+  try {
+    await config.updateProfile(settings.profile, profileChange);
+  } catch (error) {
+    await store.delete(account).catch(() => false);
+    throw error;
+  }
+}
+
+/** After a plain login the token lives in the file, so the store's old copy goes. */
+async function removeStoredCopy(deps: Deps): Promise<void> {
+  const { io, settings, config, credentialStore: store } = deps;
+  const account = credentialAccount(settings.profile, config.path);
+  try {
+    await store.delete(account);
+  } catch (error) {
+    if (!(error instanceof CredentialStoreError)) throw error;
+    // The login itself succeeded; the old copy is still a secret left behind, so say where.
+    await printMessage(
+      io,
+      settings,
+      `warning: could not remove the old API token of profile "${escapeControls(settings.profile)}" from the ${store.name} (${error.reason}); remove the entry of service "ugs", account "${escapeControls(account)}" there yourself`,
       'warning',
     );
   }

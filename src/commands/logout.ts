@@ -1,8 +1,11 @@
 import type { Command } from 'commander';
+import { loginCommandFor } from '../credentials.js';
 import type { Deps } from '../deps.js';
+import { ConfigError } from '../errors.js';
 import { escapeControls } from '../io.js';
 import { quote } from '../parse.js';
 import { printLine } from '../render.js';
+import { CredentialStoreError, credentialAccount } from '../secure-store.js';
 import { type DepsFactory, newCommand } from './shared.js';
 
 export function logoutCommand(makeDeps: DepsFactory, run = runLogout): Command {
@@ -14,22 +17,55 @@ export function logoutCommand(makeDeps: DepsFactory, run = runLogout): Command {
   });
 }
 
+/**
+ * Removes the token from wherever the profile keeps it: the config file, the OS credential store,
+ * or both (a hand-edited file). A store that cannot be reached fails the logout and changes
+ * nothing: dropping the file's pointer would leave the secret in the store, forgotten.
+ */
 export async function runLogout(deps: Deps): Promise<void> {
   const { io, settings, config } = deps;
   const profile = config.readProfile(settings.profile);
-  if (profile?.apiToken === undefined) {
+  const inFile = profile?.apiToken !== undefined;
+  const inStore = profile?.tokenStore === 'keyring';
+  if (!inFile && !inStore) {
     printLine(io, `Profile ${quote(settings.profile)} has no saved API token; nothing to remove.`);
   } else {
+    if (inStore) await removeFromStore(deps);
     await config.updateProfile(settings.profile, (current) => {
-      const { apiToken: _removed, ...rest } = current ?? {};
+      const { apiToken: _token, tokenStore: _store, ...rest } = current ?? {};
       return rest;
     });
-    printLine(
-      io,
-      `Removed the API token of profile ${quote(settings.profile)} from ${escapeControls(config.path)}`,
-    );
+    if (inFile) {
+      printLine(
+        io,
+        `Removed the API token of profile ${quote(settings.profile)} from ${escapeControls(config.path)}`,
+      );
+    }
   }
   if (io.env.UGS_API_TOKEN) {
     printLine(io, 'note: UGS_API_TOKEN is still set in this environment and will be used');
   }
+}
+
+async function removeFromStore(deps: Deps): Promise<void> {
+  const { io, settings, config, credentialStore: store } = deps;
+  let removed: boolean;
+  try {
+    removed = await store.delete(credentialAccount(settings.profile, config.path));
+  } catch (error) {
+    if (!(error instanceof CredentialStoreError)) throw error;
+    throw new ConfigError(
+      `cannot remove the API token of profile ${quote(settings.profile)} from the ${store.name}: ${error.reason}; nothing was changed`,
+      {
+        hint: `run \`${loginCommandFor(settings.profile).replace('ugs login', 'ugs logout')}\` again where the credential store is reachable (the session you logged in from)`,
+        cause: error,
+      },
+    );
+  }
+  printLine(
+    io,
+    removed
+      ? `Removed the API token of profile ${quote(settings.profile)} from the ${store.name}`
+      : `The ${store.name} held no API token for profile ${quote(settings.profile)}; removed the profile's reference to it`,
+  );
 }

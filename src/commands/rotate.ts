@@ -105,7 +105,7 @@ export async function runRotate(opts: RotateOptions, deps: Deps): Promise<void> 
       hint: 'pass --current-token-stdin and pipe the token in, or --current-token <token>',
     });
   }
-  const target = resolveTarget(deps);
+  const target = await resolveTarget(deps);
   const currentToken = await readCurrentToken(opts, deps);
   deps.tracer.addSecret(currentToken);
 

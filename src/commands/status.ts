@@ -1,12 +1,15 @@
 import type { Command } from 'commander';
 import {
+  type ApiToken,
   loginCommandFor,
+  readApiToken,
   resolveApiPath,
   resolveCredentials,
+  type TokenLocation,
   type TokenSource,
 } from '../credentials.js';
 import type { Deps } from '../deps.js';
-import { AuthError } from '../errors.js';
+import { AuthError, UgsError } from '../errors.js';
 import { printFieldTable, printJson } from '../render.js';
 import { type DepsFactory, newCommand } from './shared.js';
 
@@ -21,6 +24,8 @@ export interface Status {
   apiPath: string;
   apiPathSource: 'flag' | 'env' | 'profile' | 'default';
   tokenSource: TokenSource | null;
+  /** Where the token lives: the environment, the config file or the OS credential store. */
+  tokenLocation: TokenLocation | null;
   token: string | null;
   configPath: string;
 }
@@ -44,17 +49,38 @@ export function maskToken(token: string): string {
   return token.length >= 8 ? `****${token.slice(-4)}` : '****';
 }
 
-export function collectStatus(deps: Deps): Status {
+export async function collectStatus(deps: Deps): Promise<Status> {
+  return (await collectStatusReport(deps)).status;
+}
+
+/**
+ * The status, and why the token could not be read when it lives in a credential store out of
+ * reach: the table still shows where it lives, then the command fails with that error.
+ */
+async function collectStatusReport(
+  deps: Deps,
+): Promise<{ status: Status; tokenError: UgsError | undefined }> {
   const credentials = resolveCredentials(deps);
-  return {
+  let apiToken: ApiToken | undefined;
+  let tokenError: UgsError | undefined;
+  try {
+    apiToken = await readApiToken(deps, credentials);
+  } catch (error) {
+    if (!(error instanceof UgsError)) throw error;
+    tokenError = error;
+  }
+  const located = credentials.tokenLocation !== undefined;
+  const status: Status = {
     profile: credentials.profileName,
     baseUrl: credentials.baseUrl?.value ?? null,
     baseUrlSource: credentials.baseUrl?.source ?? null,
     ...apiPathOf(deps, credentials),
-    tokenSource: credentials.apiToken?.source ?? null,
-    token: credentials.apiToken ? maskToken(credentials.apiToken.value) : null,
+    tokenSource: apiToken?.source ?? (located ? 'profile' : null),
+    tokenLocation: credentials.tokenLocation ?? null,
+    token: apiToken ? maskToken(apiToken.value) : null,
     configPath: deps.config.path,
   };
+  return { status, tokenError };
 }
 
 function apiPathOf(
@@ -66,7 +92,7 @@ function apiPathOf(
 }
 
 export async function runStatus(opts: StatusOptions, deps: Deps): Promise<void> {
-  const status = collectStatus(deps);
+  const { status, tokenError } = await collectStatusReport(deps);
   if (opts.json) {
     printJson(deps.io, status);
   } else {
@@ -76,12 +102,27 @@ export async function runStatus(opts: StatusOptions, deps: Deps): Promise<void> 
       ['API path', `${status.apiPath} (${status.apiPathSource})`],
       ['token', status.token],
       ['token source', status.tokenSource],
+      ['token stored in', tokenLocationText(status, deps.credentialStore.name)],
       ['config file', status.configPath],
     ]);
   }
+  if (tokenError !== undefined) throw tokenError;
   if (status.tokenSource === null) {
     throw new AuthError(`no API token for profile "${status.profile}"`, {
       hint: `run \`${loginCommandFor(status.profile)}\`, or set UGS_API_TOKEN`,
     });
+  }
+}
+
+function tokenLocationText(status: Status, storeName: string): string | null {
+  switch (status.tokenLocation) {
+    case 'environment':
+      return 'environment (UGS_API_TOKEN)';
+    case 'config file':
+      return 'config file';
+    case 'credential store':
+      return `credential store (${storeName})`;
+    default:
+      return null;
   }
 }

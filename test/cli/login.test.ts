@@ -59,6 +59,7 @@ describe('ugs login --with-token (built binary)', () => {
       apiPath: '/api/user',
       apiPathSource: 'default',
       tokenSource: 'profile',
+      tokenLocation: 'config file',
       token: `****${API_TOKEN.slice(-4)}`,
       configPath: sb.configPath,
     });

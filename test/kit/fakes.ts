@@ -10,6 +10,7 @@ import type { Deps } from '../../src/deps.js';
 import { ApiError } from '../../src/errors.js';
 import type { IO } from '../../src/io.js';
 import type { Prompter, Validate } from '../../src/prompter.js';
+import { type CredentialStore, CredentialStoreError } from '../../src/secure-store.js';
 import type { GetUserRequest, ServiceClient, ServiceResult, Target } from '../../src/service.js';
 import type { Settings } from '../../src/settings.js';
 
@@ -72,6 +73,36 @@ export class MemoryConfigStore implements ConfigStore {
 
 type Answer = string | boolean | Error;
 export type PromptKind = 'input' | 'password' | 'confirm';
+
+/**
+ * The OS credential store in memory. `unreachable` makes every call fail as a headless machine's
+ * store does; `calls` counts calls, so a test can tell the store was never touched.
+ */
+export class MemoryCredentialStore implements CredentialStore {
+  readonly name = 'Fake Keychain';
+  readonly secrets = new Map<string, string>();
+  unreachable: string | undefined;
+  calls = 0;
+  constructor(secrets: Record<string, string> = {}) {
+    for (const [account, secret] of Object.entries(secrets)) this.secrets.set(account, secret);
+  }
+  async get(account: string): Promise<string | undefined> {
+    this.check();
+    return this.secrets.get(account);
+  }
+  async set(account: string, secret: string): Promise<void> {
+    this.check();
+    this.secrets.set(account, secret);
+  }
+  async delete(account: string): Promise<boolean> {
+    this.check();
+    return this.secrets.delete(account);
+  }
+  private check(): void {
+    this.calls++;
+    if (this.unreachable !== undefined) throw new CredentialStoreError(this.unreachable);
+  }
+}
 
 export interface PromptCall {
   kind: PromptKind;
@@ -190,6 +221,7 @@ export function defaultSettings(overrides: Partial<Settings> = {}): Settings {
 export interface TestDeps extends Deps {
   io: TestIO;
   config: MemoryConfigStore;
+  credentialStore: MemoryCredentialStore;
   prompter: FakePrompter;
   targets: Target[];
 }
@@ -202,6 +234,7 @@ export function makeDeps(
     prompts?: ([string, Answer] | [PromptKind, string, Answer])[];
     service?: ServiceClient;
     tracer?: Tracer;
+    credentialStore?: MemoryCredentialStore;
   } = {},
 ): TestDeps {
   const io = options.io ?? makeIO();
@@ -215,6 +248,7 @@ export function makeDeps(
         default: { baseUrl: 'https://ugs.example.com', apiToken: 'api-token-0123456789' },
       },
     ),
+    credentialStore: options.credentialStore ?? new MemoryCredentialStore(),
     prompter: new FakePrompter(options.prompts),
     tracer: options.tracer ?? (settings.debug ? new StreamTracer(io.stderr) : silentTracer),
     targets,

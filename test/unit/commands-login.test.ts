@@ -12,8 +12,8 @@ import {
 } from '../kit/fakes.js';
 
 const TOKEN = 'secret-api-token-5678';
-const withToken: LoginOptions = { withToken: true };
-const prompted: LoginOptions = { withToken: false };
+const withToken: LoginOptions = { withToken: true, secureStorage: false };
+const prompted: LoginOptions = { withToken: false, secureStorage: false };
 
 function output(deps: TestDeps): string {
   return deps.io.stdout.text + deps.io.stderr.text;

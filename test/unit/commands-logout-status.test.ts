@@ -120,6 +120,7 @@ describe('runStatus', () => {
       apiPath: '/api/user',
       apiPathSource: 'default',
       tokenSource: 'env UGS_API_TOKEN',
+      tokenLocation: 'environment',
       token: '****wxyz',
       configPath: deps.config.path,
     });
@@ -148,6 +149,7 @@ describe('runStatus', () => {
       apiPath: '/api/user',
       apiPathSource: 'default',
       tokenSource: null,
+      tokenLocation: null,
       token: null,
       configPath: deps.config.path,
     });
@@ -158,34 +160,34 @@ describe('runStatus', () => {
       io: makeIO({ env: { UGS_API_TOKEN: '' } }),
       profiles: { default: { baseUrl: 'https://ugs.example.com', apiToken: SAVED } },
     });
-    expect(collectStatus(deps).tokenSource).toBe('profile');
+    expect((await collectStatus(deps)).tokenSource).toBe('profile');
     const none = makeDeps({ io: makeIO({ env: { UGS_API_TOKEN: '' } }), profiles: {} });
     await expect(runStatus({ json: true }, none)).rejects.toBeInstanceOf(AuthError);
   });
 
-  it('shows where the base URL comes from: env', () => {
+  it('shows where the base URL comes from: env', async () => {
     const deps = makeDeps({
       settings: { baseUrl: 'https://env.example', baseUrlSource: 'env' },
     });
-    const status = collectStatus(deps);
+    const status = await collectStatus(deps);
     expect(status.baseUrl).toBe('https://env.example');
     expect(status.baseUrlSource).toBe('env');
   });
 
-  it('shows the API path and where it comes from: flag > env > profile > default', () => {
+  it('shows the API path and where it comes from: flag > env > profile > default', async () => {
     const saved = { default: { baseUrl: 'https://ugs.example.com', apiPath: '/saved/' } };
     const flag = makeDeps({
       settings: { apiPath: '/flag/', apiPathSource: 'flag' },
       profiles: saved,
     });
-    expect(collectStatus(flag)).toMatchObject({ apiPath: '/flag/', apiPathSource: 'flag' });
+    expect(await collectStatus(flag)).toMatchObject({ apiPath: '/flag/', apiPathSource: 'flag' });
     const env = makeDeps({ settings: { apiPath: '/env', apiPathSource: 'env' }, profiles: saved });
-    expect(collectStatus(env)).toMatchObject({ apiPath: '/env', apiPathSource: 'env' });
-    expect(collectStatus(makeDeps({ profiles: saved }))).toMatchObject({
+    expect(await collectStatus(env)).toMatchObject({ apiPath: '/env', apiPathSource: 'env' });
+    expect(await collectStatus(makeDeps({ profiles: saved }))).toMatchObject({
       apiPath: '/saved/',
       apiPathSource: 'profile',
     });
-    expect(collectStatus(makeDeps())).toMatchObject({
+    expect(await collectStatus(makeDeps())).toMatchObject({
       apiPath: '/api/user',
       apiPathSource: 'default',
     });

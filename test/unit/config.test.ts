@@ -227,17 +227,17 @@ describe('FileConfigStore', () => {
       },
     );
 
-    it('stops every command that reads credentials with exit 2, not a missing-token error', () => {
+    it('stops every command that reads credentials with exit 2, not a missing-token error', async () => {
       writeRaw('{not json');
       const deps: Deps = { ...makeDeps(), config: new FileConfigStore(dir) };
-      const error = thrownBy(() => resolveTarget(deps));
+      const error = await rejectionOf(resolveTarget(deps));
       expect(error).toBeInstanceOf(ConfigError);
       expect((error as ConfigError).exitCode).toBe(2);
     });
   });
 
   it.each<[string, (deps: Deps) => Promise<void>]>([
-    ['login', (deps) => runLogin({ withToken: true }, deps)],
+    ['login', (deps) => runLogin({ withToken: true, secureStorage: false }, deps)],
     ['logout', (deps) => runLogout(deps)],
     ['status', (deps) => runStatus({ json: true }, deps)],
   ])('%s on a corrupt file is exit 2 and leaves it byte-identical', async (_name, run) => {
@@ -265,7 +265,7 @@ describe('FileConfigStore', () => {
       }),
       config: store,
     });
-    await runLogin({ withToken: true }, deps('file-token-4321\n'));
+    await runLogin({ withToken: true, secureStorage: false }, deps('file-token-4321\n'));
     expect(readJson()).toEqual({
       profiles: { default: { baseUrl: 'https://ugs.example.com/p', apiToken: 'file-token-4321' } },
     });
@@ -411,10 +411,10 @@ describe('precedence: flag > environment > profile', () => {
       'https://flag.example',
       'flag',
     ],
-  ])('base URL: %s', (_label, settings, _unused, value, source) => {
+  ])('base URL: %s', async (_label, settings, _unused, value, source) => {
     const deps = makeDeps({ settings, profiles: { default: saved } });
     expect(resolveCredentials(deps).baseUrl).toEqual({ value, source });
-    expect(resolveTarget(deps).baseUrl.href).toBe(`${value}/`);
+    expect((await resolveTarget(deps)).baseUrl.href).toBe(`${value}/`);
   });
 
   it.each<[string, string | undefined, { value: string; source: string } | undefined]>([
@@ -429,21 +429,21 @@ describe('precedence: flag > environment > profile', () => {
       'env-token-5678',
       { value: 'env-token-5678', source: 'env UGS_API_TOKEN' },
     ],
-  ])('API token: %s', (_label, envToken, expected) => {
+  ])('API token: %s', async (_label, envToken, expected) => {
     const io = makeIO({ env: envToken === undefined ? {} : { UGS_API_TOKEN: envToken } });
     const deps = makeDeps({ io, profiles: { default: saved } });
     expect(resolveCredentials(deps).apiToken).toEqual(expected);
-    expect(resolveTarget(deps).apiToken).toBe(expected?.value);
+    expect((await resolveTarget(deps)).apiToken).toBe(expected?.value);
   });
 
-  it('UGS_API_TOKEN alone, with a base URL from the environment, needs no profile', () => {
+  it('UGS_API_TOKEN alone, with a base URL from the environment, needs no profile', async () => {
     const io = makeIO({ env: { UGS_API_TOKEN: 'env-token-5678' } });
     const deps = makeDeps({
       io,
       profiles: {},
       settings: { baseUrl: 'https://env.example/p/', baseUrlSource: 'env' },
     });
-    const target = resolveTarget(deps);
+    const target = await resolveTarget(deps);
     expect(target).toEqual({
       baseUrl: new URL('https://env.example/p'),
       apiToken: 'env-token-5678',
@@ -453,7 +453,7 @@ describe('precedence: flag > environment > profile', () => {
     });
   });
 
-  it('reads the profile named by the settings', () => {
+  it('reads the profile named by the settings', async () => {
     const deps = makeDeps({
       settings: { profile: 'staging' },
       profiles: {
@@ -461,7 +461,7 @@ describe('precedence: flag > environment > profile', () => {
         staging: { baseUrl: 'https://staging.example', apiToken: 'st-tok' },
       },
     });
-    expect(resolveTarget(deps)).toEqual({
+    expect(await resolveTarget(deps)).toEqual({
       baseUrl: new URL('https://staging.example'),
       apiToken: 'st-tok',
       apiPath: '/api/user',
@@ -470,24 +470,24 @@ describe('precedence: flag > environment > profile', () => {
     });
   });
 
-  it('no token anywhere is an AuthError (exit 3); no base URL is a UsageError (exit 2)', () => {
-    const noToken = thrownBy(() =>
+  it('no token anywhere is an AuthError (exit 3); no base URL is a UsageError (exit 2)', async () => {
+    const noToken = await rejectionOf(
       resolveTarget(makeDeps({ profiles: { default: { baseUrl: 'https://x.example' } } })),
     );
     expect(noToken).toBeInstanceOf(AuthError);
     expect((noToken as AuthError).exitCode).toBe(3);
-    const noUrl = thrownBy(() =>
+    const noUrl = await rejectionOf(
       resolveTarget(makeDeps({ profiles: { default: { apiToken: 'tok-1234' } } })),
     );
     expect(noUrl).toBeInstanceOf(UsageError);
     expect((noUrl as UsageError).hint).toContain('--base-url');
   });
 
-  it('a saved plain-http base URL is refused at use too, unless --insecure-http', () => {
+  it('a saved plain-http base URL is refused at use too, unless --insecure-http', async () => {
     const profiles = { default: { baseUrl: 'http://ugs.example.com', apiToken: 'tok-1234' } };
-    expect(() => resolveTarget(makeDeps({ profiles }))).toThrow(UsageError);
+    await expect(resolveTarget(makeDeps({ profiles }))).rejects.toThrow(UsageError);
     expect(
-      resolveTarget(makeDeps({ profiles, settings: { insecureHttp: true } })).baseUrl.href,
+      (await resolveTarget(makeDeps({ profiles, settings: { insecureHttp: true } }))).baseUrl.href,
     ).toBe('http://ugs.example.com/');
   });
 
@@ -580,6 +580,15 @@ describe('precedence through main (commander applies flag over environment)', ()
     expect(readFileSync(file).equals(before)).toBe(true);
   });
 });
+
+async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected a rejection, but the promise resolved');
+}
 
 function thrownBy(fn: () => unknown): unknown {
   try {

@@ -1,0 +1,279 @@
+// `ugs login --secure-storage` and every command that meets a token in the OS credential store,
+// against an in-memory store (the real Secret Service: test/e2e/secure-storage.test.ts).
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { runLogin } from '../../src/commands/login.js';
+import { runLogout } from '../../src/commands/logout.js';
+import { collectStatus, runStatus } from '../../src/commands/status.js';
+import { FileConfigStore, type Profile } from '../../src/config.js';
+import { readApiToken, resolveCredentials, resolveTarget } from '../../src/credentials.js';
+import { AuthError, ConfigError } from '../../src/errors.js';
+import { credentialAccount, describeKeyringError } from '../../src/secure-store.js';
+import {
+  MemoryConfigStore,
+  MemoryCredentialStore,
+  makeDeps,
+  makeIO,
+  rejection,
+  type TestDeps,
+} from '../kit/fakes.js';
+
+const TOKEN = 'stored-api-token-5678';
+const FILE_TOKEN = 'file-api-token-1234';
+const BASE = 'https://ugs.example.com';
+const NO_DBUS = 'no D-Bus session bus to reach the Secret Service (test)';
+const secure = { withToken: true, secureStorage: true };
+const plain = { withToken: true, secureStorage: false };
+
+function loginDeps(
+  options: { profiles?: Record<string, Profile>; store?: MemoryCredentialStore; env?: object } = {},
+): TestDeps {
+  return makeDeps({
+    io: makeIO({ stdinText: `${TOKEN}\n`, env: { ...options.env } }),
+    profiles: options.profiles ?? {},
+    settings: { baseUrl: BASE, baseUrlSource: 'flag' },
+    ...(options.store && { credentialStore: options.store }),
+  });
+}
+
+/** A store that holds TOKEN for the default profile of the fake config, as after a login. */
+function storeWithToken(): MemoryCredentialStore {
+  return new MemoryCredentialStore({
+    [credentialAccount('default', new MemoryConfigStore().path)]: TOKEN,
+  });
+}
+
+const inStore: Record<string, Profile> = { default: { baseUrl: BASE, tokenStore: 'keyring' } };
+
+describe('login --secure-storage', () => {
+  it('puts the token in the credential store; the profile records that and holds no token', async () => {
+    const deps = loginDeps({ profiles: { default: { baseUrl: BASE, apiToken: FILE_TOKEN } } });
+    await runLogin(secure, deps);
+    expect(deps.config.profiles).toEqual({ default: { baseUrl: BASE, tokenStore: 'keyring' } });
+    expect([...deps.credentialStore.secrets]).toEqual([
+      [credentialAccount('default', deps.config.path), TOKEN],
+    ]);
+    expect(deps.io.stderr.text).toContain('the API token is in the Fake Keychain');
+    expect(deps.io.stdout.text + deps.io.stderr.text).not.toContain(TOKEN);
+  });
+
+  it('with no reachable store fails with exit 2, says why, and saves nothing anywhere', async () => {
+    const store = new MemoryCredentialStore();
+    store.unreachable = NO_DBUS;
+    const before = { default: { baseUrl: 'https://old.example', apiToken: FILE_TOKEN } };
+    const deps = loginDeps({ profiles: structuredClone(before), store });
+    const error = await rejection(runLogin(secure, deps));
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).exitCode).toBe(2);
+    expect((error as ConfigError).message).toContain(NO_DBUS);
+    expect((error as ConfigError).message).toContain('nothing was saved');
+    expect((error as ConfigError).hint).toContain('without --secure-storage');
+    // No silent downgrade to the file: the old profile is untouched and was not even written.
+    expect(deps.config.writes).toBe(0);
+    expect(deps.config.profiles).toEqual(before);
+    expect(store.secrets.size).toBe(0);
+  });
+
+  it('takes the stored copy back when the config file cannot be written', async () => {
+    const deps = loginDeps();
+    deps.config.updateProfile = async () => {
+      throw new ConfigError('cannot write config /fake/ugs/config.json: disk full');
+    };
+    await expect(runLogin(secure, deps)).rejects.toThrow('disk full');
+    expect(deps.credentialStore.secrets.size).toBe(0);
+  });
+
+  it('a later plain login stores in the file again and removes the store copy', async () => {
+    const deps = loginDeps({ profiles: structuredClone(inStore), store: storeWithToken() });
+    await runLogin(plain, deps);
+    expect(deps.config.profiles).toEqual({ default: { baseUrl: BASE, apiToken: TOKEN } });
+    expect(deps.credentialStore.secrets.size).toBe(0);
+  });
+
+  it('a plain login that cannot reach the store still logs in, and warns where the old copy is', async () => {
+    const store = storeWithToken();
+    store.unreachable = NO_DBUS;
+    const deps = loginDeps({ profiles: structuredClone(inStore), store });
+    await runLogin(plain, deps);
+    expect(deps.config.profiles).toEqual({ default: { baseUrl: BASE, apiToken: TOKEN } });
+    expect(deps.io.stderr.text).toMatch(/warning: could not remove the old API token/);
+    expect(deps.io.stderr.text).toContain(credentialAccount('default', deps.config.path));
+  });
+
+  it('a plain login of a profile that never used the store does not touch it', async () => {
+    const deps = loginDeps({ profiles: { default: { baseUrl: BASE, apiToken: FILE_TOKEN } } });
+    await runLogin(plain, deps);
+    expect(deps.credentialStore.calls).toBe(0);
+  });
+});
+
+describe('a token in the credential store at use', () => {
+  it('resolveTarget reads it from the store', async () => {
+    const deps = makeDeps({ profiles: inStore, credentialStore: storeWithToken() });
+    expect(resolveCredentials(deps).tokenLocation).toBe('credential store');
+    const target = await resolveTarget(deps);
+    expect(target.apiToken).toBe(TOKEN);
+    expect(target.tokenSource).toBe('profile');
+  });
+
+  it('an unreachable store is a ConfigError (exit 2) with a hint, never a crash', async () => {
+    const store = storeWithToken();
+    store.unreachable = NO_DBUS;
+    const error = await rejection(
+      resolveTarget(makeDeps({ profiles: inStore, credentialStore: store })),
+    );
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).exitCode).toBe(2);
+    expect((error as ConfigError).message).toContain('from the Fake Keychain');
+    expect((error as ConfigError).message).toContain(NO_DBUS);
+    expect((error as ConfigError).hint).toContain('ugs login --secure-storage');
+    expect((error as ConfigError).hint).toContain('UGS_API_TOKEN');
+  });
+
+  it('a store without the entry is an AuthError (exit 3) saying where it looked', async () => {
+    const error = await rejection(
+      resolveTarget(makeDeps({ profiles: inStore, credentialStore: new MemoryCredentialStore() })),
+    );
+    expect(error).toBeInstanceOf(AuthError);
+    expect((error as AuthError).exitCode).toBe(3);
+    expect((error as AuthError).message).toContain('Fake Keychain holds no API token');
+  });
+
+  it('UGS_API_TOKEN overrides it without touching the store', async () => {
+    const store = storeWithToken();
+    const deps = makeDeps({
+      io: makeIO({ env: { UGS_API_TOKEN: 'env-token-9999' } }),
+      profiles: inStore,
+      credentialStore: store,
+    });
+    expect((await resolveTarget(deps)).apiToken).toBe('env-token-9999');
+    expect(store.calls).toBe(0);
+  });
+
+  it('a token in the config file never touches the store', async () => {
+    const deps = makeDeps({ profiles: { default: { baseUrl: BASE, apiToken: FILE_TOKEN } } });
+    expect((await readApiToken(deps, resolveCredentials(deps)))?.value).toBe(FILE_TOKEN);
+    expect((await resolveTarget(deps)).apiToken).toBe(FILE_TOKEN);
+    expect(deps.credentialStore.calls).toBe(0);
+  });
+});
+
+describe('status and logout with the credential store', () => {
+  it.each([
+    ['credential store', inStore, {}, 'credential store (Fake Keychain)'],
+    ['config file', { default: { baseUrl: BASE, apiToken: FILE_TOKEN } }, {}, 'config file'],
+    ['environment', inStore, { UGS_API_TOKEN: 'env-token-9999' }, 'environment (UGS_API_TOKEN)'],
+  ] as const)('status says the token lives in the %s', async (location, profiles, env, shown) => {
+    const deps = makeDeps({
+      io: makeIO({ env }),
+      profiles: structuredClone(profiles) as Record<string, Profile>,
+      credentialStore: storeWithToken(),
+    });
+    expect(await collectStatus(deps)).toMatchObject({ tokenLocation: location });
+    await runStatus({ json: false }, deps);
+    expect(deps.io.stdout.text).toMatch(
+      new RegExp(`token stored in\\s*│\\s*${escapeRegExp(shown)}`),
+    );
+  });
+
+  it('status of an unreachable store shows where the token lives, then fails with exit 2', async () => {
+    const store = storeWithToken();
+    store.unreachable = NO_DBUS;
+    const deps = makeDeps({ profiles: inStore, credentialStore: store });
+    const error = await rejection(runStatus({ json: true }, deps));
+    expect((error as ConfigError).exitCode).toBe(2);
+    expect(JSON.parse(deps.io.stdout.text)).toMatchObject({
+      tokenSource: 'profile',
+      tokenLocation: 'credential store',
+      token: null,
+    });
+  });
+
+  it('logout removes the token from the store and the reference from the profile', async () => {
+    const deps = makeDeps({
+      profiles: structuredClone(inStore),
+      credentialStore: storeWithToken(),
+    });
+    await runLogout(deps);
+    expect(deps.credentialStore.secrets.size).toBe(0);
+    expect(deps.config.profiles).toEqual({ default: { baseUrl: BASE } });
+    expect(deps.io.stderr.text).toContain('from the Fake Keychain');
+  });
+
+  it('logout with an unreachable store fails with exit 2 and changes nothing', async () => {
+    const store = storeWithToken();
+    store.unreachable = NO_DBUS;
+    const deps = makeDeps({ profiles: structuredClone(inStore), credentialStore: store });
+    const error = await rejection(runLogout(deps));
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).hint).toContain('ugs logout');
+    expect(deps.config.profiles).toEqual(inStore);
+    expect(deps.config.writes).toBe(0);
+    expect(store.secrets.size).toBe(1);
+  });
+
+  it('logout of a profile whose store entry is already gone drops the reference', async () => {
+    const deps = makeDeps({ profiles: structuredClone(inStore) });
+    await runLogout(deps);
+    expect(deps.config.profiles).toEqual({ default: { baseUrl: BASE } });
+    expect(deps.io.stderr.text).toContain('held no API token');
+  });
+
+  it('logout of a file token does not touch the store', async () => {
+    const deps = makeDeps({ profiles: { default: { baseUrl: BASE, apiToken: FILE_TOKEN } } });
+    await runLogout(deps);
+    expect(deps.config.profiles).toEqual({ default: { baseUrl: BASE } });
+    expect(deps.credentialStore.calls).toBe(0);
+  });
+});
+
+describe('the config file with tokenStore', () => {
+  let dir: string | undefined;
+  afterEach(() => {
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+    dir = undefined;
+  });
+
+  it('round-trips tokenStore through the real file and refuses an unknown store', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'ugs-secure-'));
+    const store = new FileConfigStore(dir);
+    await store.updateProfile('default', () => ({ baseUrl: BASE, tokenStore: 'keyring' }));
+    expect(JSON.parse(readFileSync(store.path, 'utf8'))).toEqual({
+      profiles: { default: { baseUrl: BASE, tokenStore: 'keyring' } },
+    });
+    writeFileSync(store.path, JSON.stringify({ profiles: { default: { tokenStore: 'vault' } } }));
+    expect(() => new FileConfigStore(dir as string).readProfile('default')).toThrow(
+      /"tokenStore" of profile "default" must be "keyring"/,
+    );
+  });
+});
+
+describe('describeKeyringError', () => {
+  it.each([
+    [
+      'Platform failure: DBus error: Using X11 for dbus-daemon autolaunch was disabled at compile time, set your DBUS_SESSION_BUS_ADDRESS instead',
+      /^no D-Bus session bus to reach the Secret Service \(Platform failure/,
+    ],
+    [
+      'Platform failure: DBus error: Failed to connect to socket /run/user/0/bus: No such file or directory',
+      /^no D-Bus session bus to reach the Secret Service \(Platform failure/,
+    ],
+    [
+      'Platform failure: DBus error: The name org.freedesktop.secrets was not provided by any .service files',
+      /^no Secret Service on the D-Bus session bus \(Platform failure/,
+    ],
+    [
+      "Couldn't access platform storage: Secret Service: unlock prompt was dismissed",
+      /^Couldn't access platform storage: Secret Service: unlock prompt was dismissed$/,
+    ],
+    ['first line\n    at stack (x.js:1:1)', /^first line$/],
+  ])('%s', (message, expected) => {
+    expect(describeKeyringError(new Error(message), 'linux')).toMatch(expected);
+  });
+});
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
