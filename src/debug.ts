@@ -10,6 +10,14 @@ import { formatJsonText } from './json-text.js';
 
 export const REDACTED = '[REDACTED]';
 
+/**
+ * A token shown by its last 4 characters (`…a1b2`), so a trace or a prompt can be matched to the
+ * token someone holds. A token shorter than 8 characters would be half given away: `[REDACTED]`.
+ */
+export function fingerprint(token: string): string {
+  return token.length >= 8 ? `…${token.slice(-4)}` : REDACTED;
+}
+
 export interface TraceRequest {
   method: string;
   url: URL;

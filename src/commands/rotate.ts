@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { resolveTarget } from '../credentials.js';
+import { fingerprint, REDACTED } from '../debug.js';
 import type { Deps } from '../deps.js';
 import {
   CancelledError,
@@ -110,10 +111,9 @@ export async function runRotate(opts: RotateOptions, deps: Deps): Promise<void> 
   deps.tracer.addSecret(currentToken);
 
   if (interactive && !opts.yes) {
-    const confirmed = await deps.prompter.confirm(
-      `Rotate the token ending in ...${escapeControls(currentToken.slice(-4))}? Dashboards using it may stop working.`,
-      { default: false },
-    );
+    const confirmed = await deps.prompter.confirm(confirmationQuestion(currentToken), {
+      default: false,
+    });
     if (!confirmed) throw new CancelledError('rotation cancelled; nothing was sent');
   }
 
@@ -146,6 +146,16 @@ export async function runRotate(opts: RotateOptions, deps: Deps): Promise<void> 
       { hint: `read it with \`${recoveryCommand(result.userGroup, deps)}\``, cause: error },
     );
   }
+}
+
+/**
+ * Says what is about to happen to which token: its last 4 characters (as `--debug` shows it),
+ * and that the old one stops working, which is what breaks dashboards.
+ */
+export function confirmationQuestion(currentToken: string): string {
+  const print = fingerprint(currentToken);
+  const which = print === REDACTED ? 'this token' : `the token ending in ${escapeControls(print)}`;
+  return `Rotate ${which}? The old token stops working once it is rotated: dashboards that embed it need the new one.`;
 }
 
 function interruptedRotation(): InterruptedError {
