@@ -66,6 +66,7 @@ export function resolveApiPath(settings: Settings, credentials: Credentials): Ap
 /** Where to send requests, or a typed error saying what is missing and how to fix it. */
 export function resolveTarget(deps: Deps): Target {
   const credentials = resolveCredentials(deps);
+  traceContext(deps, credentials);
   const loginHint = loginCommandFor(deps.settings.profile);
   if (credentials.apiToken === undefined) {
     throw new AuthError(`no API token for profile "${credentials.profileName}"`, {
@@ -100,6 +101,22 @@ export function resolveTarget(deps: Deps): Target {
     profile: credentials.profileName,
     tokenSource,
   };
+}
+
+/** The first lines of a `--debug` trace: the settings in use and where each came from. */
+function traceContext(deps: Deps, credentials: Credentials): void {
+  let apiPath: ApiPathSetting;
+  try {
+    apiPath = resolveApiPath(deps.settings, credentials);
+  } catch {
+    apiPath = { value: credentials.profile?.apiPath ?? '', source: 'profile' };
+  }
+  deps.tracer.context({
+    profile: { value: credentials.profileName, source: deps.settings.profileSource ?? 'default' },
+    baseUrl: credentials.baseUrl,
+    apiPath,
+    apiToken: credentials.apiToken,
+  });
 }
 
 export function loginCommandFor(profile: string): string {

@@ -23,6 +23,8 @@ export interface Preferences {
 /** The global options, checked. */
 export interface Settings extends Preferences {
   profile: string;
+  /** Where `profile` came from, for the `--debug` trace. */
+  profileSource?: 'flag' | 'env' | 'default';
   /** `--base-url` or `UGS_BASE_URL`, the flag winning. */
   baseUrl: string | undefined;
   baseUrlSource: 'flag' | 'env' | undefined;
@@ -66,6 +68,12 @@ export function parseSettings(flags: GlobalFlags, env: Env): Settings {
   const envApiPath = nonEmpty(env.UGS_API_PATH);
   return {
     profile,
+    profileSource:
+      flags.profile !== undefined
+        ? 'flag'
+        : nonEmpty(env.UGS_PROFILE) !== undefined
+          ? 'env'
+          : 'default',
     baseUrl: flags.baseUrl ?? envBaseUrl,
     baseUrlSource:
       flags.baseUrl !== undefined ? 'flag' : envBaseUrl !== undefined ? 'env' : undefined,
