@@ -17,6 +17,7 @@ const LAZY = {
   table: 'src/vendor/table.ts',
   conf: 'src/vendor/conf.ts',
   csv: 'src/vendor/csv.ts',
+  spinner: 'src/vendor/spinner.ts',
   emulator: 'src/emulator/server.ts',
 };
 

@@ -18,6 +18,8 @@ export interface Preferences {
   noColor: boolean;
   /** `--no-input`: never prompt, whatever the terminal. */
   noInput: boolean;
+  /** `-q/--quiet`: no notes, warnings or spinner on stderr (errors still). */
+  quiet?: boolean;
 }
 
 /** The global options, checked. */
@@ -44,6 +46,7 @@ export interface GlobalFlags {
   timeout?: string;
   input?: boolean;
   debug?: boolean;
+  quiet?: boolean;
   color?: boolean;
   insecureHttp?: boolean;
   caFile?: string;
@@ -54,6 +57,7 @@ export function readPreferences(flags: GlobalFlags): Preferences {
     debug: flags.debug === true,
     noColor: flags.color === false,
     noInput: flags.input === false,
+    quiet: flags.quiet === true,
   };
 }
 

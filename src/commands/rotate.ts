@@ -20,7 +20,13 @@ import {
   withJsonErrorBody,
 } from '../render.js';
 import { addBulkFlags, type BulkFlags, parseBulkFlags } from './bulk-flags.js';
-import { addOutputFlags, type DepsFactory, newCommand, outputFormat } from './shared.js';
+import {
+  addOutputFlags,
+  type DepsFactory,
+  newCommand,
+  outputFormat,
+  withProgress,
+} from './shared.js';
 
 export interface RotateOptions {
   /** From --current-token; undefined when it is to be read from stdin or prompted for. */
@@ -119,8 +125,12 @@ export async function runRotate(opts: RotateOptions, deps: Deps): Promise<void> 
 
   const client = await deps.connect(target);
   const inFlight = io.inFlight ?? new InFlight();
-  const result = await inFlight.during(interruptedRotation, () =>
-    withJsonErrorBody(io, opts.format, () => client.rotateToken(currentToken)),
+  const print = fingerprint(currentToken);
+  const which = print === REDACTED ? 'the token' : `the token ending in ${escapeControls(print)}`;
+  const result = await withProgress(deps, opts.format, `Rotating ${which}`, () =>
+    inFlight.during(interruptedRotation, () =>
+      withJsonErrorBody(io, opts.format, () => client.rotateToken(currentToken)),
+    ),
   );
   const id = escapeControls(formatValue(result.userGroup.provided_id ?? ''));
   try {

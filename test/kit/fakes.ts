@@ -12,6 +12,7 @@ import type { IO } from '../../src/io.js';
 import type { Prompter, Validate } from '../../src/prompter.js';
 import type { GetUserRequest, ServiceClient, ServiceResult, Target } from '../../src/service.js';
 import type { Settings } from '../../src/settings.js';
+import { noProgress, type Progress } from '../../src/spinner.js';
 
 export type { Deps, Settings };
 
@@ -202,6 +203,7 @@ export function makeDeps(
     prompts?: ([string, Answer] | [PromptKind, string, Answer])[];
     service?: ServiceClient;
     tracer?: Tracer;
+    progress?: Progress;
   } = {},
 ): TestDeps {
   const io = options.io ?? makeIO();
@@ -217,6 +219,7 @@ export function makeDeps(
     ),
     prompter: new FakePrompter(options.prompts),
     tracer: options.tracer ?? (settings.debug ? new StreamTracer(io.stderr) : silentTracer),
+    progress: options.progress ?? noProgress,
     targets,
     async connect(target) {
       targets.push(target);
