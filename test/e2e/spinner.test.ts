@@ -66,14 +66,14 @@ describe('spinner at a terminal', () => {
     expect(raw.split('Creating or finding acme...').length - 1).toBeGreaterThan(2);
   });
 
-  it('a retry says why it waits: "Rate limited, retrying in 2 s..."', async () => {
+  it('a retry says why it waits: "Rate limited, retrying in 3 s..."', async () => {
     server = await startServer(
-      json(429, { success: 0, detail: 'Request was throttled.' }, { 'retry-after': '2' }),
+      json(429, { success: 0, detail: 'Request was throttled.' }, { 'retry-after': '3' }),
       json(200, acmeBody()),
     );
     const session = await atTerminal(GET);
     const raw = session.raw;
-    const waiting = raw.indexOf('Rate limited, retrying in 2 s...');
+    const waiting = raw.indexOf('Rate limited, retrying in 3 s...');
     expect(waiting, JSON.stringify(raw)).toBeGreaterThanOrEqual(0);
     expect(raw.indexOf('Found user group acme')).toBeGreaterThan(waiting);
     expect(server.requests).toHaveLength(2);
@@ -92,6 +92,15 @@ describe('spinner at a terminal', () => {
     expect(shown, JSON.stringify(raw)).toBeGreaterThanOrEqual(0);
     expect(raw.indexOf('Rotated token of user group acme')).toBeGreaterThan(shown);
     expect(raw).not.toContain('old-token-wxyz');
+  });
+
+  it('--no-color: the spinner draws no colour', async () => {
+    server = await startServer(delay(1_000, json(200, acmeBody())));
+    const session = await atTerminal([...GET, '--no-color']);
+    expect(session.raw).toContain('Creating or finding acme...');
+    for (const colour of [30, 31, 32, 33, 34, 35, 36, 37, 90]) {
+      expect(session.raw).not.toContain(`\u001b[${colour}m`);
+    }
   });
 
   it('Ctrl+C while it spins: erased and the cursor shown again before the error line', async () => {
