@@ -19,6 +19,10 @@ if ((command === 'get' || command === 'rotate') && !process.argv.includes('--fro
   require('node:v8').setFlagsFromString('--liftoff-only');
 }
 
+// Stack traces (printed with --debug only) point at src/*.ts through dist/*.map; Node reads a
+// map when it loads a module, so this must come first, and only --debug pays for it.
+if (process.argv.includes('--debug')) process.setSourceMapsEnabled(true);
+
 const { homedir } = require('node:os');
 const { main } = require('../dist/main.cjs');
 

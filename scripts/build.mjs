@@ -17,6 +17,7 @@ const LAZY = {
   table: 'src/vendor/table.ts',
   conf: 'src/vendor/conf.ts',
   csv: 'src/vendor/csv.ts',
+  spinner: 'src/vendor/spinner.ts',
   emulator: 'src/emulator/server.ts',
 };
 
@@ -28,6 +29,10 @@ const common = {
   // Class names appear in --debug stack traces; minified ones say nothing.
   keepNames: true,
   legalComments: 'linked',
+  // `--debug` stack traces point at src/*.ts: bin/ugs.js turns source maps on only with --debug,
+  // so every other run never reads the .map files. Mappings only; the sources stay in src/.
+  sourcemap: 'linked',
+  sourcesContent: false,
   logLevel: 'warning',
   // A native addon (a .node binary per platform) cannot be bundled; it loads from node_modules,
   // and only for a profile whose token is in the OS credential store (src/secure-store.ts).

@@ -125,6 +125,7 @@ export function resolveApiPath(settings: Settings, credentials: Credentials): Ap
 /** Where to send requests, or a typed error saying what is missing and how to fix it. */
 export async function resolveTarget(deps: Deps): Promise<Target> {
   const credentials = resolveCredentials(deps);
+  traceContext(deps, credentials);
   const loginHint = loginCommandFor(deps.settings.profile);
   const apiToken = await readApiToken(deps, credentials);
   if (apiToken === undefined) {
@@ -160,6 +161,22 @@ export async function resolveTarget(deps: Deps): Promise<Target> {
     profile: credentials.profileName,
     tokenSource,
   };
+}
+
+/** The first lines of a `--debug` trace: the settings in use and where each came from. */
+function traceContext(deps: Deps, credentials: Credentials): void {
+  let apiPath: ApiPathSetting;
+  try {
+    apiPath = resolveApiPath(deps.settings, credentials);
+  } catch {
+    apiPath = { value: credentials.profile?.apiPath ?? '', source: 'profile' };
+  }
+  deps.tracer.context({
+    profile: { value: credentials.profileName, source: deps.settings.profileSource ?? 'default' },
+    baseUrl: credentials.baseUrl,
+    apiPath,
+    apiToken: credentials.apiToken,
+  });
 }
 
 export function loginCommandFor(profile: string): string {

@@ -1,14 +1,25 @@
 /**
- * `--debug` trace of every request and response. Developers paste these into tickets, so every
- * secret is redacted here, at the only place that prints them: the Authorization header, any JSON
- * field whose name says token, and every known secret value wherever else it appears. What the
- * server sent is shown with its control characters escaped: a trace goes to a terminal too.
+ * `--debug` trace: where the profile, base URL and API token came from, then every request and
+ * response. Developers paste these into tickets, so no secret is ever printed whole, here at the
+ * only place that prints them: the Authorization header, any JSON field whose name says token,
+ * and every known secret value wherever else it appears are shown as a fingerprint (`…a1b2`, the
+ * last 4 characters), which is enough to tell which token a trace used. Proxy credentials and
+ * cookies are `[REDACTED]`. What the server sent is shown with its control characters escaped,
+ * one prefixed trace line per line of a body: a trace goes to a terminal too.
  */
 import type { Writable } from 'node:stream';
 import { escapeControls } from './io.js';
 import { formatJsonText } from './json-text.js';
 
 export const REDACTED = '[REDACTED]';
+
+/**
+ * A token shown by its last 4 characters (`…a1b2`), so a trace or a prompt can be matched to the
+ * token someone holds. A token shorter than 8 characters would be half given away: `[REDACTED]`.
+ */
+export function fingerprint(token: string): string {
+  return token.length >= 8 ? `…${token.slice(-4)}` : REDACTED;
+}
 
 export interface TraceRequest {
   method: string;
@@ -25,7 +36,17 @@ export interface TraceResponse {
   elapsedMs: number;
 }
 
+/** Where each setting of a run came from, for the first lines of the trace. */
+export interface TraceContext {
+  profile: { value: string; source: 'flag' | 'env' | 'default' };
+  baseUrl: { value: string; source: 'flag' | 'env' | 'profile' } | undefined;
+  apiPath: { value: string; source: 'flag' | 'env' | 'profile' | 'default' };
+  apiToken: { value: string; source: 'profile' | 'env UGS_API_TOKEN' } | undefined;
+}
+
 export interface Tracer {
+  /** The settings a command resolved, before anything is sent. */
+  context(context: TraceContext): void;
   request(request: TraceRequest): void;
   response(response: TraceResponse): void;
   failure(message: string, elapsedMs: number): void;
@@ -35,6 +56,7 @@ export interface Tracer {
 }
 
 export const silentTracer: Tracer = {
+  context() {},
   request() {},
   response() {},
   failure() {},
@@ -59,6 +81,34 @@ export class StreamTracer implements Tracer {
     this.secrets.add(secret);
   }
 
+  context({ profile, baseUrl, apiPath, apiToken }: TraceContext): void {
+    if (apiToken !== undefined) this.addSecret(apiToken.value);
+    const profileSource = { flag: 'flag --profile', env: 'env UGS_PROFILE', default: 'default' };
+    const inProfile = `profile "${this.redactText(profile.value)}"`;
+    const from = (source: 'flag' | 'env' | 'profile' | 'default', flag: string, env: string) =>
+      source === 'flag'
+        ? `flag ${flag}`
+        : source === 'env'
+          ? `env ${env}`
+          : source === 'profile'
+            ? inProfile
+            : 'default';
+    this.write(`* profile: ${this.redactText(profile.value)} (${profileSource[profile.source]})`);
+    this.write(
+      baseUrl === undefined
+        ? '* base URL: none (no --base-url, UGS_BASE_URL or profile value)'
+        : `* base URL: ${this.redactText(withoutUserInfo(baseUrl.value))} (${from(baseUrl.source, '--base-url', 'UGS_BASE_URL')})`,
+    );
+    this.write(
+      `* API path: ${this.redactText(apiPath.value)} (${from(apiPath.source, '--api-path', 'UGS_API_PATH')})`,
+    );
+    this.write(
+      apiToken === undefined
+        ? '* API token: none (no UGS_API_TOKEN or profile value)'
+        : `* API token: ${fingerprint(apiToken.value)} (${apiToken.source === 'profile' ? inProfile : apiToken.source})`,
+    );
+  }
+
   request(request: TraceRequest): void {
     const retry = request.attempt > 0 ? ` (retry ${request.attempt})` : '';
     this.write(`> ${request.method} ${request.url.href}${retry}`);
@@ -66,7 +116,7 @@ export class StreamTracer implements Tracer {
       this.write(`> ${name}: ${this.redactHeader(name, value)}`);
     }
     this.write('>');
-    if (request.body !== '') this.write(`> ${this.redactBody(request.body)}`);
+    for (const line of this.bodyLines(request.body)) this.write(`> ${line}`);
   }
 
   response(response: TraceResponse): void {
@@ -75,7 +125,7 @@ export class StreamTracer implements Tracer {
       this.write(`< ${name}: ${this.redactHeader(name, value)}`);
     }
     this.write('<');
-    if (response.body !== '') this.write(`< ${this.redactBody(response.body)}`);
+    for (const line of this.bodyLines(response.body)) this.write(`< ${line}`);
   }
 
   failure(message: string, elapsedMs: number): void {
@@ -92,39 +142,62 @@ export class StreamTracer implements Tracer {
 
   private redactHeader(name: string, value: string): string {
     if (!SECRET_HEADERS.has(name.toLowerCase())) return this.redactText(value);
-    const scheme = /^(\w+)\s/.exec(value);
+    const scheme = /^(\w+)\s+(.*)$/s.exec(value);
+    // The API token's own header: its fingerprint says which token was sent.
+    if (name.toLowerCase() === 'authorization' && scheme) {
+      return `${scheme[1]} ${escapeControls(fingerprint(scheme[2] ?? ''))}`;
+    }
     return scheme ? `${scheme[1]} ${REDACTED}` : REDACTED;
   }
 
   /**
-   * A JSON body is re-printed from its text (compact, token-named keys redacted, `__proto__` kept,
-   * no recursion however deep it nests); anything else is shown with controls escaped.
+   * A body as trace lines. JSON is re-printed from its text on one line (compact, token-named
+   * keys fingerprinted, `__proto__` kept, no recursion however deep it nests); anything else is
+   * shown line by line, each line's other controls escaped, so every line carries the prefix.
    */
-  redactBody(body: string): string {
-    let json: string | undefined;
+  bodyLines(body: string): string[] {
+    if (body === '') return [];
     try {
       JSON.parse(body);
-      json = formatJsonText(body, { indent: 0, secretKey: TOKEN_KEY, secrets: this.secrets });
+      return [
+        formatJsonText(body, {
+          indent: 0,
+          secretKey: TOKEN_KEY,
+          secrets: this.secrets,
+          mask: fingerprint,
+        }),
+      ];
     } catch {
-      json = undefined;
+      const lines = body.split(/\r?\n/);
+      if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
+      return lines.map((line) => this.redactText(line));
     }
-    return json ?? this.redactText(body);
   }
 
-  /** Secrets cut out and controls escaped: for server text and error messages. */
+  /** Secrets fingerprinted and controls escaped: for server text and error messages. */
   redactText(text: string): string {
-    return escapeControls(redactSecrets(text, this.secrets));
+    return escapeControls(redactSecrets(text, this.secrets, fingerprint));
   }
 }
 
 /**
- * Every occurrence of each secret replaced by `[REDACTED]`. Values shorter than 4 characters
- * are left alone: they would redact ordinary words, and no real token is that short.
+ * Every occurrence of each secret replaced by `[REDACTED]` (or what `mask` makes of it). Values
+ * shorter than 4 characters are left alone: they would redact ordinary words, and no real token
+ * is that short.
  */
-export function redactSecrets(text: string, secrets: Iterable<string>): string {
+export function redactSecrets(
+  text: string,
+  secrets: Iterable<string>,
+  mask: (secret: string) => string = () => REDACTED,
+): string {
   let result = text;
   for (const secret of secrets) {
-    if (secret.length >= 4) result = result.split(secret).join(REDACTED);
+    if (secret.length >= 4) result = result.split(secret).join(mask(secret));
   }
   return result;
+}
+
+/** `https://user:password@host` shown as `https://***@host`: ugs refuses such URLs anyway. */
+function withoutUserInfo(url: string): string {
+  return url.replace(/^([a-z][\w+.-]*:\/\/)[^/?#@]*@/i, '$1***@');
 }

@@ -4,7 +4,7 @@
  * only when a command connects.
  */
 import { type ConfigStore, configDir, FileConfigStore } from './config.js';
-import { StreamTracer, silentTracer, type Tracer } from './debug.js';
+import { StreamTracer, type Tracer } from './debug.js';
 import { createHttpClient, type HttpClient } from './http.js';
 import type { IO } from './io.js';
 import { InquirerPrompter, type Prompter } from './prompter.js';
@@ -12,6 +12,7 @@ import { printLine, printNote } from './render.js';
 import { type CredentialStore, OsCredentialStore } from './secure-store.js';
 import { HttpServiceClient, type ServiceClient, type Target } from './service.js';
 import type { Settings } from './settings.js';
+import { createProgress, type Progress } from './spinner.js';
 import { userAgent } from './version.js';
 
 export interface Deps {
@@ -22,6 +23,8 @@ export interface Deps {
   credentialStore: CredentialStore;
   prompter: Prompter;
   tracer: Tracer;
+  /** The spinner shown at a terminal while a request is slow. */
+  progress: Progress;
   /** A client for the service at `target`; the HTTP stack is loaded on the first call. */
   connect(target: Target, options?: ConnectOptions): Promise<ServiceClient>;
 }
@@ -52,7 +55,9 @@ export function createDeps(
   system: SystemInfo,
   clients: HttpClient[],
 ): Deps {
-  const tracer = settings.debug ? new StreamTracer(io.stderr) : silentTracer;
+  const progress = createProgress(io, settings);
+  // Without --debug the client's retries go to the spinner (a no-op where there is none).
+  const tracer = settings.debug ? new StreamTracer(io.stderr) : progress.tracer;
   return {
     io,
     settings,
@@ -62,6 +67,7 @@ export function createDeps(
     credentialStore: new OsCredentialStore(system.platform),
     prompter: new InquirerPrompter(io),
     tracer,
+    progress,
     async connect(target, options = {}) {
       tracer.addSecret(target.apiToken);
       const http = await createHttpClient({

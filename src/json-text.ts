@@ -15,6 +15,8 @@ export interface JsonTextOptions {
   secrets?: Iterable<string>;
   /** Keys whose string values (in arrays under them too) are replaced by `[REDACTED]`. */
   secretKey?: RegExp;
+  /** What a secret is replaced by instead of `[REDACTED]` (the `--debug` trace's fingerprint). */
+  mask?: (secret: string) => string;
 }
 
 interface Frame {
@@ -38,6 +40,7 @@ const LITERAL = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null/y;
 export function formatJsonText(text: string, options: JsonTextOptions): string {
   const secrets = options.secrets === undefined ? [] : [...options.secrets];
   const secretKey = options.secretKey;
+  const mask = options.mask ?? (() => REDACTED);
   const out: string[] = [];
   const stack: Frame[] = [];
   const colon = options.indent > 0 ? ': ' : ':';
@@ -71,13 +74,13 @@ export function formatJsonText(text: string, options: JsonTextOptions): string {
   };
   const emitString = (raw: string, redact: boolean) => {
     if (redact) {
-      out.push(JSON.stringify(REDACTED));
+      out.push(escapeRawControls(JSON.stringify(mask(JSON.parse(raw) as string))));
       return;
     }
     let token = raw;
     if (secrets.length > 0) {
       const decoded = JSON.parse(raw) as string;
-      const clean = redactSecrets(decoded, secrets);
+      const clean = redactSecrets(decoded, secrets, mask);
       if (clean !== decoded) token = JSON.stringify(clean);
     }
     out.push(escapeRawControls(token));

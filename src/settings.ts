@@ -18,11 +18,15 @@ export interface Preferences {
   noColor: boolean;
   /** `--no-input`: never prompt, whatever the terminal. */
   noInput: boolean;
+  /** `-q/--quiet`: no notes, warnings or spinner on stderr (errors still). */
+  quiet?: boolean;
 }
 
 /** The global options, checked. */
 export interface Settings extends Preferences {
   profile: string;
+  /** Where `profile` came from, for the `--debug` trace. */
+  profileSource?: 'flag' | 'env' | 'default';
   /** `--base-url` or `UGS_BASE_URL`, the flag winning. */
   baseUrl: string | undefined;
   baseUrlSource: 'flag' | 'env' | undefined;
@@ -42,6 +46,7 @@ export interface GlobalFlags {
   timeout?: string;
   input?: boolean;
   debug?: boolean;
+  quiet?: boolean;
   color?: boolean;
   insecureHttp?: boolean;
   caFile?: string;
@@ -52,6 +57,7 @@ export function readPreferences(flags: GlobalFlags): Preferences {
     debug: flags.debug === true,
     noColor: flags.color === false,
     noInput: flags.input === false,
+    quiet: flags.quiet === true,
   };
 }
 
@@ -66,6 +72,12 @@ export function parseSettings(flags: GlobalFlags, env: Env): Settings {
   const envApiPath = nonEmpty(env.UGS_API_PATH);
   return {
     profile,
+    profileSource:
+      flags.profile !== undefined
+        ? 'flag'
+        : nonEmpty(env.UGS_PROFILE) !== undefined
+          ? 'env'
+          : 'default',
     baseUrl: flags.baseUrl ?? envBaseUrl,
     baseUrlSource:
       flags.baseUrl !== undefined ? 'flag' : envBaseUrl !== undefined ? 'env' : undefined,

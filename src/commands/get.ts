@@ -26,7 +26,14 @@ import {
   withJsonErrorBody,
 } from '../render.js';
 import { addBulkFlags, type BulkFlags, parseBulkFlags } from './bulk-flags.js';
-import { addOutputFlags, collect, type DepsFactory, newCommand, outputFormat } from './shared.js';
+import {
+  addOutputFlags,
+  collect,
+  type DepsFactory,
+  newCommand,
+  outputFormat,
+  withProgress,
+} from './shared.js';
 
 export interface GetOptions {
   id: string | undefined;
@@ -166,7 +173,12 @@ export async function runGet(opts: GetOptions, deps: Deps): Promise<void> {
   checkGroupText(request.name, 'the user group name');
 
   const client = await deps.connect(target);
-  const result = await withJsonErrorBody(deps.io, opts.format, () => client.getUser(request));
+  const result = await withProgress(
+    deps,
+    opts.format,
+    `Creating or finding ${escapeControls(request.user_group_id)}`,
+    () => withJsonErrorBody(deps.io, opts.format, () => client.getUser(request)),
+  );
   const id = escapeControls(formatValue(result.userGroup.provided_id ?? request.user_group_id));
   await printResult(deps.io, deps.settings, {
     format: opts.format,

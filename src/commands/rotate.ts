@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { resolveTarget } from '../credentials.js';
+import { fingerprint, REDACTED } from '../debug.js';
 import type { Deps } from '../deps.js';
 import {
   CancelledError,
@@ -19,7 +20,13 @@ import {
   withJsonErrorBody,
 } from '../render.js';
 import { addBulkFlags, type BulkFlags, parseBulkFlags } from './bulk-flags.js';
-import { addOutputFlags, type DepsFactory, newCommand, outputFormat } from './shared.js';
+import {
+  addOutputFlags,
+  type DepsFactory,
+  newCommand,
+  outputFormat,
+  withProgress,
+} from './shared.js';
 
 export interface RotateOptions {
   /** From --current-token; undefined when it is to be read from stdin or prompted for. */
@@ -110,17 +117,20 @@ export async function runRotate(opts: RotateOptions, deps: Deps): Promise<void> 
   deps.tracer.addSecret(currentToken);
 
   if (interactive && !opts.yes) {
-    const confirmed = await deps.prompter.confirm(
-      `Rotate the token ending in ...${escapeControls(currentToken.slice(-4))}? Dashboards using it may stop working.`,
-      { default: false },
-    );
+    const confirmed = await deps.prompter.confirm(confirmationQuestion(currentToken), {
+      default: false,
+    });
     if (!confirmed) throw new CancelledError('rotation cancelled; nothing was sent');
   }
 
   const client = await deps.connect(target);
   const inFlight = io.inFlight ?? new InFlight();
-  const result = await inFlight.during(interruptedRotation, () =>
-    withJsonErrorBody(io, opts.format, () => client.rotateToken(currentToken)),
+  const print = fingerprint(currentToken);
+  const which = print === REDACTED ? 'the token' : `the token ending in ${escapeControls(print)}`;
+  const result = await withProgress(deps, opts.format, `Rotating ${which}`, () =>
+    inFlight.during(interruptedRotation, () =>
+      withJsonErrorBody(io, opts.format, () => client.rotateToken(currentToken)),
+    ),
   );
   const id = escapeControls(formatValue(result.userGroup.provided_id ?? ''));
   try {
@@ -146,6 +156,16 @@ export async function runRotate(opts: RotateOptions, deps: Deps): Promise<void> 
       { hint: `read it with \`${recoveryCommand(result.userGroup, deps)}\``, cause: error },
     );
   }
+}
+
+/**
+ * Says what is about to happen to which token: its last 4 characters (as `--debug` shows it),
+ * and that the old one stops working, which is what breaks dashboards.
+ */
+export function confirmationQuestion(currentToken: string): string {
+  const print = fingerprint(currentToken);
+  const which = print === REDACTED ? 'this token' : `the token ending in ${escapeControls(print)}`;
+  return `Rotate ${which}? The old token stops working once it is rotated: dashboards that embed it need the new one.`;
 }
 
 function interruptedRotation(): InterruptedError {

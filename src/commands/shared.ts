@@ -24,6 +24,19 @@ export function addOutputFlags(command: Command): Command {
     .option('--field <name>', 'print only this field of user_group (e.g. token)');
 }
 
+/**
+ * A service call as a person at a terminal sees it: a spinner saying `text` when it is slow.
+ * Machine output (`--json`, `--field`) gets none: it is read by scripts, not watched.
+ */
+export function withProgress<T>(
+  deps: Deps,
+  format: OutputFormat,
+  text: string,
+  work: () => Promise<T>,
+): Promise<T> {
+  return format.kind === 'table' ? deps.progress.during(text, work) : work();
+}
+
 /** `--json` and `--field` are two ways of asking for machine output; both at once is a mistake. */
 export function outputFormat(flags: { json?: boolean; field?: string }): OutputFormat {
   if (flags.json && flags.field !== undefined) {

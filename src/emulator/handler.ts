@@ -28,6 +28,31 @@ export interface HandlerDeps {
 
 type Body = Record<string, unknown>;
 
+/** What a request came to, for the access log: never a token. */
+export type Outcome =
+  | 'created'
+  | 'found'
+  | 'rotated'
+  | 'refused'
+  | 'redirected'
+  | 'failed'
+  | 'dropped';
+
+export interface Handled {
+  outcome: Outcome;
+  /** The user group's `provided_id`, when the request named or reached one. */
+  id?: string | undefined;
+  /** The fault injected into this request, if any. */
+  fault?: FaultKind | undefined;
+}
+
+interface ApiAnswer {
+  status: number;
+  body: Body;
+  outcome: Outcome;
+  id: string;
+}
+
 function sendJson(
   res: ServerResponse,
   status: number,
@@ -139,8 +164,8 @@ function routeOf(url: string | undefined, trailingSlash: boolean): Route {
 export class RequestHandler {
   constructor(private readonly deps: HandlerDeps) {}
 
-  /** Handles one request; never rejects. Returns the injected fault, if any, for the log. */
-  async handle(req: IncomingMessage, res: ServerResponse): Promise<FaultKind | undefined> {
+  /** Handles one request; never rejects. Returns what it came to, for the log. */
+  async handle(req: IncomingMessage, res: ServerResponse): Promise<Handled> {
     // Faults come first, before any state is read or changed, like a failure in front of the
     // service: a client must not be able to tell whether a faulted request did anything.
     // 'commit-reset' is the exception by design: it lets the request run, then loses the answer.
@@ -148,13 +173,13 @@ export class RequestHandler {
     switch (fault) {
       case 'reset':
         req.socket.destroy();
-        return fault;
+        return { outcome: 'dropped', fault };
       case '500':
         sendJson(res, 500, { success: 0, detail: 'injected fault: internal error' });
-        return fault;
+        return { outcome: 'failed', fault };
       case '502-html':
         sendHtml(res, 502, BAD_GATEWAY_HTML, 'text/html');
-        return fault;
+        return { outcome: 'failed', fault };
       case '429':
         sendJson(
           res,
@@ -162,7 +187,7 @@ export class RequestHandler {
           { success: 0, detail: 'Request was throttled. Expected available in 1 second.' },
           { 'Retry-After': '1' },
         );
-        return fault;
+        return { outcome: 'refused', fault };
       case 'slow':
         await this.deps.sleep(this.deps.slowMs);
         break;
@@ -179,36 +204,37 @@ export class RequestHandler {
         'Content-Length': '0',
       });
       res.end();
-      return fault;
+      return { outcome: 'redirected', fault };
     }
     if (route.kind === 'none') {
       sendHtml(res, 404, NOT_FOUND_HTML);
-      return fault;
+      return { outcome: 'refused', fault };
     }
     try {
-      const [status, body] = await this.api(req);
-      if (fault === 'commit-reset') {
-        // The change is durable (api() waited for the save); only the answer is lost.
-        req.socket.destroy();
-        return fault;
-      }
-      sendJson(res, status, body);
+      const answer = await this.api(req);
+      // With commit-reset the change is durable (api() waited for the save); only the answer is
+      // lost, and the log still says what was done.
+      if (fault === 'commit-reset') req.socket.destroy();
+      else sendJson(res, answer.status, answer.body);
+      return { outcome: answer.outcome, id: answer.id, fault };
     } catch (err) {
       if (err instanceof RequestError) {
         // Every refusal keeps the interface's envelope: success 0, then DRF's own fields.
         sendJson(res, err.status, { success: 0, ...err.body }, err.headers);
-      } else if (!res.headersSent && !req.destroyed) {
+        return { outcome: 'refused', fault };
+      }
+      if (!res.headersSent && !req.destroyed) {
         const why = err instanceof Error ? err.message : String(err);
         sendJson(res, 500, { success: 0, detail: `emulator internal error: ${why}` });
       } else {
         res.destroy();
       }
+      return { outcome: 'failed', fault };
     }
-    return fault;
   }
 
   /** In DRF's order: authentication, then the method, then the body. */
-  private async api(req: IncomingMessage): Promise<[number, Body]> {
+  private async api(req: IncomingMessage): Promise<ApiAnswer> {
     const environment = this.deps.auth.authenticate(req.headers.authorization);
     if (typeof environment !== 'string') {
       throw RequestError.detail(401, environment.refused, { 'WWW-Authenticate': 'Token' });
@@ -228,7 +254,7 @@ export class RequestHandler {
     return req.method === 'GET' ? this.getUser(environment, text) : this.rotate(environment, text);
   }
 
-  private async getUser(environment: Environment, text: string): Promise<[number, Body]> {
+  private async getUser(environment: Environment, text: string): Promise<ApiAnswer> {
     const input = parseGetUserBody(text);
     const { created, group } = this.deps.store.getOrCreate(environment, input);
     if (created) this.deps.markChanged();
@@ -250,10 +276,10 @@ export class RequestHandler {
     // Also when found: a concurrent request may have created it and not yet saved it, and a
     // token must never be handed out before it is durable.
     await this.durable();
-    return [200, body];
+    return { status: 200, body, outcome: created ? 'created' : 'found', id: group.providedId };
   }
 
-  private async rotate(environment: Environment, text: string): Promise<[number, Body]> {
+  private async rotate(environment: Environment, text: string): Promise<ApiAnswer> {
     const currentToken = parseRotateBody(text);
     const group = this.deps.store.rotate(environment, currentToken);
     // DRF's get_object_or_404; the token is not echoed: it is a credential.
@@ -271,7 +297,7 @@ export class RequestHandler {
       },
     };
     await this.durable();
-    return [200, body];
+    return { status: 200, body, outcome: 'rotated', id: group.providedId };
   }
 
   private async durable(): Promise<void> {

@@ -189,12 +189,22 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
       onSocket.delete(entry);
     });
     const handled = handler.handle(req, res);
-    void Promise.all([handled, done]).then(([fault]) => {
+    void Promise.all([handled, done]).then(([{ outcome, id, fault }]) => {
       if (!log) return;
       const status = res.writableFinished ? String(res.statusCode) : '-';
       const ms = Math.round(performance.now() - started);
       // The path only: a query string is the one place a careless client might put a secret.
-      const line = `${req.method} ${pathOf(req.url)} ${status} ${ms}ms${fault ? ` fault=${fault}` : ''}`;
+      // Never a token; the group's id says which group a request reached.
+      const line = [
+        new Date().toISOString(),
+        req.method,
+        pathOf(req.url),
+        status,
+        `${ms}ms`,
+        outcome,
+        ...(id === undefined ? [] : [`id=${quoted(id)}`]),
+        ...(fault === undefined ? [] : [`fault=${fault}`]),
+      ].join(' ');
       try {
         log(line);
       } catch {
@@ -273,4 +283,12 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
       return closing;
     },
   };
+}
+
+/** A client's id in a log line: quoted, every control character (C1 and DEL too) escaped. */
+function quoted(text: string): string {
+  return JSON.stringify(text).replace(
+    /[\u007f-\u009f]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }

@@ -35,14 +35,15 @@ describe('secrets (built binary, --debug)', () => {
     const groupToken = (await service.group('acme')).token ?? '';
     expect(groupToken).not.toBe('');
 
-    // The request trace: method, URL, redacted Authorization header.
+    // The request trace: method, URL, the Authorization header as a fingerprint.
     expect(get.stderr).toMatch(/^\[debug\] /m);
     expect(get.stderr).toContain(`[debug] > GET ${service.url}/api/user`);
-    expect(get.stderr).toMatch(/^\[debug\] > authorization: Token \[REDACTED\]$/m);
+    expect(get.stderr).toContain(`[debug] > authorization: Token …${API_TOKEN.slice(-4)}\n`);
     expect(get.stderr).toMatch(/^\[debug\] < HTTP 200/m);
-    // The request body is traced; the response's token field is redacted.
+    // The request body is traced; the response's token field is fingerprinted.
     expect(get.stderr).toContain('"user_group_id":"acme"');
     expect(get.stderr).not.toContain(groupToken);
+    expect(get.stderr).toContain(`"token":"…${groupToken.slice(-4)}"`);
     // The table on stdout is the user's output and does show the group token.
     expect(get.stdout).toContain(groupToken);
     expect(get.stdout).not.toContain('[debug]');
@@ -60,7 +61,8 @@ describe('secrets (built binary, --debug)', () => {
     const newToken = (await service.group('acme')).token ?? '';
     expect(newToken).not.toBe(groupToken);
     expect(rotate.stderr).toContain(`[debug] > POST ${service.url}/api/user`);
-    expect(rotate.stderr).toContain('[REDACTED]');
+    expect(rotate.stderr).toContain(`{"current_token":"…${groupToken.slice(-4)}"}`);
+    expect(rotate.stderr).toContain(`"token":"…${newToken.slice(-4)}"`);
     // Neither the token being replaced nor the new one appears in the trace.
     expect(rotate.stderr).not.toContain(groupToken);
     expect(rotate.stderr).not.toContain(newToken);
@@ -94,7 +96,7 @@ describe('secrets (built binary, --debug)', () => {
     }
   });
 
-  it('an API token from UGS_API_TOKEN is redacted from --debug output too', async () => {
+  it('an API token from UGS_API_TOKEN is fingerprinted in --debug output too', async () => {
     const service = await serviceForTest([API_TOKEN]);
     const sb = makeSandbox();
     // The service echoes the token in its error text: the trace must hide it.
@@ -107,8 +109,10 @@ describe('secrets (built binary, --debug)', () => {
     );
     expect(result.code, describeRun(result)).toBe(1);
     const trace = result.stderr.split('\n').filter((line) => line.startsWith('[debug]'));
-    expect(trace.join('\n')).toContain('authorization: Token [REDACTED]');
-    expect(trace.join('\n')).toContain('"error":"token [REDACTED] is not allowed');
+    const fingerprint = `…${API_TOKEN.slice(-4)}`;
+    expect(trace[3]).toBe(`[debug] * API token: ${fingerprint} (env UGS_API_TOKEN)`);
+    expect(trace.join('\n')).toContain(`authorization: Token ${fingerprint}`);
+    expect(trace.join('\n')).toContain(`"error":"token ${fingerprint} is not allowed`);
     expect(trace.join('\n')).not.toContain(API_TOKEN);
     expect(service.requests[0]?.headers.authorization).toBe(`Token ${API_TOKEN}`);
   });

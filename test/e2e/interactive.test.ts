@@ -218,14 +218,14 @@ describe('ugs rotate at a terminal', () => {
 
     const declined = startPty(sandbox, ['rotate']);
     await declined.answer('Current user group token', token);
-    await declined.waitFor(`...${token.slice(-4)}`);
+    await declined.waitFor(`…${token.slice(-4)}`);
     await declined.type('n\r');
     await expectExit(declined, 130);
     expect(declined.raw).not.toContain(token);
 
     const session = startPty(sandbox, ['rotate']);
     await session.answer('Current user group token', token);
-    await session.answer(`...${token.slice(-4)}`, 'y');
+    await session.answer(`…${token.slice(-4)}`, 'y');
     await expectExit(session, 0);
     expect(session.raw).not.toContain(token);
     const rest = session.rest();

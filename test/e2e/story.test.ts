@@ -552,10 +552,10 @@ describe('secrets and colour', () => {
         [logout],
         [none],
       );
-      // The trace is really there: requests, responses, redaction markers.
+      // The trace is really there: requests, responses, tokens as fingerprints.
       expect(created.stderr).toMatch(/GET \S+\/api\/user/);
       expect(created.stderr).toMatch(/\b200\b/);
-      expect(created.stderr).toContain('[REDACTED]');
+      expect(created.stderr).toContain(`"token":"…${token.slice(-4)}"`);
       expect(rotated.stderr).toMatch(/POST \S+\/api\/user/);
       expect(refused.stderr).toMatch(/\b404\b/);
       expect(wrong.stderr).toMatch(/\b401\b/);

@@ -1,10 +1,11 @@
 /**
- * `--debug` traces every request and response through a StreamTracer; secrets never reach it:
- * the Authorization header, any JSON field named like a token, and every known secret value.
+ * `--debug` traces every request and response through a StreamTracer; secrets never reach it
+ * whole: the Authorization header, any JSON field named like a token, and every known secret
+ * value are shown as a fingerprint (`…` and the last 4 characters); cookies are `[REDACTED]`.
  */
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { REDACTED, StreamTracer } from '../../src/debug.js';
+import { fingerprint, REDACTED, StreamTracer } from '../../src/debug.js';
 import { controlCharacters } from '../../src/io.js';
 import { API_TOKEN, failure, GET_REQUEST, useHttpClients } from '../kit/http-client.js';
 import { closedPort, destroy, json, okBody, text } from '../kit/server.js';
@@ -40,7 +41,7 @@ describe('debug trace', () => {
     expect(lines).toContain(`[debug] > GET ${server.url}/prefix/api/user`);
     expect(lines).toContain('[debug] > content-type: application/json');
     expect(lines).toContain('[debug] > accept: application/json');
-    expect(lines).toContain(`[debug] > authorization: Token ${REDACTED}`);
+    expect(lines).toContain('[debug] > authorization: Token …5b4a');
     expect(lines).toContain('[debug] > user-agent: ugs/test node/20');
     expect(lines).toContain(
       '[debug] > {"name":"Acme","user_group_id":"acme-1","properties":{"plan":"gold"}}',
@@ -48,7 +49,7 @@ describe('debug trace', () => {
     expect(out.text).toMatch(/^\[debug\] < HTTP 200 \(\d+ ms\)$/m);
     expect(lines).toContain('[debug] < content-type: application/json');
     expect(lines).toContain('[debug] < x-request-id: req-77');
-    expect(out.text).toContain(`"token":"${REDACTED}"`);
+    expect(out.text).toContain('"token":"…1234"');
     expect(out.text).toContain('"provided_id":"acme-1"');
     // the secrets themselves never appear
     expect(out.text).not.toContain(API_TOKEN);
@@ -61,7 +62,7 @@ describe('debug trace', () => {
     const server = await h.server(
       json(200, okBody({ user_group: { ...(okBody().user_group as object), token: NEW_TOKEN } })),
     );
-    // Only the API token is known up front: the body fields are redacted by name.
+    // Only the API token is known up front: the body fields are fingerprinted by name.
     const { out, tracer } = tracing();
     const { service } = await h.client(server.url, { tracer });
 
@@ -69,8 +70,8 @@ describe('debug trace', () => {
 
     expect(result.userGroup.token).toBe(NEW_TOKEN);
     expect(out.text).toContain(`[debug] > POST ${server.url}/api/user`);
-    expect(out.text).toContain(`[debug] > {"current_token":"${REDACTED}"}`);
-    expect(out.text).toContain(`"token":"${REDACTED}"`);
+    expect(out.text).toContain('[debug] > {"current_token":"…abcd"}');
+    expect(out.text).toContain('"token":"…wxyz"');
     for (const secret of [API_TOKEN, OLD_TOKEN, NEW_TOKEN]) expect(out.text).not.toContain(secret);
   });
 
@@ -91,9 +92,9 @@ describe('debug trace', () => {
     await failure(service.rotateToken(OLD_TOKEN));
 
     expect(out.text).toContain('< HTTP 502');
-    expect(out.text).toContain(`< x-echo: Token ${REDACTED}`);
+    expect(out.text).toContain(`< x-echo: Token ${fingerprint(API_TOKEN)}`);
     expect(out.text).toContain(`< set-cookie: ${REDACTED}`);
-    expect(out.text).toContain(`bad token ${REDACTED}`);
+    expect(out.text).toContain('bad token …abcd');
     for (const secret of [API_TOKEN, OLD_TOKEN, 'abc123secret']) {
       expect(out.text).not.toContain(secret);
     }
@@ -114,7 +115,9 @@ describe('debug trace', () => {
 
     await service.getUser(GET_REQUEST);
 
-    expect(out.text).toContain(REDACTED);
+    expect(out.text).toContain('"access_token":"…cess"');
+    expect(out.text).toContain('"refresh_token":"…resh"');
+    expect(out.text).toContain('"previous_tokens":["…rev1","…rev2"]');
     expect(out.text).toContain('"provided_id":"acme-1"');
     expect(out.text).not.toContain('SECRET');
   });
@@ -137,7 +140,7 @@ describe('debug trace', () => {
     expect(out.text).toMatch(/^\[debug\] \* retrying in 450 ms: \S+$/m);
     expect(out.text).toContain(`[debug] > GET ${server.url}/api/user (retry 2)`);
     expect(out.text).toMatch(/^\[debug\] < HTTP 200 /m);
-    expect(out.text).toContain(`overloaded for ${REDACTED}`);
+    expect(out.text).toContain('overloaded for …5b4a');
     expect(out.text).not.toContain(API_TOKEN);
     expect(out.text).not.toContain(GROUP_TOKEN);
   });
@@ -175,9 +178,9 @@ describe('debug trace of hostile answers (deep nesting, escape sequences, 100 Co
     return out.text;
   };
 
-  it('keeps __proto__ keys of a JSON body, token-named values redacted inside them', () => {
+  it('keeps __proto__ keys of a JSON body, token-named values fingerprinted inside them', () => {
     const text = response('{"__proto__":{"token":"ugt_inner_1234","plan":"pro"},"a":1}');
-    expect(text).toContain('< {"__proto__":{"token":"[REDACTED]","plan":"pro"},"a":1}');
+    expect(text).toContain('< {"__proto__":{"token":"…1234","plan":"pro"},"a":1}');
   });
 
   it('escapes controls in header values and non-JSON bodies; JSON strings keep \\u escapes', () => {
@@ -191,10 +194,10 @@ describe('debug trace of hostile answers (deep nesting, escape sequences, 100 Co
     }
   });
 
-  it('prints a 100,000-level JSON body without recursion, numbers as sent, tokens redacted', () => {
+  it('prints a 100,000-level JSON body without recursion, numbers as sent, tokens fingerprinted', () => {
     const deep = `${'['.repeat(100_000)}1e400${']'.repeat(100_000)}`;
     const text = response(`{"n":12345678901234567890123,"d":${deep},"token":"ugt_deep_99"}`);
-    expect(text).toContain(`< {"n":12345678901234567890123,"d":${deep},"token":"[REDACTED]"}\n`);
+    expect(text).toContain(`< {"n":12345678901234567890123,"d":${deep},"token":"…p_99"}\n`);
     expect(text).not.toContain('ugt_deep_99');
   });
 });

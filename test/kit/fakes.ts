@@ -13,6 +13,7 @@ import type { Prompter, Validate } from '../../src/prompter.js';
 import { type CredentialStore, CredentialStoreError } from '../../src/secure-store.js';
 import type { GetUserRequest, ServiceClient, ServiceResult, Target } from '../../src/service.js';
 import type { Settings } from '../../src/settings.js';
+import { noProgress, type Progress } from '../../src/spinner.js';
 
 export type { Deps, Settings };
 
@@ -235,6 +236,7 @@ export function makeDeps(
     service?: ServiceClient;
     tracer?: Tracer;
     credentialStore?: MemoryCredentialStore;
+    progress?: Progress;
   } = {},
 ): TestDeps {
   const io = options.io ?? makeIO();
@@ -251,6 +253,7 @@ export function makeDeps(
     credentialStore: options.credentialStore ?? new MemoryCredentialStore(),
     prompter: new FakePrompter(options.prompts),
     tracer: options.tracer ?? (settings.debug ? new StreamTracer(io.stderr) : silentTracer),
+    progress: options.progress ?? noProgress,
     targets,
     async connect(target) {
       targets.push(target);

@@ -224,7 +224,7 @@ describe('runRotate on a terminal', () => {
   it('prompts for the token (masked), then asks to confirm (default no), then sends', async () => {
     const prompter = new FakePrompter([
       ['password', 'Current user group token', `${OLD} `],
-      ['confirm', 'Rotate the token ending in ...1234', true],
+      ['confirm', 'Rotate the token ending in …1234?', true],
     ]);
     const service = rotateService();
     const deps = withPrompter(makeDeps({ io: terminalIO(), service }), prompter);

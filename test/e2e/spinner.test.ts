@@ -1,0 +1,156 @@
+/**
+ * The spinner a person sees at a terminal while a request is slow: shown after 300 ms with what
+ * is happening, erased before the output, and never where nobody watches it (a pipe, CI,
+ * `--json`), nor when the answer is quick. The binary runs on a real pty (`script`); the kit's
+ * scripted server decides how long the answer takes.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  acmeBody,
+  delay,
+  describeRun,
+  json,
+  killAllPtys,
+  makeSandbox,
+  type PtySession,
+  requireScript,
+  runUgs,
+  stall,
+  startPty,
+  startServer,
+  type TestServer,
+} from '../kit/index.js';
+
+const API_TOKEN = 'api-token-spinner-0001';
+const GET = ['get', '--id', 'acme', '--name', 'Acme Corp'];
+// yocto-spinner erases its line with "cursor to column 1" then "erase to end of line".
+const ERASE = '\u001b[1G\u001b[0K';
+
+let server: TestServer | undefined;
+
+beforeEach(() => requireScript());
+afterEach(async () => {
+  killAllPtys();
+  await server?.close();
+  server = undefined;
+});
+
+async function atTerminal(
+  args: readonly string[],
+  env: Record<string, string> = {},
+): Promise<PtySession> {
+  if (server === undefined) throw new Error('start the server first');
+  const session = startPty(makeSandbox(), args, {
+    env: { UGS_API_TOKEN: API_TOKEN, UGS_BASE_URL: server.url, ...env },
+  });
+  const { code } = await session.finish();
+  expect(code, session.text()).toBe(0);
+  return session;
+}
+
+describe('spinner at a terminal', () => {
+  it('a slow answer shows what is happening, erased before the table', async () => {
+    server = await startServer(delay(1_500, json(200, acmeBody())));
+    const session = await atTerminal(GET);
+    const raw = session.raw;
+    const shown = raw.lastIndexOf('Creating or finding acme...');
+    const table = raw.indexOf('Found user group acme');
+    expect(shown, JSON.stringify(raw)).toBeGreaterThanOrEqual(0);
+    expect(table).toBeGreaterThan(shown);
+    // Erased between its last drawing and the first line of output, and the cursor shown again.
+    const between = raw.slice(shown, table);
+    expect(between).toContain(ERASE);
+    expect(between).toContain('\u001b[?25h');
+    expect(raw.slice(table)).not.toContain('Creating or finding');
+    // It spun: more than one frame was drawn in 1.5 s.
+    expect(raw.split('Creating or finding acme...').length - 1).toBeGreaterThan(2);
+  });
+
+  it('a retry says why it waits: "Rate limited, retrying in 3 s..."', async () => {
+    server = await startServer(
+      json(429, { success: 0, detail: 'Request was throttled.' }, { 'retry-after': '3' }),
+      json(200, acmeBody()),
+    );
+    const session = await atTerminal(GET);
+    const raw = session.raw;
+    const waiting = raw.indexOf('Rate limited, retrying in 3 s...');
+    expect(waiting, JSON.stringify(raw)).toBeGreaterThanOrEqual(0);
+    expect(raw.indexOf('Found user group acme')).toBeGreaterThan(waiting);
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('a rotation that is slow says which token it is rotating', async () => {
+    server = await startServer(
+      delay(
+        1_000,
+        json(200, { success: 1, user_group: { token: 'n'.repeat(64), provided_id: 'acme' } }),
+      ),
+    );
+    const session = await atTerminal(['rotate', '--current-token', 'old-token-wxyz', '--yes']);
+    const raw = session.raw;
+    const shown = raw.lastIndexOf('Rotating the token ending in …wxyz...');
+    expect(shown, JSON.stringify(raw)).toBeGreaterThanOrEqual(0);
+    expect(raw.indexOf('Rotated token of user group acme')).toBeGreaterThan(shown);
+    expect(raw).not.toContain('old-token-wxyz');
+  });
+
+  it('--no-color: the spinner draws no colour', async () => {
+    server = await startServer(delay(1_000, json(200, acmeBody())));
+    const session = await atTerminal([...GET, '--no-color']);
+    expect(session.raw).toContain('Creating or finding acme...');
+    for (const colour of [30, 31, 32, 33, 34, 35, 36, 37, 90]) {
+      expect(session.raw).not.toContain(`\u001b[${colour}m`);
+    }
+  });
+
+  it('Ctrl+C while it spins: erased and the cursor shown again before the error line', async () => {
+    server = await startServer(stall());
+    const session = startPty(makeSandbox(), GET, {
+      env: { UGS_API_TOKEN: API_TOKEN, UGS_BASE_URL: server.url },
+    });
+    await session.waitFor('Creating or finding acme...');
+    await session.type('\u0003');
+    const { code } = await session.finish();
+    expect(code, session.text()).toBe(130);
+    const raw = session.raw;
+    const error = raw.indexOf('interrupted by SIGINT');
+    expect(error, JSON.stringify(raw)).toBeGreaterThan(0);
+    const beforeError = raw.slice(raw.lastIndexOf('Creating or finding acme...'), error);
+    expect(beforeError).toContain(ERASE);
+    expect(beforeError).toContain('\u001b[?25h');
+    expect(raw.slice(error)).not.toContain('Creating or finding');
+  });
+
+  it('a quick answer shows no spinner at all', async () => {
+    server = await startServer(json(200, acmeBody()));
+    const session = await atTerminal(GET);
+    expect(session.text()).toContain('Found user group acme');
+    expect(session.raw).not.toContain('Creating or finding');
+    expect(session.raw).not.toContain('\u001b[?25l');
+  });
+
+  it.each<[string, readonly string[], Record<string, string>]>([
+    ['CI is set', GET, { CI: 'true' }],
+    ['--json', [...GET, '--json'], {}],
+    ['--debug', [...GET, '--debug'], {}],
+    ['TERM=dumb', GET, { TERM: 'dumb' }],
+  ])('none when %s, however slow', async (_label, args, env) => {
+    server = await startServer(delay(800, json(200, acmeBody())));
+    const session = await atTerminal(args, env);
+    expect(session.raw).not.toContain('Creating or finding');
+    expect(session.raw).not.toContain('\u001b[?25l');
+  });
+});
+
+describe('spinner in a pipe', () => {
+  it('none on stderr, however slow', async () => {
+    server = await startServer(delay(800, json(200, acmeBody())));
+    const result = await runUgs(GET, {
+      env: { UGS_API_TOKEN: API_TOKEN, UGS_BASE_URL: server.url },
+    });
+    expect(result.code, describeRun(result)).toBe(0);
+    expect(result.stderr).not.toContain('Creating or finding');
+    expect(result.stderr).not.toContain('\u001b');
+    expect(result.stdout).toContain('acme');
+  });
+});
