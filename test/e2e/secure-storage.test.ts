@@ -155,7 +155,7 @@ describe.skipIf(missingTools.length > 0)(
       expect(service.requests.slice(requestsBefore).map((r) => r.headers.authorization)).toEqual([
         `Token ${API_TOKEN}`,
       ]);
-      expect(get.stderr).toContain('[REDACTED]');
+      expect(get.stderr).toContain(`Token …${API_TOKEN.slice(-4)}`);
       expect(get.stdout + get.stderr).not.toContain(API_TOKEN);
 
       const status = await ugsInSession(sb, 'status --json');
