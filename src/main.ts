@@ -4,6 +4,7 @@
  * one exit code. Nothing below it prints errors or ends the process.
  */
 import { Command, CommanderError, type Option } from 'commander';
+import { completionCommand, completionDeps } from './commands/completion.js';
 import { getCommand } from './commands/get.js';
 import { loginCommand } from './commands/login.js';
 import { logoutCommand } from './commands/logout.js';
@@ -130,6 +131,7 @@ Exit codes: 0 ok, 1 service error, 2 usage, 3 auth, 4 network, 5 rotation outcom
     statusCommand(makeDeps),
     getCommand(makeDeps),
     rotateCommand(makeDeps),
+    completionCommand((command) => completionDeps(io, system, command)),
     serveCommand((command) => ({
       deps: {
         io,

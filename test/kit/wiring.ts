@@ -5,6 +5,7 @@
  * given a recording `run` (every builder takes `run` as its second argument for this).
  */
 import type { Command } from 'commander';
+import { completionCommand } from '../../src/commands/completion.js';
 import { getCommand } from '../../src/commands/get.js';
 import { loginCommand } from '../../src/commands/login.js';
 import { logoutCommand } from '../../src/commands/logout.js';
@@ -51,6 +52,7 @@ export async function parseArgv(argv: readonly string[], stdinText?: string): Pr
     statusCommand(deps, record('status')),
     getCommand(deps, record('get')),
     rotateCommand(deps, record('rotate')),
+    completionCommand(() => ({ io, program, listProfiles: () => [] }), record('completion')),
     serveCommand((command) => {
       flags = command.optsWithGlobals();
       return {

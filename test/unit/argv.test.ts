@@ -109,6 +109,12 @@ describe('argv -> the options run receives', () => {
         trailingSlash: false,
       },
     ],
+    [['completion', 'zsh'], 'completion', { kind: 'script', shell: 'zsh' }],
+    [
+      ['completion', '__complete', '--', 'get', '--profile', 'x', '--fo'],
+      'completion',
+      { kind: 'complete', words: ['get', '--profile', 'x', '--fo'] },
+    ],
   ] as const)('%j', async (argv, command, options) => {
     const parsed = await parseArgv(argv);
     expect(parsed.command).toBe(command);
