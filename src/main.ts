@@ -5,6 +5,7 @@
  */
 import { Command, CommanderError, type Option } from 'commander';
 import { completionCommand, completionDeps } from './commands/completion.js';
+import { doctorCommand } from './commands/doctor.js';
 import { getCommand } from './commands/get.js';
 import { loginCommand } from './commands/login.js';
 import { logoutCommand } from './commands/logout.js';
@@ -132,6 +133,7 @@ Exit codes: 0 ok, 1 service error, 2 usage, 3 auth, 4 network, 5 rotation outcom
     getCommand(makeDeps),
     rotateCommand(makeDeps),
     completionCommand((command) => completionDeps(io, system, command)),
+    doctorCommand((command) => ({ deps: makeDeps(command), system })),
     serveCommand((command) => ({
       deps: {
         io,

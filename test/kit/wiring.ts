@@ -6,6 +6,7 @@
  */
 import type { Command } from 'commander';
 import { completionCommand } from '../../src/commands/completion.js';
+import { doctorCommand } from '../../src/commands/doctor.js';
 import { getCommand } from '../../src/commands/get.js';
 import { loginCommand } from '../../src/commands/login.js';
 import { logoutCommand } from '../../src/commands/logout.js';
@@ -53,6 +54,7 @@ export async function parseArgv(argv: readonly string[], stdinText?: string): Pr
     getCommand(deps, record('get')),
     rotateCommand(deps, record('rotate')),
     completionCommand(() => ({ io, program, listProfiles: () => [] }), record('completion')),
+    doctorCommand((command) => ({ deps: deps(command), system }), record('doctor')),
     serveCommand((command) => {
       flags = command.optsWithGlobals();
       return {

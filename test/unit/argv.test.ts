@@ -109,6 +109,12 @@ describe('argv -> the options run receives', () => {
         trailingSlash: false,
       },
     ],
+    [['doctor'], 'doctor', { probe: false, json: false, profileSource: 'default' }],
+    [
+      ['doctor', '--probe', '--json', '-p', 'work'],
+      'doctor',
+      { probe: true, json: true, profileSource: 'flag' },
+    ],
     [['completion', 'zsh'], 'completion', { kind: 'script', shell: 'zsh' }],
     [
       ['completion', '__complete', '--', 'get', '--profile', 'x', '--fo'],
@@ -156,6 +162,7 @@ describe('global options reach every command, before or after its name', () => {
     ['logout'],
     ['status'],
     ['serve'],
+    ['doctor'],
   ];
   const cases = globals.flatMap(([flag, expected]) =>
     commands.flatMap((command) => [
