@@ -60,13 +60,18 @@ export function completionCommand(makeDeps: CompletionDepsFactory, run = runComp
   command
     .command('__complete', { hidden: true })
     .argument('[words...]')
+    // Windows PowerShell drops an empty argument: it says "the cursor starts a new word" so.
+    .option('--new-word', 'complete a new, empty word after the given ones')
     .allowUnknownOption()
     .helpOption(false)
     // Created before main copies its settings to `completion`: without this a commander error
     // here would end the process itself.
     .exitOverride()
-    .action(async (words: string[], _flags: unknown, cmd: Command) => {
-      await run({ kind: 'complete', words }, makeDeps(cmd));
+    .action(async (words: string[], flags: { newWord?: boolean }, cmd: Command) => {
+      await run(
+        { kind: 'complete', words: flags.newWord === true ? [...words, ''] : words },
+        makeDeps(cmd),
+      );
     });
   return command;
 }
@@ -310,7 +315,6 @@ function findOption(command: Command, flag: string): Option | undefined {
   for (const option of optionsInScope(command)) {
     if (option.long === flag || option.short === flag) return option;
   }
-  // `--no-color` and friends: commander files them under their negated long name.
   return undefined;
 }
 
@@ -409,8 +413,9 @@ Register-ArgumentCompleter -Native -CommandName ugs -ScriptBlock {
     $words = @($commandAst.CommandElements |
         Where-Object { $_.Extent.StartOffset -lt $cursorPosition } |
         Select-Object -Skip 1 | ForEach-Object { $_.ToString() })
-    if ($wordToComplete -eq '') { $words += '' }
-    $lines = @(& ugs completion __complete -- @words 2>$null)
+    $newWord = @()
+    if ($wordToComplete -eq '') { $newWord = @('--new-word') }
+    $lines = @(& ugs completion __complete @newWord -- @words 2>$null)
     if ($lines.Count -eq 0) { return }
     foreach ($line in ($lines | Select-Object -Skip 1)) {
         $parts = $line -split "\`t", 2

@@ -121,6 +121,11 @@ describe('argv -> the options run receives', () => {
       'completion',
       { kind: 'complete', words: ['get', '--profile', 'x', '--fo'] },
     ],
+    [
+      ['completion', '__complete', '--new-word', '--', 'get'],
+      'completion',
+      { kind: 'complete', words: ['get', ''] },
+    ],
   ] as const)('%j', async (argv, command, options) => {
     const parsed = await parseArgv(argv);
     expect(parsed.command).toBe(command);
