@@ -7,13 +7,15 @@
  * `__complete` reads nothing but the config file (for profile names, parsed directly, no Conf),
  * never prompts and never touches the network: it runs on every keypress of Tab.
  */
-import { closeSync, constants, openSync, readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Argument, type Command, type Option } from 'commander';
 import { CONFIG_FILE_NAME, configDir } from '../config.js';
 import type { SystemInfo } from '../deps.js';
 import { controlCharacters, type IO, writeLine } from '../io.js';
 import { newCommand } from './shared.js';
+
+const MAX_CONFIG_BYTES = 1024 * 1024;
 
 export const SHELLS = ['bash', 'zsh', 'fish', 'powershell'] as const;
 export type Shell = (typeof SHELLS)[number];
@@ -112,6 +114,9 @@ export function readProfileNames(path: string): string[] {
   try {
     const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
     try {
+      // A device or a huge file there is not a config a Tab should wait for.
+      const stat = fstatSync(fd);
+      if (!stat.isFile() || stat.size > MAX_CONFIG_BYTES) return [];
       text = readFileSync(fd, 'utf8');
     } finally {
       closeSync(fd);

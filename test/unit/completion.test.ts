@@ -2,10 +2,14 @@
  * The completion engine against the real commander program: what the shell scripts print comes
  * from here, so a command or option added to the program completes with no change elsewhere.
  */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Command, Option } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { complete, runCompletion } from '../../src/commands/completion.js';
+import { complete, readProfileNames, runCompletion } from '../../src/commands/completion.js';
 import { buildProgram } from '../../src/main.js';
+import { tempDir } from '../kit/binary.js';
 import { makeDeps, makeIO } from '../kit/fakes.js';
 
 const system = {
@@ -85,5 +89,42 @@ describe('complete()', () => {
       { io, program: p, listProfiles: () => [] },
     );
     expect(io.stdout.text).toBe('nofiles\n--json\tprint the response body as JSON on stdout\n');
+  });
+});
+
+describe('readProfileNames', () => {
+  it('lists the names a shell can take back, sorted', () => {
+    const file = join(tempDir('profiles'), 'config.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        profiles: { work: {}, default: {}, 'has space': {}, 'x;rm': {}, 'prod-eu': {} },
+      }),
+    );
+    expect(readProfileNames(file)).toEqual(['default', 'prod-eu', 'work']);
+  });
+
+  it('gives none, at once, for what is not a readable config file', () => {
+    const dir = tempDir('profiles');
+    const fifo = join(dir, 'fifo');
+    execFileSync('mkfifo', [fifo]);
+    writeFileSync(join(dir, 'real.json'), '{"profiles": {"a": {}}}');
+    symlinkSync(join(dir, 'real.json'), join(dir, 'link.json'));
+    writeFileSync(join(dir, 'corrupt.json'), '{"profiles": ');
+    writeFileSync(join(dir, 'array.json'), '{"profiles": ["a"]}');
+    mkdirSync(join(dir, 'directory'));
+    // Valid, but past the 1 MiB a config file can be: not read on a keypress.
+    writeFileSync(join(dir, 'huge.json'), `{"profiles": {"a": {}}}${' '.repeat(2 * 1024 * 1024)}`);
+    for (const name of [
+      'fifo',
+      'link.json',
+      'corrupt.json',
+      'array.json',
+      'directory',
+      'huge.json',
+      'missing',
+    ]) {
+      expect(readProfileNames(join(dir, name)), name).toEqual([]);
+    }
   });
 });
