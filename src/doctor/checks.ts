@@ -88,7 +88,15 @@ export async function runChecks(options: DoctorOptions, context: DoctorContext):
   checks.push(baseCheck);
   const { check: proxyCheck, route } = checkProxy(context, url);
   checks.push(proxyCheck);
-  const reachable = route !== undefined && (await checkDnsAndTcp(context, route, checks));
+  let reachable = false;
+  if (route === undefined) {
+    checks.push(
+      skip('dns', 'DNS', 'nothing to look up'),
+      skip('tcp', 'TCP connect', 'nothing to connect to'),
+    );
+  } else {
+    reachable = await checkDnsAndTcp(context, route, checks);
+  }
   checks.push(await checkTls(context, url, route, reachable));
   const token = checkToken(credentials);
   checks.push(token);

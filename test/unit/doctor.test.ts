@@ -12,7 +12,7 @@ import {
 import type { DoctorNetwork, ProbeRequest, TlsInfo } from '../../src/doctor/network.js';
 import { noProxyEntry, proxyFor, redactProxy } from '../../src/doctor/proxy.js';
 import type { HttpResponse } from '../../src/http.js';
-import { makeDeps, makeIO } from '../kit/fakes.js';
+import { makeDeps, makeIO, rejection } from '../kit/fakes.js';
 
 const TOKEN = 'api-token-0123456789-wxyz';
 const NOW = new Date('2026-01-01T00:00:00Z');
@@ -270,6 +270,32 @@ describe('runDoctor', () => {
       /^✗ API token +from UGS_API_TOKEN: contains a space or tab at position 4/,
     );
     expect(spaced.out).not.toContain('abc def-1234567');
+  });
+
+  it('nothing configured: the same nine checks, those that need a base URL skipped', async () => {
+    const io = makeIO({ env: { LANG: 'C.UTF-8' } });
+    const { network, calls } = fakeNetwork();
+    const deps: DoctorDeps = {
+      ...makeDeps({ io, profiles: {} }),
+      network,
+      platform: 'linux',
+      nodeVersion: 'v20.0.0',
+      now: () => NOW,
+    };
+    const error = await rejection(
+      runDoctor({ probe: true, json: false, profileSource: 'default' }, deps),
+    );
+    expect((error as Error).message).toBe('3 of 9 checks failed: profile, base URL, API token');
+    expect(
+      io.stdout.text
+        .split('\n')
+        .filter((l) => /^[✓✗–] /.test(l))
+        .map((l) => l[0]),
+    ).toEqual(['–', '✗', '✗', '–', '–', '–', '–', '✗', '–']);
+    expect(io.stdout.text).toMatch(
+      /fix: pass --base-url <url>, set UGS_BASE_URL, or run `ugs login`/,
+    );
+    expect(calls).toEqual([]);
   });
 
   it('--json prints {ok, checks} with each check as data', async () => {
