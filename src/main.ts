@@ -4,6 +4,8 @@
  * one exit code. Nothing below it prints errors or ends the process.
  */
 import { Command, CommanderError, type Option } from 'commander';
+import { completionCommand, completionDeps } from './commands/completion.js';
+import { doctorCommand } from './commands/doctor.js';
 import { getCommand } from './commands/get.js';
 import { loginCommand } from './commands/login.js';
 import { logoutCommand } from './commands/logout.js';
@@ -142,6 +144,8 @@ Exit codes: 0 ok, 1 service error, 2 usage, 3 auth, 4 network, 5 rotation outcom
     statusCommand(makeDeps, runs.status),
     getCommand(makeDeps, runs.get),
     rotateCommand(makeDeps, runs.rotate),
+    completionCommand((command) => completionDeps(io, system, command), runs.completion),
+    doctorCommand((command) => ({ deps: makeDeps(command), system }), runs.doctor),
     serveCommand(
       (command) => ({
         deps: {

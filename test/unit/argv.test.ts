@@ -110,6 +110,23 @@ describe('argv -> the options run receives', () => {
         trailingSlash: false,
       },
     ],
+    [['doctor'], 'doctor', { probe: false, json: false, profileSource: 'default' }],
+    [
+      ['doctor', '--probe', '--json', '-p', 'work'],
+      'doctor',
+      { probe: true, json: true, profileSource: 'flag' },
+    ],
+    [['completion', 'zsh'], 'completion', { kind: 'script', shell: 'zsh' }],
+    [
+      ['completion', '__complete', '--', 'get', '--profile', 'x', '--fo'],
+      'completion',
+      { kind: 'complete', words: ['get', '--profile', 'x', '--fo'] },
+    ],
+    [
+      ['completion', '__complete', '--new-word', '--', 'get'],
+      'completion',
+      { kind: 'complete', words: ['get', ''] },
+    ],
   ] as const)('%j', async (argv, command, options) => {
     const parsed = await parseArgv(argv);
     expect(parsed.command).toBe(command);
@@ -151,6 +168,7 @@ describe('global options reach every command, before or after its name', () => {
     ['logout'],
     ['status'],
     ['serve'],
+    ['doctor'],
   ];
   const cases = globals.flatMap(([flag, expected]) =>
     commands.flatMap((command) => [

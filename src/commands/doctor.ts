@@ -1,0 +1,123 @@
+import type { Command } from 'commander';
+import type { Deps, SystemInfo } from '../deps.js';
+import { type Check, type CheckStatus, type DoctorOptions, runChecks } from '../doctor/checks.js';
+import type { DoctorNetwork } from '../doctor/network.js';
+import { ExitCode, UgsError } from '../errors.js';
+import { colorEnabled, type Env, writeLine } from '../io.js';
+import { printJson } from '../render.js';
+import type { GlobalFlags } from '../settings.js';
+import { newCommand } from './shared.js';
+
+export interface DoctorRunOptions extends DoctorOptions {
+  json: boolean;
+}
+
+export interface DoctorDeps extends Deps {
+  network: DoctorNetwork;
+  platform: NodeJS.Platform;
+  nodeVersion: string;
+  now(): Date;
+}
+
+/** Some check failed: exit 1, as any answer that says "this does not work". */
+export class ChecksFailedError extends UgsError {
+  readonly exitCode = ExitCode.Api;
+}
+
+/** The usual deps, and the platform (file modes mean nothing on Windows) and Node version. */
+export type DoctorDepsFactory = (command: Command) => { deps: Deps; system: SystemInfo };
+
+export function doctorCommand(makeDeps: DoctorDepsFactory, run = runDoctor): Command {
+  return newCommand('doctor', 'Check the config, network, TLS and API token', [
+    'ugs doctor',
+    'ugs doctor --probe --profile staging',
+    'ugs doctor --json',
+  ])
+    .option('--probe', 'also send one request that changes nothing, to test the token')
+    .option('--json', 'print the checks as JSON on stdout')
+    .addHelpText(
+      'after',
+      `The probe is GET <base URL>/api/user with the body {}: the service answers
+400 (fields missing) to a good token and 401/403 to a bad one.
+Exit 0 when no check fails, 1 otherwise.
+`,
+    )
+    .action(async (flags: { probe?: boolean; json?: boolean }, cmd: Command) => {
+      const { deps, system } = makeDeps(cmd);
+      // Loaded here: the DNS, socket and TLS modules cost start-up time no other command pays.
+      const { realNetwork } = await import('../doctor/network.js');
+      await run(
+        {
+          probe: flags.probe === true,
+          json: flags.json === true,
+          profileSource: profileSource(cmd.optsWithGlobals<GlobalFlags>(), deps.io.env),
+        },
+        {
+          ...deps,
+          network: realNetwork(deps.io.env),
+          platform: system.platform,
+          nodeVersion: system.nodeVersion,
+          now: () => new Date(),
+        },
+      );
+    });
+}
+
+function profileSource(flags: GlobalFlags, env: Env): DoctorOptions['profileSource'] {
+  if (flags.profile !== undefined) return 'flag';
+  return env.UGS_PROFILE ? 'env' : 'default';
+}
+
+export async function runDoctor(opts: DoctorRunOptions, deps: DoctorDeps): Promise<void> {
+  const checks = await runChecks(opts, {
+    deps,
+    network: deps.network,
+    platform: deps.platform,
+    nodeVersion: deps.nodeVersion,
+    now: deps.now,
+  });
+  const failed = checks.filter((check) => check.status === 'fail');
+  if (opts.json) {
+    printJson(deps.io, { ok: failed.length === 0, checks });
+  } else {
+    printChecks(deps, checks);
+  }
+  if (failed.length > 0) {
+    throw new ChecksFailedError(
+      `${failed.length} of ${checks.length} checks failed: ${failed.map((c) => c.title).join(', ')}`,
+      { hint: opts.json ? 'each failed check has a "fix"' : 'see the "fix:" lines above' },
+    );
+  }
+}
+
+const MARKS: Record<CheckStatus, { unicode: string; ascii: string; color: string }> = {
+  pass: { unicode: '✓', ascii: 'ok', color: '\u001b[32m' },
+  fail: { unicode: '✗', ascii: 'XX', color: '\u001b[31m' },
+  skip: { unicode: '–', ascii: '--', color: '\u001b[2m' },
+};
+
+/** Unicode marks only where they can show: a UTF-8 locale, and not a dumb terminal. */
+export function unicodeOutput(env: Env): boolean {
+  if (env.TERM === 'dumb') return false;
+  const locale = env.LC_ALL || env.LC_CTYPE || env.LANG || '';
+  return /utf-?8/i.test(locale);
+}
+
+function printChecks(deps: DoctorDeps, checks: readonly Check[]): void {
+  const { io, settings } = deps;
+  const unicode = unicodeOutput(io.env);
+  const color = colorEnabled(io, settings.noColor, 'stdout');
+  const width = Math.max(...checks.map((check) => check.title.length));
+  const indent = ' '.repeat((unicode ? 1 : 2) + 1 + width + 2);
+  for (const check of checks) {
+    const mark = MARKS[check.status];
+    const symbol = unicode ? mark.unicode : mark.ascii;
+    const shown = color ? `${mark.color}${symbol}\u001b[0m` : symbol;
+    writeLine(io.stdout, `${shown} ${check.title.padEnd(width)}  ${check.detail}`);
+    if (check.fix !== undefined && check.status === 'fail') {
+      writeLine(io.stdout, `${indent}fix: ${check.fix}`);
+    } else if (check.fix !== undefined) {
+      writeLine(io.stdout, `${indent}${check.fix}`);
+    }
+  }
+}

@@ -1,0 +1,632 @@
+/**
+ * The checks of `ugs doctor`, in the order a request meets them: config file, profile, base URL,
+ * proxy, DNS, TCP, TLS, API token, and (with `--probe`) one authenticated request. Each check
+ * says what it found and, when it failed, what to do. A check that cannot run because an earlier
+ * one failed is skipped rather than failed again.
+ */
+import { lstatSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { maskToken } from '../commands/status.js';
+import {
+  apiTokenProblem,
+  type Credentials,
+  loginCommandFor,
+  resolveApiPath,
+  resolveCredentials,
+} from '../credentials.js';
+import type { Deps } from '../deps.js';
+import { UgsError } from '../errors.js';
+import { errorCode, errorCodeInChain } from '../guards.js';
+import { escapeControls, readFileCapped } from '../io.js';
+import { endpointUrl, isLoopbackHost, parseBaseUrl } from '../parse.js';
+import { userAgent } from '../version.js';
+import { type DoctorNetwork, isIpAddress } from './network.js';
+import { displayProxy, proxyFor } from './proxy.js';
+
+export type CheckStatus = 'pass' | 'fail' | 'skip';
+
+export interface Check {
+  id: string;
+  title: string;
+  status: CheckStatus;
+  detail: string;
+  /** What to do about a failure (or about a skipped check, when something can be done). */
+  fix?: string;
+}
+
+export interface DoctorOptions {
+  probe: boolean;
+  /** Where the profile name came from: settings.ts does not keep it. */
+  profileSource: 'flag' | 'env' | 'default';
+}
+
+export interface DoctorContext {
+  deps: Deps;
+  network: DoctorNetwork;
+  platform: NodeJS.Platform;
+  nodeVersion: string;
+  now: () => Date;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+const MAX_CA_FILE_BYTES = 1024 * 1024;
+
+const pass = (id: string, title: string, detail: string): Check => ({
+  id,
+  title,
+  status: 'pass',
+  detail,
+});
+const fail = (id: string, title: string, detail: string, fix: string): Check => ({
+  id,
+  title,
+  status: 'fail',
+  detail,
+  fix,
+});
+const skip = (id: string, title: string, detail: string, fix?: string): Check => ({
+  id,
+  title,
+  status: 'skip',
+  detail,
+  ...(fix === undefined ? {} : { fix }),
+});
+
+export async function runChecks(options: DoctorOptions, context: DoctorContext): Promise<Check[]> {
+  const { deps } = context;
+  const checks: Check[] = [];
+  const config = checkConfigFile(context);
+  checks.push(config);
+  let credentials: Credentials | undefined;
+  try {
+    credentials = resolveCredentials(deps);
+  } catch {
+    // The config file check has said why it cannot be read.
+  }
+  checks.push(checkProfile(options, context, credentials));
+  const { check: baseCheck, url } = checkBaseUrl(context, credentials);
+  checks.push(baseCheck);
+  const { check: proxyCheck, route } = checkProxy(context, url);
+  checks.push(proxyCheck);
+  let reachable = false;
+  if (route === undefined) {
+    checks.push(
+      skip('dns', 'DNS', 'nothing to look up'),
+      skip('tcp', 'TCP connect', 'nothing to connect to'),
+    );
+  } else {
+    reachable = await checkDnsAndTcp(context, route, checks);
+  }
+  checks.push(await checkTls(context, url, route, reachable));
+  const token = checkToken(credentials);
+  checks.push(token);
+  checks.push(
+    options.probe
+      ? await checkProbe(context, credentials, url, reachable && token.status === 'pass')
+      : skip('probe', 'probe', 'not sent', 'add --probe to test the API token against the service'),
+  );
+  return checks;
+}
+
+function checkConfigFile(context: DoctorContext): Check {
+  const title = 'config file';
+  const { config, settings } = context.deps;
+  const path = config.path;
+  const shown = escapeControls(path);
+  let fileMode: number;
+  try {
+    const stat = lstatSync(path);
+    if (!stat.isFile()) {
+      return fail(
+        'config',
+        title,
+        `${shown} is not a regular file`,
+        'replace it with a regular file (ugs never follows a symlink there)',
+      );
+    }
+    fileMode = stat.mode & 0o777;
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') {
+      return skip(
+        'config',
+        title,
+        `${shown} does not exist`,
+        `run \`${loginCommandFor(settings.profile)}\` to create it, or use UGS_API_TOKEN and UGS_BASE_URL`,
+      );
+    }
+    return fail(
+      'config',
+      title,
+      `cannot read ${shown}: ${errorCode(error) ?? String(error)}`,
+      'check the file and its permissions, or point UGS_CONFIG_DIR at another directory',
+    );
+  }
+  try {
+    config.readProfile(settings.profile);
+  } catch (error) {
+    if (error instanceof UgsError) {
+      return fail('config', title, error.message, error.hint ?? `fix or delete ${shown}`);
+    }
+    throw error;
+  }
+  if (context.platform === 'win32') return pass('config', title, shown);
+  const dir = dirname(path);
+  const dirMode = statSync(dir).mode & 0o777;
+  const modes = `mode ${octal(fileMode)}, directory ${octal(dirMode)}`;
+  if ((fileMode & 0o077) !== 0) {
+    return fail(
+      'config',
+      title,
+      `${shown} (${modes}): other users can read the API token`,
+      `chmod 600 ${shellWord(path)}`,
+    );
+  }
+  if ((dirMode & 0o022) !== 0) {
+    return fail(
+      'config',
+      title,
+      `${shown} (${modes}): others can replace the file`,
+      `chmod 700 ${shellWord(dir)}`,
+    );
+  }
+  return pass('config', title, `${shown} (${modes})`);
+}
+
+function checkProfile(
+  options: DoctorOptions,
+  context: DoctorContext,
+  credentials: Credentials | undefined,
+): Check {
+  const title = 'profile';
+  const { settings } = context.deps;
+  const name = `"${escapeControls(settings.profile)}"`;
+  const from = { flag: 'from --profile', env: 'from UGS_PROFILE', default: 'the default' }[
+    options.profileSource
+  ];
+  if (credentials === undefined) {
+    return skip('profile', title, `${name} (${from}): the config file cannot be read`);
+  }
+  const apiPath = safeApiPath(context, credentials);
+  const sources = [
+    `base URL ${credentials.baseUrl ? `from ${sourceName(credentials.baseUrl.source, '--base-url', 'UGS_BASE_URL')}` : 'not set'}`,
+    `API path ${apiPath === undefined ? 'invalid' : apiPath.source === 'default' ? 'default' : `from ${sourceName(apiPath.source, '--api-path', 'UGS_API_PATH')}`}`,
+    `token ${credentials.apiToken ? `from ${credentials.apiToken.source === 'profile' ? 'profile' : 'UGS_API_TOKEN'}` : 'not set'}`,
+    `timeout ${settings.timeoutMs / 1000} s`,
+  ].join(', ');
+  if (credentials.profile === undefined) {
+    const usable = credentials.baseUrl !== undefined && credentials.apiToken !== undefined;
+    const detail = `${name} (${from}) is not in the config file; ${sources}`;
+    const fix = `run \`${loginCommandFor(settings.profile)}\``;
+    return usable ? pass('profile', title, detail) : fail('profile', title, detail, fix);
+  }
+  return pass('profile', title, `${name} (${from}): ${sources}`);
+}
+
+function safeApiPath(context: DoctorContext, credentials: Credentials) {
+  try {
+    return resolveApiPath(context.deps.settings, credentials);
+  } catch {
+    return undefined;
+  }
+}
+
+function checkBaseUrl(
+  context: DoctorContext,
+  credentials: Credentials | undefined,
+): { check: Check; url: URL | undefined } {
+  const title = 'base URL';
+  const { settings } = context.deps;
+  const base = credentials?.baseUrl;
+  if (base === undefined) {
+    return {
+      check: fail(
+        'base-url',
+        title,
+        'not set',
+        `pass --base-url <url>, set UGS_BASE_URL, or run \`${loginCommandFor(settings.profile)}\``,
+      ),
+      url: undefined,
+    };
+  }
+  let url: URL;
+  try {
+    url = parseBaseUrl(base.value, { insecureHttp: settings.insecureHttp });
+  } catch (error) {
+    if (!(error instanceof UgsError)) throw error;
+    return {
+      check: fail('base-url', title, error.message, error.hint ?? 'use a full https:// URL'),
+      url: undefined,
+    };
+  }
+  const apiPath = credentials ? safeApiPath(context, credentials) : undefined;
+  if (apiPath === undefined) {
+    return {
+      check: fail(
+        'base-url',
+        title,
+        'the API path of the profile is invalid',
+        'run `ugs login --api-path <path>` again, or pass --api-path',
+      ),
+      url: undefined,
+    };
+  }
+  const endpoint = escapeControls(endpointUrl(url, apiPath.value).href);
+  const plain = url.protocol === 'http:';
+  const note = !plain
+    ? 'https'
+    : isLoopbackHost(url.hostname)
+      ? 'plain http to this machine'
+      : 'plain http allowed by --insecure-http: the API token crosses the network unencrypted';
+  return { check: pass('base-url', title, `${endpoint} (${note})`), url };
+}
+
+interface Route {
+  /** Where the TCP connection goes: the service, or the proxy in front of it. */
+  host: string;
+  port: number;
+  viaProxy: boolean;
+}
+
+function checkProxy(
+  context: DoctorContext,
+  url: URL | undefined,
+): { check: Check; route: Route | undefined } {
+  const title = 'proxy';
+  if (url === undefined)
+    return { check: skip('proxy', title, 'no valid base URL'), route: undefined };
+  const direct: Route = { host: bareHost(url.hostname), port: portOf(url), viaProxy: false };
+  const decision = proxyFor(url, context.deps.io.env);
+  switch (decision.kind) {
+    case 'none':
+      return {
+        check: pass(
+          'proxy',
+          title,
+          decision.reason === 'loopback'
+            ? `none for ${url.hostname} (this machine is never reached through a proxy)`
+            : 'none (HTTPS_PROXY, HTTP_PROXY not set)',
+        ),
+        route: direct,
+      };
+    case 'bypassed':
+      return {
+        check: pass(
+          'proxy',
+          title,
+          `${decision.variable}=${escapeControls(decision.proxy)}, bypassed for ${url.hostname} by NO_PROXY entry "${escapeControls(decision.entry)}"`,
+        ),
+        route: direct,
+      };
+    case 'invalid':
+      return {
+        check: fail(
+          'proxy',
+          title,
+          `${decision.variable}=${escapeControls(decision.value)} is not an http(s) URL`,
+          `fix ${decision.variable} (e.g. http://proxy.example.com:3128), or unset it`,
+        ),
+        route: undefined,
+      };
+    case 'proxy':
+      return {
+        check: pass(
+          'proxy',
+          title,
+          `${url.hostname} through ${escapeControls(displayProxy(decision.proxy))} (from ${decision.variable}; add the host to NO_PROXY to bypass it)`,
+        ),
+        route: {
+          host: bareHost(decision.proxy.hostname),
+          port: portOf(decision.proxy),
+          viaProxy: true,
+        },
+      };
+  }
+}
+
+/** Pushes the DNS and TCP checks; true when a connection could be made. */
+async function checkDnsAndTcp(
+  context: DoctorContext,
+  route: Route,
+  checks: Check[],
+): Promise<boolean> {
+  const { network } = context;
+  const what = route.viaProxy ? `proxy ${route.host}` : route.host;
+  if (isIpAddress(route.host)) {
+    checks.push(pass('dns', 'DNS', `${what} is an IP address (no lookup)`));
+  } else {
+    const started = network.now();
+    try {
+      const addresses = await network.lookup(route.host);
+      checks.push(
+        pass('dns', 'DNS', `${what} -> ${addresses.join(', ')} (${elapsed(network, started)})`),
+      );
+    } catch (error) {
+      const code = errorCodeInChain(error) ?? String(error);
+      checks.push(
+        fail(
+          'dns',
+          'DNS',
+          `cannot resolve ${what} (${code})`,
+          code === 'EAI_AGAIN'
+            ? 'DNS did not answer: check your network connection and resolver'
+            : `check the host name in ${route.viaProxy ? 'HTTPS_PROXY / HTTP_PROXY' : 'the base URL'}, and your DNS`,
+        ),
+      );
+      checks.push(skip('tcp', 'TCP connect', 'host not resolved'));
+      return false;
+    }
+  }
+  const started = network.now();
+  const hostPort = route.host.includes(':')
+    ? `[${route.host}]:${route.port}`
+    : `${route.host}:${route.port}`;
+  const target = route.viaProxy ? `proxy ${hostPort}` : hostPort;
+  try {
+    await network.connect(route.host, route.port, context.deps.settings.timeoutMs);
+    checks.push(pass('tcp', 'TCP connect', `${target} in ${elapsed(network, started)}`));
+    return true;
+  } catch (error) {
+    const code = errorCodeInChain(error) ?? String(error);
+    const fixes: Record<string, string> = {
+      ECONNREFUSED: route.viaProxy
+        ? 'the proxy is not listening there: check HTTPS_PROXY / HTTP_PROXY'
+        : 'nothing listens there: check that the service runs and the port in the base URL',
+      ETIMEDOUT:
+        'no answer: a firewall may drop the connection; check the network, or the proxy settings',
+    };
+    checks.push(
+      fail(
+        'tcp',
+        'TCP connect',
+        `${target} failed (${code})`,
+        fixes[code] ?? 'check your network connection and firewall',
+      ),
+    );
+    return false;
+  }
+}
+
+async function checkTls(
+  context: DoctorContext,
+  url: URL | undefined,
+  route: Route | undefined,
+  reachable: boolean,
+): Promise<Check> {
+  const title = 'TLS';
+  if (url === undefined || route === undefined) return skip('tls', title, 'no valid base URL');
+  if (url.protocol !== 'https:') return skip('tls', title, 'not used (http://)');
+  if (route.viaProxy)
+    return skip(
+      'tls',
+      title,
+      'negotiated through the proxy tunnel',
+      'add --probe to send a request through it',
+    );
+  if (!reachable) return skip('tls', title, 'no connection');
+  const { settings, io } = context.deps;
+  const customCa = [
+    settings.caFile === undefined
+      ? undefined
+      : `--ca-file/UGS_CA_FILE ${escapeControls(settings.caFile)}`,
+    io.env.NODE_EXTRA_CA_CERTS
+      ? `NODE_EXTRA_CA_CERTS ${escapeControls(io.env.NODE_EXTRA_CA_CERTS)}`
+      : undefined,
+  ].filter((part): part is string => part !== undefined);
+  let ca: string[] | undefined;
+  if (settings.caFile !== undefined) {
+    try {
+      ca = await caList(settings.caFile, io.env.NODE_EXTRA_CA_CERTS);
+    } catch (error) {
+      return fail(
+        'tls',
+        title,
+        `cannot read the CA file ${escapeControls(settings.caFile)}: ${errorCodeInChain(error) ?? String(error)}`,
+        'point --ca-file (or UGS_CA_FILE) at a PEM file',
+      );
+    }
+  }
+  let info: Awaited<ReturnType<DoctorNetwork['tls']>>;
+  try {
+    info = await context.network.tls({
+      host: route.host,
+      port: route.port,
+      servername: url.hostname,
+      ca,
+      timeoutMs: settings.timeoutMs,
+    });
+  } catch (error) {
+    const code = errorCodeInChain(error) ?? String(error);
+    return fail(
+      'tls',
+      title,
+      `handshake with ${url.host} failed (${code})`,
+      code === 'EPROTO'
+        ? 'the server does not speak TLS there: is it http:// instead?'
+        : 'check the port and any proxy or load balancer in between',
+    );
+  }
+  const days = Math.floor((info.validTo.getTime() - context.now().getTime()) / DAY_MS);
+  const caNote = customCa.length > 0 ? `custom CA: ${customCa.join(', ')}` : 'system CAs';
+  const detail = `${info.protocol ?? 'TLS'}, issuer ${escapeControls(info.issuer || 'unnamed')}, certificate expires in ${days} day${days === 1 ? '' : 's'}, ${caNote}`;
+  if (!info.authorized) {
+    const reason = info.authorizationError ?? 'not trusted';
+    return fail(
+      'tls',
+      title,
+      `${detail}: not trusted (${escapeControls(reason)})`,
+      reason === 'ERR_TLS_CERT_ALTNAME_INVALID' || /altname/i.test(reason)
+        ? `the certificate is not for ${url.hostname}: check the host name in the base URL`
+        : 'if the service uses a private CA, pass --ca-file <pem> (or set UGS_CA_FILE or NODE_EXTRA_CA_CERTS)',
+    );
+  }
+  if (days < 0)
+    return fail('tls', title, `${detail}: expired`, 'the service must renew its certificate');
+  return pass('tls', title, detail);
+}
+
+/** As the transport builds it: the public roots, the CA file, and NODE_EXTRA_CA_CERTS. */
+async function caList(caFile: string, extra: string | undefined): Promise<string[]> {
+  const { rootCertificates } = await import('node:tls');
+  const list = [
+    ...rootCertificates,
+    (await readFileCapped(caFile, MAX_CA_FILE_BYTES)).toString('utf8'),
+  ];
+  if (extra) {
+    try {
+      list.push((await readFileCapped(extra, MAX_CA_FILE_BYTES)).toString('utf8'));
+    } catch {
+      // Node only warns about an unreadable NODE_EXTRA_CA_CERTS; so does the transport.
+    }
+  }
+  return list;
+}
+
+function checkToken(credentials: Credentials | undefined): Check {
+  const title = 'API token';
+  if (credentials === undefined) return skip('token', title, 'the config file cannot be read');
+  const token = credentials.apiToken;
+  const login = loginCommandFor(credentials.profileName);
+  if (token === undefined) {
+    return fail('token', title, 'not set', `run \`${login}\`, or set UGS_API_TOKEN`);
+  }
+  const source =
+    token.source === 'profile'
+      ? `profile "${escapeControls(credentials.profileName)}"`
+      : 'UGS_API_TOKEN';
+  const problem = apiTokenProblem(token.value);
+  if (problem !== undefined) {
+    return fail(
+      'token',
+      title,
+      `from ${source}: ${problem}`,
+      token.source === 'profile'
+        ? `run \`${login}\` to save it again`
+        : 'set UGS_API_TOKEN to the token alone, without spaces or line breaks',
+    );
+  }
+  return pass(
+    'token',
+    title,
+    `${maskToken(token.value)} from ${source}, ${token.value.length} characters`,
+  );
+}
+
+async function checkProbe(
+  context: DoctorContext,
+  credentials: Credentials | undefined,
+  url: URL | undefined,
+  ready: boolean,
+): Promise<Check> {
+  const title = 'probe';
+  const token = credentials?.apiToken;
+  const apiPath = credentials ? safeApiPath(context, credentials) : undefined;
+  if (!ready || url === undefined || token === undefined || apiPath === undefined) {
+    return skip('probe', title, 'not sent: fix the checks above first');
+  }
+  const { settings, tracer } = context.deps;
+  tracer.addSecret(token.value);
+  let endpoint = endpointUrl(url, apiPath.value);
+  const headers = {
+    'Content-Type': 'application/json',
+    Accept: 'application/json',
+    Authorization: `Token ${token.value}`,
+    'User-Agent': userAgent(context.nodeVersion),
+  };
+  const started = context.network.now();
+  let response: Awaited<ReturnType<DoctorNetwork['probe']>>;
+  try {
+    const send = (target: URL) =>
+      context.network.probe({
+        url: target,
+        headers,
+        body: '{}',
+        timeoutMs: settings.timeoutMs,
+        caFile: settings.caFile,
+        tracer,
+      });
+    response = await send(endpoint);
+    // The one redirect ugs follows: Django's APPEND_SLASH, to the same path with a slash.
+    const location = response.headers.location;
+    if ([301, 302, 307, 308].includes(response.status) && location !== undefined) {
+      const next = new URL(location, endpoint);
+      if (next.origin === endpoint.origin && next.pathname === `${endpoint.pathname}/`) {
+        endpoint = next;
+        response = await send(endpoint);
+      }
+    }
+  } catch (error) {
+    if (error instanceof UgsError)
+      return fail('probe', title, error.message, error.hint ?? 'run again with --debug');
+    throw error;
+  }
+  const time = elapsed(context.network, started);
+  const said = serverWords(response.text);
+  const where = `GET ${escapeControls(endpoint.pathname)} with {}`;
+  if (response.status === 400) {
+    return pass(
+      'probe',
+      title,
+      `${where}: HTTP 400 in ${time}, the token was accepted (an empty request changes nothing)`,
+    );
+  }
+  if (response.status === 401 || response.status === 403) {
+    return fail(
+      'probe',
+      title,
+      `${where}: HTTP ${response.status}${said}: the token was refused`,
+      token.source === 'profile'
+        ? `run \`${loginCommandFor(credentials?.profileName ?? 'default')}\` with a valid API token`
+        : 'set UGS_API_TOKEN to a valid API token',
+    );
+  }
+  const fixes: Record<number, string> = {
+    404: 'check the base URL (a missing path prefix?) and --api-path (/api/user or /api/user/)',
+    405: 'the service may want the trailing slash: pass --api-path /api/user/',
+  };
+  return fail(
+    'probe',
+    title,
+    `${where}: HTTP ${response.status}${said}, expected 400 (token good) or 401/403 (token refused)`,
+    fixes[response.status] ??
+      'check the base URL and any proxy in between; --debug shows the answer',
+  );
+}
+
+/** The `detail` of a DRF answer, short and escaped, as " (...)"; nothing for other bodies. */
+function serverWords(text: string): string {
+  try {
+    const body: unknown = JSON.parse(text);
+    if (typeof body === 'object' && body !== null && 'detail' in body) {
+      const detail = (body as { detail: unknown }).detail;
+      if (typeof detail === 'string') return ` (${escapeControls(detail.slice(0, 120))})`;
+    }
+  } catch {
+    // Not JSON: the status says enough.
+  }
+  return '';
+}
+
+function sourceName(source: 'flag' | 'env' | 'profile', flag: string, variable: string): string {
+  return { flag, env: variable, profile: 'profile' }[source];
+}
+
+function elapsed(network: DoctorNetwork, started: number): string {
+  return `${Math.max(0, Math.round(network.now() - started))} ms`;
+}
+
+function portOf(url: URL): number {
+  return Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+}
+
+/** `[::1]` -> `::1`: URL keeps the brackets, sockets do not want them. */
+function bareHost(hostname: string): string {
+  return hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
+}
+
+function octal(mode: number): string {
+  return `0${mode.toString(8).padStart(3, '0')}`;
+}
+
+function shellWord(text: string): string {
+  return /^[\w./@%+=:,-]+$/.test(text) ? text : `'${text.replace(/'/g, "'\\''")}'`;
+}

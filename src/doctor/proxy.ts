@@ -1,0 +1,71 @@
+/**
+ * Which proxy a request to the service goes through, decided as ugs's transport decides it
+ * (src/http.ts builds undici's EnvHttpProxyAgent from the same variables): lower-case variables
+ * first, `https_proxy` falling back to `http_proxy` for https targets, `NO_PROXY` as undici reads
+ * it (hosts, subdomains, `host:port`, `*`; no CIDR), and loopback never proxied.
+ */
+import type { Env } from '../io.js';
+import { isLoopbackHost } from '../parse.js';
+
+export type ProxyDecision =
+  | { kind: 'none'; reason: 'unset' | 'loopback' }
+  | { kind: 'bypassed'; proxy: string; variable: string; entry: string }
+  | { kind: 'proxy'; proxy: URL; variable: string }
+  | { kind: 'invalid'; variable: string; value: string };
+
+const PROXY_VARIABLES = {
+  'https:': ['https_proxy', 'HTTPS_PROXY', 'http_proxy', 'HTTP_PROXY'],
+  'http:': ['http_proxy', 'HTTP_PROXY'],
+} as const;
+
+export function proxyFor(target: URL, env: Env): ProxyDecision {
+  const names = target.protocol === 'https:' ? PROXY_VARIABLES['https:'] : PROXY_VARIABLES['http:'];
+  // `??` as http.ts: a variable set to "" still wins over the next one, and means "no proxy".
+  const variable = names.find((name) => env[name] !== undefined);
+  const value = variable === undefined ? '' : (env[variable] ?? '');
+  if (variable === undefined || value === '') return { kind: 'none', reason: 'unset' };
+  if (isLoopbackHost(target.hostname)) return { kind: 'none', reason: 'loopback' };
+  const port = Number(target.port || (target.protocol === 'https:' ? 443 : 80));
+  const entry = noProxyEntry(target.hostname, port, env.no_proxy ?? env.NO_PROXY ?? '');
+  if (entry !== undefined) return { kind: 'bypassed', proxy: redactProxy(value), variable, entry };
+  let proxy: URL;
+  try {
+    proxy = new URL(value);
+  } catch {
+    return { kind: 'invalid', variable, value: redactProxy(value) };
+  }
+  if (proxy.protocol !== 'http:' && proxy.protocol !== 'https:') {
+    return { kind: 'invalid', variable, value: redactProxy(value) };
+  }
+  return { kind: 'proxy', proxy, variable };
+}
+
+/** The NO_PROXY entry that makes `hostname:port` go direct, as undici matches them. */
+export function noProxyEntry(hostname: string, port: number, noProxy: string): string | undefined {
+  if (noProxy === '*') return '*';
+  const host = hostname.toLowerCase();
+  for (const entry of noProxy.split(/[,\s]/)) {
+    if (entry === '') continue;
+    const parsed = /^(.+):(\d+)$/.exec(entry);
+    const entryHost = (parsed ? (parsed[1] as string) : entry).replace(/^\*?\./, '').toLowerCase();
+    const entryPort = parsed ? Number.parseInt(parsed[2] as string, 10) : 0;
+    if (entryPort !== 0 && entryPort !== port) continue;
+    if (host === entryHost || host.endsWith(`.${entryHost}`)) return entry;
+  }
+  return undefined;
+}
+
+/** A proxy URL for display: credentials in it (`user:pass@`) are never shown. */
+export function redactProxy(value: string): string {
+  return value.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^@/]*@/i, '$1***@');
+}
+
+/** `proxy` for display, without its credentials. */
+export function displayProxy(proxy: URL): string {
+  const shown = new URL(proxy.href);
+  if (shown.username !== '' || shown.password !== '') {
+    shown.username = '***';
+    shown.password = '';
+  }
+  return shown.href.replace(/\/$/, '');
+}
