@@ -4,6 +4,7 @@
  * command, then shown. Colour and table borders are decoration for a terminal; the libraries that
  * draw them are loaded only when a table or colour is actually wanted.
  */
+import { detectCi, errorCommand, maskSecret, maskTokensIn } from './ci.js';
 import { ApiError, UgsError } from './errors.js';
 import { colorEnabled, escapeControls, type IO, writeLine } from './io.js';
 import { compactJson, prettyJson } from './json-text.js';
@@ -222,6 +223,11 @@ export async function printResult(
   preferences: Pick<Preferences, 'noColor'>,
   output: ResultOutput,
 ): Promise<void> {
+  // Under a CI runner, every token in the answer is masked before any of it is written.
+  const token = output.record.fields.token;
+  if (typeof token === 'string') maskSecret(io, token);
+  maskTokensIn(io, output.body);
+  maskTokensIn(io, output.record.fields);
   switch (output.format.kind) {
     case 'json':
       writeLine(io.stdout, renderJson(output.body));
@@ -254,6 +260,7 @@ export async function withJsonErrorBody<T>(
     return await call();
   } catch (error) {
     if (format.kind === 'json' && error instanceof UgsError && error.body !== undefined) {
+      maskTokensIn(io, error.body);
       writeLine(io.stdout, renderJson(error.body));
     }
     throw error;
@@ -322,6 +329,12 @@ export async function printError(
   const style = await styleFor(io, preferences, 'stderr');
   writeLine(io.stderr, `${style.red('error:')} ${report.message}`);
   if (report.hint) writeLine(io.stderr, `${style.dim('hint:')} ${report.hint}`);
+  const ci = detectCi(io.env);
+  if (ci !== undefined) {
+    // An annotation on the run's page, with the hint as its second line.
+    const text = report.hint ? `${report.message}\n${report.hint}` : report.message;
+    writeLine(io.stderr, errorCommand(ci, text));
+  }
   if (!preferences.debug) return;
   for (let current: unknown = report.error; current instanceof Error; current = current.cause) {
     writeLine(io.stderr, current.stack ?? String(current));
