@@ -18,6 +18,8 @@ export interface Preferences {
   noColor: boolean;
   /** `--no-input`: never prompt, whatever the terminal. */
   noInput: boolean;
+  /** `-q/--quiet`: no notes, warnings or progress on stderr; errors still. */
+  quiet: boolean;
 }
 
 /** The global options, checked. */
@@ -45,6 +47,7 @@ export interface GlobalFlags {
   color?: boolean;
   insecureHttp?: boolean;
   caFile?: string;
+  quiet?: boolean;
 }
 
 export function readPreferences(flags: GlobalFlags): Preferences {
@@ -52,6 +55,7 @@ export function readPreferences(flags: GlobalFlags): Preferences {
     debug: flags.debug === true,
     noColor: flags.color === false,
     noInput: flags.input === false,
+    quiet: flags.quiet === true,
   };
 }
 

@@ -512,6 +512,7 @@ class ProgressLine {
   }
 
   private tick(): void {
+    if (this.io.quiet === true) return;
     if (this.io.stderrIsTTY) {
       if (!this.dirty) return;
       this.dirty = false;

@@ -201,12 +201,18 @@ describe('preferences when the settings cannot be built', () => {
   };
 
   it('readPreferences maps commander flags', () => {
-    expect(readPreferences({ debug: true, color: false, input: false })).toEqual({
+    expect(readPreferences({ debug: true, color: false, input: false, quiet: true })).toEqual({
       debug: true,
       noColor: true,
       noInput: true,
+      quiet: true,
     });
-    expect(readPreferences({})).toEqual({ debug: false, noColor: false, noInput: false });
+    expect(readPreferences({})).toEqual({
+      debug: false,
+      noColor: false,
+      noInput: false,
+      quiet: false,
+    });
   });
 
   it('a bad --timeout still honours --debug and --no-color given after it', async () => {
