@@ -19,6 +19,8 @@ export interface IO {
   onSignal?: (listener: (signal: string) => void) => () => void;
   /** What a signal would interrupt right now, when that needs more than "interrupted". */
   inFlight?: InFlight;
+  /** `-q/--quiet`: notes, warnings and progress stay off stderr (errors do not). */
+  quiet?: boolean;
 }
 
 /**
@@ -127,6 +129,23 @@ export function colorEnabled(
   if (io.env.FORCE_COLOR !== undefined && io.env.FORCE_COLOR !== 'false') return true;
   if (io.env.TERM === 'dumb') return false;
   return stream === 'stdout' ? io.stdoutIsTTY : io.stderrIsTTY;
+}
+
+/** Columns of the terminal on stdout; 80 when it is not a terminal or does not say. */
+export function stdoutColumns(io: Pick<IO, 'stdout' | 'stdoutIsTTY'>): number {
+  const columns = io.stdoutIsTTY ? (io.stdout as { columns?: unknown }).columns : undefined;
+  return typeof columns === 'number' && Number.isInteger(columns) && columns > 0 ? columns : 80;
+}
+
+/**
+ * Whether the terminal can draw box characters: not `TERM=dumb`, and a UTF-8 locale when one is
+ * set (the first of LC_ALL, LC_CTYPE, LANG, as the C library looks them up). No locale at all is
+ * taken as UTF-8: that is what terminals use today, and Windows sets none.
+ */
+export function unicodeTerminal(env: Env): boolean {
+  if (env.TERM === 'dumb') return false;
+  const locale = [env.LC_ALL, env.LC_CTYPE, env.LANG].find((value) => isSet(value));
+  return locale === undefined || /utf-?8/i.test(locale);
 }
 
 function isSet(value: string | undefined): boolean {

@@ -16,8 +16,15 @@ import { statusCommand } from './commands/status.js';
 import { createDeps, type SystemInfo } from './deps.js';
 import { ExitCode, InterruptedError, UgsError, UsageError } from './errors.js';
 import type { HttpClient } from './http.js';
-import { escapeControls, flushOutput, InFlight, type IO, watchOutput } from './io.js';
-import { printError, printUsageHint } from './render.js';
+import {
+  escapeControls,
+  flushOutput,
+  InFlight,
+  type IO,
+  stdoutColumns,
+  watchOutput,
+} from './io.js';
+import { formatExamples, printError } from './render.js';
 import {
   type GlobalFlags,
   type Preferences,
@@ -49,6 +56,7 @@ export async function main(argv: readonly string[], io: IO, system: SystemInfo):
   let interrupted = false;
   const interruption = new Promise<never>((_, reject) => {
     program.hook('preAction', (_program, action) => {
+      commandIO.quiet = readPreferences(action.optsWithGlobals<GlobalFlags>()).quiet;
       if (action.name() === 'serve' || io.onSignal === undefined) return;
       unsubscribe = io.onSignal((signal) => {
         if (inFlight.takeSignal(signal)) return;
@@ -63,7 +71,8 @@ export async function main(argv: readonly string[], io: IO, system: SystemInfo):
       // outputHelp, not helpInformation: only it adds the addHelpText sections (the examples).
       program.outputHelp();
     } else {
-      await Promise.race([program.parseAsync([...argv], { from: 'user' }), interruption]);
+      const args = helpArgs(argv, program);
+      await Promise.race([program.parseAsync(args, { from: 'user' }), interruption]);
     }
     await flushOutput(io.stdout);
     return ExitCode.Ok;
@@ -99,6 +108,7 @@ export function buildProgram(
   system: SystemInfo,
   runs: Readonly<Partial<Record<string, AnyRun>>> = {},
 ): Command {
+  const helpWidth = Math.min(HELP_COLUMNS, stdoutColumns(io));
   const program = new Command('ugs')
     .description('Provision user groups and rotate their embed tokens on the User Group Service')
     .version(VERSION, '-V, --version', 'print the version')
@@ -106,7 +116,7 @@ export function buildProgram(
     // The environment variables are applied in parseSettings (settings.ts), not by commander.
     .option(
       '-p, --profile <name>',
-      'profile in the config file (default: "default", env: UGS_PROFILE)',
+      'profile in the config file (default: default, env: UGS_PROFILE)',
     )
     .option('--base-url <url>', 'address of the service (env: UGS_BASE_URL)')
     .option(
@@ -115,6 +125,7 @@ export function buildProgram(
     )
     .option('--timeout <seconds>', 'give up on a request after this long', '30')
     .option('--no-input', 'never prompt; fail on a missing value instead')
+    .option('-q, --quiet', 'no notes, warnings or progress on stderr (errors still)')
     .option('--debug', 'trace HTTP requests and responses to stderr (secrets redacted)')
     .option('--no-color', 'no colour in output (also NO_COLOR=1)')
     .option('--insecure-http', 'allow http:// to hosts other than this machine')
@@ -122,21 +133,32 @@ export function buildProgram(
     .addHelpText(
       'after',
       `
-Examples:
-  $ ugs login
-  $ ugs get --id acme --name "Acme Corp" --property plan=pro
-  $ ugs rotate --current-token-stdin --yes --field token < old-token.txt
+${formatExamples(
+  [
+    'ugs login',
+    'ugs get --id acme --name "Acme Corp" --property plan=pro',
+    'ugs rotate --current-token-stdin --yes --field token < old-token.txt',
+  ],
+  helpWidth,
+)}
 
-Environment: UGS_API_TOKEN (API token), UGS_BASE_URL, UGS_API_PATH, UGS_PROFILE, UGS_CONFIG_DIR, UGS_CA_FILE.
-Exit codes: 0 ok, 1 service error, 2 usage, 3 auth, 4 network, 5 rotation outcome unknown, 130 interrupted.
+Environment: UGS_API_TOKEN (API token), UGS_BASE_URL, UGS_API_PATH, UGS_PROFILE,
+  UGS_CONFIG_DIR, UGS_CA_FILE.
+Exit codes: 0 ok, 1 service error, 2 usage, 3 auth, 4 network,
+  5 rotation outcome unknown, 130 interrupted.
 `,
     )
     .exitOverride()
     .showSuggestionAfterError()
+    // Every subcommand's help lists the global options it accepts, in their own section, and
+    // fits an 80-column terminal (commander would use the whole width of a wide one).
+    .configureHelp({ showGlobalOptions: true, helpWidth, optionDescription })
     .configureOutput({
       writeOut: (text) => io.stdout.write(text),
       // Commander quotes argv in its errors (`unknown option '...'`): escape all but line ends.
       writeErr: (text) => io.stderr.write(text.split('\n').map(escapeControls).join('\n')),
+      // Its errors are reported by reportError, as `error:` and `hint:` like every other.
+      outputError: () => {},
     });
   for (const command of [
     loginCommand(makeDeps, runs.login),
@@ -195,7 +217,7 @@ function refuseRepeatedOptions(command: Command): void {
 
 async function reportError(error: unknown, io: IO, preferences: Preferences): Promise<number> {
   if (error instanceof CommanderError) {
-    // Commander has already printed its message (and help or version, when asked for).
+    // Commander has already printed help or the version when asked for them.
     if (
       error.code === 'commander.helpDisplayed' ||
       error.code === 'commander.version' ||
@@ -203,7 +225,7 @@ async function reportError(error: unknown, io: IO, preferences: Preferences): Pr
     ) {
       return ExitCode.Ok;
     }
-    printUsageHint(io);
+    await printError(io, preferences, { ...usageReport(error.message), error });
     return ExitCode.Usage;
   }
   if (error instanceof UgsError) {
@@ -217,4 +239,80 @@ async function reportError(error: unknown, io: IO, preferences: Preferences): Pr
     error,
   });
   return ExitCode.Api;
+}
+
+/** Help is laid out for this many columns at most (fewer on a narrower terminal). */
+const HELP_COLUMNS = 80;
+
+/**
+ * Commander's usage errors (`error: unknown command 'gte'` and a `(Did you mean get?)` line) in
+ * ugs's own form: the message, and a hint that leads with the suggestion.
+ */
+export function usageReport(commanderMessage: string): { message: string; hint: string } {
+  // The argv quoted in the message may hold a newline itself: only the last line is commander's.
+  const suggested = /\n\(Did you mean (.+)\?\)$/.exec(commanderMessage);
+  const text = suggested ? commanderMessage.slice(0, suggested.index) : commanderMessage;
+  const message = escapeControls(text.replace(/^error: /, ''));
+  const suggestion = suggested?.[1];
+  const help = 'see `ugs --help` or `ugs <command> --help`';
+  return {
+    message,
+    hint: suggestion === undefined ? help : `did you mean ${escapeControls(suggestion)}? ${help}`,
+  };
+}
+
+/**
+ * An option's help text with its default as a person reads it: bare (`30`, `127.0.0.1`, not
+ * `"30"`), and no `[]` for a repeatable option that simply starts empty.
+ */
+function optionDescription(option: Option): string {
+  const value: unknown = option.defaultValue;
+  const shown = Array.isArray(value) && value.length === 0 ? undefined : value;
+  const extra: string[] = [];
+  if (shown !== undefined && (option.required || option.optional)) {
+    const text =
+      option.defaultValueDescription ?? (typeof shown === 'string' ? shown : JSON.stringify(shown));
+    extra.push(`default: ${text}`);
+  }
+  if (option.envVar !== undefined) extra.push(`env: ${option.envVar}`);
+  if (extra.length === 0) return option.description;
+  return `${option.description} (${extra.join(', ')})`.trim();
+}
+
+/**
+ * Commander shows the program's help for `ugs --help get` and for `ugs help nosuch` (exit 0).
+ * A help flag before a command moves after it (`ugs get --help`), and help for an unknown
+ * command becomes that command, so that it is reported as unknown, with a suggestion.
+ */
+export function helpArgs(argv: readonly string[], program: Command): string[] {
+  const args = [...argv];
+  const takesValue = new Set<string>();
+  for (const option of program.options as readonly Option[]) {
+    if (!(option.required || option.optional)) continue;
+    if (option.short) takesValue.add(option.short);
+    if (option.long) takesValue.add(option.long);
+  }
+  const words: number[] = [];
+  for (let i = 0; i < args.length && words.length < 2; i++) {
+    const arg = args[i] as string;
+    if (arg === '--') break;
+    if (arg.startsWith('-')) {
+      if (takesValue.has(arg)) i++;
+      continue;
+    }
+    words.push(i);
+  }
+  const known = (name: string) => program.commands.some((c) => c.name() === name);
+  const [first, second] = words.map((i) => args[i] as string);
+  if (first === 'help' && second !== undefined && !known(second)) {
+    args.splice(words[0] as number, 1);
+    return args;
+  }
+  const firstAt = words[0];
+  if (firstAt === undefined || first === 'help') return args;
+  const helpAt = args.findIndex((arg, i) => i < firstAt && (arg === '--help' || arg === '-h'));
+  if (helpAt < 0) return args;
+  args.splice(helpAt, 1);
+  if (known(first as string)) args.push('--help');
+  return args;
 }

@@ -4,8 +4,16 @@
  * command, then shown. Colour and table borders are decoration for a terminal; the libraries that
  * draw them are loaded only when a table or colour is actually wanted.
  */
+import { detectCi, errorCommand, maskSecret, maskTokensIn } from './ci.js';
 import { ApiError, UgsError } from './errors.js';
-import { colorEnabled, escapeControls, type IO, writeLine } from './io.js';
+import {
+  colorEnabled,
+  escapeControls,
+  type IO,
+  stdoutColumns,
+  unicodeTerminal,
+  writeLine,
+} from './io.js';
 import { compactJson, prettyJson } from './json-text.js';
 import { type JsonObject, quote } from './parse.js';
 import type { Preferences } from './settings.js';
@@ -67,52 +75,200 @@ function orderedFields(record: JsonObject, order: readonly string[] = []): strin
 type TableRow = readonly [field: string, value: string, decorate?: (text: string) => string];
 
 /**
- * Past these sizes cli-table3 is far from linear (8,000 rows took 0.8 s, one 300,000-character
- * wide-character value minutes), so big answers are drawn by `renderPlainTable`, which gives the
- * same box in one pass.
+ * How a field/value table is drawn. `lines`: `key<TAB>value`, one field a line, for pipes and
+ * files (as `gh` does), nothing to strip before `cut -f2`. `box`: a two-column box fitted to
+ * `columns` (long values wrap inside their cell); when even that cannot fit, `key: value` lines.
+ * `ascii` draws the box with `+-|` for terminals that cannot show box characters.
  */
-const TABLE_LIBRARY_MAX_ROWS = 200;
-const TABLE_LIBRARY_MAX_CELL = 2000;
+export type TableLayout = { kind: 'lines' } | { kind: 'box'; columns: number; ascii: boolean };
 
-export async function renderTable(rows: readonly TableRow[], style: Style): Promise<string> {
-  const cells = rows.map(([field, value, decorate]): [string, string] => {
-    // Escape first, then decorate: escaping a styled value would print its colour codes as text.
-    const text = escapeControls(value);
-    return [style.cyan(escapeControls(field)), decorate ? decorate(text) : text];
-  });
-  const small =
-    cells.length <= TABLE_LIBRARY_MAX_ROWS &&
-    cells.every(
-      ([k, v]) => k.length <= TABLE_LIBRARY_MAX_CELL && v.length <= TABLE_LIBRARY_MAX_CELL,
-    );
-  if (!small) return renderPlainTable(cells);
-  const { Table } = await import('./vendor/table.js');
-  // cli-table3 colours head and border by itself, even into a pipe: colour is ours to decide.
-  // Field names down the left say what each row is; a header row would only repeat that.
-  const table = new Table({
-    style: { head: [], border: [] },
-    // No rule between rows: a short table reads better without one.
-    chars: { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' },
-    wordWrap: false,
-  });
-  for (const cell of cells) table.push(cell);
-  return table.toString();
+/** A box without a width limit: for callers that draw a table for themselves. */
+const UNLIMITED_BOX: TableLayout = { kind: 'box', columns: Number.POSITIVE_INFINITY, ascii: false };
+
+/** The layout for a table on this run's stdout. */
+export function tableLayout(io: Pick<IO, 'stdout' | 'stdoutIsTTY' | 'env'>): TableLayout {
+  if (!io.stdoutIsTTY) return { kind: 'lines' };
+  return { kind: 'box', columns: stdoutColumns(io), ascii: !unicodeTerminal(io.env) };
 }
 
-/** cli-table3's two-column box (as configured above), drawn in time linear in the text. */
-function renderPlainTable(cells: readonly (readonly [string, string])[]): string {
-  const widths = cells.map(([k, v]) => [displayWidth(k), displayWidth(v)] as const);
-  const keyWidth = Math.max(0, ...widths.map(([k]) => k));
-  const valueWidth = Math.max(0, ...widths.map(([, v]) => v));
-  const rule = (left: string, mid: string, right: string) =>
-    `${left}${'─'.repeat(keyWidth + 2)}${mid}${'─'.repeat(valueWidth + 2)}${right}`;
-  const lines = [rule('┌', '┬', '┐')];
-  cells.forEach(([k, v], i) => {
-    const [kw, vw] = widths[i] as readonly [number, number];
-    lines.push(`│ ${k}${' '.repeat(keyWidth - kw)} │ ${v}${' '.repeat(valueWidth - vw)} │`);
+/**
+ * Fields whose values are never broken across lines: a token copied from a terminal must come
+ * out whole. Their rows make the box wide enough, or the table falls back to `key: value` lines.
+ */
+const UNBREAKABLE_FIELD = /token/i;
+
+/** Below this, a value column is too narrow to read: `key: value` lines instead. */
+const MIN_VALUE_COLUMNS = 20;
+
+/** `│ key │ value │`: the columns taken by borders and padding. */
+const BOX_OVERHEAD = 7;
+
+const UNICODE_BORDERS = { h: '─', v: '│', tl: '┌', tm: '┬', tr: '┐', bl: '└', bm: '┴', br: '┘' };
+const ASCII_BORDERS = { h: '-', v: '|', tl: '+', tm: '+', tr: '+', bl: '+', bm: '+', br: '+' };
+
+interface Cell {
+  key: string;
+  keyWidth: number;
+  /** Escaped, not yet decorated. */
+  value: string;
+  valueWidth: number;
+  breakable: boolean;
+  decorate: ((text: string) => string) | undefined;
+}
+
+/**
+ * Draws in time linear in the text (cli-table3 took seconds on 8,000 rows and minutes on one
+ * 300,000-character value), wrapping included.
+ */
+export async function renderTable(
+  rows: readonly TableRow[],
+  style: Style,
+  layout: TableLayout = UNLIMITED_BOX,
+): Promise<string> {
+  const cells = rows.map(([field, value, decorate]): Cell => {
+    // Escape first, then decorate: escaping a styled value would print its colour codes as text.
+    const key = escapeControls(field);
+    const text = escapeControls(value);
+    return {
+      key,
+      keyWidth: displayWidth(key),
+      value: text,
+      valueWidth: displayWidth(text),
+      breakable: !UNBREAKABLE_FIELD.test(field),
+      decorate,
+    };
   });
-  lines.push(rule('└', '┴', '┘'));
+  const paint = (cell: Cell, text: string) => (cell.decorate ? cell.decorate(text) : text);
+  if (layout.kind === 'lines') {
+    return cells.map((cell) => `${style.cyan(cell.key)}\t${paint(cell, cell.value)}`).join('\n');
+  }
+  const keyWidth = Math.max(0, ...cells.map((cell) => cell.keyWidth));
+  const widest = Math.max(0, ...cells.map((cell) => cell.valueWidth));
+  const unbreakable = Math.max(0, ...cells.map((cell) => (cell.breakable ? 0 : cell.valueWidth)));
+  const room = layout.columns - BOX_OVERHEAD - keyWidth;
+  if (room >= widest || (room >= unbreakable && room >= MIN_VALUE_COLUMNS)) {
+    return drawBox(cells, style, keyWidth, Math.min(widest, room), layout.ascii, paint);
+  }
+  return keyValueLines(cells, style, layout.columns, paint);
+}
+
+function drawBox(
+  cells: readonly Cell[],
+  style: Style,
+  keyWidth: number,
+  valueWidth: number,
+  ascii: boolean,
+  paint: (cell: Cell, text: string) => string,
+): string {
+  const b = ascii ? ASCII_BORDERS : UNICODE_BORDERS;
+  const rule = (left: string, mid: string, right: string) =>
+    `${left}${b.h.repeat(keyWidth + 2)}${mid}${b.h.repeat(valueWidth + 2)}${right}`;
+  const lines = [rule(b.tl, b.tm, b.tr)];
+  const blankKey = ' '.repeat(keyWidth);
+  for (const cell of cells) {
+    const key = `${style.cyan(cell.key)}${' '.repeat(keyWidth - cell.keyWidth)}`;
+    const pieces =
+      cell.valueWidth <= valueWidth
+        ? [{ text: cell.value, width: cell.valueWidth }]
+        : wrapText(cell.value, valueWidth, valueWidth);
+    pieces.forEach((piece, i) => {
+      const pad = ' '.repeat(Math.max(0, valueWidth - piece.width));
+      lines.push(
+        `${b.v} ${i === 0 ? key : blankKey} ${b.v} ${paint(cell, piece.text)}${pad} ${b.v}`,
+      );
+    });
+  }
+  lines.push(rule(b.bl, b.bm, b.br));
   return lines.join('\n');
+}
+
+/**
+ * The narrow layout: `key: value`, a long value continued on lines indented by two spaces; an
+ * unbreakable value (a token) stays whole on its line even when the terminal is narrower.
+ */
+function keyValueLines(
+  cells: readonly Cell[],
+  style: Style,
+  columns: number,
+  paint: (cell: Cell, text: string) => string,
+): string {
+  const lines: string[] = [];
+  for (const cell of cells) {
+    const lead = `${style.cyan(cell.key)}: `;
+    const leadWidth = cell.keyWidth + 2;
+    if (!cell.breakable || leadWidth + cell.valueWidth <= columns) {
+      lines.push(`${lead}${paint(cell, cell.value)}`);
+      continue;
+    }
+    const first = columns - leadWidth;
+    if (first >= MIN_VALUE_COLUMNS) {
+      const pieces = wrapText(cell.value, first, columns - 2);
+      pieces.forEach((piece, i) => {
+        lines.push(`${i === 0 ? lead : '  '}${paint(cell, piece.text)}`);
+      });
+    } else {
+      // A key as wide as the terminal: the key (wrapped too) and then its value below it.
+      for (const piece of wrapText(`${cell.key}:`, columns, columns)) {
+        lines.push(style.cyan(piece.text));
+      }
+      for (const piece of wrapText(cell.value, columns - 2, columns - 2)) {
+        lines.push(`  ${paint(cell, piece.text)}`);
+      }
+    }
+  }
+  return lines.join('\n');
+}
+
+interface Piece {
+  text: string;
+  width: number;
+}
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: colour codes are units of their own
+const UNITS = /\u001b\[[0-9;]*m|[\s\S]/gu;
+
+/** After these a line may break: spaces, and JSON's `,` and `:`. */
+const BREAK_AFTER = new Set([' ', ',', ':', '/', '-']);
+
+/**
+ * Greedy wrapping by display width: the first line gets `firstWidth` columns, the others
+ * `restWidth`. A line breaks after the last space or punctuation that fits, or mid-word when a
+ * word is longer than a line. Each character is looked at a bounded number of times.
+ */
+export function wrapText(text: string, firstWidth: number, restWidth: number): Piece[] {
+  // Colour codes are kept whole and take no room (a terminal keeps the colour across lines).
+  const chars = text.includes('\u001b') ? (text.match(UNITS) ?? []) : Array.from(text);
+  const widths = chars.map((unit) => (unit.startsWith('\u001b') ? 0 : charWidth(unit)));
+  const pieces: Piece[] = [];
+  let start = 0;
+  while (start < chars.length) {
+    // A continuation line does not start with the space it was broken at.
+    if (pieces.length > 0) {
+      while (start < chars.length && chars[start] === ' ') start++;
+      if (start === chars.length) break;
+    }
+    const limit = Math.max(1, pieces.length === 0 ? firstWidth : restWidth);
+    let width = 0;
+    let end = start;
+    let lastBreak = -1;
+    while (end < chars.length && width + (widths[end] as number) <= limit) {
+      width += widths[end] as number;
+      if (BREAK_AFTER.has(chars[end] as string)) lastBreak = end + 1;
+      end++;
+    }
+    // A character wider than the whole line still has to go somewhere.
+    if (end === start) end = start + 1;
+    // Mid-word: go back to the last break, unless the word ends exactly at the edge.
+    if (end < chars.length && chars[end] !== ' ' && lastBreak > start) end = lastBreak;
+    let lineEnd = end;
+    while (lineEnd > start + 1 && chars[lineEnd - 1] === ' ') lineEnd--;
+    const slice = chars.slice(start, lineEnd);
+    let sliceWidth = 0;
+    for (let i = start; i < lineEnd; i++) sliceWidth += widths[i] as number;
+    pieces.push({ text: slice.join(''), width: sliceWidth });
+    start = end;
+  }
+  return pieces.length === 0 ? [{ text: '', width: 0 }] : pieces;
 }
 
 /**
@@ -123,14 +279,17 @@ function displayWidth(text: string): number {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: colour codes are what is removed
   const visible = text.includes('\u001b') ? text.replace(/\u001b\[[0-9;]*m/g, '') : text;
   let width = 0;
-  for (const char of visible) {
-    const code = char.codePointAt(0) as number;
-    if (code < 0x300) width += 1;
-    else if (ZERO_WIDTH.test(char)) width += 0;
-    else if (isWide(code) || EMOJI.test(char)) width += 2;
-    else width += 1;
-  }
+  for (const char of visible) width += charWidth(char);
   return width;
+}
+
+function charWidth(char: string): number {
+  const code = char.codePointAt(0) as number;
+  if (code < 0x300) return 1;
+  // The numeric ranges first: CJK text would otherwise pay for two regex tests per character.
+  if (isWide(code)) return 2;
+  if (ZERO_WIDTH.test(char)) return 0;
+  return EMOJI.test(char) ? 2 : 1;
 }
 
 const ZERO_WIDTH = /^[\p{Mn}\p{Me}\p{Cf}]$/u;
@@ -162,12 +321,13 @@ export async function renderRecordTable(
   record: JsonObject,
   style: Style,
   order: readonly string[] = [],
+  layout?: TableLayout,
 ): Promise<string> {
   const rows = orderedFields(record, order).map((field): TableRow => {
     const value = record[field];
     return value === null ? [field, formatValue(value), style.dim] : [field, formatValue(value)];
   });
-  return renderTable(rows, style);
+  return renderTable(rows, style, layout);
 }
 
 /**
@@ -222,6 +382,11 @@ export async function printResult(
   preferences: Pick<Preferences, 'noColor'>,
   output: ResultOutput,
 ): Promise<void> {
+  // Under a CI runner, every token in the answer is masked before any of it is written.
+  const token = output.record.fields.token;
+  if (typeof token === 'string') maskSecret(io, token);
+  maskTokensIn(io, output.body);
+  maskTokensIn(io, output.record.fields);
   switch (output.format.kind) {
     case 'json':
       writeLine(io.stdout, renderJson(output.body));
@@ -231,10 +396,32 @@ export async function printResult(
       return;
     case 'table': {
       const style = await styleFor(io, preferences, 'stdout');
-      for (const line of output.headline(style)) writeLine(io.stdout, line);
+      const layout = tableLayout(io);
+      if (layout.kind === 'lines') {
+        // Into a pipe stdout carries only `key<TAB>value` lines; the headline is a message for
+        // the person, so it goes to stderr, except a line that repeats the token (stdout has
+        // it, and a log must not get a copy).
+        const stderrStyle = await styleFor(io, preferences, 'stderr');
+        const shownToken = typeof token === 'string' ? escapeControls(token) : '';
+        for (const line of output.headline(stderrStyle)) {
+          if (shownToken === '' || !line.includes(shownToken)) {
+            printLine(io, line);
+          }
+        }
+      } else if (layout.kind === 'box') {
+        // Fitted to the terminal like the table; a line with the token is never broken.
+        const shownToken = typeof token === 'string' ? escapeControls(token) : '';
+        for (const line of output.headline(style)) {
+          if (shownToken !== '' && line.includes(shownToken)) writeLine(io.stdout, line);
+          else
+            for (const piece of wrapText(line, layout.columns, layout.columns)) {
+              writeLine(io.stdout, piece.text);
+            }
+        }
+      }
       writeLine(
         io.stdout,
-        await renderRecordTable(output.record.fields, style, output.record.order),
+        await renderRecordTable(output.record.fields, style, output.record.order, layout),
       );
       return;
     }
@@ -254,6 +441,7 @@ export async function withJsonErrorBody<T>(
     return await call();
   } catch (error) {
     if (format.kind === 'json' && error instanceof UgsError && error.body !== undefined) {
+      maskTokensIn(io, error.body);
       writeLine(io.stdout, renderJson(error.body));
     }
     throw error;
@@ -276,11 +464,15 @@ export async function printFieldTable(
   const tableRows = rows.map(
     ([field, text]): TableRow => (text === null ? [field, '(none)', style.dim] : [field, text]),
   );
-  writeLine(io.stdout, await renderTable(tableRows, style));
+  writeLine(io.stdout, await renderTable(tableRows, style, tableLayout(io)));
 }
 
-/** A message for the person, on stderr whatever the output format: stdout is for results. */
+/**
+ * A message for the person, on stderr whatever the output format: stdout is for results.
+ * `--quiet` silences every such note, warning and progress line; errors go through `printError`.
+ */
 export function printLine(io: IO, text: string): void {
+  if (io.quiet === true) return;
   writeLine(io.stderr, text);
 }
 
@@ -307,7 +499,7 @@ export async function printWarningNote(
   text: string,
 ): Promise<void> {
   const style = await styleFor(io, preferences, 'stderr');
-  writeLine(io.stderr, `${style.yellow('note:')} ${text}`);
+  printLine(io, `${style.yellow('note:')} ${text}`);
 }
 
 /**
@@ -322,13 +514,86 @@ export async function printError(
   const style = await styleFor(io, preferences, 'stderr');
   writeLine(io.stderr, `${style.red('error:')} ${report.message}`);
   if (report.hint) writeLine(io.stderr, `${style.dim('hint:')} ${report.hint}`);
+  const ci = detectCi(io.env);
+  if (ci !== undefined) {
+    // An annotation on the run's page, with the hint as its second line.
+    const text = report.hint ? `${report.message}\n${report.hint}` : report.message;
+    writeLine(io.stderr, errorCommand(ci, text));
+  }
   if (!preferences.debug) return;
   for (let current: unknown = report.error; current instanceof Error; current = current.cause) {
     writeLine(io.stderr, current.stack ?? String(current));
   }
 }
 
-/** After commander's own usage message. */
-export function printUsageHint(io: IO): void {
-  writeLine(io.stderr, 'hint: see `ugs --help` or `ugs <command> --help`');
+/**
+ * The `Examples:` section of a help text, fitted to `width` columns: a trailing `# comment` that
+ * does not fit goes on its own line above its command, and a command longer than a line is
+ * continued with ` \\` at a space outside quotes, so every line still pastes into a shell.
+ */
+export function formatExamples(examples: readonly string[], width = 80): string {
+  const lines = ['Examples:'];
+  for (const example of examples) {
+    if (displayWidth(`  $ ${example}`) <= width) {
+      lines.push(`  $ ${example}`);
+      continue;
+    }
+    const commented = /^(.*?)\s{2,}#\s+(.*)$/.exec(example);
+    const command = commented?.[1] ?? example;
+    if (commented?.[2] !== undefined) {
+      for (const piece of wrapText(commented[2], width - 4, width - 4)) {
+        lines.push(`  # ${piece.text}`);
+      }
+    }
+    lines.push(...continueCommand(command, width));
+  }
+  return lines.join('\n');
+}
+
+const SHELL_OPERATOR = /^(\||\|\||&&|;|<|>|>>|2>&1)$/;
+
+/** `  $ words...`, broken at spaces outside quotes into ` \\`-continued lines of `width`. */
+function continueCommand(command: string, width: number): string[] {
+  const words: string[] = [];
+  let word = '';
+  let quote: string | undefined;
+  for (const char of command) {
+    if (quote !== undefined) {
+      if (char === quote) quote = undefined;
+    } else if (char === '"' || char === "'") {
+      quote = char;
+    } else if (char === ' ') {
+      if (word !== '') words.push(word);
+      word = '';
+      continue;
+    }
+    word += char;
+  }
+  if (word !== '') words.push(word);
+  // `--field token` stays together on one line: a flag and its value read as one.
+  const units: string[] = [];
+  for (const next of words) {
+    const last = units.at(-1);
+    const joins =
+      last !== undefined &&
+      /^--?[\w-]+$/.test(last) &&
+      !next.startsWith('-') &&
+      !SHELL_OPERATOR.test(next);
+    if (joins) units[units.length - 1] = `${last} ${next}`;
+    else units.push(next);
+  }
+  const lines: string[] = [];
+  let line = '  $';
+  for (const next of units) {
+    // Room for " word" and, unless it is the last word, the " \\" that continues the line.
+    if (line.trim() !== '$' && line.trim() !== '' && displayWidth(`${line} ${next} \\`) > width) {
+      lines.push(`${line} \\`);
+      line = '      ';
+      line += next;
+      continue;
+    }
+    line += line.endsWith(' ') ? next : ` ${next}`;
+  }
+  lines.push(line);
+  return lines;
 }

@@ -18,8 +18,8 @@ export interface Preferences {
   noColor: boolean;
   /** `--no-input`: never prompt, whatever the terminal. */
   noInput: boolean;
-  /** `-q/--quiet`: no notes, warnings or spinner on stderr (errors still). */
-  quiet?: boolean;
+  /** `-q/--quiet`: no notes, warnings, spinner or progress on stderr; errors still. */
+  quiet: boolean;
 }
 
 /** The global options, checked. */

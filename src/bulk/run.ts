@@ -7,6 +7,8 @@
  * token before anything else is sent for that row. A row is never rotated again while a first
  * rotation may have happened unseen.
  */
+
+import { maskSecret } from '../ci.js';
 import { resolveTarget } from '../credentials.js';
 import type { Deps } from '../deps.js';
 import {
@@ -344,6 +346,7 @@ class BulkRun {
   }
 
   private write(record: BulkRecord): void {
+    maskSecret(this.deps.io, record.token);
     if (record.status !== 'sending') {
       this.finished[record.row] = 1;
       this.counts[record.status] = (this.counts[record.status] ?? 0) + 1;
@@ -509,6 +512,7 @@ class ProgressLine {
   }
 
   private tick(): void {
+    if (this.io.quiet === true) return;
     if (this.io.stderrIsTTY) {
       if (!this.dirty) return;
       this.dirty = false;

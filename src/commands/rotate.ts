@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { maskSecret } from '../ci.js';
 import { resolveTarget } from '../credentials.js';
 import { fingerprint, REDACTED } from '../debug.js';
 import type { Deps } from '../deps.js';
@@ -115,6 +116,7 @@ export async function runRotate(opts: RotateOptions, deps: Deps): Promise<void> 
   const target = await resolveTarget(deps);
   const currentToken = await readCurrentToken(opts, deps);
   deps.tracer.addSecret(currentToken);
+  maskSecret(io, currentToken);
 
   if (interactive && !opts.yes) {
     const confirmed = await deps.prompter.confirm(confirmationQuestion(currentToken), {

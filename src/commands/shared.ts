@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import type { Deps } from '../deps.js';
 import { UsageError } from '../errors.js';
-import type { OutputFormat } from '../render.js';
+import { formatExamples, type OutputFormat } from '../render.js';
 
 /** Main hands each command a way to build its dependencies once the global flags are parsed. */
 export type DepsFactory = (command: Command) => Deps;
@@ -12,9 +12,10 @@ export function collect(value: string, previous: string[]): string[] {
 }
 
 export function newCommand(name: string, summary: string, examples: readonly string[]): Command {
-  return new Command(name)
-    .description(summary)
-    .addHelpText('after', `\nExamples:\n${examples.map((line) => `  $ ${line}`).join('\n')}\n`);
+  return new Command(name).description(summary).addHelpText('after', ({ command }) => {
+    // main sets the width for every command (at most 80 columns).
+    return `\n${formatExamples(examples, command.configureHelp().helpWidth)}\n`;
+  });
 }
 
 /** `--json` and `--field`, shared by every command that prints a user group. */

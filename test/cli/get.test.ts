@@ -84,30 +84,31 @@ describe('ugs get (built binary)', () => {
     expect(result.stderr).toMatch(/^error: .*nope/m);
   });
 
-  it('table output says Created, then Found, and lists every field', async () => {
+  it('default output into a pipe: Created, then Found on stderr, every field as key<TAB>value', async () => {
     const { sb, service } = await setup();
     const first = await runUgs(['get', '--id', 'acme', '--name', 'Acme Corp'], { sandbox: sb });
     expect(first.code, describeRun(first)).toBe(0);
-    expect(first.stdout).toContain('Created user group acme');
+    expect(first.stderr).toBe('Created user group acme\n');
     expect(first.stdout).not.toMatch(ANSI);
+    expect(first.stdout).not.toMatch(/[│┌─]/);
     const group = await service.group('acme');
     for (const text of ['provided_id', 'name', 'team_id', 'token', 'properties', 'Acme Corp']) {
       expect(first.stdout).toContain(text);
     }
     expect(first.stdout).toContain(group?.token);
     expect(first.stdout).toContain(String(group?.team_id));
-    expect(first.stdout).toMatch(/properties\s*│\s*null/);
+    expect(first.stdout).toMatch(/^properties\tnull$/m);
     // Known fields in a stable order.
     const order = ['provided_id', 'name', 'team_id', 'token', 'properties'].map((f) =>
-      first.stdout.search(new RegExp(`│ ${f}\\s`)),
+      first.stdout.search(new RegExp(`^${f}\t`, 'm')),
     );
     expect(order.every((at) => at >= 0)).toBe(true);
     expect([...order].sort((a, b) => a - b)).toEqual(order);
 
     const second = await runUgs(['get', '--id', 'acme', '--name', 'Acme Corp'], { sandbox: sb });
     expect(second.code, describeRun(second)).toBe(0);
-    expect(second.stdout).toContain('Found user group acme');
-    expect(second.stdout).not.toContain('Created');
+    expect(second.stderr).toMatch(/^Found user group acme\n/);
+    expect(second.stderr).not.toContain('Created');
     expect(service.requests).toHaveLength(2);
   });
 

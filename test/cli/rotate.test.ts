@@ -60,17 +60,17 @@ describe('ugs rotate (built binary)', () => {
     expect(errorLines(again.stderr)[0]).toContain(String(refusal.detail));
   });
 
-  it('table output leads with the new token and the warning', async () => {
+  it('into a pipe: key<TAB>value on stdout, the headline and warning (not the token) on stderr', async () => {
     const { sb, service, oldToken } = await setup();
     const result = await runUgs(['rotate', '--current-token', oldToken, '--yes'], { sandbox: sb });
     expect(result.code, describeRun(result)).toBe(0);
     const newToken = (await service.group('acme')).token ?? '';
-    const lines = result.stdout.split('\n');
+    const lines = result.stderr.split('\n');
     expect(lines[0]).toBe('Rotated token of user group acme');
-    expect(lines[1]).toBe(`New token: ${newToken}`);
-    expect(lines[2]).toMatch(/previous token may stop working/i);
-    expect(result.stdout).toContain('environment');
-    expect(result.stdout).toContain('Customer');
+    expect(lines[1]).toMatch(/previous token may stop working/i);
+    expect(result.stderr).not.toContain(newToken);
+    expect(result.stdout).toContain(`token\t${newToken}\n`);
+    expect(result.stdout).toMatch(/^api_environment_tag\tCustomer$/m);
   });
 
   it('--field token prints only the new token', async () => {

@@ -126,7 +126,7 @@ describe('the story: login, get, get again, rotate', () => {
     ];
     const created = await runUgs(request, { sandbox });
     expectExit(created, 0);
-    expect(created.stdout.split('\n')[0]).toBe(`Created user group ${id}`);
+    expect(created.stderr.split('\n')[0]).toBe(`Created user group ${id}`);
     expect(created.stdout).toMatch(new RegExp(`provided_id\\W+${id}\\W`));
     expect(created.stdout).toMatch(/name\W+Acme Corp\W/);
     expect(created.stdout).toContain('"plan":"pro"');
@@ -175,12 +175,13 @@ describe('the story: login, get, get again, rotate', () => {
       stdin: `${token}\n`,
     });
     expectExit(rotated, 0);
-    expect(rotated.stdout).toContain(`Rotated token of user group ${id}`);
-    expect(rotated.stdout).toMatch(/previous token may stop working/);
-    const newToken = /New token: ([0-9a-f]{64})/.exec(rotated.stdout)?.[1];
+    // Into a pipe: the headline and warning on stderr, the new token only in stdout's lines.
+    expect(rotated.stderr).toContain(`Rotated token of user group ${id}`);
+    expect(rotated.stderr).toMatch(/previous token may stop working/);
+    const newToken = tableToken(rotated.stdout);
     expect(newToken, describeRun(rotated)).toMatch(HEX64);
     expect(newToken).not.toBe(token);
-    expect(tableToken(rotated.stdout)).toBe(newToken);
+    expect(rotated.stderr).not.toContain(newToken);
     expect(rotated.stdout).not.toContain(token);
 
     // The old token is refused: exit 1, the emulator's own words after `error:`.
@@ -528,7 +529,7 @@ describe('secrets and colour', () => {
       const rotated = await debug(['rotate', '--current-token-stdin', '--yes'], 0, {
         stdin: token,
       });
-      newToken = /New token: ([0-9a-f]{64})/.exec(rotated.stdout)?.[1] ?? '';
+      newToken = tableToken(rotated.stdout) ?? '';
       expect(newToken, describeRun(rotated)).toMatch(HEX64);
       const refused = await debug(['rotate', '--current-token-stdin', '--yes'], 1, {
         stdin: token,
@@ -607,7 +608,7 @@ describe('secrets and colour', () => {
     expect(colouredError.stderr).toMatch(ANSI);
     for (const result of [noColor, flag]) {
       expectExit(result, 0);
-      expect(result.stdout).toContain(`user group ${id}`);
+      expect(result.stderr).toContain(`user group ${id}`);
     }
     for (const result of [noColorError, flagError]) expectExit(result, 2);
     for (const result of [noColor, noColorError, flag, flagError]) {

@@ -185,14 +185,14 @@ function gaps(server: TestServer): number[] {
   return server.requests.slice(1).map((r, i) => r.at - (server.requests[i]?.at ?? 0));
 }
 
-/** The (field, value) rows of the two-column table on stdout. */
+/** The (field, value) rows of the default output into a pipe: `key<TAB>value` lines. */
 function tableRows(stdout: string): [string, string][] {
   return stdout
     .split('\n')
-    .filter((line) => line.startsWith('│'))
+    .filter((line) => line.includes('\t'))
     .map((line) => {
-      const [, field = '', value = ''] = line.split('│');
-      return [field.trim(), value.trim()];
+      const at = line.indexOf('\t');
+      return [line.slice(0, at), line.slice(at + 1)];
     });
 }
 
@@ -414,7 +414,7 @@ const CASES: FaultCase[] = [
     get: { code: 0, requests: 1 },
     rotate: { code: 0, requests: 1 },
     check: (command, result) =>
-      expect(result.stdout).toContain(
+      expect(result.stderr).toContain(
         command === 'get' ? 'Found user group acme' : 'Rotated token of user group acme',
       ),
   },
@@ -517,7 +517,7 @@ describe.concurrent('fault matrix: get and rotate against a misbehaving server',
           ['archived_at', 'null'],
         ]);
       }
-      expect(table.stdout).toContain('Created user group acme');
+      expect(table.stderr).toContain('Created user group acme');
       for (const result of [asJson, rotateJson]) expect(JSON.parse(result.stdout)).toEqual(body);
       expect(server.requests).toHaveLength(4);
     } finally {
@@ -566,9 +566,9 @@ describe.concurrent('TLS with a self-signed certificate', () => {
         runUgs([...ROTATE_ARGS, '--base-url', server.url], { env, stdin: OLD_TOKEN }),
       ]);
       expect(get.code, describeRun(get)).toBe(0);
-      expect(get.stdout).toContain('Found user group acme');
+      expect(get.stderr).toContain('Found user group acme');
       expect(rotate.code, describeRun(rotate)).toBe(0);
-      expect(rotate.stdout).toContain('New token: ugt_new_after_rotation');
+      expect(rotate.stdout).toContain('token\tugt_new_after_rotation\n');
       expect(server.requests.map((r) => r.method).sort()).toEqual(['GET', 'POST']);
     } finally {
       await server.close();

@@ -88,12 +88,15 @@ export function readConfig(sandbox: Sandbox): unknown {
 }
 
 /**
- * Never inherited from the outer environment: the real user's UGS_* settings, CI, colour, TERM,
+ * Never inherited from the outer environment: the real user's UGS_* settings, CI (and the
+ * runners' GITHUB_ACTIONS/TF_BUILD, which add workflow commands to stderr), colour, TERM,
  * HOME and XDG_CONFIG_HOME, Node options, extra CA certificates and proxies.
  */
 const STRIPPED_ENV: readonly RegExp[] = [
   /^UGS_/,
   /^CI$/,
+  /^GITHUB_ACTIONS$/,
+  /^TF_BUILD$/,
   /^NO_COLOR$/,
   /^FORCE_COLOR$/,
   /^TERM$/,

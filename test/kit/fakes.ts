@@ -213,6 +213,7 @@ export function defaultSettings(overrides: Partial<Settings> = {}): Settings {
     debug: false,
     noColor: false,
     noInput: false,
+    quiet: false,
     insecureHttp: false,
     caFile: undefined,
     ...overrides,

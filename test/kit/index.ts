@@ -7,7 +7,8 @@
  *               runs a test signals; runShell for pipelines; makeSandbox/tempDir (removed once
  *               after each file); describeRun, errorLines, expectFailure (the failure shape:
  *               one error line, at most one hint, no stack), STACK_LINE, ANSI, stripAnsi.
- * - terminal.ts startPty(sandbox, args): the binary on a real pseudo-terminal (prompts, Ctrl+C).
+ * - terminal.ts startPty(sandbox, args, { env, columns }): the binary on a real pseudo-terminal
+ *               (prompts, Ctrl+C, output fitted to the width).
  * - server.ts   startServer([{ tls, port }], ...replies): one scripted server on 127.0.0.1 that
  *               records requests and connections; replies json/text/bytes/destroy/stall/delay/
  *               trickle/huge/headersThen*, forwardTo(url) (e.g. to the emulator); closedPort();

@@ -38,6 +38,8 @@ export interface PtyOptions {
   env?: EnvChanges;
   /** The whole session, from spawn to exit. */
   timeoutMs?: number;
+  /** Width of the terminal; default 120. */
+  columns?: number;
 }
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
@@ -61,7 +63,8 @@ export class PtySession {
     const timeoutMs = options.timeoutMs ?? 15_000;
     const command = [process.execPath, BIN, ...args].map(shellQuote).join(' ');
     // A fixed, realistic window size: a pty started from a pipe has 0 columns otherwise.
-    const shell = `stty cols 120 rows 40 2>/dev/null; exec ${command}`;
+    const columns = options.columns ?? 120;
+    const shell = `stty cols ${columns} rows 40 2>/dev/null; exec ${command}`;
     this.child = spawn('script', ['-q', '-e', '-c', shell, '/dev/null'], {
       cwd: sandbox.root,
       env: sandboxEnv(sandbox, { TERM: 'xterm', SHELL: '/bin/sh', ...options.env }),

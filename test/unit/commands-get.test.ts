@@ -151,7 +151,7 @@ describe('parseGetFlags', () => {
 });
 
 describe('runGet without a terminal', () => {
-  it('sends exactly the documented body and prints the headline and table on stdout', async () => {
+  it('sends exactly the documented body: key<TAB>value lines on stdout, the headline on stderr', async () => {
     const service = echoService(true);
     const deps = makeDeps({ service });
     await runGet(
@@ -170,12 +170,18 @@ describe('runGet without a terminal', () => {
     expect(deps.targets[0]?.apiToken).toBe('api-token-0123456789');
     expect(deps.targets[0]?.baseUrl.href).toBe('https://ugs.example.com/');
     const out = deps.io.stdout.text;
-    expect(out.split('\n')[0]).toBe('Created user group acme');
-    expect(out).toMatch(/provided_id\s*│\s*acme/);
-    expect(out).toMatch(/token\s*│\s*ug-token-aaaaaaaaaaaa/);
-    expect(out).toMatch(/properties\s*│\s*\{"plan":"pro","seats":3\}/);
+    expect(out).toMatch(/^provided_id\tacme$/m);
+    expect(out).toMatch(/^token\tug-token-aaaaaaaaaaaa$/m);
+    expect(out).toMatch(/^properties\t\{"plan":"pro","seats":3\}$/m);
+    expect(
+      out
+        .trimEnd()
+        .split('\n')
+        .every((line) => /^[^\t]+\t/.test(line)),
+    ).toBe(true);
+    expect(out).not.toMatch(/[│┌─]/);
     expect(out).not.toContain(ESC);
-    expect(deps.io.stderr.text).toBe('');
+    expect(deps.io.stderr.text).toBe('Created user group acme\n');
   });
 
   it('leaves mapping and properties out of the body when not given', async () => {
@@ -184,15 +190,15 @@ describe('runGet without a terminal', () => {
     await runGet(opts(), deps);
     expect(service.gets).toEqual([{ name: 'Acme Corp', user_group_id: 'acme' }]);
     expect(Object.keys(service.gets[0] ?? {})).toEqual(['name', 'user_group_id']);
-    expect(deps.io.stdout.text.split('\n')[0]).toBe('Found user group acme');
+    expect(deps.io.stderr.text.split('\n')[0]).toBe('Found user group acme');
     // properties: null is shown as null, not as an empty cell.
-    expect(deps.io.stdout.text).toMatch(/properties\s*│\s*null/);
+    expect(deps.io.stdout.text).toMatch(/^properties\tnull$/m);
   });
 
   it('says neither created nor found when the service does not say', async () => {
     const deps = makeDeps({ service: echoService(null) });
     await runGet(opts(), deps);
-    expect(deps.io.stdout.text.split('\n')[0]).toBe('User group acme');
+    expect(deps.io.stderr.text.split('\n')[0]).toBe('User group acme');
   });
 
   it('shows known fields first, then unknown ones in the order sent', async () => {
@@ -203,8 +209,8 @@ describe('runGet without a terminal', () => {
     await runGet(opts(), deps);
     const fields = deps.io.stdout.text
       .split('\n')
-      .map((line) => /^│\s*(\S+)\s*│/.exec(line)?.[1])
-      .filter((f): f is string => f !== undefined && f !== 'field');
+      .map((line) => /^(\S+)\t/.exec(line)?.[1])
+      .filter((f): f is string => f !== undefined);
     expect(fields).toEqual([
       'provided_id',
       'name',
@@ -214,7 +220,7 @@ describe('runGet without a terminal', () => {
       'zeta',
       'alpha',
     ]);
-    expect(deps.io.stdout.text).toMatch(/alpha\s*│\s*\{"a":1\}/);
+    expect(deps.io.stdout.text).toMatch(/^alpha\t\{"a":1\}$/m);
   });
 
   it('--json prints exactly the body, pretty, and nothing else', async () => {

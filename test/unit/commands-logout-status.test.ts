@@ -84,10 +84,10 @@ describe('runStatus', () => {
     });
     await runStatus({ json: false }, deps);
     const out = deps.io.stdout.text;
-    expect(out).toMatch(/profile\s*│\s*default/);
-    expect(out).toMatch(/base URL\s*│\s*https:\/\/ugs\.example\.com \(profile\)/);
-    expect(out).toMatch(/token\s*│\s*\*\*\*\*abcd/);
-    expect(out).toMatch(/token source\s*│\s*profile/);
+    expect(out).toMatch(/profile\tdefault/);
+    expect(out).toMatch(/base URL\thttps:\/\/ugs\.example\.com \(profile\)/);
+    expect(out).toMatch(/token\t\*\*\*\*abcd/);
+    expect(out).toMatch(/token source\tprofile/);
     expect(out).toContain(deps.config.path);
     expect(out).not.toContain(SAVED);
     expect(deps.io.stderr.text).toBe('');
@@ -100,8 +100,8 @@ describe('runStatus', () => {
     });
     await runStatus({ json: false }, deps);
     const out = deps.io.stdout.text;
-    expect(out).toMatch(/token source\s*│\s*env UGS_API_TOKEN/);
-    expect(out).toMatch(/token\s*│\s*\*\*\*\*wxyz/);
+    expect(out).toMatch(/token source\tenv UGS_API_TOKEN/);
+    expect(out).toMatch(/token\t\*\*\*\*wxyz/);
     expect(out).not.toContain(ENV);
     expect(out).not.toContain('abcd');
   });
@@ -134,7 +134,7 @@ describe('runStatus', () => {
     expect(error).toBeInstanceOf(AuthError);
     expect((error as AuthError).exitCode).toBe(3);
     expect((error as AuthError).hint).toContain('ugs login');
-    expect(deps.io.stdout.text).toMatch(/token source\s*│\s*\(none\)/);
+    expect(deps.io.stdout.text).toMatch(/token source\t\(none\)/);
   });
 
   it('without a token, --json shows null token fields and exits 3', async () => {
@@ -198,7 +198,7 @@ describe('runStatus', () => {
       profiles: { default: { baseUrl: 'https://ugs.example.com', apiPath: '/api/user/' } },
     });
     await runStatus({ json: false }, deps).catch(() => {});
-    expect(deps.io.stdout.text).toMatch(/API path\s*│\s*\/api\/user\/ \(profile\)/);
+    expect(deps.io.stdout.text).toMatch(/API path\t\/api\/user\/ \(profile\)/);
   });
 
   it('colours only on a terminal', async () => {

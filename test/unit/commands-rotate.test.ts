@@ -112,9 +112,23 @@ describe('runRotate without a terminal', () => {
     expect(service.rotations).toEqual([]);
   });
 
-  it('sends the token and leads the output with the new token and the warning', async () => {
+  it('into a pipe: key<TAB>value on stdout, the headline without the token on stderr', async () => {
     const service = rotateService();
     const deps = makeDeps({ service });
+    await runRotate(opts(), deps);
+    expect(deps.io.stdout.text).toMatch(new RegExp(`^token\t${NEW_TOKEN}$`, 'm'));
+    expect(deps.io.stdout.text).toMatch(/^environment\tCustomer$/m);
+    expect(deps.io.stderr.text).toBe(
+      `Rotated token of user group acme\n${PREVIOUS_TOKEN_WARNING}\n`,
+    );
+  });
+
+  it('at a terminal, leads the output with the new token and the warning', async () => {
+    const service = rotateService();
+    const io = makeIO({ stdoutIsTTY: true, env: { NO_COLOR: '1' } });
+    // A terminal wide enough for the warning on one line (at 80 columns it wraps).
+    Object.assign(io.stdout, { columns: 120 });
+    const deps = makeDeps({ service, io });
     await runRotate(opts(), deps);
     expect(service.rotations).toEqual([OLD]);
     const lines = deps.io.stdout.text.split('\n');

@@ -1,3 +1,0 @@
-import Table from 'cli-table3';
-
-export { Table };

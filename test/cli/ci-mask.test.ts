@@ -1,0 +1,270 @@
+/**
+ * Under a CI runner (GITHUB_ACTIONS=true, TF_BUILD=True) every user group token ugs writes
+ * anywhere (table, --json, --field, the rotation's headline, bulk records on stdout or in
+ * --output files) is preceded by its mask command on stderr, and errors are also annotations.
+ * Workflow-command data is escaped, so a hostile answer cannot issue a command of its own.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  describeRun,
+  type EnvChanges,
+  type InProcessEmulator,
+  json,
+  makeSandbox,
+  okBody,
+  runShell,
+  runUgs,
+  type Sandbox,
+  startEmulator,
+  startServer,
+  UGS_SHELL,
+  userGroup,
+} from '../kit/index.js';
+
+const TOKEN = /[0-9a-f]{64}/g;
+const GITHUB_MASK = '::add-mask::';
+
+let emulator: InProcessEmulator;
+beforeAll(async () => {
+  emulator = await startEmulator();
+});
+afterAll(async () => {
+  await emulator.close();
+});
+
+function ciEnv(extra: EnvChanges = {}): EnvChanges {
+  return {
+    GITHUB_ACTIONS: 'true',
+    UGS_BASE_URL: emulator.url,
+    UGS_API_TOKEN: emulator.tokenFor('Customer'),
+    ...extra,
+  };
+}
+
+/** Every 64-hex token in `texts` has its mask line on stderr. Returns the tokens seen. */
+function expectAllMasked(stderr: string, texts: readonly string[], context: string): string[] {
+  const tokens = new Set(texts.flatMap((text) => text.match(TOKEN) ?? []));
+  const masks = new Set(
+    stderr
+      .split('\n')
+      .filter((line) => line.startsWith(GITHUB_MASK))
+      .map((line) => line.slice(GITHUB_MASK.length)),
+  );
+  for (const token of tokens) expect(masks, `${token} not masked\n${context}`).toContain(token);
+  return [...tokens];
+}
+
+/**
+ * Runs ugs with stdout and stderr merged into one pipe (`2>&1`), as the runner reads a step:
+ * the first time each token appears must be inside its own mask line.
+ */
+async function expectMaskedFirst(sandbox: Sandbox, args: string, env: EnvChanges, stdin = '') {
+  const input = join(sandbox.root, `stdin-${Math.random().toString(36).slice(2)}`);
+  writeFileSync(input, stdin);
+  const result = await runShell(`${UGS_SHELL} ${args} < '${input}' 2>&1`, { sandbox, env });
+  const merged = result.stdout;
+  const tokens = new Set(merged.match(TOKEN) ?? []);
+  expect(tokens.size, describeRun(result)).toBeGreaterThan(0);
+  for (const token of tokens) {
+    expect(merged.indexOf(token), `${token} printed before its mask\n${merged}`).toBe(
+      merged.indexOf(`${GITHUB_MASK}${token}`) + GITHUB_MASK.length,
+    );
+  }
+  return result;
+}
+
+async function newGroupToken(sandbox: Sandbox, id: string): Promise<string> {
+  const created = await runUgs(['get', '--id', id, '--name', id, '--field', 'token'], {
+    sandbox,
+    env: ciEnv({ GITHUB_ACTIONS: undefined }),
+  });
+  expect(created.code, describeRun(created)).toBe(0);
+  return created.stdout.trim();
+}
+
+describe('GitHub Actions: tokens are masked before they are written', () => {
+  it('get: table, --json and --field token each mask the token first (pipe capture)', async () => {
+    const sandbox = makeSandbox();
+    for (const extra of [[], ['--json'], ['--field', 'token']]) {
+      const result = await runUgs(['get', '--id', 'ci-get', '--name', 'CI Get', ...extra], {
+        sandbox,
+        env: ciEnv(),
+      });
+      const context = describeRun(result);
+      expect(result.code, context).toBe(0);
+      const tokens = expectAllMasked(result.stderr, [result.stdout, result.stderr], context);
+      expect(tokens, context).toHaveLength(1);
+      // stdout stays exactly what a script captures: no workflow command on it.
+      expect(result.stdout, context).not.toContain('::');
+    }
+    const field = await runUgs(['get', '--id', 'ci-get', '--name', 'CI Get', '--field', 'token'], {
+      sandbox,
+      env: ciEnv(),
+    });
+    expect(field.stdout).toMatch(/^[0-9a-f]{64}\n$/);
+  });
+
+  it('get and rotate: in one merged stream, each token first appears inside its mask line', async () => {
+    const sandbox = makeSandbox();
+    const env = ciEnv();
+    for (const extra of ['', '--json', '--field token']) {
+      await expectMaskedFirst(sandbox, `get --id ci-order --name 'CI Order' ${extra}`, env);
+    }
+    for (const extra of ['', '--json', '--field token']) {
+      const current = await newGroupToken(sandbox, `ci-rot-${extra.length}`);
+      const result = await expectMaskedFirst(
+        sandbox,
+        `rotate --current-token-stdin --yes ${extra}`,
+        env,
+        current,
+      );
+      expect(result.code, describeRun(result)).toBe(0);
+      // The token given to rotate is masked too, although ugs never prints it.
+      expect(result.stdout).toContain(`${GITHUB_MASK}${current}\n`);
+    }
+  });
+
+  it('rotate: the new token of the headline and table is masked on stderr', async () => {
+    const sandbox = makeSandbox();
+    const current = await newGroupToken(sandbox, 'ci-rotate');
+    const result = await runUgs(['rotate', '--current-token-stdin', '--yes'], {
+      sandbox,
+      env: ciEnv(),
+      stdin: current,
+    });
+    const context = describeRun(result);
+    expect(result.code, context).toBe(0);
+    const tokens = expectAllMasked(result.stderr, [result.stdout, result.stderr], context);
+    expect(
+      tokens.filter((t) => t !== current),
+      context,
+    ).toHaveLength(1);
+  });
+
+  it('bulk get --from (stdout and --output) and rotate --from --output mask every record token', async () => {
+    const sandbox = makeSandbox();
+    const rows = ['user_group_id,name', 'b-1,One', 'b-2,Two', 'b-3,Three'].join('\n');
+    const groups = join(sandbox.root, 'groups.csv');
+    writeFileSync(groups, `${rows}\n`);
+
+    const toStdout = await expectMaskedFirst(sandbox, `get --from '${groups}'`, ciEnv());
+    expect(toStdout.code, describeRun(toStdout)).toBe(0);
+
+    const results = join(sandbox.root, 'results.ndjson');
+    const toFile = await runUgs(['get', '--from', groups, '--output', results], {
+      sandbox,
+      env: ciEnv(),
+    });
+    expect(toFile.code, describeRun(toFile)).toBe(0);
+    const fileText = readFileSync(results, 'utf8');
+    expect(expectAllMasked(toFile.stderr, [fileText], describeRun(toFile))).toHaveLength(3);
+
+    const tokens = join(sandbox.root, 'tokens.csv');
+    const current = (fileText.match(TOKEN) ?? []).join('\n');
+    writeFileSync(tokens, `current_token\n${current}\n`);
+    const rotated = join(sandbox.root, 'rotated.csv');
+    const rotate = await runUgs(['rotate', '--from', tokens, '--output', rotated, '--yes'], {
+      sandbox,
+      env: ciEnv(),
+    });
+    const context = describeRun(rotate);
+    expect(rotate.code, context).toBe(0);
+    const rotatedText = readFileSync(rotated, 'utf8');
+    const newTokens = expectAllMasked(rotate.stderr, [rotatedText], context);
+    expect(newTokens, context).toHaveLength(3);
+  });
+
+  it('an error is also an ::error annotation (after the error and hint lines)', async () => {
+    const sandbox = makeSandbox();
+    const result = await runUgs(['get', '--id', 'x'], { sandbox, env: ciEnv() });
+    expect(result.code, describeRun(result)).toBe(2);
+    const lines = result.stderr.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^error: missing --name/);
+    expect(lines[1]).toMatch(/^hint: /);
+    expect(lines[2]).toMatch(/^::error title=ugs::missing --name.*%0Apass --name/);
+    expect(lines).toHaveLength(3);
+  });
+
+  it('outside a CI runner nothing of this is written', async () => {
+    const sandbox = makeSandbox();
+    const result = await runUgs(['get', '--id', 'no-ci', '--name', 'No CI', '--json'], {
+      sandbox,
+      env: ciEnv({ GITHUB_ACTIONS: undefined }),
+    });
+    expect(result.code, describeRun(result)).toBe(0);
+    expect(result.stderr).toBe('');
+  });
+});
+
+describe('Azure Pipelines (TF_BUILD=True, any case)', () => {
+  it('sets every token as a secret and logs errors as issues', async () => {
+    const sandbox = makeSandbox();
+    const env = ciEnv({ GITHUB_ACTIONS: undefined, TF_BUILD: 'True' });
+    const result = await runUgs(['get', '--id', 'az', '--name', 'Azure', '--field', 'token'], {
+      sandbox,
+      env,
+    });
+    expect(result.code, describeRun(result)).toBe(0);
+    expect(result.stderr).toBe(`##vso[task.setsecret]${result.stdout.trim()}\n`);
+    const failed = await runUgs(['get', '--id', 'az'], {
+      sandbox,
+      env: { ...env, TF_BUILD: 'true' },
+    });
+    expect(failed.stderr).toMatch(/^##vso\[task\.logissue type=error\]ugs: missing --name/m);
+  });
+});
+
+describe('hostile values cannot issue workflow commands', () => {
+  const HOSTILE_TOKEN = 'tok%0A::warning::pwned\n::set-env name=X::1\r\n##vso[task.complete]x';
+  const HOSTILE_DETAIL = 'no\n::add-mask::%0A\n::warning::forged, title=x:y';
+
+  it('escapes %, CR and LF in masks and annotations (GitHub and Azure)', async () => {
+    const server = await startServer(
+      json(200, okBody({ user_group: userGroup({ token: HOSTILE_TOKEN }) })),
+      json(400, { success: 0, detail: HOSTILE_DETAIL }),
+    );
+    try {
+      const sandbox = makeSandbox();
+      for (const runner of [{ GITHUB_ACTIONS: 'true' }, { TF_BUILD: 'TRUE' }]) {
+        server.script(
+          json(200, okBody({ user_group: userGroup({ token: HOSTILE_TOKEN }) })),
+          json(400, { success: 0, detail: HOSTILE_DETAIL }),
+        );
+        const env = { UGS_BASE_URL: server.url, UGS_API_TOKEN: 'api-token', ...runner };
+        const ok = await runUgs(['get', '--id', 'h', '--name', 'H', '--json'], { sandbox, env });
+        const failed = await runUgs(['get', '--id', 'h', '--name', 'H'], { sandbox, env });
+        const context = `${describeRun(ok)}\n${describeRun(failed)}`;
+        expect(ok.code, context).toBe(0);
+        expect(failed.code, context).toBe(1);
+        // Every line of stderr that a runner would read as a command is one ugs meant.
+        for (const line of `${ok.stderr}${failed.stderr}`.split(/\r?\n|\r/)) {
+          if (line.startsWith('::')) {
+            expect(line, context).toMatch(/^::(add-mask|error title=ugs)::/);
+          }
+          if (line.startsWith('##vso[')) {
+            expect(line, context).toMatch(/^##vso\[task\.(setsecret|logissue type=error)\]/);
+          }
+        }
+        if ('GITHUB_ACTIONS' in runner) {
+          expect(ok.stderr).toContain(
+            `::add-mask::tok%250A::warning::pwned%0A::set-env name=X::1%0D%0A##vso[task.complete]x\n`,
+          );
+          // The escaped form ugs prints in --json is masked too.
+          expect(ok.stderr).toContain(
+            '::add-mask::tok%250A::warning::pwned\\n::set-env name=X::1\\r\\n##vso[task.complete]x\n',
+          );
+          // The percent of the hostile text is escaped, so the runner shows it as it was sent.
+          expect(failed.stderr).toMatch(/^::error title=ugs::.*no ::add-mask::%250A ::warning/m);
+        } else {
+          expect(ok.stderr).toContain(
+            '##vso[task.setsecret]tok%AZP250A::warning::pwned%0A::set-env name=X::1%0D%0A##vso[task.complete]x\n',
+          );
+        }
+      }
+    } finally {
+      await server.close();
+    }
+  });
+});

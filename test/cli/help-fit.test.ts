@@ -1,0 +1,109 @@
+/**
+ * Help that fits: every command's help (found from the program's own list, so new commands are
+ * checked too) fits 80 columns, shows no `(default: [])` and no quoted number, and lists the
+ * global options in their own section. Unknown commands are usage errors (exit 2) with the
+ * suggestion on the hint line; `ugs --help get` is `get`'s help.
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  describeRun,
+  expectFailure,
+  killAllPtys,
+  makeSandbox,
+  requireScript,
+  runUgs,
+  startPty,
+} from '../kit/index.js';
+
+/** The command names listed under `Commands:` in the program's help. */
+async function commandNames(): Promise<string[]> {
+  const help = await runUgs(['--help']);
+  const section = help.stdout.split('Commands:\n')[1]?.split('\n\n')[0] ?? '';
+  const names = section
+    .split('\n')
+    .map((line) => /^ {2}(\S+)/.exec(line)?.[1])
+    .filter((name): name is string => name !== undefined && name !== 'help');
+  expect(names.length, help.stdout).toBeGreaterThanOrEqual(6);
+  return names;
+}
+
+const GLOBALS = ['--profile', '--base-url', '--api-path', '--timeout', '--quiet', '--no-input'];
+
+function expectFits(text: string, label: string): void {
+  for (const line of text.split(/\r?\n/)) {
+    expect(line.length, `${label}: a line over 80 columns:\n${line}`).toBeLessThanOrEqual(80);
+  }
+  expect(text, label).not.toContain('(default: [])');
+  expect(text, label).not.toMatch(/default: "\d/);
+}
+
+describe('help fits 80 columns', () => {
+  it('every command, as --help and as `ugs help <command>`, into a pipe', async () => {
+    const names = await commandNames();
+    const sandbox = makeSandbox();
+    const invocations = [
+      ['--help'],
+      ...names.map((name) => [name, '--help']),
+      ...names.map((name) => ['help', name]),
+    ];
+    const results = await Promise.all(invocations.map((args) => runUgs(args, { sandbox })));
+    results.forEach((result, i) => {
+      const args = invocations[i] ?? [];
+      const label = describeRun(result);
+      expect(result.code, label).toBe(0);
+      expectFits(result.stdout, label);
+      if (args[0] === '--help') return;
+      // A subcommand's help: the global options in a section of their own.
+      const globals = result.stdout.split('Global Options:\n')[1]?.split('\n\n')[0];
+      expect(globals, label).toBeDefined();
+      for (const option of GLOBALS) expect(globals, label).toContain(option);
+    });
+  });
+
+  it('a wide terminal still gets help of 80 columns at most', async () => {
+    requireScript();
+    const sandbox = makeSandbox();
+    const session = startPty(sandbox, ['get', '--help'], { columns: 200 });
+    const exit = await session.finish();
+    expect(exit.code, session.text()).toBe(0);
+    expect(session.text()).toContain('Global Options:');
+    expectFits(session.text(), 'ugs get --help at 200 columns');
+    killAllPtys();
+  });
+});
+
+describe('help for unknown commands, and --help before a command', () => {
+  it.each([
+    [['help', 'nosuch'], 'nosuch', undefined],
+    [['nosuch'], 'nosuch', undefined],
+    [['gte'], 'gte', 'get'],
+    [['help', 'gte'], 'gte', 'get'],
+    [['--help', 'rotat'], 'rotat', 'rotate'],
+  ])('ugs %j is a usage error in error:/hint: form', async (args, name, suggestion) => {
+    const result = await runUgs(args);
+    const { error, hint } = expectFailure(result, 2);
+    expect(error).toBe(`unknown command '${name}'`);
+    expect(hint, describeRun(result)).toBeDefined();
+    if (suggestion !== undefined)
+      expect(hint).toMatch(new RegExp(`^did you mean ${suggestion}\\?`));
+    else expect(hint).not.toContain('did you mean');
+  });
+
+  it('an unknown option keeps its suggestion on the hint line', async () => {
+    const result = await runUgs(['get', '--idd', 'x']);
+    const { error, hint } = expectFailure(result, 2);
+    expect(error).toBe("unknown option '--idd'");
+    expect(hint).toMatch(/^did you mean --id\?/);
+  });
+
+  it.each([
+    [['--help', 'get'], 'get'],
+    [['-h', 'rotate'], 'rotate'],
+    [['-p', 'work', '--help', 'status'], 'status'],
+  ])('ugs %j shows that command’s help', async (args, name) => {
+    const result = await runUgs(args);
+    expect(result.code, describeRun(result)).toBe(0);
+    expect(result.stdout.split('\n')[0]).toBe(`Usage: ugs ${name} [options]`);
+    expect(result.stderr).toBe('');
+  });
+});
