@@ -174,7 +174,7 @@ describe('status and logout with the credential store', () => {
     expect(await collectStatus(deps)).toMatchObject({ tokenLocation: location });
     await runStatus({ json: false }, deps);
     expect(deps.io.stdout.text).toMatch(
-      new RegExp(`token stored in\\s*│\\s*${escapeRegExp(shown)}`),
+      new RegExp(`token stored in\t${escapeRegExp(shown)}$`, 'm'),
     );
   });
 
