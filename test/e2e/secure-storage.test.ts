@@ -166,7 +166,7 @@ describe.skipIf(missingTools.length > 0)(
         token: `****${API_TOKEN.slice(-4)}`,
       });
       const table = await ugsInSession(sb, 'status');
-      expect(table.stdout).toMatch(/token stored in\s*│\s*credential store \(Secret Service\)/);
+      expect(table.stdout).toMatch(/^token stored in\tcredential store \(Secret Service\)$/m);
     });
 
     it('UGS_API_TOKEN overrides the store: no D-Bus needed, and status says environment', async () => {
