@@ -21,18 +21,22 @@ import {
   copyFileSync,
   existsSync,
   mkdirSync,
+  mkdtempSync,
   readFileSync,
   renameSync,
+  rmSync,
   writeFileSync,
 } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const outDir = join(root, 'dist', 'bin');
-const workDir = join(outDir, 'sea');
+// The bundled script, the SEA config and the blob are build steps, not products.
+const workDir = mkdtempSync(join(tmpdir(), 'ugs-sea-'));
 const name = `ugs-${process.platform}-${process.arch}${process.platform === 'win32' ? '.exe' : ''}`;
 const binary = join(outDir, name);
 // The fuse that marks a Node binary as holding a SEA blob (Node's documentation, all versions).
@@ -55,7 +59,7 @@ try {
   fail(`Node ${process.version} cannot make single executables (needs 20.12 or later)`);
 }
 
-mkdirSync(workDir, { recursive: true });
+mkdirSync(outDir, { recursive: true });
 const script = join(workDir, 'ugs.cjs');
 await build({
   entryPoints: [join(root, 'bin', 'ugs.js')],
@@ -106,6 +110,7 @@ run(process.execPath, [
 ]);
 if (process.platform === 'darwin') run('codesign', ['--sign', '-', building]);
 renameSync(building, binary);
+rmSync(workDir, { recursive: true, force: true });
 
 // A binary that cannot even say its version must not be left looking like a build.
 const version = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version;
