@@ -40,10 +40,24 @@ function earlyOutput(argv) {
   }
   const recorded = Object.hasOwn(outputs, argv[0] ?? '') ? outputs[argv[0] ?? ''] : undefined;
   if (recorded === undefined) return undefined;
-  if (require('node:tty').isatty(1)) return recorded.terminal ? recorded.text : undefined;
   const { env } = process;
   const colourSet = ['NO_COLOR', 'FORCE_COLOR', 'CLICOLOR_FORCE'].some((key) => key in env);
-  return recorded.pipe || !colourSet ? recorded.text : undefined;
+  const rightInPipe = recorded.pipe || !colourSet;
+  if (recorded.terminal === rightInPipe) return rightInPipe ? recorded.text : undefined;
+  return (stdoutIsTerminal() ? recorded.terminal : rightInPipe) ? recorded.text : undefined;
+}
+
+/**
+ * A pipe or a file is no terminal. Only a character device (a terminal, /dev/null) needs
+ * node:tty to tell, which loads node:net: about 2 ms.
+ */
+function stdoutIsTerminal() {
+  try {
+    if (!require('node:fs').fstatSync(1).isCharacterDevice()) return false;
+  } catch {
+    return false;
+  }
+  return require('node:tty').isatty(1);
 }
 
 function run() {
