@@ -35,15 +35,16 @@ import { build } from 'esbuild';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const outDir = join(root, 'dist', 'bin');
-// The bundled script, the SEA config and the blob are build steps, not products.
-const workDir = mkdtempSync(join(tmpdir(), 'ugs-sea-'));
 const name = `ugs-${process.platform}-${process.arch}${process.platform === 'win32' ? '.exe' : ''}`;
 const binary = join(outDir, name);
 // The fuse that marks a Node binary as holding a SEA blob (Node's documentation, all versions).
 const FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
+/** The bundled script, the SEA config and the blob: build steps, not products. */
+let workDir;
 
 function fail(message) {
   console.error(`build:binary: ${message}`);
+  if (workDir !== undefined) rmSync(workDir, { recursive: true, force: true });
   process.exit(1);
 }
 
@@ -60,6 +61,7 @@ try {
 }
 
 mkdirSync(outDir, { recursive: true });
+workDir = mkdtempSync(join(tmpdir(), 'ugs-sea-'));
 const script = join(workDir, 'ugs.cjs');
 await build({
   entryPoints: [join(root, 'bin', 'ugs.js')],
@@ -71,7 +73,8 @@ await build({
   minify: true,
   // Class names appear in --debug stack traces; minified ones say nothing.
   keepNames: true,
-  legalComments: 'none',
+  // The libraries' licence notices travel inside the binary, at the end of the script.
+  legalComments: 'eof',
   logLevel: 'warning',
   // A SEA's script has no module loader behind import(): ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING.
   // Node's own modules loaded on demand (node:tls, node:fs/promises) become require() calls.
