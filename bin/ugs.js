@@ -3,69 +3,130 @@
 // sooner than an ES module, and a CLI pays that on every run.
 'use strict';
 
-// V8 compiles undici's WebAssembly HTTP parser twice: a baseline (Liftoff), then optimised code
-// on background threads that the process waits for and that nearly doubles its memory. `get` and
-// `rotate` send one request and never need it; `serve` answers many and keeps it. Set before
-// anything is compiled. Measure against a logged-in `ugs serve --port 0`, with and without this
-// call, NODE_EXTRA_CA_CERTS set and unset: `hyperfine -N -w 3 -r 40 'node bin/ugs.js get
-// --id x --name X'` (wall time), `/usr/bin/time -v` (peak RSS). A global option's value is
-// skipped to find the command in `ugs -p work get`; a miss only costs speed.
-const VALUE_OPTION = /^(-p|--profile|--base-url|--api-path|--timeout|--ca-file)$/;
-const command = process.argv
-  .slice(2)
-  .find((arg, i, args) => !arg.startsWith('-') && !VALUE_OPTION.test(args[i - 1] ?? ''));
-// A bulk run (`--from`) parses thousands of answers: there the optimised parser pays for itself.
-if ((command === 'get' || command === 'rotate') && !process.argv.includes('--from')) {
-  require('node:v8').setFlagsFromString('--liftoff-only');
+const args = process.argv.slice(2);
+
+const early = earlyOutput(args);
+if (early === undefined || !writeEarly(early)) run();
+
+/**
+ * Writes straight to file descriptor 1: making process.stdout costs about 1 ms. False when that
+ * failed other than by a reader that went away (a full disk, a non-blocking pipe that is full):
+ * the full path then writes again and reports a failure as every command does.
+ */
+function writeEarly(text) {
+  const { writeSync } = require('node:fs');
+  let bytes = Buffer.from(text);
+  try {
+    while (bytes.length > 0) bytes = bytes.subarray(writeSync(1, bytes));
+  } catch (error) {
+    return error.code === 'EPIPE';
+  }
+  return true;
 }
 
-// Stack traces (printed with --debug only) point at src/*.ts through dist/*.map; Node reads a
-// map when it loads a module, so this must come first, and only --debug pays for it.
-if (process.argv.includes('--debug')) process.setSourceMapsEnabled(true);
+/**
+ * `--version` and `--help` as scripts/build.mjs recorded them from the real program
+ * (dist/early.json): commander and the command tree cost about 9 ms, nearly half of a 20 ms
+ * Node start. Only where the build found that recording to be exactly what the program prints:
+ * `pipe` (the same whatever the colour variables say) and `terminal` (the same at any width).
+ */
+function earlyOutput(argv) {
+  if (argv.length > 1) return undefined;
+  let outputs;
+  try {
+    ({ outputs } = require('../dist/early.json'));
+  } catch {
+    return undefined;
+  }
+  const recorded = Object.hasOwn(outputs, argv[0] ?? '') ? outputs[argv[0] ?? ''] : undefined;
+  if (recorded === undefined) return undefined;
+  const { env } = process;
+  const colourSet = ['NO_COLOR', 'FORCE_COLOR', 'CLICOLOR_FORCE'].some((key) => key in env);
+  const rightInPipe = recorded.pipe || !colourSet;
+  if (recorded.terminal === rightInPipe) return rightInPipe ? recorded.text : undefined;
+  return (stdoutIsTerminal() ? recorded.terminal : rightInPipe) ? recorded.text : undefined;
+}
 
-const { homedir } = require('node:os');
-const { main } = require('../dist/main.cjs');
+/**
+ * A pipe or a file is no terminal. Only a character device (a terminal, /dev/null) needs
+ * node:tty to tell, which loads node:net: about 2 ms.
+ */
+function stdoutIsTerminal() {
+  try {
+    if (!require('node:fs').fstatSync(1).isCharacterDevice()) return false;
+  } catch {
+    return false;
+  }
+  return require('node:tty').isatty(1);
+}
 
-// Write errors are main's to report (main watches stdout and flushes it before deciding the exit
-// code). These listeners only keep an early 'error' event from crashing the process: an EPIPE
-// (`ugs ... | head -1`) must not end it early either, or a failed command piped into a reader
-// that stops early would exit 0. Nothing can be reported about stderr itself.
-for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});
+function run() {
+  // Write errors are main's to report (main watches stdout and flushes it before deciding the
+  // exit code). These listeners only keep an early 'error' event from crashing the process: an
+  // EPIPE (`ugs ... | head -1`) must not end it early either, or a failed command piped into a
+  // reader that stops early would exit 0. Nothing can be reported about stderr itself.
+  for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});
 
-main(
-  process.argv.slice(2),
-  {
-    // process.stdin is made on first use; most commands never read it.
-    get stdin() {
-      return process.stdin;
+  // V8 compiles undici's WebAssembly HTTP parser twice: a baseline (Liftoff), then optimised code
+  // on background threads that the process waits for and that nearly doubles its memory. `get` and
+  // `rotate` send one request and never need it; `serve` answers many and keeps it. Set before
+  // anything is compiled. Measure against a logged-in `ugs serve --port 0`, with and without this
+  // call, NODE_EXTRA_CA_CERTS set and unset: `hyperfine -N -w 3 -r 40 'node bin/ugs.js get
+  // --id x --name X'` (wall time), `/usr/bin/time -v` (peak RSS). A global option's value is
+  // skipped to find the command in `ugs -p work get`; a miss only costs speed.
+  const VALUE_OPTION = /^(-p|--profile|--base-url|--api-path|--timeout|--ca-file)$/;
+  const command = args.find(
+    (arg, i, args) => !arg.startsWith('-') && !VALUE_OPTION.test(args[i - 1] ?? ''),
+  );
+  // A bulk run (`--from`) parses thousands of answers: there the optimised parser pays for itself.
+  if ((command === 'get' || command === 'rotate') && !process.argv.includes('--from')) {
+    require('node:v8').setFlagsFromString('--liftoff-only');
+  }
+
+  // Node 22.1+ keeps V8's compiled code of dist/ between runs (in the OS temporary directory);
+  // Node 20 has no such cache and compiles it every time.
+  require('node:module').enableCompileCache?.();
+  // Stack traces (printed with --debug only) point at src/*.ts through dist/*.map; Node reads a
+  // map when it loads a module, so this comes before main.cjs, and only --debug pays for it.
+  if (args.includes('--debug')) process.setSourceMapsEnabled(true);
+  const { homedir } = require('node:os');
+  const { main } = require('../dist/main.cjs');
+
+  main(
+    args,
+    {
+      // process.stdin is made on first use; most commands never read it.
+      get stdin() {
+        return process.stdin;
+      },
+      stdout: process.stdout,
+      stderr: process.stderr,
+      stdinIsTTY: process.stdin.isTTY === true,
+      stdoutIsTTY: process.stdout.isTTY === true,
+      stderrIsTTY: process.stderr.isTTY === true,
+      env: process.env,
+      noInput: false,
+      noColor: false,
+      onSignal: (listener) => {
+        const signals = ['SIGINT', 'SIGTERM'];
+        for (const signal of signals) process.on(signal, listener);
+        return () => {
+          for (const signal of signals) process.off(signal, listener);
+        };
+      },
     },
-    stdout: process.stdout,
-    stderr: process.stderr,
-    stdinIsTTY: process.stdin.isTTY === true,
-    stdoutIsTTY: process.stdout.isTTY === true,
-    stderrIsTTY: process.stderr.isTTY === true,
-    env: process.env,
-    noInput: false,
-    noColor: false,
-    onSignal: (listener) => {
-      const signals = ['SIGINT', 'SIGTERM'];
-      for (const signal of signals) process.on(signal, listener);
-      return () => {
-        for (const signal of signals) process.off(signal, listener);
-      };
+    {
+      platform: process.platform,
+      homedir: homedir(),
+      nodeVersion: process.version,
+      waitForShutdown: () =>
+        new Promise((resolve) => {
+          for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => resolve(signal));
+        }),
     },
-  },
-  {
-    platform: process.platform,
-    homedir: homedir(),
-    nodeVersion: process.version,
-    waitForShutdown: () =>
-      new Promise((resolve) => {
-        for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => resolve(signal));
-      }),
-  },
-).then((code) => {
-  process.exitCode = code;
-  // Interrupted or cancelled: a request may still be open and would keep the process alive.
-  if (code === 130) process.exit(code);
-});
+  ).then((code) => {
+    process.exitCode = code;
+    // Interrupted or cancelled: a request may still be open and would keep the process alive.
+    if (code === 130) process.exit(code);
+  });
+}

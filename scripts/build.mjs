@@ -6,8 +6,13 @@
 //   chalk, csv-parse with csv-stringify) and the emulator as ES module bundles, loaded by dynamic
 //   import() only on the code path that needs them. They hold third-party or emulator code only,
 //   never the core, so no class exists twice.
-import { rmSync } from 'node:fs';
+// - dist/early.json: what `--version` and `--help` print, recorded from the real program, for
+//   bin/ugs.js to answer them without loading dist/main.cjs (see writeEarlyOutputs below).
+import { rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { homedir } from 'node:os';
 import { basename } from 'node:path';
+import { Readable, Writable } from 'node:stream';
 import { build } from 'esbuild';
 
 const LAZY = {
@@ -103,4 +108,92 @@ function lazyModules() {
       });
     },
   };
+}
+
+await writeEarlyOutputs();
+
+/**
+ * `ugs --version` and `ugs --help` are answered by bin/ugs.js without loading dist/main.cjs:
+ * commander and the command tree cost about 9 ms, which on a 20 ms Node start is 45% of the run.
+ * The texts come from the real program, run here for each argv, so they cannot drift from what
+ * the full path prints. `pipe`: the text is the same into a pipe or file whatever the colour
+ * variables say; `terminal`: the same at a terminal of any width, colour variables or not.
+ * Where a flag is false, bin/ugs.js takes the full path (and, for `pipe`, only when a colour
+ * variable is set).
+ */
+async function writeEarlyOutputs() {
+  const { main } = createRequire(import.meta.url)('../dist/main.cjs');
+  const colourEnvs = [{}, { NO_COLOR: '1' }, { FORCE_COLOR: '1' }, { FORCE_COLOR: '0' }];
+  colourEnvs.push({ CLICOLOR_FORCE: '1' });
+  const outputs = {};
+  for (const argv of [[], ['--help'], ['-h'], ['--version'], ['-V']]) {
+    const text = await printed(main, argv, undefined, {});
+    const same = async (columnsList) => {
+      for (const columns of columnsList) {
+        for (const env of colourEnvs)
+          if ((await printed(main, argv, columns, env)) !== text) return false;
+      }
+      return true;
+    };
+    outputs[argv.join(' ')] = {
+      text,
+      pipe: await same([undefined]),
+      terminal: await same([40, 200]),
+    };
+  }
+  writeFileSync('dist/early.json', `${JSON.stringify({ outputs })}\n`);
+}
+
+/** What `ugs ...argv` prints on stdout with only `env` set, at a terminal `columns` wide. */
+async function printed(main, argv, columns, env) {
+  const terminal = columns !== undefined;
+  const saved = ['isTTY', 'columns', 'hasColors'].map((key) => [
+    key,
+    Object.getOwnPropertyDescriptor(process.stdout, key),
+  ]);
+  const savedEnv = { ...process.env };
+  // commander reads these itself (help width, colour), not through the IO ugs hands it.
+  for (const key of ['NO_COLOR', 'FORCE_COLOR', 'CLICOLOR_FORCE']) delete process.env[key];
+  Object.assign(process.env, env);
+  const define = (key, value) =>
+    Object.defineProperty(process.stdout, key, { value, configurable: true, writable: true });
+  define('isTTY', terminal);
+  define('columns', columns);
+  define('hasColors', () => terminal);
+  let text = '';
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      text += chunk;
+      done();
+    },
+  });
+  try {
+    const code = await main(
+      argv,
+      {
+        stdin: Readable.from([]),
+        stdout: sink,
+        stderr: sink,
+        stdinIsTTY: terminal,
+        stdoutIsTTY: terminal,
+        stderrIsTTY: terminal,
+        env,
+      },
+      {
+        platform: process.platform,
+        homedir: homedir(),
+        nodeVersion: process.version,
+        waitForShutdown: () => new Promise(() => {}),
+      },
+    );
+    if (code !== 0) throw new Error(`ugs ${argv.join(' ')} exited ${code}: ${text}`);
+    return text;
+  } finally {
+    for (const [key, descriptor] of saved) {
+      if (descriptor === undefined) delete process.stdout[key];
+      else Object.defineProperty(process.stdout, key, descriptor);
+    }
+    for (const key of Object.keys(process.env)) if (!(key in savedEnv)) delete process.env[key];
+    Object.assign(process.env, savedEnv);
+  }
 }

@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cache="${UGS_NODE_CACHE:-${TMPDIR:-/tmp}/ugs-node-versions}"
 mkdir -p "$cache"
-npm run build >/dev/null
+npm run build:binary >/dev/null
 status=0
 majors=("$@")
 [ ${#majors[@]} -gt 0 ] || majors=(22 24)

@@ -146,6 +146,8 @@ export interface RunOptions {
   cwd?: string;
   /** A file descriptor for stdout (e.g. /dev/full) instead of a pipe. */
   stdout?: number;
+  /** Run this ugs (the single executable, an npm-installed `ugs`) instead of `node bin/ugs.js`. */
+  executable?: string;
 }
 
 export interface RunResult {
@@ -168,6 +170,9 @@ export interface Started {
 
 /** Starts `node bin/ugs.js ...args` (for tests that signal it); `runUgs` waits for it too. */
 export function startUgs(args: readonly string[], options: RunOptions = {}): Started {
+  if (options.executable !== undefined) {
+    return startIn(args, `ugs ${args.join(' ')}`, ROOT, options, options.executable);
+  }
   const install = options.uid === undefined ? ROOT : installReadableBy(options.uid);
   return startIn(
     [join(install, 'bin', 'ugs.js'), ...args],
@@ -216,7 +221,8 @@ function startIn(
     ...(options.uid !== undefined && { uid: options.uid }),
     ...(options.gid !== undefined && { gid: options.gid }),
   });
-  const args = program === process.execPath ? argv.slice(1) : [label];
+  const args =
+    program === process.execPath ? argv.slice(1) : program === options.executable ? argv : [label];
   const result = collectOutput(child, label, options).then((output) => ({
     args,
     ...output,

@@ -60,10 +60,13 @@ export interface ServeProcess {
 /** Starts `ugs serve --port 0 --json ...extra` from the built binary and reads its JSON line. */
 export async function serveUgs(
   extra: readonly string[] = [],
-  options: { sandbox?: Sandbox; env?: EnvChanges } = {},
+  /** `executable`: run this ugs (e.g. the single executable) instead of `node bin/ugs.js`. */
+  options: { sandbox?: Sandbox; env?: EnvChanges; executable?: string } = {},
 ): Promise<ServeProcess> {
   const sandbox = options.sandbox ?? makeSandbox();
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--json', ...extra], {
+  const [program, ...prefix] =
+    options.executable === undefined ? [process.execPath, BIN] : [options.executable];
+  const child = spawn(program, [...prefix, 'serve', '--port', '0', '--json', ...extra], {
     cwd: sandbox.root,
     env: sandboxEnv(sandbox, options.env),
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -3,7 +3,8 @@
  * of the files below); no test file outside the kit spawns `ugs` or opens a server socket itself.
  *
  * - binary.ts   runUgs(args, { sandbox, env, stdin, stdout, uid, timeoutMs }) runs the BUILT
- *               binary in a sandbox (own HOME and UGS_CONFIG_DIR, stripped env); startUgs for
+ *               binary in a sandbox (own HOME and UGS_CONFIG_DIR, stripped env); `executable`
+ *               runs another ugs (the single executable, an npm-installed one); startUgs for
  *               runs a test signals; runShell for pipelines; makeSandbox/tempDir (removed once
  *               after each file); describeRun, errorLines, expectFailure (the failure shape:
  *               one error line, at most one hint, no stack), STACK_LINE, ANSI, stripAnsi.
@@ -17,7 +18,8 @@
  *               Framework does (the real service), byte for byte where it matters;
  *               startRealDrf: the Python DRF service of test/e2e/drf, when installed.
  * - emulator.ts startEmulator(opts): the real emulator in-process (port 0); serveUgs(extra): the
- *               `ugs serve` process, only for tests about that process; call/getUser/rotate: a raw
+ *               `ugs serve` process (also of an `executable`), only for tests about that process;
+ *               call/getUser/rotate: a raw
  *               client; rawExchange/openSocket for raw sockets (pipelining, half-close);
  *               startEmulatorChild: the emulator in a child process, to SIGKILL mid-write.
  * - fakes.ts    makeDeps/makeIO/terminalIO, FakePrompter, FakeService, MemoryConfigStore, canned

@@ -1,0 +1,184 @@
+// `npm run build:binary`: dist/bin/ugs-<platform>-<arch> (`.exe` on Windows), one file that runs
+// every command, `ugs serve` included, on a machine without Node.js: Node's single executable
+// application (SEA), i.e. a copy of the Node binary running this build with one script injected.
+//
+// - A SEA's main script is one CommonJS file that can `require()` Node's built-in modules only:
+//   bin/ugs.js is bundled here with src/main.ts (not dist/main.cjs) and every lazily imported
+//   library. esbuild turns each `import()` of them into a function that runs that module's code
+//   on first call, so `--help` and `--version` still run none of it, only read past it.
+// - The code cache (`useCodeCache`) ships V8's compiled top level of that script, so a start does
+//   not parse 1.4 MB of JavaScript first.
+// - Native addons (`.node` files) cannot be inside the script. The one ugs may load, the OS
+//   credential store binding @napi-rs/keyring, is looked up next to the binary
+//   (`node_modules/@napi-rs/keyring` in the binary's directory) at the moment a profile needs it;
+//   without it that one feature fails with a message saying so, and everything else works.
+//
+// Needs dist/early.json (from scripts/build.mjs; `npm run build:binary` runs that first) and a
+// Node.js built with the SEA fuse and without a shared libnode (the official binaries are).
+import { spawnSync } from 'node:child_process';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const outDir = join(root, 'dist', 'bin');
+const name = `ugs-${process.platform}-${process.arch}${process.platform === 'win32' ? '.exe' : ''}`;
+const binary = join(outDir, name);
+// The fuse that marks a Node binary as holding a SEA blob (Node's documentation, all versions).
+const FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
+/** The bundled script, the SEA config and the blob: build steps, not products. */
+let workDir;
+
+function fail(message) {
+  console.error(`build:binary: ${message}`);
+  if (workDir !== undefined) rmSync(workDir, { recursive: true, force: true });
+  process.exit(1);
+}
+
+if (!existsSync(join(root, 'dist', 'early.json'))) fail('dist/ is missing: run `npm run build`');
+if (process.config.variables.node_shared) {
+  fail(
+    `${process.execPath} loads a shared libnode: the binary would need it too; use an official Node.js build`,
+  );
+}
+try {
+  createRequire(import.meta.url)('node:sea');
+} catch {
+  fail(`Node ${process.version} cannot make single executables (needs 20.12 or later)`);
+}
+
+mkdirSync(outDir, { recursive: true });
+workDir = mkdtempSync(join(tmpdir(), 'ugs-sea-'));
+const script = join(workDir, 'ugs.cjs');
+await build({
+  entryPoints: [join(root, 'bin', 'ugs.js')],
+  outfile: script,
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'cjs',
+  minify: true,
+  // Class names appear in --debug stack traces; minified ones say nothing.
+  keepNames: true,
+  // The libraries' licence notices travel inside the binary, at the end of the script.
+  legalComments: 'eof',
+  logLevel: 'warning',
+  // A SEA's script has no module loader behind import(): ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING.
+  // Node's own modules loaded on demand (node:tls, node:fs/promises) become require() calls.
+  supported: { 'dynamic-import': false },
+  plugins: [programFromSource(), nativeNextToBinary()],
+});
+
+const blob = join(workDir, 'sea-prep.blob');
+const config = join(workDir, 'sea-config.json');
+writeFileSync(
+  config,
+  JSON.stringify({
+    main: script,
+    output: blob,
+    disableExperimentalSEAWarning: true,
+    useCodeCache: true,
+  }),
+);
+run(process.execPath, ['--experimental-sea-config', config]);
+
+// Made under another name and renamed into place: a running binary cannot be overwritten (ETXTBSY).
+const building = `${binary}.building`;
+copyFileSync(process.execPath, building);
+chmodSync(building, 0o755);
+// macOS refuses to run a signed binary whose contents changed: sign it again, ad hoc.
+if (process.platform === 'darwin') run('codesign', ['--remove-signature', building]);
+const postject = join(root, 'node_modules', 'postject', 'dist', 'cli.js');
+run(process.execPath, [
+  postject,
+  building,
+  'NODE_SEA_BLOB',
+  blob,
+  '--sentinel-fuse',
+  FUSE,
+  ...(process.platform === 'darwin' ? ['--macho-segment-name', 'NODE_SEA'] : []),
+]);
+if (process.platform === 'darwin') run('codesign', ['--sign', '-', building]);
+renameSync(building, binary);
+rmSync(workDir, { recursive: true, force: true });
+
+// A binary that cannot even say its version must not be left looking like a build.
+const version = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version;
+const check = spawnSync(binary, ['--version'], { encoding: 'utf8', env: {} });
+if (check.stdout !== `${version}\n`) {
+  fail(`${binary} --version printed ${JSON.stringify(check.stdout)} ${check.stderr}`);
+}
+console.log(`build:binary: ${binary}`);
+
+/** Runs a build step quietly (postject prints pages of notes), showing its output only on failure. */
+function run(command, args) {
+  const result = spawnSync(command, args, { encoding: 'utf8' });
+  if (result.status !== 0) {
+    fail(
+      `${command} ${args.join(' ')} failed (${result.error ?? `exit ${result.status}`})\n${result.stdout}${result.stderr}`,
+    );
+  }
+}
+
+/** bin/ugs.js requires dist/main.cjs, whose libraries are separate files: use the source. */
+function programFromSource() {
+  return {
+    name: 'program-from-source',
+    setup(esbuild) {
+      esbuild.onResolve({ filter: /\/dist\/main\.cjs$/ }, () => ({
+        path: join(root, 'src', 'main.ts'),
+      }));
+    },
+  };
+}
+
+/**
+ * A native addon is loaded from node_modules next to the binary, when first needed; any other
+ * `.node` file fails the build rather than a user's run.
+ */
+function nativeNextToBinary() {
+  return {
+    name: 'native-next-to-binary',
+    setup(esbuild) {
+      esbuild.onResolve({ filter: /^@napi-rs\/keyring$/ }, (args) => ({
+        path: args.path,
+        namespace: 'ugs-native',
+      }));
+      esbuild.onLoad({ filter: /.*/, namespace: 'ugs-native' }, (args) => ({
+        contents: `
+let loaded;
+try {
+  loaded = require('node:module').createRequire(process.execPath)(${JSON.stringify(args.path)});
+} catch (cause) {
+  throw new Error(
+    'the single-file ugs binary has no OS credential store binding (${args.path} is a native ' +
+      'module, which cannot be inside it): install ugs from npm, or put node_modules/${args.path} ' +
+      '(with its platform package) next to the binary',
+    { cause },
+  );
+}
+module.exports = loaded;
+`,
+        loader: 'js',
+      }));
+      esbuild.onResolve({ filter: /\.node$/ }, (args) => {
+        throw new Error(
+          `${args.importer} loads the native addon ${args.path}, which a single executable cannot contain`,
+        );
+      });
+    },
+  };
+}

@@ -1,0 +1,128 @@
+// The single executable (`npm run build:binary`, run by `npm test` before vitest): copied alone
+// into an empty directory and run with a PATH that has no `node`, it must do everything the npm
+// package does. Start-up time against `node -e 0` and the npm install: `npm run bench`.
+import { copyFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  describeRun,
+  makeSandbox,
+  PACKAGE_VERSION,
+  ROOT,
+  type RunOptions,
+  runUgs,
+  selfSignedCertificate,
+  serveUgs,
+  startServer,
+  tempDir,
+} from '../kit/index.js';
+
+const NAME = `ugs-${process.platform}-${process.arch}${process.platform === 'win32' ? '.exe' : ''}`;
+const BUILT = join(ROOT, 'dist', 'bin', NAME);
+
+let binary: string;
+/** A PATH with nothing on it: no `node` for the binary to lean on. */
+let emptyPath: string;
+
+beforeAll(() => {
+  if (!existsSync(BUILT)) {
+    throw new Error(`${BUILT} does not exist: run \`npm run build:binary\` (npm test does)`);
+  }
+  binary = join(tempDir('alone'), NAME);
+  copyFileSync(BUILT, binary);
+  emptyPath = tempDir('empty-path');
+});
+
+function alone(options: RunOptions = {}): RunOptions {
+  return { ...options, executable: binary, env: { PATH: emptyPath, ...options.env } };
+}
+
+describe('the single executable, alone in a directory, no node on PATH', () => {
+  it('the test environment really has no node to find', async () => {
+    const result = await runUgs(['--version'], alone({ env: { PATH: emptyPath } }));
+    expect(result.code, describeRun(result)).toBe(0);
+    // The same PATH leaves the npm package's `#!/usr/bin/env node` with nothing to run.
+    const viaEnv = await runUgs(['--version'], {
+      executable: join(ROOT, 'bin', 'ugs.js'),
+      env: { PATH: emptyPath },
+    });
+    expect(viaEnv.code, describeRun(viaEnv)).not.toBe(0);
+  });
+
+  it('--version prints the package version', async () => {
+    const result = await runUgs(['--version'], alone());
+    expect(result.code, describeRun(result)).toBe(0);
+    expect(result.stdout).toBe(`${PACKAGE_VERSION}\n`);
+    expect(result.stderr).toBe('');
+  });
+
+  it('--help and a command help print what the npm package prints', async () => {
+    const sandbox = makeSandbox();
+    for (const args of [['--help'], ['get', '--help']]) {
+      const result = await runUgs(args, alone({ sandbox }));
+      const npm = await runUgs(args, { sandbox });
+      expect(result.code, describeRun(result)).toBe(0);
+      expect(result.stdout).toContain('Usage: ugs');
+      expect(result.stdout).toBe(npm.stdout);
+      expect(result.stderr).toBe('');
+    }
+  });
+
+  it('serve, login --with-token, get, rotate: end to end', async () => {
+    const sandbox = makeSandbox();
+    const server = await serveUgs([], { sandbox, executable: binary, env: { PATH: emptyPath } });
+    try {
+      const apiToken = server.tokenFor('Customer');
+      const login = await runUgs(
+        ['login', '--base-url', server.url, '--with-token'],
+        alone({ sandbox, stdin: apiToken }),
+      );
+      expect(login.code, describeRun(login)).toBe(0);
+
+      const get = await runUgs(
+        ['get', '--id', 'acme', '--name', 'Acme', '--json'],
+        alone({ sandbox }),
+      );
+      expect(get.code, describeRun(get)).toBe(0);
+      const created = JSON.parse(get.stdout) as {
+        new_user_group: boolean;
+        user_group: { token: string };
+      };
+      expect(created.new_user_group).toBe(true);
+
+      const rotate = await runUgs(
+        ['rotate', '--current-token-stdin', '--yes', '--field', 'token'],
+        alone({ sandbox, stdin: created.user_group.token }),
+      );
+      expect(rotate.code, describeRun(rotate)).toBe(0);
+      const rotated = rotate.stdout.trim();
+      expect(rotated).toMatch(/^[0-9a-f]{64}$/);
+      expect(rotated).not.toBe(created.user_group.token);
+
+      const again = await runUgs(
+        ['get', '--id', 'acme', '--name', 'Acme', '--field', 'token'],
+        alone({ sandbox }),
+      );
+      expect(again.code, describeRun(again)).toBe(0);
+      expect(again.stdout.trim()).toBe(rotated);
+    } finally {
+      const stopped = await server.stop();
+      expect(stopped.code).toBe(0);
+    }
+  });
+
+  it('HTTPS with --ca-file: the modules loaded on demand are inside too', async () => {
+    const { key, cert, certFile } = selfSignedCertificate();
+    const server = await startServer({ tls: { key, cert } });
+    try {
+      const result = await runUgs(
+        ['get', '--id', 'acme', '--name', 'Acme', '--base-url', server.url, '--ca-file', certFile],
+        alone({ env: { UGS_API_TOKEN: 'api-token-for-the-binary' } }),
+      );
+      expect(result.code, describeRun(result)).toBe(0);
+      expect(server.requests).toHaveLength(1);
+    } finally {
+      await server.close();
+    }
+  });
+});
