@@ -2,7 +2,7 @@
 //
 // - dist/main.cjs: commander, the commands and the core, bundled as CommonJS. Node starts a
 //   CommonJS entry several milliseconds sooner than an ES module, and every run pays that.
-// - dist/vendor/*.js: each heavy library (src/vendor/*.ts: undici, conf, the prompts,
+// - dist/vendor/*.js: each heavy library (src/vendor/*.ts: undici, conf, the prompts, cli-table3,
 //   chalk, csv-parse with csv-stringify) and the emulator as ES module bundles, loaded by dynamic
 //   import() only on the code path that needs them. They hold third-party or emulator code only,
 //   never the core, so no class exists twice.
@@ -19,6 +19,7 @@ const LAZY = {
   undici: 'src/vendor/undici.ts',
   prompts: 'src/vendor/prompts.ts',
   chalk: 'src/vendor/chalk.ts',
+  table: 'src/vendor/table.ts',
   conf: 'src/vendor/conf.ts',
   csv: 'src/vendor/csv.ts',
   spinner: 'src/vendor/spinner.ts',

@@ -106,6 +106,17 @@ const BOX_OVERHEAD = 7;
 const UNICODE_BORDERS = { h: '─', v: '│', tl: '┌', tm: '┬', tr: '┐', bl: '└', bm: '┴', br: '┘' };
 const ASCII_BORDERS = { h: '-', v: '|', tl: '+', tm: '+', tr: '+', bl: '+', bm: '+', br: '+' };
 
+/**
+ * cli-table3 is far from linear: for each line of a cell it measures the cell's whole text once per
+ * character (to shorten it for a debug label), so a cell costs about lines x characters^2 (8,000
+ * rows took 0.8 s, one 300,000-character wide-character value minutes, one 2,000-character value
+ * wrapped at 80 columns 2 s). Past this budget, or this many lines, `drawBox` draws the same box in
+ * time linear in the text. The budget is about 10 ms of cli-table3's time (50 for wide
+ * characters): a value of 1,000 characters on one line, or of 400 wrapped at 80 columns.
+ */
+const TABLE_LIBRARY_MAX_COST = 1_000_000;
+const TABLE_LIBRARY_MAX_LINES = 200;
+
 interface Cell {
   key: string;
   keyWidth: number;
@@ -116,9 +127,16 @@ interface Cell {
   decorate: ((text: string) => string) | undefined;
 }
 
+/** A row of the box, ready to draw: key and value lines decorated, with their display widths. */
+interface BoxRow {
+  key: Piece;
+  lines: Piece[];
+}
+
 /**
- * Draws in time linear in the text (cli-table3 took seconds on 8,000 rows and minutes on one
- * 300,000-character value), wrapping included.
+ * A field/value table in the given layout. A box that fits its width is drawn by cli-table3 (its
+ * columns fixed by `colWidths`), a big one by `drawBox` in time linear in the text, wrapping
+ * included; both draw the same characters.
  */
 export async function renderTable(
   rows: readonly TableRow[],
@@ -146,36 +164,100 @@ export async function renderTable(
   const widest = Math.max(0, ...cells.map((cell) => cell.valueWidth));
   const unbreakable = Math.max(0, ...cells.map((cell) => (cell.breakable ? 0 : cell.valueWidth)));
   const room = layout.columns - BOX_OVERHEAD - keyWidth;
-  if (room >= widest || (room >= unbreakable && room >= MIN_VALUE_COLUMNS)) {
-    return drawBox(cells, style, keyWidth, Math.min(widest, room), layout.ascii, paint);
+  if (!(room >= widest || (room >= unbreakable && room >= MIN_VALUE_COLUMNS))) {
+    return keyValueLines(cells, style, layout.columns, paint);
   }
-  return keyValueLines(cells, style, layout.columns, paint);
+  const valueWidth = Math.min(widest, room);
+  // The value lines are wrapped here, not by cli-table3: its word wrap cuts a word longer than the
+  // cell with '…', and its wrap at any character counts UTF-16 units (a wide character takes two
+  // columns) and splits colour codes. An unbreakable value always fits: the layout checked that.
+  const boxRows = cells.map(
+    (cell): BoxRow => ({
+      key: { text: style.cyan(cell.key), width: cell.keyWidth },
+      lines: (cell.valueWidth <= valueWidth
+        ? [{ text: cell.value, width: cell.valueWidth }]
+        : wrapText(cell.value, valueWidth, valueWidth)
+      ).map((piece) => ({ text: paint(cell, piece.text), width: piece.width })),
+    }),
+  );
+  let lines = 0;
+  let cost = 0;
+  for (const row of boxRows) {
+    const valueLength = row.lines.reduce((sum, line) => sum + line.text.length + 1, 0);
+    lines += row.lines.length;
+    cost += row.lines.length * (row.key.text.length ** 2 + valueLength ** 2);
+  }
+  const small = lines <= TABLE_LIBRARY_MAX_LINES && cost <= TABLE_LIBRARY_MAX_COST;
+  const drawn = small ? await drawWithLibrary(boxRows, keyWidth, valueWidth, layout.ascii) : '';
+  return drawn || drawBox(boxRows, keyWidth, valueWidth, layout.ascii);
 }
 
-function drawBox(
-  cells: readonly Cell[],
-  style: Style,
+/**
+ * The box by cli-table3, or '' when cli-table3 measures a text differently from the terminal
+ * widths used here (a zero-width space, say): its fixed columns would then cut that text.
+ */
+async function drawWithLibrary(
+  rows: readonly BoxRow[],
   keyWidth: number,
   valueWidth: number,
   ascii: boolean,
-  paint: (cell: Cell, text: string) => string,
+): Promise<string> {
+  const { Table, cellWidth } = await import('./vendor/table.js');
+  const measuredAlike = rows.every(
+    (row) =>
+      cellWidth(row.key.text) === row.key.width &&
+      row.lines.every((line) => cellWidth(line.text) === line.width),
+  );
+  if (!measuredAlike) return '';
+  const b = ascii ? ASCII_BORDERS : UNICODE_BORDERS;
+  const table = new Table({
+    // Padding of one space on each side is included in cli-table3's column widths.
+    colWidths: [keyWidth + 2, valueWidth + 2],
+    // The lines come wrapped to fit (see renderTable); each is one line of the cell.
+    wordWrap: false,
+    // cli-table3 colours head and border by itself, even into a pipe: colour is ours to decide.
+    style: { head: [], border: [] },
+    chars: {
+      top: b.h,
+      'top-mid': b.tm,
+      'top-left': b.tl,
+      'top-right': b.tr,
+      bottom: b.h,
+      'bottom-mid': b.bm,
+      'bottom-left': b.bl,
+      'bottom-right': b.br,
+      left: b.v,
+      middle: b.v,
+      right: b.v,
+      // No rule between rows: a short table reads better without one.
+      mid: '',
+      'left-mid': '',
+      'mid-mid': '',
+      'right-mid': '',
+    },
+  });
+  // Field names down the left say what each row is; a header row would only repeat that.
+  for (const row of rows) table.push([row.key.text, row.lines.map((line) => line.text).join('\n')]);
+  return table.toString();
+}
+
+/** cli-table3's box as configured in `drawWithLibrary`, drawn in time linear in the text. */
+function drawBox(
+  rows: readonly BoxRow[],
+  keyWidth: number,
+  valueWidth: number,
+  ascii: boolean,
 ): string {
   const b = ascii ? ASCII_BORDERS : UNICODE_BORDERS;
   const rule = (left: string, mid: string, right: string) =>
     `${left}${b.h.repeat(keyWidth + 2)}${mid}${b.h.repeat(valueWidth + 2)}${right}`;
   const lines = [rule(b.tl, b.tm, b.tr)];
   const blankKey = ' '.repeat(keyWidth);
-  for (const cell of cells) {
-    const key = `${style.cyan(cell.key)}${' '.repeat(keyWidth - cell.keyWidth)}`;
-    const pieces =
-      cell.valueWidth <= valueWidth
-        ? [{ text: cell.value, width: cell.valueWidth }]
-        : wrapText(cell.value, valueWidth, valueWidth);
-    pieces.forEach((piece, i) => {
-      const pad = ' '.repeat(Math.max(0, valueWidth - piece.width));
-      lines.push(
-        `${b.v} ${i === 0 ? key : blankKey} ${b.v} ${paint(cell, piece.text)}${pad} ${b.v}`,
-      );
+  for (const row of rows) {
+    const key = `${row.key.text}${' '.repeat(keyWidth - row.key.width)}`;
+    row.lines.forEach((line, i) => {
+      const pad = ' '.repeat(Math.max(0, valueWidth - line.width));
+      lines.push(`${b.v} ${i === 0 ? key : blankKey} ${b.v} ${line.text}${pad} ${b.v}`);
     });
   }
   lines.push(rule(b.bl, b.bm, b.br));

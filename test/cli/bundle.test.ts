@@ -23,7 +23,7 @@ describe('the bundled build', () => {
 
   it('keeps each heavy library out of the main bundle', () => {
     const main = readFileSync(DIST_MAIN, 'utf8');
-    for (const lazy of ['undici', 'prompts', 'chalk', 'conf', 'emulator']) {
+    for (const lazy of ['undici', 'prompts', 'table', 'chalk', 'conf', 'emulator']) {
       expect(main).toContain(`import("./vendor/${lazy}.js")`);
     }
     // undici's HTTP parser and conf's schema validator are the two costliest to load.
