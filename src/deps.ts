@@ -62,7 +62,7 @@ export function createDeps(
     io,
     settings,
     config: new FileConfigStore(configDir(io.env, system.platform, system.homedir), {
-      warn: (m) => printLine(io, m),
+      warn: (m) => printLine(io, settings, m),
     }),
     credentialStore: new OsCredentialStore(system.platform),
     prompter: new InquirerPrompter(io),
@@ -83,7 +83,7 @@ export function createDeps(
       clients.push(http);
       return new HttpServiceClient(http, target, userAgent(system.nodeVersion), {
         // stderr, so a note goes with --json and --field too without touching their stdout.
-        notify: (message) => printNote(io, message),
+        notify: (message) => printNote(io, settings, message),
       });
     },
   };

@@ -19,8 +19,6 @@ export interface IO {
   onSignal?: (listener: (signal: string) => void) => () => void;
   /** What a signal would interrupt right now, when that needs more than "interrupted". */
   inFlight?: InFlight;
-  /** `-q/--quiet`: notes, warnings and progress stay off stderr (errors do not). */
-  quiet?: boolean;
 }
 
 /**

@@ -56,7 +56,6 @@ export async function main(argv: readonly string[], io: IO, system: SystemInfo):
   let interrupted = false;
   const interruption = new Promise<never>((_, reject) => {
     program.hook('preAction', (_program, action) => {
-      commandIO.quiet = readPreferences(action.optsWithGlobals<GlobalFlags>()).quiet;
       if (action.name() === 'serve' || io.onSignal === undefined) return;
       unsubscribe = io.onSignal((signal) => {
         if (inFlight.takeSignal(signal)) return;

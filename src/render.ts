@@ -461,7 +461,7 @@ interface ResultOutput {
 
 export async function printResult(
   io: IO,
-  preferences: Pick<Preferences, 'noColor'>,
+  preferences: Pick<Preferences, 'noColor' | 'quiet'>,
   output: ResultOutput,
 ): Promise<void> {
   // Under a CI runner, every token in the answer is masked before any of it is written.
@@ -487,7 +487,7 @@ export async function printResult(
         const shownToken = typeof token === 'string' ? escapeControls(token) : '';
         for (const line of output.headline(stderrStyle)) {
           if (shownToken === '' || !line.includes(shownToken)) {
-            printLine(io, line);
+            printLine(io, preferences, line);
           }
         }
       } else if (layout.kind === 'box') {
@@ -553,35 +553,35 @@ export async function printFieldTable(
  * A message for the person, on stderr whatever the output format: stdout is for results.
  * `--quiet` silences every such note, warning and progress line; errors go through `printError`.
  */
-export function printLine(io: IO, text: string): void {
-  if (io.quiet === true) return;
+export function printLine(io: IO, preferences: Pick<Preferences, 'quiet'>, text: string): void {
+  if (preferences.quiet) return;
   writeLine(io.stderr, text);
 }
 
 /** A message in the colour of success or of a warning (when colour is on). */
 export async function printMessage(
   io: IO,
-  preferences: Pick<Preferences, 'noColor'>,
+  preferences: Pick<Preferences, 'noColor' | 'quiet'>,
   text: string,
   tone: 'success' | 'warning',
 ): Promise<void> {
   const style = await styleFor(io, preferences, 'stderr');
-  printLine(io, tone === 'success' ? style.green(text) : style.yellow(text));
+  printLine(io, preferences, tone === 'success' ? style.green(text) : style.yellow(text));
 }
 
 /** A `note:` the service client reports, e.g. a redirect it followed. */
-export function printNote(io: IO, text: string): void {
-  printLine(io, `note: ${text}`);
+export function printNote(io: IO, preferences: Pick<Preferences, 'quiet'>, text: string): void {
+  printLine(io, preferences, `note: ${text}`);
 }
 
 /** `note:` in the warning colour, then the text. */
 export async function printWarningNote(
   io: IO,
-  preferences: Pick<Preferences, 'noColor'>,
+  preferences: Pick<Preferences, 'noColor' | 'quiet'>,
   text: string,
 ): Promise<void> {
   const style = await styleFor(io, preferences, 'stderr');
-  printLine(io, `${style.yellow('note:')} ${text}`);
+  printLine(io, preferences, `${style.yellow('note:')} ${text}`);
 }
 
 /**

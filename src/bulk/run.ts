@@ -25,6 +25,7 @@ import { canPrompt, type IO } from '../io.js';
 import { READ_CURRENT_TOKEN_HINT } from '../operations/rotate-token.js';
 import { printLine, printNote } from '../render.js';
 import type { ServiceClient, ServiceResult } from '../service.js';
+import type { Preferences } from '../settings.js';
 import { fileSource, type InputFormat, stdinSource } from './input.js';
 import { journalAhead, ResultFile } from './journal.js';
 import {
@@ -98,7 +99,11 @@ export async function runBulk(opts: BulkOptions, deps: Deps, hooks: BulkHooks = 
   if (opts.resume && opts.output !== undefined && outputFormat !== undefined) {
     const state = await readResumeState(opts.output, outputFormat, opts.kind);
     if (state.tornLines > 0) {
-      printNote(io, `--resume: ${state.tornLines} incomplete line(s) in the results were ignored`);
+      printNote(
+        io,
+        deps.settings,
+        `--resume: ${state.tornLines} incomplete line(s) in the results were ignored`,
+      );
     }
     plan = planResume(state);
     // Rows of another input (more rows than this one has) are not this run's to settle.
@@ -168,9 +173,18 @@ class BulkRun {
     for (const row of plan.done) if (row <= rowCount) this.finished[row] = 1;
     this.clock = hooks.clock ?? realClock;
     this.started = this.clock.now();
-    this.progress = new ProgressLine(deps.io, () => this.progressState(), rowCount - alreadyDone);
+    this.progress = new ProgressLine(
+      deps.io,
+      deps.settings,
+      () => this.progressState(),
+      rowCount - alreadyDone,
+    );
     if (alreadyDone > 0) {
-      printNote(deps.io, `--resume: ${alreadyDone} rows are done already and are not sent again`);
+      printNote(
+        deps.io,
+        deps.settings,
+        `--resume: ${alreadyDone} rows are done already and are not sent again`,
+      );
     }
   }
 
@@ -375,7 +389,11 @@ class BulkRun {
   async finish(): Promise<void> {
     this.flushStdout();
     this.progress.stop();
-    printLine(this.deps.io, formatSummary(this.counts, this.clock.now() - this.started));
+    printLine(
+      this.deps.io,
+      this.deps.settings,
+      formatSummary(this.counts, this.clock.now() - this.started),
+    );
     await this.file?.flush();
   }
 
@@ -499,6 +517,7 @@ class ProgressLine {
 
   constructor(
     private readonly io: IO,
+    private readonly preferences: Pick<Preferences, 'quiet'>,
     private readonly state: () => ProgressState,
     readonly total: number,
   ) {
@@ -512,7 +531,7 @@ class ProgressLine {
   }
 
   private tick(): void {
-    if (this.io.quiet === true) return;
+    if (this.preferences.quiet) return;
     if (this.io.stderrIsTTY) {
       if (!this.dirty) return;
       this.dirty = false;
@@ -520,7 +539,7 @@ class ProgressLine {
       this.io.stderr.write(`\r${formatProgress(this.state(), Math.max(1, width - 1))}\u001b[K`);
       this.drawn = true;
     } else {
-      printLine(this.io, formatProgressLog(this.state()));
+      printLine(this.io, this.preferences, formatProgressLog(this.state()));
     }
   }
 

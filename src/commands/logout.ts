@@ -28,7 +28,11 @@ export async function runLogout(deps: Deps): Promise<void> {
   const inFile = profile?.apiToken !== undefined;
   const inStore = profile?.tokenStore === 'keyring';
   if (!inFile && !inStore) {
-    printLine(io, `Profile ${quote(settings.profile)} has no saved API token; nothing to remove.`);
+    printLine(
+      io,
+      settings,
+      `Profile ${quote(settings.profile)} has no saved API token; nothing to remove.`,
+    );
   } else {
     if (inStore) await removeFromStore(deps);
     await config.updateProfile(settings.profile, (current) => {
@@ -38,12 +42,17 @@ export async function runLogout(deps: Deps): Promise<void> {
     if (inFile) {
       printLine(
         io,
+        settings,
         `Removed the API token of profile ${quote(settings.profile)} from ${escapeControls(config.path)}`,
       );
     }
   }
   if (io.env.UGS_API_TOKEN) {
-    printLine(io, 'note: UGS_API_TOKEN is still set in this environment and will be used');
+    printLine(
+      io,
+      settings,
+      'note: UGS_API_TOKEN is still set in this environment and will be used',
+    );
   }
 }
 
@@ -64,6 +73,7 @@ async function removeFromStore(deps: Deps): Promise<void> {
   }
   printLine(
     io,
+    settings,
     removed
       ? `Removed the API token of profile ${quote(settings.profile)} from the ${store.name}`
       : `The ${store.name} held no API token for profile ${quote(settings.profile)}; removed the profile's reference to it`,
