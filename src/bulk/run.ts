@@ -22,7 +22,7 @@ import { retryAfterMs } from '../http.js';
 import { canPrompt, type IO } from '../io.js';
 import { READ_CURRENT_TOKEN_HINT } from '../operations/rotate-token.js';
 import { printLine, printNote } from '../render.js';
-import type { ServiceClient, ServiceResult } from '../service.js';
+import type { GetUserRequest, ServiceClient, ServiceResult } from '../service.js';
 import { fileSource, type InputFormat, stdinSource } from './input.js';
 import { journalAhead, ResultFile } from './journal.js';
 import {
@@ -42,6 +42,7 @@ import {
 import { planResume, type ResumePlan, readResumeState } from './resume.js';
 import { type Attempt, type Clock, realClock, Scheduler } from './scheduler.js';
 import {
+  type BulkInput,
   type BulkKind,
   type GetRow,
   openGetInput,
@@ -119,11 +120,11 @@ export async function runBulk(opts: BulkOptions, deps: Deps, hooks: BulkHooks = 
       : await ResultFile.open({ path: opts.output, format: outputFormat, kind: opts.kind });
   const run = new BulkRun(opts, deps, file, input.rowCount, plan, alreadyDone, hooks);
   try {
-    const client = await deps.connect(target, { bulk: true });
+    const client = await deps.connect(target, { bulk: true, connections: opts.concurrency });
     const work = () =>
       opts.kind === 'get'
-        ? run.runGet(client, input.rows() as AsyncIterable<GetRow>)
-        : run.runRotate(client, input.rows as () => AsyncIterable<RotateRow>);
+        ? run.runGet(client, input.batches() as AsyncIterable<GetRow[]>)
+        : run.runRotate(client, input as BulkInput<RotateRow>);
     await (io.inFlight ? io.inFlight.stoppable(() => run.stop('interrupt'), work) : work());
     // Rows never sent once the run stopped: a definite outcome for each.
     if (run.stopReason !== undefined) await run.skipRest(input.rows() as AsyncIterable<RowOf>);
@@ -143,8 +144,6 @@ class BulkRun {
   private readonly counts: StatusCounts = {};
   /** 1 when a row has its outcome (from this run, or done in an earlier one). */
   private readonly finished: Uint8Array;
-  /** Rows whose `sending` record is written and whose request has not started. */
-  private readonly journaledNotStarted = new Set<number>();
   private stdoutText = '';
   private stdoutFlushQueued = false;
   private done = 0;
@@ -183,16 +182,13 @@ class BulkRun {
     return this.stopReason !== undefined;
   }
 
-  async runGet(client: ServiceClient, rows: AsyncIterable<GetRow>): Promise<void> {
+  async runGet(client: ServiceClient, rows: AsyncIterable<GetRow[]>): Promise<void> {
     const task = async (row: GetRow, attempt: number): Promise<Attempt<BulkRecord>> => {
+      const request: GetUserRequest = { name: row.name, user_group_id: row.user_group_id };
+      if (row.mapping) request.mapping = row.mapping;
+      if (row.properties) request.properties = row.properties;
       try {
-        const result = await client.getUser({
-          name: row.name,
-          user_group_id: row.user_group_id,
-          ...(row.mapping && { mapping: row.mapping }),
-          ...(row.properties && { properties: row.properties }),
-        });
-        return done(this.getRecord(row, result));
+        return done(this.getRecord(row, await client.getUser(request)));
       } catch (error) {
         return this.failure(row, error, attempt);
       }
@@ -200,28 +196,26 @@ class BulkRun {
     await this.drive(task as Task, this.notDone(rows));
   }
 
-  async runRotate(client: ServiceClient, rows: () => AsyncIterable<RotateRow>): Promise<void> {
+  async runRotate(client: ServiceClient, input: BulkInput<RotateRow>): Promise<void> {
     // --resume: rows whose rotation may have happened unseen are settled before anything else.
     if (this.plan.settle.size > 0) {
       const settleTask = async (row: RotateRow): Promise<Attempt<BulkRecord>> =>
         done(await this.settle(client, row, 'an earlier run sent this rotation without an answer'));
       await this.drive(
         settleTask as Task,
-        filterRows(rows(), (row) => this.plan.settle.has(row.row)),
+        filterRows(input.batches(), (row) => this.plan.settle.has(row.row)),
       );
       if (this.stopping) return;
     }
-    const task = async (row: RotateRow, attempt: number): Promise<Attempt<BulkRecord>> => {
-      this.journaledNotStarted.delete(row.row);
-      return this.rotateRow(client, row, attempt);
-    };
-    const toSend = filterRows(this.notDone(rows()), (row) => !this.plan.settle.has(row.row));
+    const task = (row: RotateRow, attempt: number): Promise<Attempt<BulkRecord>> =>
+      this.rotateRow(client, row, attempt);
+    const toSend =
+      this.plan.settle.size === 0
+        ? this.notDone(input.batches())
+        : filterRows(this.notDone(input.batches()), (row) => !this.plan.settle.has(row.row));
     const file = this.file;
     if (file === undefined) throw new Error('rotate --from runs with --output only');
-    const journaled = journalAhead(toSend, file, (row) => {
-      this.journaledNotStarted.add(row.row);
-      return this.record(row, 'sending');
-    });
+    const journaled = journalAhead(toSend, file, (row) => this.record(row, 'sending'));
     await this.drive(task as Task, journaled);
   }
 
@@ -313,19 +307,19 @@ class BulkRun {
     );
   }
 
-  private async drive(task: Task, rows: AsyncIterable<RowOf>): Promise<void> {
+  private async drive(task: Task, rows: AsyncIterable<readonly RowOf[]>): Promise<void> {
     const scheduler = new Scheduler<RowOf, BulkRecord>(task, {
       concurrency: this.opts.concurrency,
       signal: this.controller.signal,
       clock: this.clock,
     });
     this.scheduler = scheduler;
-    for await (const record of scheduler.run(rows)) this.write(record);
+    for await (const records of scheduler.runBatches(rows)) this.write(records);
     this.scheduler = undefined;
   }
 
   /** Rows an earlier run finished are not sent again. */
-  private notDone<R extends RowOf>(rows: AsyncIterable<R>): AsyncIterable<R> {
+  private notDone<R extends RowOf>(rows: AsyncIterable<R[]>): AsyncIterable<R[]> {
     if (this.plan.done.size === 0) return rows;
     return filterRows(rows, (row) => !this.plan.done.has(row.row));
   }
@@ -338,23 +332,23 @@ class BulkRun {
     for await (const row of rows) {
       // A row last seen `sending`/`unknown` in an earlier run keeps that until it is settled.
       if (this.finished[row.row] === 1 || this.plan.settle.has(row.row)) continue;
-      this.write(this.record(row, 'skipped', { error: why }));
+      this.write([this.record(row, 'skipped', { error: why })]);
     }
-    this.journaledNotStarted.clear();
   }
 
-  private write(record: BulkRecord): void {
-    if (record.status !== 'sending') {
+  private write(records: readonly BulkRecord[]): void {
+    for (const record of records) {
+      if (record.status === 'sending') continue;
       this.finished[record.row] = 1;
       this.counts[record.status] = (this.counts[record.status] ?? 0) + 1;
       this.done++;
       this.progress.changed();
     }
     if (this.file) {
-      this.file.append([record]);
+      this.file.append(records);
       return;
     }
-    this.stdoutText += ndjsonLine(record, this.opts.kind);
+    for (const record of records) this.stdoutText += ndjsonLine(record, this.opts.kind);
     if (this.stdoutText.length >= 64 * 1024) this.flushStdout();
     else if (!this.stdoutFlushQueued) {
       this.stdoutFlushQueued = true;
@@ -465,10 +459,13 @@ function done(result: BulkRecord): Attempt<BulkRecord> {
 }
 
 async function* filterRows<R>(
-  rows: AsyncIterable<R>,
+  batches: AsyncIterable<readonly R[]>,
   keep: (row: R) => boolean,
-): AsyncGenerator<R> {
-  for await (const row of rows) if (keep(row)) yield row;
+): AsyncGenerator<R[]> {
+  for await (const batch of batches) {
+    const kept = batch.filter(keep);
+    if (kept.length > 0) yield kept;
+  }
 }
 
 function numberOrNull(value: unknown): number | null {

@@ -278,13 +278,18 @@ describe('journalAhead', () => {
       },
     };
     const file = await ResultFile.open({ path, format: 'ndjson', kind: 'rotate', fs });
+    // Batches as the input reads them: of uneven sizes, crossing the journal's batches.
     async function* rows() {
-      for (let row = 1; row <= 1000; row++) yield row;
+      for (let row = 1; row <= 1000; row += 100) {
+        yield Array.from({ length: Math.min(100, 1001 - row) }, (_, i) => row + i);
+      }
     }
     const seen: number[] = [];
-    for await (const row of journalAhead(rows(), file, sending, 256)) {
-      expect(syncedRows.has(row), `row ${row} synced before it is sent`).toBe(true);
-      seen.push(row);
+    for await (const batch of journalAhead(rows(), file, sending, 256)) {
+      for (const row of batch) {
+        expect(syncedRows.has(row), `row ${row} synced before it is sent`).toBe(true);
+        seen.push(row);
+      }
     }
     await file.close();
     expect(seen).toHaveLength(1000);
