@@ -88,6 +88,7 @@ export interface ResultFileOptions {
 
 export class ResultFile {
   private pending: string[] = [];
+  private pendingChars = 0;
   private appended = 0;
   private written = 0;
   private synced = 0;
@@ -169,6 +170,11 @@ export class ResultFile {
     await this.sync();
   }
 
+  /** Characters appended and not yet written. */
+  get backlog(): number {
+    return this.pendingChars;
+  }
+
   /** Resolves when everything appended so far is written (not necessarily synced). */
   async flush(): Promise<void> {
     await this.writing;
@@ -206,6 +212,7 @@ export class ResultFile {
   private queue(text: string): void {
     if (this.closed) throw new Error('results file already closed');
     this.pending.push(text);
+    this.pendingChars += text.length;
     this.appended++;
     if (this.drainQueued) return;
     this.drainQueued = true;
@@ -220,6 +227,7 @@ export class ResultFile {
       const text = this.pending.length === 1 ? (this.pending[0] ?? '') : this.pending.join('');
       const upTo = this.appended;
       this.pending = [];
+      this.pendingChars -= text.length;
       await appendAll(this.fs, this.fd, Buffer.from(text));
       this.written = upTo;
     }

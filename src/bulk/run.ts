@@ -7,6 +7,7 @@
  * token before anything else is sent for that row. A row is never rotated again while a first
  * rotation may have happened unseen.
  */
+import type { Writable } from 'node:stream';
 import { resolveTarget } from '../credentials.js';
 import type { Deps } from '../deps.js';
 import {
@@ -73,6 +74,18 @@ type StopReason = 'auth' | 'network' | 'interrupt';
 
 export interface BulkHooks {
   clock?: Clock;
+  /**
+   * Calls `tick` every `ms` until the returned function is called: the progress line's timer.
+   * Tests pass their own, to see the 10-second log line without waiting 10 seconds.
+   */
+  every?: (tick: () => void, ms: number) => () => void;
+}
+
+/** setInterval, not keeping the process alive. */
+function realEvery(tick: () => void, ms: number): () => void {
+  const timer = setInterval(tick, ms);
+  timer.unref();
+  return () => clearInterval(timer);
 }
 
 export async function runBulk(opts: BulkOptions, deps: Deps, hooks: BulkHooks = {}): Promise<void> {
@@ -165,7 +178,12 @@ class BulkRun {
     for (const row of plan.done) if (row <= rowCount) this.finished[row] = 1;
     this.clock = hooks.clock ?? realClock;
     this.started = this.clock.now();
-    this.progress = new ProgressLine(deps.io, () => this.progressState(), rowCount - alreadyDone);
+    this.progress = new ProgressLine(
+      deps.io,
+      () => this.progressState(),
+      rowCount - alreadyDone,
+      hooks.every ?? realEvery,
+    );
     if (alreadyDone > 0) {
       printNote(deps.io, `--resume: ${alreadyDone} rows are done already and are not sent again`);
     }
@@ -314,7 +332,12 @@ class BulkRun {
       clock: this.clock,
     });
     this.scheduler = scheduler;
-    for await (const records of scheduler.runBatches(rows)) this.write(records);
+    for await (const records of scheduler.runBatches(rows)) {
+      this.write(records);
+      // A reader or a disk slower than the service: no more rows are started (so no more
+      // records pile up in memory) until what was written has gone out.
+      await this.drained();
+    }
     this.scheduler = undefined;
   }
 
@@ -361,6 +384,15 @@ class BulkRun {
     if (this.stdoutText === '') return;
     this.deps.io.stdout.write(this.stdoutText);
     this.stdoutText = '';
+  }
+
+  /** Resolves when stdout and the results file have taken what was written to them. */
+  private async drained(): Promise<void> {
+    if (this.file !== undefined) {
+      if (this.file.backlog > MAX_BACKLOG_CHARS) await this.file.flush();
+      return;
+    }
+    await drain(this.deps.io.stdout);
   }
 
   async finish(): Promise<void> {
@@ -454,6 +486,30 @@ class BulkRun {
 
 type Task = (row: RowOf, attempt: number) => Promise<Attempt<BulkRecord>>;
 
+/** Records waiting for the results file before the run stops starting rows (about 4 MB). */
+const MAX_BACKLOG_CHARS = 4 * 1024 * 1024;
+
+/**
+ * Resolves once `stream` wants more (at once when it does already). A stream that failed or
+ * closed never drains: main reports its error, and the run is not held up waiting.
+ */
+function drain(stream: Writable): Promise<void> {
+  if (!stream.writableNeedDrain || stream.destroyed || stream.errored !== null) {
+    return Promise.resolve();
+  }
+  return new Promise((resolve) => {
+    const done = () => {
+      stream.off('drain', done);
+      stream.off('close', done);
+      stream.off('error', done);
+      resolve();
+    };
+    stream.on('drain', done);
+    stream.on('close', done);
+    stream.on('error', done);
+  });
+}
+
 function done(result: BulkRecord): Attempt<BulkRecord> {
   return { kind: 'done', result };
 }
@@ -487,7 +543,7 @@ function resumeHint(opts: BulkOptions): string {
  * line every 10 s (so short runs print only their summary).
  */
 class ProgressLine {
-  private timer: NodeJS.Timeout | undefined;
+  private cancel: (() => void) | undefined;
   private dirty = false;
   private drawn = false;
 
@@ -495,10 +551,10 @@ class ProgressLine {
     private readonly io: IO,
     private readonly state: () => ProgressState,
     readonly total: number,
+    every: (tick: () => void, ms: number) => () => void,
   ) {
     const interval = io.stderrIsTTY ? BAR_INTERVAL_MS : LOG_INTERVAL_MS;
-    this.timer = setInterval(() => this.tick(), interval);
-    this.timer.unref();
+    this.cancel = every(() => this.tick(), interval);
   }
 
   changed(): void {
@@ -518,8 +574,8 @@ class ProgressLine {
   }
 
   stop(): void {
-    if (this.timer !== undefined) clearInterval(this.timer);
-    this.timer = undefined;
+    this.cancel?.();
+    this.cancel = undefined;
     if (this.drawn) this.io.stderr.write('\r\u001b[K');
   }
 }

@@ -120,6 +120,35 @@ describe('ResultFile', () => {
     expect(lines.map((l) => JSON.parse(l).row)).toEqual([1, 2, 3]);
   });
 
+  it('counts what is appended and not yet written (the backlog a run waits on)', async () => {
+    const path = fresh('ndjson');
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    // A disk that takes its time with the first write.
+    const fs: AppendFs = {
+      ...nodeAppendFs,
+      write: async (...args) => {
+        await gate;
+        return nodeAppendFs.write(...args);
+      },
+    };
+    const file = await ResultFile.open({ path, format: 'ndjson', kind: 'get', fs });
+    expect(file.backlog).toBe(0);
+    file.append([created(1)]);
+    file.append([created(2), created(3)]);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    // The first write holds all three records; a fourth one waits behind it.
+    file.append([created(4)]);
+    expect(file.backlog).toBe(ndjsonLine(created(4), 'get').length);
+    release();
+    await file.flush();
+    expect(file.backlog).toBe(0);
+    await file.close();
+    expect(readFileSync(path, 'utf8').trimEnd().split('\n')).toHaveLength(4);
+  });
+
   it('tightens an existing file that others can read', async () => {
     const path = fresh('ndjson');
     writeFileSync(path, '');
