@@ -8,6 +8,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
+  delay,
   json,
   makeSandbox,
   okBody,
@@ -15,6 +16,7 @@ import {
   runUgs,
   sendJson,
   describeRun as show,
+  startPty,
   startServer,
   type TestServer,
   userGroup,
@@ -115,5 +117,24 @@ describe('bulk runs against a scripted service', () => {
     expect(result.stderr).toMatch(/8 rows in .*: 6 found, 2 failed/);
     expect(result.stderr).toMatch(/^error: 2 of 8 rows failed$/m);
     expect(result.stderr).toMatch(/^hint: /m);
+  });
+
+  it('draws a progress bar at a terminal, then clears it for the summary', async () => {
+    server = await startServer(delay(25, echo));
+    const sandbox = makeSandbox();
+    const file = join(sandbox.root, 'groups.ndjson');
+    writeFileSync(file, rows(30));
+    const pty = startPty(sandbox, ['get', '--from', file, '--concurrency', '1'], {
+      env: envFor(server),
+      timeoutMs: 30_000,
+    });
+    // The bar, part done: [###.....] done/total, percent, rate.
+    await pty.waitFor(/\[#+\.+\] ([1-9]|1\d|2\d)\/30 {2}\d+% {2}[\d.]+ rows\/s/, 15_000);
+    await pty.waitFor(/30 rows in \S+ \([\d.]+ rows\/s\): 30 found/, 15_000);
+    const exit = await pty.finish();
+    expect(exit.code, pty.text()).toBe(0);
+    // Erased before the summary: carriage return, then "erase to the end of the line".
+    expect(pty.raw).toContain('\r\u001b[K30 rows in');
+    expect(server.requests).toHaveLength(30);
   });
 });
