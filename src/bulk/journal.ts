@@ -22,6 +22,7 @@ import { quote } from '../parse.js';
 import {
   type BulkRecord,
   csvCells,
+  inputRecord,
   loadCsvStringify,
   ndjsonLine,
   type OutputFormat,
@@ -83,6 +84,8 @@ export interface ResultFileOptions {
   path: string;
   format: OutputFormat;
   kind: BulkKind;
+  /** The input's fingerprint: written as the first record of a file this run creates. */
+  input?: string;
   fs?: AppendFs;
 }
 
@@ -140,6 +143,9 @@ export class ResultFile {
         if (stringify) await checkCsvHeader(fs, fd, options, stringify);
       } else if (stringify) {
         file.queue(stringify([[...recordColumns(options.kind)]]));
+      }
+      if (stats.size === 0 && options.input !== undefined) {
+        file.append([inputRecord(options.input)]);
       }
       return file;
     } catch (error) {

@@ -20,7 +20,7 @@ import {
   UsageError,
 } from '../errors.js';
 import { retryAfterMs } from '../http.js';
-import { canPrompt, type IO } from '../io.js';
+import { canPrompt, escapeControls, type IO } from '../io.js';
 import { READ_CURRENT_TOKEN_HINT } from '../operations/rotate-token.js';
 import { printLine, printNote } from '../render.js';
 import type { GetUserRequest, ServiceClient, ServiceResult } from '../service.js';
@@ -109,6 +109,14 @@ export async function runBulk(opts: BulkOptions, deps: Deps, hooks: BulkHooks = 
   let plan: ResumePlan = { done: new Set(), settle: new Map() };
   if (opts.resume && opts.output !== undefined && outputFormat !== undefined) {
     const state = await readResumeState(opts.output, outputFormat, opts.kind);
+    if (state.input !== undefined && state.input !== input.fingerprint) {
+      throw new UsageError(
+        `--resume: ${escapeControls(opts.output)} holds the results of another input (${escapeControls(state.input)}; this one is ${input.fingerprint})`,
+        {
+          hint: 'resume with the input that file was written for, or name a new --output file to start over',
+        },
+      );
+    }
     if (state.tornLines > 0) {
       printNote(io, `--resume: ${state.tornLines} incomplete line(s) in the results were ignored`);
     }
@@ -130,7 +138,12 @@ export async function runBulk(opts: BulkOptions, deps: Deps, hooks: BulkHooks = 
   const file =
     opts.output === undefined || outputFormat === undefined
       ? undefined
-      : await ResultFile.open({ path: opts.output, format: outputFormat, kind: opts.kind });
+      : await ResultFile.open({
+          path: opts.output,
+          format: outputFormat,
+          kind: opts.kind,
+          input: input.fingerprint,
+        });
   const run = new BulkRun(opts, deps, file, input.rowCount, plan, alreadyDone, hooks);
   try {
     const client = await deps.connect(target, { bulk: true, connections: opts.concurrency });

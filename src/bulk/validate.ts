@@ -6,7 +6,7 @@
  * per id or token (for duplicates); `rows()` then reads the input again and yields the rows for
  * sending, so memory does not grow with the file.
  */
-import { hash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import { UsageError } from '../errors.js';
 import { escapeControls, formatBytes } from '../io.js';
 import {
@@ -47,6 +47,11 @@ export interface RotateRow {
 export interface BulkInput<R> {
   /** Data rows in the input (all of them valid). */
   rowCount: number;
+  /**
+   * `sha256:` and 16 hex digits of the rows' ids (get) or tokens (rotate), in order: what
+   * `--resume` checks a results file against.
+   */
+  fingerprint: string;
   /** The rows again, in file order, read anew from the source. */
   rows(): AsyncIterable<R>;
   /** The same, a batch at a time (a bulk run pays per batch, not per row, to move them). */
@@ -80,6 +85,7 @@ async function openBulkInput(
 ): Promise<BulkInput<Row>> {
   const errors = new ErrorList();
   const seen = new DigestSet();
+  const fingerprint = createHash('sha256').update(`${kind}\n`);
   let rowCount = 0;
   for await (const batch of validatedRows(source, format, kind)) {
     for (const result of batch) {
@@ -90,6 +96,8 @@ async function openBulkInput(
       const row = result.value;
       rowCount++;
       const key = kind === 'get' ? (row as GetRow).user_group_id : (row as RotateRow).current_token;
+      // Ids and tokens hold no line breaks: one per line cannot run two together.
+      fingerprint.update(`${key}\n`);
       const first = seen.addOrFind(key, row.row);
       if (first === undefined) continue;
       if (kind === 'get') {
@@ -123,6 +131,7 @@ async function openBulkInput(
   };
   return {
     rowCount,
+    fingerprint: `sha256:${fingerprint.digest('hex').slice(0, 16)}`,
     batches,
     async *rows() {
       for await (const batch of batches()) yield* batch;

@@ -137,4 +137,40 @@ describe('bulk runs against a scripted service', () => {
     expect(pty.raw).toContain('\r\u001b[K30 rows in');
     expect(server.requests).toHaveLength(30);
   });
+
+  it.each(['ndjson', 'csv'])(
+    '--resume refuses a %s results file written for another input (exit 2, nothing sent)',
+    async (format) => {
+      server = await startServer(echo);
+      const sandbox = makeSandbox();
+      const first = join(sandbox.root, 'first.ndjson');
+      const other = join(sandbox.root, 'other.ndjson');
+      writeFileSync(first, rows(5));
+      // Same row count, one id changed: row numbers alone would match.
+      writeFileSync(other, rows(5).replace('"g-3"', '"g-x"'));
+      const out = join(sandbox.root, `results.${format}`);
+      const env = envFor(server);
+      const done = await runUgs(['get', '--from', first, '--output', out], { sandbox, env });
+      expect(done.code, show(done)).toBe(0);
+      const sent = server.requests.length;
+
+      const refused = await runUgs(['get', '--from', other, '--output', out, '--resume'], {
+        sandbox,
+        env,
+      });
+      expect(refused.code, show(refused)).toBe(2);
+      expect(refused.stderr).toMatch(/^error: --resume: .* holds the results of another input/m);
+      expect(refused.stderr).toMatch(/^hint: .*a new --output file/m);
+      expect(server.requests.length).toBe(sent);
+
+      // The input it was written for resumes: every row is done, nothing is sent again.
+      const same = await runUgs(['get', '--from', first, '--output', out, '--resume'], {
+        sandbox,
+        env,
+      });
+      expect(same.code, show(same)).toBe(0);
+      expect(same.stderr).toContain('5 rows are done already');
+      expect(server.requests.length).toBe(sent);
+    },
+  );
 });
