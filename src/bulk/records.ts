@@ -126,13 +126,35 @@ function json(value: string | number | boolean | null): string {
   return JSON.stringify(value);
 }
 
-/** A record as CSV cells. Control characters are escaped so every record is one physical line. */
+/**
+ * A record as CSV cells. Control characters are escaped so every record is one physical line,
+ * and text that a spreadsheet would run as a formula is guarded (`guardCell`).
+ */
 export function csvCells(record: BulkRecord, kind: BulkKind): string[] {
   return recordColumns(kind).map((column) => {
     const value = record[column];
     if (value === undefined || value === null) return '';
-    return typeof value === 'string' ? escapeControls(value) : String(value);
+    return typeof value === 'string' ? guardCell(escapeControls(value)) : String(value);
   });
+}
+
+/** What makes a spreadsheet read a cell as a formula; and the guard itself, to stay reversible. */
+const FORMULA_START = /^[=+\-@']/;
+
+/**
+ * A CSV results file is opened in spreadsheets: a name or error text (server words among them)
+ * starting with = + - @ would run there as a formula ("CSV injection"). Such a cell gets a
+ * leading apostrophe, which spreadsheets read as "text". A cell that starts with an apostrophe
+ * gets one more, so `unguardCell` gives back exactly what was guarded.
+ */
+export function guardCell(text: string): string {
+  return FORMULA_START.test(text) ? `'${text}` : text;
+}
+
+export function unguardCell(text: string): string {
+  return text.length > 1 && text[0] === "'" && FORMULA_START.test(text.slice(1))
+    ? text.slice(1)
+    : text;
 }
 
 export type Stringify = (rows: string[][]) => string;

@@ -22,6 +22,7 @@ import {
   RECORD_STATUSES,
   type RecordStatus,
   recordColumns,
+  unguardCell,
 } from './records.js';
 import type { BulkKind } from './validate.js';
 
@@ -194,7 +195,7 @@ function csvValues(cells: string[], columns: readonly string[]): Record<string, 
       value[column] = /^-?\d+$/.test(cell) ? Number(cell) : cell;
     } else if (column === 'new_user_group') {
       value[column] = cell === 'true' ? true : cell === 'false' ? false : cell;
-    } else value[column] = cell;
+    } else value[column] = unguardCell(cell);
   });
   return value;
 }

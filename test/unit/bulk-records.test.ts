@@ -13,10 +13,12 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { type AppendFs, journalAhead, nodeAppendFs, ResultFile } from '../../src/bulk/journal.js';
 import {
   type BulkRecord,
+  guardCell,
   isDone,
   ndjsonLine,
   needsSettling,
   outputFormatFor,
+  unguardCell,
 } from '../../src/bulk/records.js';
 import { planResume, readResumeState } from '../../src/bulk/resume.js';
 import { UsageError } from '../../src/errors.js';
@@ -103,6 +105,40 @@ describe('record statuses and formats', () => {
     // biome-ignore lint/suspicious/noControlCharactersInRegex: finding them is the point
     expect(line).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028]/);
     expect(JSON.parse(line).error).toBe(record.error);
+  });
+});
+
+describe('CSV formula guard', () => {
+  it.each([
+    ['=HYPERLINK("http://x")', '\'=HYPERLINK("http://x")'],
+    ['+1', "'+1"],
+    ['-2+3', "'-2+3"],
+    ['@SUM(A1)', "'@SUM(A1)"],
+    ["'quoted", "''quoted"],
+    ['Acme', 'Acme'],
+    ['a=b', 'a=b'],
+  ])('writes %j as %j and reads it back unchanged', (value, cell) => {
+    expect(guardCell(value)).toBe(cell);
+    expect(unguardCell(cell)).toBe(value);
+  });
+
+  it('guards the text cells of a CSV results file; --resume reads the values back', async () => {
+    const path = fresh('csv');
+    const file = await ResultFile.open({ path, format: 'csv', kind: 'rotate' });
+    file.append([
+      rotated(1, { name: "=cmd|' /C calc'!A0", token: '-tok', error: '@x' }),
+      rotated(2),
+    ]);
+    await file.close();
+    const line = readFileSync(path, 'utf8').split('\n')[1] ?? '';
+    expect(line).toContain(",'=cmd|' /C calc'!A0,");
+    expect(line).toContain("'-tok");
+    expect(line).toContain("'@x");
+    const state = await readResumeState(path, 'csv', 'rotate');
+    expect(state.outcomes.get(1)).toEqual(
+      rotated(1, { name: "=cmd|' /C calc'!A0", token: '-tok', error: '@x' }),
+    );
+    expect(state.outcomes.get(2)).toEqual(rotated(2));
   });
 });
 
