@@ -99,6 +99,10 @@ export async function runBulk(opts: BulkOptions, deps: Deps, hooks: BulkHooks = 
   const outputFormat: OutputFormat | undefined =
     opts.output === undefined ? undefined : outputFormatFor(opts.output);
   const target = resolveTarget(deps);
+  // Loading the HTTP stack (undici and its parser) overlaps the validation pass: nothing is
+  // sent before every row is checked, but the first request need not wait for the import.
+  const connecting = deps.connect(target, { bulk: true, connections: opts.concurrency });
+  connecting.catch(() => undefined); // awaited below, unless the input is refused first
   const source =
     opts.from === '-' ? await stdinSource(io.stdin, io.stdinIsTTY) : fileSource(opts.from);
   const input =
@@ -146,7 +150,7 @@ export async function runBulk(opts: BulkOptions, deps: Deps, hooks: BulkHooks = 
         });
   const run = new BulkRun(opts, deps, file, input.rowCount, plan, alreadyDone, hooks);
   try {
-    const client = await deps.connect(target, { bulk: true, connections: opts.concurrency });
+    const client = await connecting;
     const work = () =>
       opts.kind === 'get'
         ? run.runGet(client, input.batches() as AsyncIterable<GetRow[]>)
