@@ -499,6 +499,16 @@ export function retryAfterMs(value: string | undefined, now: number): number | u
 function flattenHeaders(
   headers: Record<string, string | string[] | undefined>,
 ): Record<string, string> {
+  // undici names headers in lower case already; a copy is needed only for a repeated header
+  // (an array) or a name in capitals, which other dispatchers may hand over.
+  let plain = true;
+  for (const name in headers) {
+    if (typeof headers[name] !== 'string' || name !== name.toLowerCase()) {
+      plain = false;
+      break;
+    }
+  }
+  if (plain) return headers as Record<string, string>;
   const result: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
     if (value !== undefined)

@@ -123,7 +123,11 @@ export function ndjsonLine(record: BulkRecord, kind: BulkKind): string {
 }
 
 function json(value: string | number | boolean | null): string {
-  return JSON.stringify(value);
+  // Most fields of most records are null, numbers or booleans: no call into JSON for those.
+  // (Every number here is finite: rows, statuses, team ids checked by numberOrNull.)
+  if (value === null) return 'null';
+  if (typeof value === 'string') return JSON.stringify(value);
+  return Number.isFinite(value) || typeof value === 'boolean' ? String(value) : 'null';
 }
 
 /**
