@@ -196,7 +196,9 @@ async function groupTokens(prefix, env) {
   return readFileSync(out, 'utf8')
     .trim()
     .split('\n')
-    .map((line) => JSON.parse(line).token);
+    .map((line) => JSON.parse(line))
+    .filter((record) => record.status !== 'input')
+    .map((record) => record.token);
 }
 
 /** Milliseconds for one autocannon run of `amount` requests; every answer must be a 2xx. */

@@ -78,8 +78,9 @@ function run() {
   const command = args.find(
     (arg, i, args) => !arg.startsWith('-') && !VALUE_OPTION.test(args[i - 1] ?? ''),
   );
-  // A bulk run (`--from`) parses thousands of answers: there the optimised parser pays for itself.
-  if ((command === 'get' || command === 'rotate') && !process.argv.includes('--from')) {
+  // Bulk runs (`--from`) too: measured on 50,000 rows, the optimised parser saved no CPU time and
+  // cost 15 MB (35 MB at 200,000 rows) of peak memory.
+  if (command === 'get' || command === 'rotate') {
     require('node:v8').setFlagsFromString('--liftoff-only');
   }
 

@@ -37,10 +37,25 @@ export type Answer =
 /** `secrets`: the API token and any secret input, cut out of the server's words before shown. */
 export function classifyAnswer(response: HttpResponse, secrets: readonly string[]): Answer {
   const { status } = response;
-  // Server text: escaped before it can reach a message, and kept short.
-  const contentType = sanitize(response.headers['content-type'] ?? 'no content type', [], 100);
   const parsed = parseJson(response.text);
   const body = isPlainObject(parsed) ? parsed : undefined;
+  if (status >= 200 && status < 300 && body !== undefined && successOf(body.success) === true) {
+    // A success: the server's words are for failures only (a bulk run reads thousands of these).
+    return { kind: 'ok', status, body, text: response.text };
+  }
+  return classifyFailure(response, parsed, body, secrets);
+}
+
+/** Every answer but a success: what it says, cleaned for a person to read. */
+function classifyFailure(
+  response: HttpResponse,
+  parsed: unknown,
+  body: JsonObject | undefined,
+  secrets: readonly string[],
+): Exclude<Answer, { kind: 'ok' }> {
+  const { status } = response;
+  // Server text: escaped before it can reach a message, and kept short.
+  const contentType = sanitize(response.headers['content-type'] ?? 'no content type', [], 100);
   // `--json` prints the body from its text; a secret the server quoted back must not go with it.
   if (body !== undefined) rememberJsonText(body, response.text, secrets);
   const serverMessage =
@@ -87,10 +102,7 @@ export function classifyAnswer(response: HttpResponse, secrets: readonly string[
       serverMessage ?? 'the service reported a failure (success: 0) without a message';
     return { kind: 'refused', status, message, body };
   }
-  if (success === undefined) {
-    return { kind: 'unreadable', status, message: 'the answer has no valid "success" field', body };
-  }
-  return { kind: 'ok', status, body, text: response.text };
+  return { kind: 'unreadable', status, message: 'the answer has no valid "success" field', body };
 }
 
 /**

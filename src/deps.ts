@@ -35,6 +35,8 @@ export interface ConnectOptions {
    * once (the run's scheduler waits and slows down for all rows instead of each row alone).
    */
   bulk?: boolean;
+  /** A bulk run's requests in flight: no more connections than that are opened. */
+  connections?: number;
 }
 
 /** The statuses a bulk run handles itself, for all rows at once. */
@@ -75,6 +77,7 @@ export function createDeps(
           reuseConnections: true,
           passStatuses: THROTTLE_STATUSES,
         }),
+        ...(options.connections !== undefined && { connectionsPerHost: options.connections }),
         timeoutMs: settings.timeoutMs,
         env: io.env,
         caFile: settings.caFile,
@@ -84,6 +87,7 @@ export function createDeps(
       return new HttpServiceClient(http, target, userAgent(system.nodeVersion), {
         // stderr, so a note goes with --json and --field too without touching their stdout.
         notify: (message) => printNote(io, settings, message),
+        keepJsonText: options.bulk !== true,
       });
     },
   };

@@ -37,6 +37,11 @@ export interface Target {
 export interface ServiceClientOptions {
   /** A `note:` for the user (stderr), e.g. that a redirect was followed. */
   notify?: (message: string) => void;
+  /**
+   * false: successful answers are not kept for `--json` (see json-text.ts). A bulk run writes
+   * records, never `--json`, and keeping thousands of texts costs it time.
+   */
+  keepJsonText?: boolean;
 }
 
 /** The statuses a framework redirects with; 303 would turn the request into a GET. */
@@ -49,8 +54,10 @@ export interface HttpServiceClient extends ServiceClient {}
 // biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the constructor assigns every method the interface declares
 export class HttpServiceClient {
   private readonly notify: (message: string) => void;
+  private readonly keepJsonText: boolean;
   /** The endpoint, made once: a bulk run sends thousands of requests to it. */
   private url: URL | undefined;
+  private headers: Readonly<Record<string, string>> | undefined;
 
   constructor(
     private readonly http: HttpClient,
@@ -59,6 +66,7 @@ export class HttpServiceClient {
     options: ServiceClientOptions = {},
   ) {
     this.notify = options.notify ?? (() => {});
+    this.keepJsonText = options.keepJsonText ?? true;
     for (const name of Object.keys(operations) as OperationName[]) {
       const operation = operations[name] as Operation<unknown, unknown>;
       Object.defineProperty(this, name, {
@@ -80,9 +88,11 @@ export class HttpServiceClient {
       const result = operation.read(answer);
       if (!isUnreadable(result)) {
         // A success body is the user's own data: printed by `--json` as sent, nothing cut out.
-        rememberJsonText(answer.body, answer.text);
+        if (this.keepJsonText) rememberJsonText(answer.body, answer.text);
         return result;
       }
+      // Shown as an error's body now: a secret the server quoted back is cut from its text.
+      rememberJsonText(answer.body, answer.text, secrets);
       answer = {
         kind: 'unreadable',
         status: answer.status,
@@ -135,18 +145,15 @@ export class HttpServiceClient {
     body: string,
     operation: Operation<never, unknown>,
   ): Promise<HttpResponse> {
+    // The same for every request: made once (a bulk run sends thousands), never changed after.
+    this.headers ??= {
+      'content-type': 'application/json',
+      accept: 'application/json',
+      authorization: `Token ${this.target.apiToken}`,
+      'user-agent': this.userAgent,
+    };
     return this.http.send(
-      {
-        method: operation.method,
-        url,
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json',
-          authorization: `Token ${this.target.apiToken}`,
-          'user-agent': this.userAgent,
-        },
-        body,
-      },
+      { method: operation.method, url, headers: this.headers, body },
       operation.retry,
     );
   }

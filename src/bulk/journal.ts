@@ -22,6 +22,7 @@ import { quote } from '../parse.js';
 import {
   type BulkRecord,
   csvCells,
+  inputRecord,
   loadCsvStringify,
   ndjsonLine,
   type OutputFormat,
@@ -83,11 +84,14 @@ export interface ResultFileOptions {
   path: string;
   format: OutputFormat;
   kind: BulkKind;
+  /** The input's fingerprint: written as the first record of a file this run creates. */
+  input?: string;
   fs?: AppendFs;
 }
 
 export class ResultFile {
   private pending: string[] = [];
+  private pendingChars = 0;
   private appended = 0;
   private written = 0;
   private synced = 0;
@@ -140,6 +144,9 @@ export class ResultFile {
       } else if (stringify) {
         file.queue(stringify([[...recordColumns(options.kind)]]));
       }
+      if (stats.size === 0 && options.input !== undefined) {
+        file.append([inputRecord(options.input)]);
+      }
       return file;
     } catch (error) {
       await fs.close(fd).catch(() => undefined);
@@ -167,6 +174,11 @@ export class ResultFile {
   async markSending(records: readonly BulkRecord[]): Promise<void> {
     this.append(records);
     await this.sync();
+  }
+
+  /** Characters appended and not yet written. */
+  get backlog(): number {
+    return this.pendingChars;
   }
 
   /** Resolves when everything appended so far is written (not necessarily synced). */
@@ -206,6 +218,7 @@ export class ResultFile {
   private queue(text: string): void {
     if (this.closed) throw new Error('results file already closed');
     this.pending.push(text);
+    this.pendingChars += text.length;
     this.appended++;
     if (this.drainQueued) return;
     this.drainQueued = true;
@@ -220,6 +233,7 @@ export class ResultFile {
       const text = this.pending.length === 1 ? (this.pending[0] ?? '') : this.pending.join('');
       const upTo = this.appended;
       this.pending = [];
+      this.pendingChars -= text.length;
       await appendAll(this.fs, this.fd, Buffer.from(text));
       this.written = upTo;
     }
@@ -230,30 +244,33 @@ export class ResultFile {
 export const JOURNAL_BATCH = 256;
 
 /**
- * Rows for rotation, each yielded only once its `sending` record is on disk. Rows are journaled
- * a batch ahead of need, one fsync per batch: with one fsync per wave of requests in flight a run
+ * Rows for rotation (in batches, as read), yielded in batches once their `sending` records are
+ * on disk. Rows are journaled a batch ahead of need, one fsync per batch: with one fsync per
+ * wave of requests in flight a run
  * would go no faster than the disk syncs (measured: 50,000 rows, waves of 8, 8 s of fsync alone).
  * The price is that an interrupted run leaves up to a batch of rows marked `sending` that were
  * never sent; `--resume` settles them like any other (their old token still works).
  */
 export async function* journalAhead<R>(
-  rows: AsyncIterable<R>,
+  rows: AsyncIterable<readonly R[]>,
   file: ResultFile,
   sendingRecord: (row: R) => BulkRecord,
   batchSize = JOURNAL_BATCH,
-): AsyncGenerator<R> {
+): AsyncGenerator<R[]> {
   let batch: R[] = [];
-  const release = async function* () {
+  const release = async () => {
     await file.markSending(batch.map(sendingRecord));
     const ready = batch;
     batch = [];
-    yield* ready;
+    return ready;
   };
-  for await (const row of rows) {
-    batch.push(row);
-    if (batch.length >= batchSize) yield* release();
+  for await (const some of rows) {
+    for (const row of some) {
+      batch.push(row);
+      if (batch.length >= batchSize) yield await release();
+    }
   }
-  if (batch.length > 0) yield* release();
+  if (batch.length > 0) yield await release();
 }
 
 async function checkCsvHeader(

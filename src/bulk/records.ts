@@ -110,31 +110,55 @@ function escapeUnsafe(c: string): string {
 
 /** One NDJSON line (with its newline), keys in column order. */
 export function ndjsonLine(record: BulkRecord, kind: BulkKind): string {
-  const ordered: Record<string, unknown> = {
-    row: record.row,
-    user_group_id: record.user_group_id,
-    name: record.name,
-    status: record.status,
-    token: record.token,
-    team_id: record.team_id,
-  };
+  // Written field by field: one line per row, and a generic stringify of a fresh object per
+  // line is a measurable part of a bulk run.
+  let line = `{"row":${json(record.row)},"user_group_id":${json(record.user_group_id)},"name":${json(record.name)},"status":${json(record.status)},"token":${json(record.token)},"team_id":${json(record.team_id)}`;
   if (kind === 'rotate' && record.api_environment_tag !== undefined) {
-    ordered.api_environment_tag = record.api_environment_tag;
+    line += `,"api_environment_tag":${json(record.api_environment_tag)}`;
   }
-  if (kind === 'rotate' && record.settled === true) ordered.settled = true;
-  if (kind === 'get') ordered.new_user_group = record.new_user_group ?? null;
-  ordered.error = record.error;
-  ordered.http_status = record.http_status;
-  return `${JSON.stringify(ordered).replace(UNSAFE_IN_JSON, escapeUnsafe)}\n`;
+  if (kind === 'rotate' && record.settled === true) line += ',"settled":true';
+  if (kind === 'get') line += `,"new_user_group":${json(record.new_user_group ?? null)}`;
+  line += `,"error":${json(record.error)},"http_status":${json(record.http_status)}}`;
+  return `${line.replace(UNSAFE_IN_JSON, escapeUnsafe)}\n`;
 }
 
-/** A record as CSV cells. Control characters are escaped so every record is one physical line. */
+function json(value: string | number | boolean | null): string {
+  // Most fields of most records are null, numbers or booleans: no call into JSON for those.
+  // (Every number here is finite: rows, statuses, team ids checked by numberOrNull.)
+  if (value === null) return 'null';
+  if (typeof value === 'string') return JSON.stringify(value);
+  return Number.isFinite(value) || typeof value === 'boolean' ? String(value) : 'null';
+}
+
+/**
+ * A record as CSV cells. Control characters are escaped so every record is one physical line,
+ * and text that a spreadsheet would run as a formula is guarded (`guardCell`).
+ */
 export function csvCells(record: BulkRecord, kind: BulkKind): string[] {
   return recordColumns(kind).map((column) => {
     const value = record[column];
     if (value === undefined || value === null) return '';
-    return typeof value === 'string' ? escapeControls(value) : String(value);
+    return typeof value === 'string' ? guardCell(escapeControls(value)) : String(value);
   });
+}
+
+/** What makes a spreadsheet read a cell as a formula; and the guard itself, to stay reversible. */
+const FORMULA_START = /^[=+\-@']/;
+
+/**
+ * A CSV results file is opened in spreadsheets: a name or error text (server words among them)
+ * starting with = + - @ would run there as a formula ("CSV injection"). Such a cell gets a
+ * leading apostrophe, which spreadsheets read as "text". A cell that starts with an apostrophe
+ * gets one more, so `unguardCell` gives back exactly what was guarded.
+ */
+export function guardCell(text: string): string {
+  return FORMULA_START.test(text) ? `'${text}` : text;
+}
+
+export function unguardCell(text: string): string {
+  return text.length > 1 && text[0] === "'" && FORMULA_START.test(text.slice(1))
+    ? text.slice(1)
+    : text;
 }
 
 export type Stringify = (rows: string[][]) => string;
@@ -144,3 +168,23 @@ export async function loadCsvStringify(): Promise<Stringify> {
   const { stringify } = await import('../vendor/csv.js');
   return (rows) => stringify(rows, { record_delimiter: 'unix' });
 }
+
+/**
+ * The first record of a results file a run creates: row 0, status `input`, and in `name` the
+ * fingerprint of the input it was written for. `--resume` refuses a file made for another input.
+ */
+export function inputRecord(fingerprint: string): BulkRecord {
+  return {
+    row: 0,
+    user_group_id: null,
+    name: fingerprint,
+    // Not an outcome: never counted, never resumed.
+    status: INPUT_STATUS as RecordStatus,
+    token: null,
+    team_id: null,
+    error: null,
+    http_status: null,
+  };
+}
+
+export const INPUT_STATUS = 'input';

@@ -7,7 +7,7 @@
  * token before anything else is sent for that row. A row is never rotated again while a first
  * rotation may have happened unseen.
  */
-
+import type { Writable } from 'node:stream';
 import { maskSecret } from '../ci.js';
 import { resolveTarget } from '../credentials.js';
 import type { Deps } from '../deps.js';
@@ -21,10 +21,10 @@ import {
   UsageError,
 } from '../errors.js';
 import { retryAfterMs } from '../http.js';
-import { canPrompt, type IO } from '../io.js';
+import { canPrompt, escapeControls, type IO } from '../io.js';
 import { READ_CURRENT_TOKEN_HINT } from '../operations/rotate-token.js';
 import { printLine, printNote } from '../render.js';
-import type { ServiceClient, ServiceResult } from '../service.js';
+import type { GetUserRequest, ServiceClient, ServiceResult } from '../service.js';
 import type { Preferences } from '../settings.js';
 import { fileSource, type InputFormat, stdinSource } from './input.js';
 import { journalAhead, ResultFile } from './journal.js';
@@ -45,6 +45,7 @@ import {
 import { planResume, type ResumePlan, readResumeState } from './resume.js';
 import { type Attempt, type Clock, realClock, Scheduler } from './scheduler.js';
 import {
+  type BulkInput,
   type BulkKind,
   type GetRow,
   openGetInput,
@@ -75,6 +76,18 @@ type StopReason = 'auth' | 'network' | 'interrupt';
 
 export interface BulkHooks {
   clock?: Clock;
+  /**
+   * Calls `tick` every `ms` until the returned function is called: the progress line's timer.
+   * Tests pass their own, to see the 10-second log line without waiting 10 seconds.
+   */
+  every?: (tick: () => void, ms: number) => () => void;
+}
+
+/** setInterval, not keeping the process alive. */
+function realEvery(tick: () => void, ms: number): () => void {
+  const timer = setInterval(tick, ms);
+  timer.unref();
+  return () => clearInterval(timer);
 }
 
 export async function runBulk(opts: BulkOptions, deps: Deps, hooks: BulkHooks = {}): Promise<void> {
@@ -88,6 +101,10 @@ export async function runBulk(opts: BulkOptions, deps: Deps, hooks: BulkHooks = 
   const outputFormat: OutputFormat | undefined =
     opts.output === undefined ? undefined : outputFormatFor(opts.output);
   const target = await resolveTarget(deps);
+  // Loading the HTTP stack (undici and its parser) overlaps the validation pass: nothing is
+  // sent before every row is checked, but the first request need not wait for the import.
+  const connecting = deps.connect(target, { bulk: true, connections: opts.concurrency });
+  connecting.catch(() => undefined); // awaited below, unless the input is refused first
   const source =
     opts.from === '-' ? await stdinSource(io.stdin, io.stdinIsTTY) : fileSource(opts.from);
   const input =
@@ -98,6 +115,14 @@ export async function runBulk(opts: BulkOptions, deps: Deps, hooks: BulkHooks = 
   let plan: ResumePlan = { done: new Set(), settle: new Map() };
   if (opts.resume && opts.output !== undefined && outputFormat !== undefined) {
     const state = await readResumeState(opts.output, outputFormat, opts.kind);
+    if (state.input !== undefined && state.input !== input.fingerprint) {
+      throw new UsageError(
+        `--resume: ${escapeControls(opts.output)} holds the results of another input (${escapeControls(state.input)}; this one is ${input.fingerprint})`,
+        {
+          hint: 'resume with the input that file was written for, or name a new --output file to start over',
+        },
+      );
+    }
     if (state.tornLines > 0) {
       printNote(
         io,
@@ -123,14 +148,19 @@ export async function runBulk(opts: BulkOptions, deps: Deps, hooks: BulkHooks = 
   const file =
     opts.output === undefined || outputFormat === undefined
       ? undefined
-      : await ResultFile.open({ path: opts.output, format: outputFormat, kind: opts.kind });
+      : await ResultFile.open({
+          path: opts.output,
+          format: outputFormat,
+          kind: opts.kind,
+          input: input.fingerprint,
+        });
   const run = new BulkRun(opts, deps, file, input.rowCount, plan, alreadyDone, hooks);
   try {
-    const client = await deps.connect(target, { bulk: true });
+    const client = await connecting;
     const work = () =>
       opts.kind === 'get'
-        ? run.runGet(client, input.rows() as AsyncIterable<GetRow>)
-        : run.runRotate(client, input.rows as () => AsyncIterable<RotateRow>);
+        ? run.runGet(client, input.batches() as AsyncIterable<GetRow[]>)
+        : run.runRotate(client, input as BulkInput<RotateRow>);
     await (io.inFlight ? io.inFlight.stoppable(() => run.stop('interrupt'), work) : work());
     // Rows never sent once the run stopped: a definite outcome for each.
     if (run.stopReason !== undefined) await run.skipRest(input.rows() as AsyncIterable<RowOf>);
@@ -150,8 +180,6 @@ class BulkRun {
   private readonly counts: StatusCounts = {};
   /** 1 when a row has its outcome (from this run, or done in an earlier one). */
   private readonly finished: Uint8Array;
-  /** Rows whose `sending` record is written and whose request has not started. */
-  private readonly journaledNotStarted = new Set<number>();
   private stdoutText = '';
   private stdoutFlushQueued = false;
   private done = 0;
@@ -178,6 +206,7 @@ class BulkRun {
       deps.settings,
       () => this.progressState(),
       rowCount - alreadyDone,
+      hooks.every ?? realEvery,
     );
     if (alreadyDone > 0) {
       printNote(
@@ -199,16 +228,13 @@ class BulkRun {
     return this.stopReason !== undefined;
   }
 
-  async runGet(client: ServiceClient, rows: AsyncIterable<GetRow>): Promise<void> {
+  async runGet(client: ServiceClient, rows: AsyncIterable<GetRow[]>): Promise<void> {
     const task = async (row: GetRow, attempt: number): Promise<Attempt<BulkRecord>> => {
+      const request: GetUserRequest = { name: row.name, user_group_id: row.user_group_id };
+      if (row.mapping) request.mapping = row.mapping;
+      if (row.properties) request.properties = row.properties;
       try {
-        const result = await client.getUser({
-          name: row.name,
-          user_group_id: row.user_group_id,
-          ...(row.mapping && { mapping: row.mapping }),
-          ...(row.properties && { properties: row.properties }),
-        });
-        return done(this.getRecord(row, result));
+        return done(this.getRecord(row, await client.getUser(request)));
       } catch (error) {
         return this.failure(row, error, attempt);
       }
@@ -216,28 +242,26 @@ class BulkRun {
     await this.drive(task as Task, this.notDone(rows));
   }
 
-  async runRotate(client: ServiceClient, rows: () => AsyncIterable<RotateRow>): Promise<void> {
+  async runRotate(client: ServiceClient, input: BulkInput<RotateRow>): Promise<void> {
     // --resume: rows whose rotation may have happened unseen are settled before anything else.
     if (this.plan.settle.size > 0) {
       const settleTask = async (row: RotateRow): Promise<Attempt<BulkRecord>> =>
         done(await this.settle(client, row, 'an earlier run sent this rotation without an answer'));
       await this.drive(
         settleTask as Task,
-        filterRows(rows(), (row) => this.plan.settle.has(row.row)),
+        filterRows(input.batches(), (row) => this.plan.settle.has(row.row)),
       );
       if (this.stopping) return;
     }
-    const task = async (row: RotateRow, attempt: number): Promise<Attempt<BulkRecord>> => {
-      this.journaledNotStarted.delete(row.row);
-      return this.rotateRow(client, row, attempt);
-    };
-    const toSend = filterRows(this.notDone(rows()), (row) => !this.plan.settle.has(row.row));
+    const task = (row: RotateRow, attempt: number): Promise<Attempt<BulkRecord>> =>
+      this.rotateRow(client, row, attempt);
+    const toSend =
+      this.plan.settle.size === 0
+        ? this.notDone(input.batches())
+        : filterRows(this.notDone(input.batches()), (row) => !this.plan.settle.has(row.row));
     const file = this.file;
     if (file === undefined) throw new Error('rotate --from runs with --output only');
-    const journaled = journalAhead(toSend, file, (row) => {
-      this.journaledNotStarted.add(row.row);
-      return this.record(row, 'sending');
-    });
+    const journaled = journalAhead(toSend, file, (row) => this.record(row, 'sending'));
     await this.drive(task as Task, journaled);
   }
 
@@ -329,19 +353,24 @@ class BulkRun {
     );
   }
 
-  private async drive(task: Task, rows: AsyncIterable<RowOf>): Promise<void> {
+  private async drive(task: Task, rows: AsyncIterable<readonly RowOf[]>): Promise<void> {
     const scheduler = new Scheduler<RowOf, BulkRecord>(task, {
       concurrency: this.opts.concurrency,
       signal: this.controller.signal,
       clock: this.clock,
     });
     this.scheduler = scheduler;
-    for await (const record of scheduler.run(rows)) this.write(record);
+    for await (const records of scheduler.runBatches(rows)) {
+      this.write(records);
+      // A reader or a disk slower than the service: no more rows are started (so no more
+      // records pile up in memory) until what was written has gone out.
+      await this.drained();
+    }
     this.scheduler = undefined;
   }
 
   /** Rows an earlier run finished are not sent again. */
-  private notDone<R extends RowOf>(rows: AsyncIterable<R>): AsyncIterable<R> {
+  private notDone<R extends RowOf>(rows: AsyncIterable<R[]>): AsyncIterable<R[]> {
     if (this.plan.done.size === 0) return rows;
     return filterRows(rows, (row) => !this.plan.done.has(row.row));
   }
@@ -354,24 +383,24 @@ class BulkRun {
     for await (const row of rows) {
       // A row last seen `sending`/`unknown` in an earlier run keeps that until it is settled.
       if (this.finished[row.row] === 1 || this.plan.settle.has(row.row)) continue;
-      this.write(this.record(row, 'skipped', { error: why }));
+      this.write([this.record(row, 'skipped', { error: why })]);
     }
-    this.journaledNotStarted.clear();
   }
 
-  private write(record: BulkRecord): void {
-    maskSecret(this.deps.io, record.token);
-    if (record.status !== 'sending') {
+  private write(records: readonly BulkRecord[]): void {
+    for (const record of records) {
+      maskSecret(this.deps.io, record.token);
+      if (record.status === 'sending') continue;
       this.finished[record.row] = 1;
       this.counts[record.status] = (this.counts[record.status] ?? 0) + 1;
       this.done++;
       this.progress.changed();
     }
     if (this.file) {
-      this.file.append([record]);
+      this.file.append(records);
       return;
     }
-    this.stdoutText += ndjsonLine(record, this.opts.kind);
+    for (const record of records) this.stdoutText += ndjsonLine(record, this.opts.kind);
     if (this.stdoutText.length >= 64 * 1024) this.flushStdout();
     else if (!this.stdoutFlushQueued) {
       this.stdoutFlushQueued = true;
@@ -384,6 +413,15 @@ class BulkRun {
     if (this.stdoutText === '') return;
     this.deps.io.stdout.write(this.stdoutText);
     this.stdoutText = '';
+  }
+
+  /** Resolves when stdout and the results file have taken what was written to them. */
+  private async drained(): Promise<void> {
+    if (this.file !== undefined) {
+      if (this.file.backlog > MAX_BACKLOG_CHARS) await this.file.flush();
+      return;
+    }
+    await drain(this.deps.io.stdout);
   }
 
   async finish(): Promise<void> {
@@ -481,15 +519,42 @@ class BulkRun {
 
 type Task = (row: RowOf, attempt: number) => Promise<Attempt<BulkRecord>>;
 
+/** Records waiting for the results file before the run stops starting rows (about 4 MB). */
+const MAX_BACKLOG_CHARS = 4 * 1024 * 1024;
+
+/**
+ * Resolves once `stream` wants more (at once when it does already). A stream that failed or
+ * closed never drains: main reports its error, and the run is not held up waiting.
+ */
+function drain(stream: Writable): Promise<void> {
+  if (!stream.writableNeedDrain || stream.destroyed || stream.errored !== null) {
+    return Promise.resolve();
+  }
+  return new Promise((resolve) => {
+    const done = () => {
+      stream.off('drain', done);
+      stream.off('close', done);
+      stream.off('error', done);
+      resolve();
+    };
+    stream.on('drain', done);
+    stream.on('close', done);
+    stream.on('error', done);
+  });
+}
+
 function done(result: BulkRecord): Attempt<BulkRecord> {
   return { kind: 'done', result };
 }
 
 async function* filterRows<R>(
-  rows: AsyncIterable<R>,
+  batches: AsyncIterable<readonly R[]>,
   keep: (row: R) => boolean,
-): AsyncGenerator<R> {
-  for await (const row of rows) if (keep(row)) yield row;
+): AsyncGenerator<R[]> {
+  for await (const batch of batches) {
+    const kept = batch.filter(keep);
+    if (kept.length > 0) yield kept;
+  }
 }
 
 function numberOrNull(value: unknown): number | null {
@@ -511,7 +576,7 @@ function resumeHint(opts: BulkOptions): string {
  * line every 10 s (so short runs print only their summary).
  */
 class ProgressLine {
-  private timer: NodeJS.Timeout | undefined;
+  private cancel: (() => void) | undefined;
   private dirty = false;
   private drawn = false;
 
@@ -520,10 +585,10 @@ class ProgressLine {
     private readonly preferences: Pick<Preferences, 'quiet'>,
     private readonly state: () => ProgressState,
     readonly total: number,
+    every: (tick: () => void, ms: number) => () => void,
   ) {
     const interval = io.stderrIsTTY ? BAR_INTERVAL_MS : LOG_INTERVAL_MS;
-    this.timer = setInterval(() => this.tick(), interval);
-    this.timer.unref();
+    this.cancel = every(() => this.tick(), interval);
   }
 
   changed(): void {
@@ -544,8 +609,8 @@ class ProgressLine {
   }
 
   stop(): void {
-    if (this.timer !== undefined) clearInterval(this.timer);
-    this.timer = undefined;
+    this.cancel?.();
+    this.cancel = undefined;
     if (this.drawn) this.io.stderr.write('\r\u001b[K');
   }
 }

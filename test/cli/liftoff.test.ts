@@ -112,6 +112,19 @@ describe('--liftoff-only', () => {
     expectLiftoffFromBinFirst(p.lines());
   });
 
+  it('is set by bin/ugs.js before undici compiles anything: get --from (a bulk run)', async () => {
+    const service = await serviceForTest([API_TOKEN]);
+    const sb = makeSandbox();
+    writeConfig(sb, { profiles: { default: { baseUrl: service.url, apiToken: API_TOKEN } } });
+    const rows = join(sb.root, 'rows.ndjson');
+    writeFileSync(rows, '{"user_group_id":"acme","name":"Acme Corp"}\n');
+    const p = probe(sb);
+    const result = await runUgs(['get', '--from', rows], { sandbox: sb, env: p.env });
+    expect(result.code, describeRun(result)).toBe(0);
+    expect(service.requests).toHaveLength(1);
+    expectLiftoffFromBinFirst(p.lines());
+  });
+
   it('is not set for serve, which answers many requests', async () => {
     const sb = makeSandbox();
     const p = probe(sb);

@@ -39,11 +39,13 @@ function envFor(emulator: Emulator) {
   return { UGS_BASE_URL: emulator.url, UGS_API_TOKEN: emulator.tokenFor('Customer') };
 }
 
+/** The result records of a file, without its first line (the input's fingerprint, row 0). */
 function records(path: string): Rec[] {
   return readFileSync(path, 'utf8')
     .split('\n')
     .filter((line) => line.trim() !== '')
-    .map((line) => JSON.parse(line) as Rec);
+    .map((line) => JSON.parse(line) as Rec)
+    .filter((rec) => rec.status !== 'input');
 }
 
 function lastByRow(recs: readonly Rec[]): Map<number, Rec> {

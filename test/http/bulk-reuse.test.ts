@@ -50,6 +50,23 @@ describe('bulk transport', () => {
     ]);
   });
 
+  it('opens no more connections than connectionsPerHost, however many requests are in flight', async () => {
+    server = await startServer(json(200, okBody()));
+    const http = await createHttpClient({
+      timeoutMs: 5_000,
+      env: {},
+      reuseConnections: true,
+      connectionsPerHost: 3,
+    });
+    client = http;
+    // Eight chains at once, each sending its next request as soon as an answer is in: undici
+    // frees a connection a tick after its answer, so without a bound it opens new ones meanwhile.
+    const origin = server.url;
+    await Promise.all(Array.from({ length: 8 }, () => sendGets(http, origin, 15)));
+    expect(server.requests).toHaveLength(120);
+    expect(server.connections).toBeLessThanOrEqual(3);
+  });
+
   it('opens a connection per GET with a body by default (the single-row guard)', async () => {
     server = await startServer(json(200, okBody()));
     client = await createHttpClient({ timeoutMs: 5_000, env: {} });

@@ -10,6 +10,7 @@ import {
   stdinSource,
 } from '../../src/bulk/input.js';
 import {
+  DigestSet,
   type GetRow,
   MAX_LISTED_ERRORS,
   openGetInput,
@@ -313,6 +314,23 @@ describe('row validation', () => {
     expect(await problemOf(getRows(text, 'ndjson'))).toContain(
       'row 3 (line 3): user_group_id "a" is also in row 1',
     );
+  });
+});
+
+describe('DigestSet (duplicates among many rows)', () => {
+  it('finds every repeat and its first row while the table grows many times over', () => {
+    const seen = new DigestSet();
+    for (let row = 1; row <= 20_000; row++) {
+      expect(seen.addOrFind(`id-${row}`, row)).toBeUndefined();
+    }
+    for (const row of [1, 2, 1024, 9_999, 20_000]) {
+      expect(seen.addOrFind(`id-${row}`, 30_000 + row)).toBe(row);
+    }
+    // Near misses are other keys.
+    expect(seen.addOrFind('id-20001', 40_000)).toBeUndefined();
+    expect(seen.addOrFind('id-1 ', 40_001)).toBeUndefined();
+    expect(seen.addOrFind('', 40_002)).toBeUndefined();
+    expect(seen.addOrFind('', 40_003)).toBe(40_002);
   });
 });
 

@@ -13,10 +13,12 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { type AppendFs, journalAhead, nodeAppendFs, ResultFile } from '../../src/bulk/journal.js';
 import {
   type BulkRecord,
+  guardCell,
   isDone,
   ndjsonLine,
   needsSettling,
   outputFormatFor,
+  unguardCell,
 } from '../../src/bulk/records.js';
 import { planResume, readResumeState } from '../../src/bulk/resume.js';
 import { UsageError } from '../../src/errors.js';
@@ -106,6 +108,40 @@ describe('record statuses and formats', () => {
   });
 });
 
+describe('CSV formula guard', () => {
+  it.each([
+    ['=HYPERLINK("http://x")', '\'=HYPERLINK("http://x")'],
+    ['+1', "'+1"],
+    ['-2+3', "'-2+3"],
+    ['@SUM(A1)', "'@SUM(A1)"],
+    ["'quoted", "''quoted"],
+    ['Acme', 'Acme'],
+    ['a=b', 'a=b'],
+  ])('writes %j as %j and reads it back unchanged', (value, cell) => {
+    expect(guardCell(value)).toBe(cell);
+    expect(unguardCell(cell)).toBe(value);
+  });
+
+  it('guards the text cells of a CSV results file; --resume reads the values back', async () => {
+    const path = fresh('csv');
+    const file = await ResultFile.open({ path, format: 'csv', kind: 'rotate' });
+    file.append([
+      rotated(1, { name: "=cmd|' /C calc'!A0", token: '-tok', error: '@x' }),
+      rotated(2),
+    ]);
+    await file.close();
+    const line = readFileSync(path, 'utf8').split('\n')[1] ?? '';
+    expect(line).toContain(",'=cmd|' /C calc'!A0,");
+    expect(line).toContain("'-tok");
+    expect(line).toContain("'@x");
+    const state = await readResumeState(path, 'csv', 'rotate');
+    expect(state.outcomes.get(1)).toEqual(
+      rotated(1, { name: "=cmd|' /C calc'!A0", token: '-tok', error: '@x' }),
+    );
+    expect(state.outcomes.get(2)).toEqual(rotated(2));
+  });
+});
+
 describe('ResultFile', () => {
   it('creates an NDJSON file with mode 0600 and appends to it, never truncating', async () => {
     const path = fresh('ndjson');
@@ -118,6 +154,35 @@ describe('ResultFile', () => {
     await second.close();
     const lines = readFileSync(path, 'utf8').trimEnd().split('\n');
     expect(lines.map((l) => JSON.parse(l).row)).toEqual([1, 2, 3]);
+  });
+
+  it('counts what is appended and not yet written (the backlog a run waits on)', async () => {
+    const path = fresh('ndjson');
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    // A disk that takes its time with the first write.
+    const fs: AppendFs = {
+      ...nodeAppendFs,
+      write: async (...args) => {
+        await gate;
+        return nodeAppendFs.write(...args);
+      },
+    };
+    const file = await ResultFile.open({ path, format: 'ndjson', kind: 'get', fs });
+    expect(file.backlog).toBe(0);
+    file.append([created(1)]);
+    file.append([created(2), created(3)]);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    // The first write holds all three records; a fourth one waits behind it.
+    file.append([created(4)]);
+    expect(file.backlog).toBe(ndjsonLine(created(4), 'get').length);
+    release();
+    await file.flush();
+    expect(file.backlog).toBe(0);
+    await file.close();
+    expect(readFileSync(path, 'utf8').trimEnd().split('\n')).toHaveLength(4);
   });
 
   it('tightens an existing file that others can read', async () => {
@@ -278,13 +343,18 @@ describe('journalAhead', () => {
       },
     };
     const file = await ResultFile.open({ path, format: 'ndjson', kind: 'rotate', fs });
+    // Batches as the input reads them: of uneven sizes, crossing the journal's batches.
     async function* rows() {
-      for (let row = 1; row <= 1000; row++) yield row;
+      for (let row = 1; row <= 1000; row += 100) {
+        yield Array.from({ length: Math.min(100, 1001 - row) }, (_, i) => row + i);
+      }
     }
     const seen: number[] = [];
-    for await (const row of journalAhead(rows(), file, sending, 256)) {
-      expect(syncedRows.has(row), `row ${row} synced before it is sent`).toBe(true);
-      seen.push(row);
+    for await (const batch of journalAhead(rows(), file, sending, 256)) {
+      for (const row of batch) {
+        expect(syncedRows.has(row), `row ${row} synced before it is sent`).toBe(true);
+        seen.push(row);
+      }
     }
     await file.close();
     expect(seen).toHaveLength(1000);
