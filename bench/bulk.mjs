@@ -197,7 +197,6 @@ async function groupTokens(prefix, env) {
     .trim()
     .split('\n')
     .map((line) => JSON.parse(line))
-    .filter((record) => record.status !== 'input')
     .map((record) => record.token);
 }
 

@@ -22,7 +22,6 @@ import { quote } from '../parse.js';
 import {
   type BulkRecord,
   csvCells,
-  inputRecord,
   loadCsvStringify,
   ndjsonLine,
   type OutputFormat,
@@ -84,8 +83,6 @@ export interface ResultFileOptions {
   path: string;
   format: OutputFormat;
   kind: BulkKind;
-  /** The input's fingerprint: written as the first record of a file this run creates. */
-  input?: string;
   fs?: AppendFs;
 }
 
@@ -143,9 +140,6 @@ export class ResultFile {
         if (stringify) await checkCsvHeader(fs, fd, options, stringify);
       } else if (stringify) {
         file.queue(stringify([[...recordColumns(options.kind)]]));
-      }
-      if (stats.size === 0 && options.input !== undefined) {
-        file.append([inputRecord(options.input)]);
       }
       return file;
     } catch (error) {

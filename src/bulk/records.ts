@@ -168,23 +168,3 @@ export async function loadCsvStringify(): Promise<Stringify> {
   const { stringify } = await import('../vendor/csv.js');
   return (rows) => stringify(rows, { record_delimiter: 'unix' });
 }
-
-/**
- * The first record of a results file a run creates: row 0, status `input`, and in `name` the
- * fingerprint of the input it was written for. `--resume` refuses a file made for another input.
- */
-export function inputRecord(fingerprint: string): BulkRecord {
-  return {
-    row: 0,
-    user_group_id: null,
-    name: fingerprint,
-    // Not an outcome: never counted, never resumed.
-    status: INPUT_STATUS as RecordStatus,
-    token: null,
-    team_id: null,
-    error: null,
-    http_status: null,
-  };
-}
-
-export const INPUT_STATUS = 'input';

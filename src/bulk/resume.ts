@@ -15,7 +15,6 @@ import { errorCode } from '../guards.js';
 import { escapeControls } from '../io.js';
 import {
   type BulkRecord,
-  INPUT_STATUS,
   isDone,
   needsSettling,
   type OutputFormat,
@@ -31,8 +30,6 @@ export interface ResumeState {
   outcomes: Map<number, BulkRecord>;
   /** Lines that were not whole records (torn by a kill), skipped. */
   tornLines: number;
-  /** The fingerprint of the input the file was made for (its first record), when it has one. */
-  input?: string;
 }
 
 export interface ResumePlan {
@@ -79,10 +76,6 @@ export async function readResumeState(
       state.tornLines++;
       return;
     }
-    if (cells[0] === '0' && cells[3] === INPUT_STATUS) {
-      state.input ??= cells[2];
-      return;
-    }
     const record = recordOf(csvValues(cells, columns), kind);
     if (record === undefined) throw notOurs(line, 'is not a result record');
     state.outcomes.set(record.row, record);
@@ -120,11 +113,6 @@ export async function readResumeState(
         value = JSON.parse(text);
       } catch {
         state.tornLines++;
-        continue;
-      }
-      const input = inputOf(value);
-      if (input !== undefined) {
-        state.input ??= input;
         continue;
       }
       const record = recordOf(value, kind);
@@ -248,13 +236,4 @@ function recordOf(value: unknown, kind: BulkKind): BulkRecord | undefined {
     record.new_user_group = created;
   }
   return record;
-}
-
-/** The fingerprint in an input record (`inputRecord`), or undefined for any other line. */
-function inputOf(value: unknown): string | undefined {
-  if (typeof value !== 'object' || value === null) return undefined;
-  const v = value as Record<string, unknown>;
-  return v.row === 0 && v.status === INPUT_STATUS && typeof v.name === 'string'
-    ? v.name
-    : undefined;
 }

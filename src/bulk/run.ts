@@ -23,6 +23,7 @@ import {
 import { retryAfterMs } from '../http.js';
 import { canPrompt, escapeControls, type IO } from '../io.js';
 import { READ_CURRENT_TOKEN_HINT } from '../operations/rotate-token.js';
+import { quote } from '../parse.js';
 import { printLine, printNote } from '../render.js';
 import type { GetUserRequest, ServiceClient, ServiceResult } from '../service.js';
 import type { Preferences } from '../settings.js';
@@ -105,19 +106,37 @@ export async function runBulk(opts: BulkOptions, deps: Deps, hooks: BulkHooks = 
   // sent before every row is checked, but the first request need not wait for the import.
   const connecting = deps.connect(target, { bulk: true, connections: opts.concurrency });
   connecting.catch(() => undefined); // awaited below, unless the input is refused first
+  // The results file is read before the input: the validation pass then also checks that the
+  // file was written for this input (each record's row holds the same user_group_id here).
+  const state =
+    opts.resume && opts.output !== undefined && outputFormat !== undefined
+      ? await readResumeState(opts.output, outputFormat, opts.kind)
+      : undefined;
+  const mismatches: string[] = [];
+  const check = (row: { row: number; user_group_id?: string | undefined }) => {
+    const earlier = state?.outcomes.get(row.row)?.user_group_id;
+    if (earlier == null || row.user_group_id === undefined || earlier === row.user_group_id) return;
+    mismatches.push(
+      `row ${row.row} is ${quote(row.user_group_id)} here and ${quote(earlier)} in the results`,
+    );
+  };
   const source =
     opts.from === '-' ? await stdinSource(io.stdin, io.stdinIsTTY) : fileSource(opts.from);
   const input =
     opts.kind === 'get'
-      ? await openGetInput(source, opts.format)
-      : await openRotateInput(source, opts.format);
+      ? await openGetInput(source, opts.format, check)
+      : await openRotateInput(source, opts.format, check);
 
   let plan: ResumePlan = { done: new Set(), settle: new Map() };
-  if (opts.resume && opts.output !== undefined && outputFormat !== undefined) {
-    const state = await readResumeState(opts.output, outputFormat, opts.kind);
-    if (state.input !== undefined && state.input !== input.fingerprint) {
+  if (state !== undefined && opts.output !== undefined) {
+    let beyond = 0;
+    for (const row of state.outcomes.keys()) if (row > beyond) beyond = row;
+    if (beyond > input.rowCount) {
+      mismatches.push(`the results have row ${beyond}; this input has ${input.rowCount} rows`);
+    }
+    if (mismatches.length > 0) {
       throw new UsageError(
-        `--resume: ${escapeControls(opts.output)} holds the results of another input (${escapeControls(state.input)}; this one is ${input.fingerprint})`,
+        `--resume: ${escapeControls(opts.output)} holds the results of another input (${escapeControls(mismatches[0] ?? '')}${mismatches.length > 1 ? `, and ${mismatches.length - 1} more` : ''})`,
         {
           hint: 'resume with the input that file was written for, or name a new --output file to start over',
         },
@@ -131,8 +150,6 @@ export async function runBulk(opts: BulkOptions, deps: Deps, hooks: BulkHooks = 
       );
     }
     plan = planResume(state);
-    // Rows of another input (more rows than this one has) are not this run's to settle.
-    for (const row of plan.settle.keys()) if (row > input.rowCount) plan.settle.delete(row);
   }
   const alreadyDone = [...plan.done].filter((row) => row <= input.rowCount).length;
 
@@ -152,7 +169,6 @@ export async function runBulk(opts: BulkOptions, deps: Deps, hooks: BulkHooks = 
           path: opts.output,
           format: outputFormat,
           kind: opts.kind,
-          input: input.fingerprint,
         });
   const run = new BulkRun(opts, deps, file, input.rowCount, plan, alreadyDone, hooks);
   try {

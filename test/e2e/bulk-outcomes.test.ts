@@ -163,6 +163,17 @@ describe('bulk runs against a scripted service', () => {
       expect(refused.stderr).toMatch(/^hint: .*a new --output file/m);
       expect(server.requests.length).toBe(sent);
 
+      // Fewer rows than the results hold: another input too, though every id it has matches.
+      const shorter = join(sandbox.root, 'shorter.ndjson');
+      writeFileSync(shorter, rows(3));
+      const cut = await runUgs(['get', '--from', shorter, '--output', out, '--resume'], {
+        sandbox,
+        env,
+      });
+      expect(cut.code, show(cut)).toBe(2);
+      expect(cut.stderr).toMatch(/^error: --resume: .*the results have row 5; this input has 3/m);
+      expect(server.requests.length).toBe(sent);
+
       // The input it was written for resumes: every row is done, nothing is sent again.
       const same = await runUgs(['get', '--from', first, '--output', out, '--resume'], {
         sandbox,

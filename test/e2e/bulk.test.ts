@@ -44,8 +44,7 @@ function records(path: string): Rec[] {
   return readFileSync(path, 'utf8')
     .split('\n')
     .filter((line) => line.trim() !== '')
-    .map((line) => JSON.parse(line) as Rec)
-    .filter((rec) => rec.status !== 'input');
+    .map((line) => JSON.parse(line) as Rec);
 }
 
 function lastByRow(recs: readonly Rec[]): Map<number, Rec> {
