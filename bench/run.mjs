@@ -132,6 +132,18 @@ try {
         b: node('reference-get-http.mjs'),
         baseline: 'node:http script (info)',
       },
+      {
+        // What every run without a token in the OS credential store is spared: ugs loads the
+        // native binding only for such a profile (test/cli/secure-storage-lazy.test.ts).
+        name: 'load @napi-rs/keyring',
+        a: [
+          process.execPath,
+          '-e',
+          `require(${JSON.stringify(join(root, 'node_modules', '@napi-rs', 'keyring'))})`,
+        ],
+        b: [process.execPath, '-e', '0'],
+        baseline: 'node -e 0 (info)',
+      },
     ];
     if (hasCurl) {
       const body = JSON.stringify({ name: 'Bench', user_group_id: 'bench' });

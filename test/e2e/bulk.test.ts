@@ -16,6 +16,7 @@ import {
   serveUgs,
   describeRun as show,
   startUgs,
+  waitForSockets,
 } from '../kit/index.js';
 
 const ugs = (
@@ -465,7 +466,8 @@ describe('bulk runs that stop', () => {
       );
 
       // The first three requests are in flight (the emulator holds each for 2 s).
-      await new Promise((resolve) => setTimeout(resolve, 800));
+      await waitForSockets(child, 3);
+      await new Promise((resolve) => setTimeout(resolve, 200));
       child.kill('SIGINT');
       const { code, stderr } = await result;
       expect(code, stderr).toBe(130);
@@ -489,7 +491,8 @@ describe('bulk runs that stop', () => {
         env: envFor(slow),
       });
 
-      await new Promise((resolve) => setTimeout(resolve, 600));
+      await waitForSockets(child, 3);
+      await new Promise((resolve) => setTimeout(resolve, 200));
       child.kill('SIGINT');
       await new Promise((resolve) => setTimeout(resolve, 100));
       const second = Date.now();
@@ -519,7 +522,8 @@ describe('bulk runs that stop', () => {
         },
       );
 
-      await new Promise((resolve) => setTimeout(resolve, 800));
+      await waitForSockets(child, 3);
+      await new Promise((resolve) => setTimeout(resolve, 200));
       child.kill('SIGINT');
       const { code, stderr } = await result;
       expect(code, stderr).toBe(130);

@@ -9,7 +9,9 @@ import {
   cpSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
+  readlinkSync,
   rmSync,
   writeFileSync,
 } from 'node:fs';
@@ -346,6 +348,40 @@ export function expectFailure(
 /** The value in the `token` row of a rendered table. */
 export function tableToken(stdout: string): string | undefined {
   return /^\W*token\W+([0-9a-f]{64})\W*$/m.exec(stripAnsi(stdout))?.[1];
+}
+
+/**
+ * Waits until a child (Linux) holds `count` sockets besides its stdio: e.g. a bulk run with that
+ * many requests in flight, so a test signals it mid-run at the right time, not after a guess.
+ */
+export async function waitForSockets(
+  child: ChildProcess,
+  count: number,
+  timeoutMs = RUN_TIMEOUT_MS,
+): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    let sockets = 0;
+    try {
+      for (const fd of readdirSync(`/proc/${child.pid}/fd`)) {
+        if (Number(fd) <= 2) continue;
+        try {
+          if (readlinkSync(`/proc/${child.pid}/fd/${fd}`).startsWith('socket:')) sockets++;
+        } catch {
+          // closed while listed
+        }
+      }
+    } catch {
+      throw new Error(`process ${child.pid} ended before it held ${count} sockets`);
+    }
+    if (sockets >= count) return;
+    if (performance.now() > deadline) {
+      throw new Error(
+        `process ${child.pid} held ${sockets} of ${count} sockets after ${timeoutMs} ms`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }
 
 /**
