@@ -29,7 +29,7 @@ interface Style {
   cyan(text: string): string;
 }
 
-const plainStyle: Style = {
+export const plainStyle: Style = {
   bold: (t) => t,
   dim: (t) => t,
   green: (t) => t,

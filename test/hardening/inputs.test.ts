@@ -10,7 +10,7 @@ import { type GetOptions, parseGetFlags, runGet } from '../../src/commands/get.j
 import { UsageError } from '../../src/errors.js';
 import { USER_GROUP_FIELD_ORDER } from '../../src/operations/user-group.js';
 import { MAX_JSON_DEPTH, parseTimeoutSeconds } from '../../src/parse.js';
-import { renderRecordTable, renderTable, type TableLayout } from '../../src/render.js';
+import { plainStyle, renderRecordTable, renderTable, type TableLayout } from '../../src/render.js';
 import type { UserGroup } from '../../src/service.js';
 import { tempDir } from '../kit/binary.js';
 import { FakeService, groupResult, makeDeps, makeIO, terminalIO } from '../kit/fakes.js';
@@ -233,14 +233,7 @@ describe('api_environment_tag', () => {
 });
 
 describe('rendering a 1 MiB answer is linear', () => {
-  const plain = {
-    bold: (t: string) => t,
-    dim: (t: string) => t,
-    green: (t: string) => t,
-    yellow: (t: string) => t,
-    red: (t: string) => t,
-    cyan: (t: string) => t,
-  };
+  const plain = plainStyle;
   // The best of three runs: a shared machine's pauses (GC, other processes) only ever add time.
   const time = async (rows: [string, string][], layout?: TableLayout) => {
     let best = Number.POSITIVE_INFINITY;

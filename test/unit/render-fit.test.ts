@@ -1,14 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { renderTable, type TableLayout, wrapText } from '../../src/render.js';
+import { plainStyle, renderTable, type TableLayout, wrapText } from '../../src/render.js';
 
-const plain = {
-  bold: (t: string) => t,
-  dim: (t: string) => t,
-  green: (t: string) => t,
-  yellow: (t: string) => t,
-  red: (t: string) => t,
-  cyan: (t: string) => t,
-};
+const plain = plainStyle;
 
 const TOKEN = 'f'.repeat(32) + '0'.repeat(32);
 const ROWS: [string, string][] = [

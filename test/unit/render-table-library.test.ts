@@ -4,7 +4,7 @@
  */
 import CliTable from 'cli-table3';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { renderTable, type TableLayout } from '../../src/render.js';
+import { plainStyle, renderTable, type TableLayout } from '../../src/render.js';
 
 /** What every cli-table3 table drawn through src/vendor/table.ts printed, in order. */
 const drawnByLibrary = vi.hoisted((): string[] => []);
@@ -25,14 +25,7 @@ beforeEach(() => {
   drawnByLibrary.length = 0;
 });
 
-const plain = {
-  bold: (t: string) => t,
-  dim: (t: string) => t,
-  green: (t: string) => t,
-  yellow: (t: string) => t,
-  red: (t: string) => t,
-  cyan: (t: string) => t,
-};
+const plain = plainStyle;
 // As chalk draws at level 1: each styled text opens and closes its own colour.
 const colour = {
   ...plain,
