@@ -131,7 +131,16 @@ export function colorEnabled(
 
 /** Columns of the terminal on stdout; 80 when it is not a terminal or does not say. */
 export function stdoutColumns(io: Pick<IO, 'stdout' | 'stdoutIsTTY'>): number {
-  const columns = io.stdoutIsTTY ? (io.stdout as { columns?: unknown }).columns : undefined;
+  return terminalColumns(io.stdoutIsTTY ? io.stdout : undefined);
+}
+
+/** The width of stderr's terminal, for messages; 80 when unknown. */
+export function stderrColumns(io: Pick<IO, 'stderr' | 'stderrIsTTY'>): number {
+  return terminalColumns(io.stderrIsTTY ? io.stderr : undefined);
+}
+
+function terminalColumns(stream: Writable | undefined): number {
+  const columns = (stream as { columns?: unknown } | undefined)?.columns;
   return typeof columns === 'number' && Number.isInteger(columns) && columns > 0 ? columns : 80;
 }
 

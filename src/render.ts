@@ -10,6 +10,7 @@ import {
   colorEnabled,
   escapeControls,
   type IO,
+  stderrColumns,
   stdoutColumns,
   unicodeTerminal,
   writeLine,
@@ -555,7 +556,39 @@ export async function printFieldTable(
  */
 export function printLine(io: IO, preferences: Pick<Preferences, 'quiet'>, text: string): void {
   if (preferences.quiet) return;
-  writeLine(io.stderr, text);
+  writeLine(io.stderr, io.stderrIsTTY ? fitMessage(text, stderrColumns(io)) : text);
+}
+
+/**
+ * A message at a terminal, broken at spaces to fit its width. A word longer than a line (a path,
+ * a URL, a token) stays whole, so it still copies as one; into a log, lines are left as they are.
+ */
+export function fitMessage(text: string, columns: number): string {
+  return text
+    .split('\n')
+    .map((paragraph) => {
+      if (displayWidth(paragraph) <= columns) return paragraph;
+      const lines: string[] = [];
+      let line: string | undefined;
+      let width = 0;
+      for (const word of paragraph.split(' ')) {
+        const wordWidth = displayWidth(word);
+        if (line === undefined) {
+          line = word;
+          width = wordWidth;
+        } else if (width + 1 + wordWidth <= columns) {
+          line += ` ${word}`;
+          width += 1 + wordWidth;
+        } else {
+          lines.push(line);
+          line = word;
+          width = wordWidth;
+        }
+      }
+      if (line !== undefined) lines.push(line);
+      return lines.join('\n');
+    })
+    .join('\n');
 }
 
 /** A message in the colour of success or of a warning (when colour is on). */

@@ -90,6 +90,17 @@ describe('the default output at a terminal', () => {
     expect(field.stdout.trim()).toBe(token);
   });
 
+  it('at 80 columns the notes fit too: the note on an existing group is broken at spaces', async () => {
+    const sandbox = makeSandbox();
+    const args = ['get', '--id', 'fit-note', '--name', 'Fit note', '--property', 'plan=pro'];
+    expect((await runUgs(args, { sandbox, env: serviceEnv() })).code).toBe(0);
+    const { lines, text, code } = await onTerminal(sandbox, args, 80);
+    expect(code, text).toBe(0);
+    expect(text).toMatch(/note: user group fit-note already existed/);
+    for (const line of lines) expect(line.length, `${line}\n${text}`).toBeLessThanOrEqual(80);
+    tokenLine(lines);
+  });
+
   it('rotate at 80 columns (a wider key column): lines fit, the new token is whole', async () => {
     const sandbox = makeSandbox();
     const created = await runUgs(['get', '--id', 'fit-rot', '--name', 'R', '--field', 'token'], {

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { plainStyle, renderTable, type TableLayout, wrapText } from '../../src/render.js';
+import {
+  fitMessage,
+  plainStyle,
+  renderTable,
+  type TableLayout,
+  wrapText,
+} from '../../src/render.js';
 
 const plain = plainStyle;
 
@@ -78,5 +84,25 @@ describe('wrapText', () => {
     const pieces = wrapText('\u001b[33mabc def\u001b[39m', 3, 3);
     expect(pieces.map((piece) => piece.width)).toEqual([3, 3]);
     expect(pieces.map((piece) => piece.text).join('')).toBe('\u001b[33mabcdef\u001b[39m');
+  });
+});
+
+describe('fitMessage: a message at a terminal', () => {
+  const token = 'a'.repeat(64);
+  it('breaks at spaces so that every line fits', () => {
+    const text = `note: ${Array.from({ length: 40 }, (_, i) => `word${i}`).join(' ')}`;
+    const lines = fitMessage(text, 40).split('\n');
+    expect(lines.length).toBeGreaterThan(1);
+    for (const line of lines) expect(line.length).toBeLessThanOrEqual(40);
+    expect(lines.join(' ')).toBe(text);
+  });
+  it('keeps a word longer than a line whole (a token copies as one)', () => {
+    const lines = fitMessage(`the new token is ${token} keep it safe`, 40).split('\n');
+    expect(lines).toContain(token);
+    expect(lines.join(' ')).toBe(`the new token is ${token} keep it safe`);
+  });
+  it('counts colour codes as no width, and leaves a line that fits alone', () => {
+    const coloured = `\u001b[33mnote:\u001b[39m ${'x'.repeat(70)}`;
+    expect(fitMessage(coloured, 80)).toBe(coloured);
   });
 });
