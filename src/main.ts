@@ -125,7 +125,7 @@ export function buildProgram(
     .option('--timeout <seconds>', 'give up on a request after this long', '30')
     .option('--no-input', 'never prompt; fail on a missing value instead')
     .option('-q, --quiet', 'no notes, warnings or progress on stderr (errors still)')
-    .option('--debug', 'trace HTTP requests and responses to stderr (secrets redacted)')
+    .option('--debug', 'trace HTTP requests and responses to stderr (tokens shown by their last 4)')
     .option('--no-color', 'no colour in output (also NO_COLOR=1)')
     .option('--insecure-http', 'allow http:// to hosts other than this machine')
     .option('--ca-file <pem>', 'trust this CA certificate for the service (env: UGS_CA_FILE)')
