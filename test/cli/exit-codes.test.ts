@@ -213,6 +213,5 @@ describe('exit codes (built binary)', () => {
     expect(service.requests).toHaveLength(1);
   });
 
-  // 130 (Ctrl+C at a prompt) needs a terminal; prompts never appear without one.
-  it.skip('130: interrupted at a prompt (needs a TTY)', () => {});
+  // 130 (Ctrl+C at a prompt) needs a terminal: test/e2e/interactive.test.ts drives it on a pty.
 });
