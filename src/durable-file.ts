@@ -90,9 +90,21 @@ export const READ_NO_FOLLOW =
  * ends the loop with an error rather than spinning.
  */
 export async function writeAll(fs: DurableFs, fd: number, data: Uint8Array): Promise<void> {
+  await writeFully(data, (offset, length) => fs.write(fd, data, offset, length, offset));
+}
+
+/**
+ * Writes all of `data` through `writeSome(offset, length)`, which may write fewer bytes than asked
+ * (as write(2) does); a write that makes no progress is an error (SHORT_WRITE), never a loop.
+ * Shared by writes at an offset (`writeAll`) and appends (the bulk results file).
+ */
+export async function writeFully(
+  data: Uint8Array,
+  writeSome: (offset: number, length: number) => Promise<number>,
+): Promise<void> {
   let done = 0;
   while (done < data.length) {
-    const written = await fs.write(fd, data, done, data.length - done, done);
+    const written = await writeSome(done, data.length - done);
     if (!Number.isInteger(written) || written <= 0 || written > data.length - done) {
       throw Object.assign(
         new Error(`short write: the disk accepted ${done} of ${data.length} bytes`),

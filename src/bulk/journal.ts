@@ -9,12 +9,10 @@
  * them all.
  *
  * The file is opened for appending, created with mode 0600 (it holds tokens), never truncated.
- * `durable-file.ts` has `writeAll`, but it writes at explicit offsets from 0; appending needs
- * position-less writes, so the loop over short writes is repeated here.
  */
 import { close, constants, fchmod, fstat, fsync, open, read, type Stats, write } from 'node:fs';
 import { promisify } from 'node:util';
-import { SHORT_WRITE } from '../durable-file.js';
+import { writeFully } from '../durable-file.js';
 import { UsageError } from '../errors.js';
 import { errorCode } from '../guards.js';
 import { escapeControls } from '../io.js';
@@ -63,21 +61,6 @@ export const nodeAppendFs: AppendFs = {
   fchmod: promisify(fchmod),
   close: promisify(close),
 };
-
-/** Appends all of `data`, looping over short writes; no progress at all is an error. */
-export async function appendAll(fs: AppendFs, fd: number, data: Uint8Array): Promise<void> {
-  let done = 0;
-  while (done < data.length) {
-    const written = await fs.write(fd, data, done, data.length - done);
-    if (!Number.isInteger(written) || written <= 0 || written > data.length - done) {
-      throw Object.assign(
-        new Error(`short write: the disk accepted ${done} of ${data.length} bytes`),
-        { code: SHORT_WRITE },
-      );
-    }
-    done += written;
-  }
-}
 
 export interface ResultFileOptions {
   path: string;
@@ -228,7 +211,8 @@ export class ResultFile {
       const upTo = this.appended;
       this.pending = [];
       this.pendingChars -= text.length;
-      await appendAll(this.fs, this.fd, Buffer.from(text));
+      const data = Buffer.from(text);
+      await writeFully(data, (offset, length) => this.fs.write(this.fd, data, offset, length));
       this.written = upTo;
     }
   }
