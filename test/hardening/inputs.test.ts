@@ -198,18 +198,7 @@ describe('api_environment_tag', () => {
       provided_id: 'a',
       environment: 'prod',
     } as unknown as UserGroup;
-    const table = await renderRecordTable(
-      group,
-      {
-        bold: (t) => t,
-        dim: (t) => t,
-        green: (t) => t,
-        yellow: (t) => t,
-        red: (t) => t,
-        cyan: (t) => t,
-      },
-      USER_GROUP_FIELD_ORDER,
-    );
+    const table = await renderRecordTable(group, plainStyle, USER_GROUP_FIELD_ORDER);
     const order = ['provided_id', 'token', 'environment', 'api_environment_tag', 'zzz'].map((f) =>
       table.indexOf(`│ ${f}`),
     );
