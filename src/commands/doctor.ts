@@ -5,7 +5,6 @@ import type { DoctorNetwork } from '../doctor/network.js';
 import { ExitCode, UgsError } from '../errors.js';
 import { colorEnabled, type Env, writeLine } from '../io.js';
 import { printJson } from '../render.js';
-import type { GlobalFlags } from '../settings.js';
 import { newCommand } from './shared.js';
 
 export interface DoctorRunOptions extends DoctorOptions {
@@ -50,7 +49,7 @@ Exit 0 when no check fails, 1 otherwise.
         {
           probe: flags.probe === true,
           json: flags.json === true,
-          profileSource: profileSource(cmd.optsWithGlobals<GlobalFlags>(), deps.io.env),
+          profileSource: deps.settings.profileSource ?? 'default',
         },
         {
           ...deps,
@@ -61,11 +60,6 @@ Exit 0 when no check fails, 1 otherwise.
         },
       );
     });
-}
-
-function profileSource(flags: GlobalFlags, env: Env): DoctorOptions['profileSource'] {
-  if (flags.profile !== undefined) return 'flag';
-  return env.UGS_PROFILE ? 'env' : 'default';
 }
 
 export async function runDoctor(opts: DoctorRunOptions, deps: DoctorDeps): Promise<void> {

@@ -3,7 +3,9 @@
  * records what it receives: argv -> options, in-process, nothing spawned or sent. A command added
  * to buildProgram is covered here without a change.
  */
+import type { Command } from 'commander';
 import { buildProgram } from '../../src/main.js';
+import { type GlobalFlags, parseSettings } from '../../src/settings.js';
 import { makeDeps, makeIO } from './fakes.js';
 
 export interface Parsed {
@@ -39,7 +41,11 @@ export async function parseArgv(argv: readonly string[], stdinText?: string): Pr
         },
     },
   );
-  const program = buildProgram(io, () => makeDeps({ io }), system, recorders);
+  // The settings as main would parse them: a command that reads one (doctor's profile source)
+  // gets what the argv says.
+  const deps = (command: Command) =>
+    makeDeps({ io, settings: parseSettings(command.optsWithGlobals<GlobalFlags>(), io.env) });
+  const program = buildProgram(io, deps, system, recorders);
   program.hook('preAction', (_program, action) => {
     flags = action.optsWithGlobals();
   });
