@@ -19,7 +19,7 @@ import {
   readFileCapped,
   stripBom,
 } from './io.js';
-import { isLoopbackHost } from './parse.js';
+import { isLoopbackHost, proxyVariable } from './parse.js';
 import { continueTolerantConnector, loadUndici, type Undici } from './undici.js';
 
 export interface HttpRequest {
@@ -428,9 +428,9 @@ export async function createHttpClient(options: HttpClientOptions): Promise<Http
   // http://) to the proxy: loopback never goes through one, whatever NO_PROXY says. A plain Agent
   // knows no proxies and reads no environment (and costs less per request than a proxy agent).
   const direct = new undici.Agent(common);
-  // Proxies come from the injected environment, lower case first, as curl reads them.
-  const httpProxy = env.http_proxy ?? env.HTTP_PROXY ?? '';
-  const httpsProxy = env.https_proxy ?? env.HTTPS_PROXY ?? httpProxy;
+  // Proxies come from the injected environment, never from process.env.
+  const httpProxy = proxyVariable('http:', env)?.value ?? '';
+  const httpsProxy = proxyVariable('https:', env)?.value ?? '';
   if (httpProxy === '' && httpsProxy === '') {
     // No proxy at all: the proxy agent would hand every request to an Agent like `direct`, after
     // a NO_PROXY check per request that a bulk run pays thousands of times.

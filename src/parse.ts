@@ -188,6 +188,23 @@ export function parseBaseUrl(text: string, options: { insecureHttp: boolean }): 
 }
 
 /**
+ * The proxy variable that applies to a request of `protocol`, as curl reads them: lower case
+ * first, and an https request falls back to the http proxy. A variable set to "" still wins over
+ * the next one, and means "no proxy". One definition for the transport (http.ts) and `doctor`.
+ */
+export function proxyVariable(
+  protocol: string,
+  env: Readonly<Record<string, string | undefined>>,
+): { name: string; value: string } | undefined {
+  const names =
+    protocol === 'https:'
+      ? ['https_proxy', 'HTTPS_PROXY', 'http_proxy', 'HTTP_PROXY']
+      : ['http_proxy', 'HTTP_PROXY'];
+  const name = names.find((candidate) => env[candidate] !== undefined);
+  return name === undefined ? undefined : { name, value: env[name] ?? '' };
+}
+
+/**
  * This machine: `localhost` and `*.localhost` (RFC 6761 reserves them for loopback, a trailing
  * dot included), 127.0.0.0/8, `::1`, and 127.x written as an IPv4-mapped IPv6 address. One
  * definition for both of its uses: plain http is allowed there without --insecure-http, and the

@@ -5,7 +5,7 @@
  * it (hosts, subdomains, `host:port`, `*`; no CIDR), and loopback never proxied.
  */
 import type { Env } from '../io.js';
-import { isLoopbackHost } from '../parse.js';
+import { isLoopbackHost, proxyVariable } from '../parse.js';
 
 export type ProxyDecision =
   | { kind: 'none'; reason: 'unset' | 'loopback' }
@@ -13,17 +13,10 @@ export type ProxyDecision =
   | { kind: 'proxy'; proxy: URL; variable: string }
   | { kind: 'invalid'; variable: string; value: string };
 
-const PROXY_VARIABLES = {
-  'https:': ['https_proxy', 'HTTPS_PROXY', 'http_proxy', 'HTTP_PROXY'],
-  'http:': ['http_proxy', 'HTTP_PROXY'],
-} as const;
-
 export function proxyFor(target: URL, env: Env): ProxyDecision {
-  const names = target.protocol === 'https:' ? PROXY_VARIABLES['https:'] : PROXY_VARIABLES['http:'];
-  // `??` as http.ts: a variable set to "" still wins over the next one, and means "no proxy".
-  const variable = names.find((name) => env[name] !== undefined);
-  const value = variable === undefined ? '' : (env[variable] ?? '');
-  if (variable === undefined || value === '') return { kind: 'none', reason: 'unset' };
+  const chosen = proxyVariable(target.protocol, env);
+  if (chosen === undefined || chosen.value === '') return { kind: 'none', reason: 'unset' };
+  const { name: variable, value } = chosen;
   if (isLoopbackHost(target.hostname)) return { kind: 'none', reason: 'loopback' };
   const port = Number(target.port || (target.protocol === 'https:' ? 443 : 80));
   const entry = noProxyEntry(target.hostname, port, env.no_proxy ?? env.NO_PROXY ?? '');
