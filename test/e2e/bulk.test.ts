@@ -3,6 +3,7 @@
  * validation before any request, results and --resume after kill -9, exactly-once rotation when
  * the service commits and then drops the connection, a 429 storm, and Ctrl+C.
  */
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -332,6 +333,13 @@ describe('bulk rotate: exactly once', () => {
   }, 60_000);
 });
 
+/** SIGINT once `count` requests are in flight: the child holds their sockets and has written them. */
+async function interruptInFlight(child: ChildProcess, count: number): Promise<void> {
+  await waitForSockets(child, count);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  child.kill('SIGINT');
+}
+
 describe('bulk runs that stop', () => {
   let emulator: Emulator;
   beforeAll(async () => {
@@ -466,9 +474,7 @@ describe('bulk runs that stop', () => {
       );
 
       // The first three requests are in flight (the emulator holds each for 2 s).
-      await waitForSockets(child, 3);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      child.kill('SIGINT');
+      await interruptInFlight(child, 3);
       const { code, stderr } = await result;
       expect(code, stderr).toBe(130);
       const last = lastByRow(records(out));
@@ -491,9 +497,7 @@ describe('bulk runs that stop', () => {
         env: envFor(slow),
       });
 
-      await waitForSockets(child, 3);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      child.kill('SIGINT');
+      await interruptInFlight(child, 3);
       await new Promise((resolve) => setTimeout(resolve, 100));
       const second = Date.now();
       child.kill('SIGINT');
@@ -522,9 +526,7 @@ describe('bulk runs that stop', () => {
         },
       );
 
-      await waitForSockets(child, 3);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      child.kill('SIGINT');
+      await interruptInFlight(child, 3);
       const { code, stderr } = await result;
       expect(code, stderr).toBe(130);
       const last = lastByRow(records(out));
