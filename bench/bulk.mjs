@@ -6,13 +6,12 @@
 //
 // Options: --rows N (default 50000), --big-rows N (default 200000).
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { cleanEnv, fail, firstJsonLine, numberArg, printTable } from './common.mjs';
+import { cleanEnv, fail, firstJsonLine, numberArg, printTable, startEmulator } from './common.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const args = process.argv.slice(2);
@@ -27,20 +26,7 @@ if (!existsSync(join(root, 'dist', 'main.cjs')))
 if (!existsSync(TIME)) fail(`${TIME} is missing: install GNU time (apt-get install time)`);
 
 const work = mkdtempSync(join(tmpdir(), 'ugs-bench-bulk-'));
-const apiToken = randomBytes(24).toString('hex');
-const emulator = spawn(
-  process.execPath,
-  [
-    join(root, 'bin', 'ugs.js'),
-    'serve',
-    '--port',
-    '0',
-    '--json',
-    '--api-token',
-    `${apiToken}:Customer`,
-  ],
-  { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, UGS_CONFIG_DIR: work } },
-);
+const { emulator, apiToken } = startEmulator(root, work);
 const ugs = [join(root, 'bin', 'ugs.js')];
 let missed = 0;
 try {

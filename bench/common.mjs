@@ -1,4 +1,7 @@
 // Helpers shared by the benchmarks (run.mjs: start-up and single requests; bulk.mjs: --from runs).
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
 /** The environment for a timed command: no undefined values, no profile, CA file or CI switch. */
@@ -7,6 +10,28 @@ export function cleanEnv(env) {
   for (const [key, value] of Object.entries(env)) if (value !== undefined) result[key] = value;
   for (const key of ['UGS_PROFILE', 'UGS_CA_FILE', 'CI']) delete result[key];
   return result;
+}
+
+/**
+ * `ugs serve` on a free port with one Customer API token of its own, its state under `work`.
+ * Returns the child (to kill at the end) and the token; `firstJsonLine(emulator)` gives the URL.
+ */
+export function startEmulator(root, work) {
+  const apiToken = randomBytes(24).toString('hex');
+  const emulator = spawn(
+    process.execPath,
+    [
+      join(root, 'bin', 'ugs.js'),
+      'serve',
+      '--port',
+      '0',
+      '--json',
+      '--api-token',
+      `${apiToken}:Customer`,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, UGS_CONFIG_DIR: work } },
+  );
+  return { emulator, apiToken };
 }
 
 /** The first stdout line of `ugs serve --json`, parsed. */

@@ -20,7 +20,15 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cleanEnv, fail, firstJsonLine, median, numberArg, printTable } from './common.mjs';
+import {
+  cleanEnv,
+  fail,
+  firstJsonLine,
+  median,
+  numberArg,
+  printTable,
+  startEmulator,
+} from './common.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const args = process.argv.slice(2);
@@ -42,20 +50,7 @@ if (!existsSync(binary)) fail(`${binary} is missing: run \`npm run build:binary\
 
 const work = mkdtempSync(join(tmpdir(), 'ugs-bench-'));
 const installed = installFromTarball();
-const apiToken = randomBytes(24).toString('hex');
-const emulator = spawn(
-  process.execPath,
-  [
-    join(root, 'bin', 'ugs.js'),
-    'serve',
-    '--port',
-    '0',
-    '--json',
-    '--api-token',
-    `${apiToken}:Customer`,
-  ],
-  { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, UGS_CONFIG_DIR: work } },
-);
+const { emulator, apiToken } = startEmulator(root, work);
 let missed = 0;
 try {
   const { url } = await firstJsonLine(emulator);
