@@ -101,7 +101,7 @@ export async function readApiToken(
 }
 
 /** What to do when the credential store is out of reach (a headless session, no keyring). */
-export function storeUnreachableHint(profile: string): string {
+function storeUnreachableHint(profile: string): string {
   const login = loginCommandFor(profile);
   return `run \`${login} --secure-storage\` again where the credential store is reachable, \`${login}\` to keep the token in the config file instead, or set UGS_API_TOKEN`;
 }

@@ -40,7 +40,7 @@ export interface ConnectOptions {
 }
 
 /** The statuses a bulk run handles itself, for all rows at once. */
-export const THROTTLE_STATUSES: ReadonlySet<number> = new Set([429, 503]);
+const THROTTLE_STATUSES: ReadonlySet<number> = new Set([429, 503]);
 
 export interface SystemInfo {
   platform: NodeJS.Platform;

@@ -247,7 +247,7 @@ const HELP_COLUMNS = 80;
  * Commander's usage errors (`error: unknown command 'gte'` and a `(Did you mean get?)` line) in
  * ugs's own form: the message, and a hint that leads with the suggestion.
  */
-export function usageReport(commanderMessage: string): { message: string; hint: string } {
+function usageReport(commanderMessage: string): { message: string; hint: string } {
   // The argv quoted in the message may hold a newline itself: only the last line is commander's.
   const suggested = /\n\(Did you mean (.+)\?\)$/.exec(commanderMessage);
   const text = suggested ? commanderMessage.slice(0, suggested.index) : commanderMessage;
@@ -283,7 +283,7 @@ function optionDescription(option: Option): string {
  * A help flag before a command moves after it (`ugs get --help`), and help for an unknown
  * command becomes that command, so that it is reported as unknown, with a suggestion.
  */
-export function helpArgs(argv: readonly string[], program: Command): string[] {
+function helpArgs(argv: readonly string[], program: Command): string[] {
   const args = [...argv];
   const takesValue = new Set<string>();
   for (const option of program.options as readonly Option[]) {

@@ -87,7 +87,7 @@ export type TableLayout = { kind: 'lines' } | { kind: 'box'; columns: number; as
 const UNLIMITED_BOX: TableLayout = { kind: 'box', columns: Number.POSITIVE_INFINITY, ascii: false };
 
 /** The layout for a table on this run's stdout. */
-export function tableLayout(io: Pick<IO, 'stdout' | 'stdoutIsTTY' | 'env'>): TableLayout {
+function tableLayout(io: Pick<IO, 'stdout' | 'stdoutIsTTY' | 'env'>): TableLayout {
   if (!io.stdoutIsTTY) return { kind: 'lines' };
   return { kind: 'box', columns: stdoutColumns(io), ascii: !unicodeTerminal(io.env) };
 }

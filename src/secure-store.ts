@@ -35,7 +35,7 @@ export class CredentialStoreError extends Error {
 }
 
 /** The service name under which every ugs token is saved. */
-export const CREDENTIAL_SERVICE = 'ugs';
+const CREDENTIAL_SERVICE = 'ugs';
 
 /**
  * One entry per profile and config file: two config directories (UGS_CONFIG_DIR) with a profile
@@ -45,7 +45,7 @@ export function credentialAccount(profile: string, configPath: string): string {
   return `${profile} (${resolve(configPath)})`;
 }
 
-export function credentialStoreName(platform: NodeJS.Platform): string {
+function credentialStoreName(platform: NodeJS.Platform): string {
   if (platform === 'darwin') return 'macOS Keychain';
   if (platform === 'win32') return 'Windows Credential Manager';
   return 'Secret Service';

@@ -12,7 +12,7 @@ import type { Preferences } from './settings.js';
 import type { Color, Spinner } from './vendor/spinner.js';
 
 /** How long a request may take before the spinner appears. */
-export const SPINNER_DELAY_MS = 300;
+const SPINNER_DELAY_MS = 300;
 
 export interface Progress {
   /** Runs `work`; if it has not settled after 300 ms, a spinner says `text` until it does. */

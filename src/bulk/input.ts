@@ -10,13 +10,13 @@ import { escapeControls, formatBytes, readChunksCapped } from '../io.js';
 import { quote } from '../parse.js';
 
 export type InputFormat = 'csv' | 'ndjson' | 'json';
-export const INPUT_FORMATS: readonly InputFormat[] = ['csv', 'ndjson', 'json'];
+const INPUT_FORMATS: readonly InputFormat[] = ['csv', 'ndjson', 'json'];
 
 /**
  * One row's text or cells. A row bigger than this cannot be valid (two 1 MiB JSON values and
  * two ids fit well below it); stopping there keeps a file without line breaks from filling memory.
  */
-export const MAX_ROW_CHARS = 4 * 1024 * 1024;
+const MAX_ROW_CHARS = 4 * 1024 * 1024;
 
 /**
  * The format of `--from`: `--format` when given, else the file's extension. stdin (`-`) has no
@@ -84,7 +84,7 @@ function reasonOf(error: unknown): string {
 }
 
 /** The default cap on a bulk input read from stdin (see `stdinSource`). */
-export const MAX_STDIN_BYTES = 64 * 1024 * 1024;
+const MAX_STDIN_BYTES = 64 * 1024 * 1024;
 
 /**
  * stdin can be read only once, and validation needs a pass before sending. It is kept in memory

@@ -219,7 +219,7 @@ export class ResultFile {
 }
 
 /** Rows journaled per fsync by `journalAhead`. */
-export const JOURNAL_BATCH = 256;
+const JOURNAL_BATCH = 256;
 
 /**
  * Rows for rotation (in batches, as read), yielded in batches once their `sending` records are

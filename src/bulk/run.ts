@@ -67,7 +67,7 @@ export interface BulkOptions {
 }
 
 /** Tries of one row that the service throttled (429/503) before the row is given up as failed. */
-export const MAX_THROTTLED_ATTEMPTS = 20;
+const MAX_THROTTLED_ATTEMPTS = 20;
 /** Rounds of "read the token, rotate again" for one row before it is left `unknown`. */
 const MAX_SETTLE_ROUNDS = 3;
 const BAR_INTERVAL_MS = 100;

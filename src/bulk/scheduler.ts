@@ -18,8 +18,9 @@ import { quote } from '../parse.js';
 export const DEFAULT_CONCURRENCY = 8;
 export const MAX_CONCURRENCY = 64;
 export { MAX_RETRY_AFTER_MS };
+
 /** When a throttled answer names no (valid) Retry-After. */
-export const DEFAULT_RETRY_AFTER_MS = 1_000;
+const DEFAULT_RETRY_AFTER_MS = 1_000;
 export const GROW_EVERY = 50;
 
 /** `--concurrency`: a whole number from 1 to 64. */

@@ -21,7 +21,7 @@ import {
 import { type ByteSource, type InputFormat, type RowCandidate, readCandidates } from './input.js';
 
 /** The cap of one JSON value (mapping, properties), the same as for `--properties @file`. */
-export const MAX_JSON_VALUE_BYTES = 1024 * 1024;
+const MAX_JSON_VALUE_BYTES = 1024 * 1024;
 /** How many problems are listed before "and K more". */
 export const MAX_LISTED_ERRORS = 20;
 

@@ -17,7 +17,7 @@ import { newCommand } from './shared.js';
 
 const MAX_CONFIG_BYTES = 1024 * 1024;
 
-export const SHELLS = ['bash', 'zsh', 'fish', 'powershell'] as const;
+const SHELLS = ['bash', 'zsh', 'fish', 'powershell'] as const;
 export type Shell = (typeof SHELLS)[number];
 
 export interface CompletionDeps {
@@ -155,7 +155,7 @@ type ValueKind =
  * listing words (`<csv|ndjson|json>`), a file placeholder (`<file>`, `<file|->`, `<pem>`), or
  * the profile.
  */
-export function valueKind(option: Option): ValueKind {
+function valueKind(option: Option): ValueKind {
   if (option.argChoices && option.argChoices.length > 0) {
     return { kind: 'choices', values: option.argChoices };
   }

@@ -164,7 +164,7 @@ export async function runRotate(opts: RotateOptions, deps: Deps): Promise<void> 
  * Says what is about to happen to which token: its last 4 characters (as `--debug` shows it),
  * and that the old one stops working, which is what breaks dashboards.
  */
-export function confirmationQuestion(currentToken: string): string {
+function confirmationQuestion(currentToken: string): string {
   const print = fingerprint(currentToken);
   const which = print === REDACTED ? 'this token' : `the token ending in ${escapeControls(print)}`;
   return `Rotate ${which}? The old token stops working once it is rotated: dashboards that embed it need the new one.`;
