@@ -12,7 +12,7 @@ import type { IO } from '../../src/io.js';
 import type { Prompter, Validate } from '../../src/prompter.js';
 import { type CredentialStore, CredentialStoreError } from '../../src/secure-store.js';
 import type { GetUserRequest, ServiceClient, ServiceResult, Target } from '../../src/service.js';
-import type { Settings } from '../../src/settings.js';
+import { parseSettings, type Settings } from '../../src/settings.js';
 import { noProgress, type Progress } from '../../src/spinner.js';
 
 export type { Deps, Settings };
@@ -204,20 +204,9 @@ export class FakeService implements ServiceClient {
   }
 }
 
+/** The settings of a run without flags or environment, then `overrides`. */
 export function defaultSettings(overrides: Partial<Settings> = {}): Settings {
-  return {
-    profile: 'default',
-    baseUrl: undefined,
-    baseUrlSource: undefined,
-    timeoutMs: 30_000,
-    debug: false,
-    noColor: false,
-    noInput: false,
-    quiet: false,
-    insecureHttp: false,
-    caFile: undefined,
-    ...overrides,
-  };
+  return { ...parseSettings({}, {}), ...overrides };
 }
 
 export interface TestDeps extends Deps {

@@ -8,6 +8,7 @@ import type { Tracer } from '../../src/debug.js';
 import { UgsError } from '../../src/errors.js';
 import { createHttpClient, type HttpClient } from '../../src/http.js';
 import { HttpServiceClient } from '../../src/service.js';
+import { rejection } from './fakes.js';
 import { type Reply, startServer, type TestServer } from './server.js';
 
 export const API_TOKEN = 'ugs_api_S3CRET_9f8e7d6c5b4a';
@@ -77,15 +78,11 @@ export function useHttpClients(): Harness {
   };
 }
 
-/** The error a promise rejects with; fails the test when it resolves. */
+/** The error a promise rejects with, which must be a UgsError; fails the test when it resolves. */
 export async function failure(promise: Promise<unknown>): Promise<UgsError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(UgsError);
-    return error as UgsError;
-  }
-  throw new Error('expected the call to fail, but it succeeded');
+  const error = await rejection(promise);
+  expect(error).toBeInstanceOf(UgsError);
+  return error as UgsError;
 }
 
 export const GET_REQUEST = { name: 'Acme', user_group_id: 'acme-1' } as const;

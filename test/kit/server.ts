@@ -7,10 +7,10 @@
  * does (drf.ts). `close()` tears down every open connection, stalled ones included.
  */
 import { execFileSync } from 'node:child_process';
+import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import {
   createServer as createHttpServer,
-  request as httpRequest,
   type IncomingHttpHeaders,
   type IncomingMessage,
   type Server,
@@ -19,6 +19,9 @@ import {
 import { createServer as createHttpsServer } from 'node:https';
 import { type AddressInfo, createServer as createNetServer, type Socket } from 'node:net';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { type Dispatcher, request as undiciRequest } from 'undici';
 import { tempDir } from './binary.js';
 
 export interface RecordedRequest {
@@ -58,8 +61,6 @@ export interface TestServer {
   readonly connections: number;
   /** Replies for the coming requests, in order; the last one repeats. */
   script(...replies: Reply[]): void;
-  /** Resolves once `count` requests have been recorded. */
-  waitForRequests(count: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -72,7 +73,6 @@ export function startServer(first?: ServerOptions | Reply, ...rest: Reply[]): Pr
 async function start(options: ServerOptions, initial: Reply[]): Promise<TestServer> {
   const requests: RecordedRequest[] = [];
   const sockets = new Set<Socket>();
-  const waiters: Array<{ count: number; resolve: () => void }> = [];
   let replies: Reply[] = initial.length > 0 ? initial : [json(200, okBody())];
   let next = 0;
   let connections = 0;
@@ -93,10 +93,6 @@ async function start(options: ServerOptions, initial: Reply[]): Promise<TestServ
       };
       const index = requests.length;
       requests.push(request);
-      for (const waiter of waiters.splice(0)) {
-        if (requests.length >= waiter.count) waiter.resolve();
-        else waiters.push(waiter);
-      }
       const reply = replies[Math.min(next, replies.length - 1)] as Reply;
       next++;
       Promise.resolve(reply({ req, res, request, index })).catch(() => req.socket.destroy());
@@ -130,10 +126,6 @@ async function start(options: ServerOptions, initial: Reply[]): Promise<TestServ
     script(...list: Reply[]) {
       replies = list;
       next = 0;
-    },
-    waitForRequests(count: number) {
-      if (requests.length >= count) return Promise.resolve();
-      return new Promise((resolve) => waiters.push({ count, resolve }));
     },
     close() {
       for (const socket of sockets) socket.destroy();
@@ -287,7 +279,7 @@ export interface HugeBodyStats {
 
 /**
  * Streams a body of `total` bytes (or without end when `total` is undefined), chunked or with a
- * content-length, honouring back-pressure. `stats` reports how far it got.
+ * content-length; the stream's back-pressure paces it. `stats` reports how far it got.
  */
 export function huge(
   total: number | undefined,
@@ -296,34 +288,19 @@ export function huge(
 ): Reply {
   return ({ res }) => {
     const size = options.chunk ?? 64 * 1024;
-    const chunk = Buffer.alloc(size, 0x20);
     const headers: Record<string, string | number> = { 'content-type': 'application/json' };
     if (options.contentLength && total !== undefined) headers['content-length'] = total;
     res.writeHead(200, headers);
-    let resolveClosed: () => void = () => {};
-    const entry: HugeBodyStats = {
-      written: 0,
-      closed: new Promise((resolve) => {
-        resolveClosed = resolve;
-      }),
-    };
+    const entry: HugeBodyStats = { written: 0, closed: once(res, 'close').then(() => {}) };
     stats.push(entry);
-    res.on('close', () => resolveClosed());
-    const pump = () => {
-      while (!res.destroyed) {
-        if (total !== undefined && entry.written >= total) {
-          res.end();
-          return;
-        }
-        const left = total === undefined ? size : Math.min(size, total - entry.written);
-        entry.written += left;
-        if (!res.write(left === size ? chunk : chunk.subarray(0, left))) {
-          res.once('drain', pump);
-          return;
-        }
+    const chunks = function* () {
+      while (total === undefined || entry.written < total) {
+        const length = total === undefined ? size : Math.min(size, total - entry.written);
+        entry.written += length;
+        yield Buffer.alloc(length, 0x20);
       }
     };
-    pump();
+    pipeline(Readable.from(chunks()), res).catch(() => {});
   };
 }
 
@@ -344,45 +321,30 @@ export function forwardTo(
   /** Removed from the start of the path before forwarding (a base URL with a path prefix). */
   prefix = '',
 ): Reply {
-  return ({ req, res, request }) =>
-    new Promise<void>((resolve, reject) => {
-      const { host: _host, connection: _connection, ...headers } = request.headers;
-      const upstream = httpRequest(
-        new URL(
-          request.url.startsWith(`${prefix}/`) ? request.url.slice(prefix.length) : request.url,
-          baseUrl,
-        ),
-        {
-          method: request.method,
-          headers: { ...headers, 'content-length': Buffer.byteLength(request.body) },
-        },
-        (answer) => {
-          const chunks: Buffer[] = [];
-          answer.on('data', (chunk: Buffer) => chunks.push(chunk));
-          answer.on('error', reject);
-          answer.on('end', () => {
-            const body = Buffer.concat(chunks);
-            const text = body.toString('utf8');
-            let parsed: unknown = text;
-            try {
-              parsed = JSON.parse(text);
-            } catch {
-              // Not JSON: recorded as text.
-            }
-            answers.push({ status: answer.statusCode ?? 0, body: parsed });
-            const { connection: _c, 'keep-alive': _k, ...back } = answer.headers;
-            res.writeHead(answer.statusCode ?? 502, back);
-            res.end(body);
-            resolve();
-          });
-        },
-      );
-      upstream.on('error', (error) => {
-        req.socket.destroy();
-        reject(error);
-      });
-      upstream.end(request.body);
+  return async ({ res, request }) => {
+    // undici sets these itself (and refuses some of them as request headers).
+    const { host, connection, 'transfer-encoding': te, expect, ...headers } = request.headers;
+    const path = request.url.startsWith(`${prefix}/`)
+      ? request.url.slice(prefix.length)
+      : request.url;
+    const answer = await undiciRequest(new URL(path, baseUrl), {
+      method: request.method as Dispatcher.HttpMethod,
+      headers: { ...headers, 'content-length': String(Buffer.byteLength(request.body)) },
+      body: request.body,
     });
+    const body = Buffer.from(await answer.body.arrayBuffer());
+    const text = body.toString('utf8');
+    let parsed: unknown = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      // Not JSON: recorded as text.
+    }
+    answers.push({ status: answer.statusCode, body: parsed });
+    const { connection: _c, 'keep-alive': _k, ...back } = answer.headers;
+    res.writeHead(answer.statusCode, back);
+    res.end(body);
+  };
 }
 
 // ---- a self-signed certificate for 127.0.0.1 and localhost, made at test time ----
