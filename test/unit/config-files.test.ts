@@ -10,13 +10,12 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
-  rmSync,
   statSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { CONFIG_FILE_NAME, FileConfigStore, findJsonSyntaxError } from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
 import { processStartTime } from '../../src/file-lock.js';
@@ -34,9 +33,6 @@ beforeEach(() => {
   base = tempDir('config-files');
   dir = join(base, 'ugs');
   file = join(dir, CONFIG_FILE_NAME);
-});
-afterEach(() => {
-  rmSync(base, { recursive: true, force: true });
 });
 
 const A = { baseUrl: 'https://a.example', apiToken: 'token-a-1111' };

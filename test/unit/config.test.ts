@@ -10,7 +10,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { runLogin } from '../../src/commands/login.js';
 import { runLogout } from '../../src/commands/logout.js';
 import { runStatus } from '../../src/commands/status.js';
@@ -33,9 +33,6 @@ beforeEach(() => {
   base = tempDir('config');
   dir = join(base, 'ugs');
   file = join(dir, CONFIG_FILE_NAME);
-});
-afterEach(() => {
-  rmSync(base, { recursive: true, force: true });
 });
 
 function mode(path: string): number {
