@@ -1,13 +1,12 @@
 /**
- * A real pseudo-terminal for the built binary: ugs sees terminals on stdin, stdout and stderr
- * exactly as it would at a keyboard. Keys are written to the pty; everything the terminal shows
- * comes back from it (stdout and stderr of ugs merged, as on a screen).
- *
- * Robustness: every session is killed after an overall deadline, every wait has its own
- * deadline and reports what the screen showed, and matching is done on the text with ANSI
- * escape sequences removed.
+ * The built binary on a real pseudo-terminal: terminals on its stdin, stdout and stderr as at a
+ * keyboard; keys are written to the pty, and the screen (stdout and stderr merged) read back.
+ * Every session is killed after an overall deadline, every wait has its own deadline and reports
+ * the screen, and matching is done on the text without ANSI escape sequences.
  */
+import { EventEmitter, once } from 'node:events';
 import { constants } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 // node-pty: the binary itself on a pty of a set size, with its own exit status (no script/sh/stty).
 import { type IPty, spawn } from '@lydell/node-pty';
 import { BIN, type EnvChanges, type Sandbox, sandboxEnv, stripAnsi } from './binary.js';
@@ -26,8 +25,6 @@ export interface PtyOptions {
   columns?: number;
 }
 
-const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
-
 function signalName(signal: number): NodeJS.Signals | null {
   const names = Object.keys(constants.signals) as NodeJS.Signals[];
   return names.find((name) => constants.signals[name] === signal) ?? null;
@@ -38,7 +35,7 @@ export class PtySession {
   raw = '';
   private cursor = 0;
   private readonly pty: IPty;
-  private readonly listeners = new Set<() => void>();
+  private readonly changes = new EventEmitter();
   private exitResult: PtyExit | undefined;
   private timedOut = false;
   readonly exited: Promise<PtyExit>;
@@ -54,12 +51,9 @@ export class PtySession {
       cols: options.columns ?? 120,
       rows: 40,
     });
-    const changed = () => {
-      for (const listener of this.listeners) listener();
-    };
     this.pty.onData((text) => {
       this.raw += text;
-      changed();
+      this.changes.emit('change');
     });
     const deadline = setTimeout(() => {
       this.timedOut = true;
@@ -72,7 +66,7 @@ export class PtySession {
         this.exitResult = signal
           ? { code: 128 + signal, signal: signalName(signal) }
           : { code: exitCode, signal: null };
-        changed();
+        this.changes.emit('change');
         done(this.exitResult);
       });
     });
@@ -92,38 +86,26 @@ export class PtySession {
    * Waits until `pattern` appears after the previous match, then moves past it. Rejects with
    * the screen's text if it does not appear in time or the session ends first.
    */
-  waitFor(pattern: string | RegExp, timeoutMs = 8_000): Promise<string> {
-    const search = (from: string): [number, string] | undefined => {
-      if (typeof pattern === 'string') {
-        const index = from.indexOf(pattern);
-        return index < 0 ? undefined : [index, pattern];
+  async waitFor(pattern: string | RegExp, timeoutMs = 8_000): Promise<string> {
+    const regex =
+      typeof pattern === 'string'
+        ? new RegExp(pattern.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+        : new RegExp(pattern.source, pattern.flags.replace('g', ''));
+    const signal = AbortSignal.timeout(timeoutMs);
+    for (;;) {
+      const found = regex.exec(this.rest());
+      if (found) {
+        this.cursor += found.index + found[0].length;
+        return found[0];
       }
-      const found = new RegExp(pattern.source, pattern.flags.replace('g', '')).exec(from);
-      return found ? [found.index, found[0]] : undefined;
-    };
-    return new Promise((resolveWait, reject) => {
-      const check = () => {
-        const found = search(this.rest());
-        if (found) {
-          finish();
-          this.cursor += found[0] + found[1].length;
-          resolveWait(found[1]);
-        } else if (this.exitResult || this.timedOut) {
-          finish();
-          reject(this.failure(`the session ended before ${String(pattern)} appeared`));
-        }
-      };
-      const timer = setTimeout(() => {
-        finish();
-        reject(this.failure(`${String(pattern)} did not appear within ${timeoutMs} ms`));
-      }, timeoutMs);
-      const finish = () => {
-        clearTimeout(timer);
-        this.listeners.delete(check);
-      };
-      this.listeners.add(check);
-      check();
-    });
+      if (this.exitResult || this.timedOut) {
+        throw this.failure(`the session ended before ${String(pattern)} appeared`);
+      }
+      // Data and exit arrive in I/O callbacks, never between the check above and this wait.
+      await once(this.changes, 'change', { signal }).catch(() => {
+        throw this.failure(`${String(pattern)} did not appear within ${timeoutMs} ms`);
+      });
+    }
   }
 
   /** Types `text` as keys (a small pause first, as a person would). */
