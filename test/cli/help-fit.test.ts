@@ -10,7 +10,6 @@ import {
   expectFailure,
   killAllPtys,
   makeSandbox,
-  requireScript,
   runUgs,
   startPty,
 } from '../kit/index.js';
@@ -61,7 +60,6 @@ describe('help fits 80 columns', () => {
   });
 
   it('a wide terminal still gets help of 80 columns at most', async () => {
-    requireScript();
     const sandbox = makeSandbox();
     const session = startPty(sandbox, ['get', '--help'], { columns: 200 });
     const exit = await session.finish();

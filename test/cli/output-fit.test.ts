@@ -7,7 +7,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   describeRun,
   type EnvChanges,
@@ -15,7 +15,6 @@ import {
   type InProcessEmulator,
   killAllPtys,
   makeSandbox,
-  requireScript,
   runUgs,
   type Sandbox,
   startEmulator,
@@ -67,8 +66,6 @@ function tokenLine(lines: readonly string[]): { token: string; line: string } {
 }
 
 describe('the default output at a terminal', () => {
-  beforeEach(() => requireScript());
-
   it('at 80 columns: every line fits, and the token is whole on one line', async () => {
     const sandbox = makeSandbox();
     const longValue = Array.from({ length: 30 }, (_, i) => `word${i}`).join(' ');

@@ -3,13 +3,12 @@
  * 130, one line), never a silent exit 0 that lets `ugs login && deploy` go on with nothing saved.
  */
 import { existsSync } from 'node:fs';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   type InProcessEmulator,
   killAllPtys,
   makeSandbox,
   type PtySession,
-  requireScript,
   runUgs,
   STACK_LINE,
   startEmulator,
@@ -21,7 +20,6 @@ let emulator: InProcessEmulator;
 beforeAll(async () => {
   emulator = await startEmulator();
 });
-beforeEach(() => requireScript());
 afterEach(() => killAllPtys());
 afterAll(() => emulator?.close());
 

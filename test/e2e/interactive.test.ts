@@ -1,11 +1,11 @@
 /**
  * `ugs login`, `ugs get` and `ugs rotate` at a real terminal: the built binary on a
- * pseudo-terminal (util-linux `script`), a person's keys written to it, the screen read back.
+ * pseudo-terminal (node-pty), a person's keys written to it, the screen read back.
  * The service is the bundled emulator.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   ANSI,
   describeRun,
@@ -13,7 +13,6 @@ import {
   killAllPtys,
   makeSandbox,
   type PtySession,
-  requireScript,
   runUgs,
   type Sandbox,
   STACK_LINE,
@@ -30,10 +29,6 @@ beforeAll(async () => {
   emulator = await startEmulator();
   customerToken = emulator.tokenFor('Customer');
 });
-
-// Checked before each test, so that without `script` every test FAILS (a beforeAll failure
-// would show them as skipped).
-beforeEach(() => requireScript());
 
 afterEach(() => killAllPtys());
 

@@ -1,10 +1,10 @@
 /**
  * The spinner a person sees at a terminal while a request is slow: shown after 300 ms with what
  * is happening, erased before the output, and never where nobody watches it (a pipe, CI,
- * `--json`), nor when the answer is quick. The binary runs on a real pty (`script`); the kit's
+ * `--json`), nor when the answer is quick. The binary runs on a real pty; the kit's
  * scripted server decides how long the answer takes.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import {
   acmeBody,
   delay,
@@ -13,7 +13,6 @@ import {
   killAllPtys,
   makeSandbox,
   type PtySession,
-  requireScript,
   runUgs,
   stall,
   startPty,
@@ -28,7 +27,6 @@ const ERASE = '\u001b[1G\u001b[0K';
 
 let server: TestServer | undefined;
 
-beforeEach(() => requireScript());
 afterEach(async () => {
   killAllPtys();
   await server?.close();

@@ -1,35 +1,18 @@
 /**
- * A real pseudo-terminal for the built binary, through util-linux `script`:
- * `script -q -e -c "<command>" /dev/null` runs the command on a new pty whose master side is
- * script's stdin/stdout, so ugs sees terminals on stdin, stdout and stderr exactly as it would
- * at a keyboard. Keys are written to script's stdin; everything the terminal shows comes back on
- * script's stdout (stdout and stderr of ugs merged, as on a screen).
- *
- * Robustness: every session is killed after an overall deadline, every wait has its own
- * deadline and reports what the screen showed, and matching is done on the text with ANSI
- * escape sequences removed.
+ * The built binary on a real pseudo-terminal: terminals on its stdin, stdout and stderr as at a
+ * keyboard; keys are written to the pty, and the screen (stdout and stderr merged) read back.
+ * Every session is killed after an overall deadline, every wait has its own deadline and reports
+ * the screen, and matching is done on the text without ANSI escape sequences.
  */
-import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from 'node:child_process';
+import { EventEmitter, once } from 'node:events';
+import { constants } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
+// node-pty: the binary itself on a pty of a set size, with its own exit status (no script/sh/stty).
+import { type IPty, spawn } from '@lydell/node-pty';
 import { BIN, type EnvChanges, type Sandbox, sandboxEnv, stripAnsi } from './binary.js';
 
-/** Fails (never skips) when `script` is missing: CI installs it (see .ci/run). */
-export function requireScript(): void {
-  const probe = spawnSync('script', ['--version'], { encoding: 'utf8' });
-  if (probe.error || probe.status !== 0 || !/util-linux/.test(probe.stdout + probe.stderr)) {
-    throw new Error(
-      'the interactive tests need `script` from util-linux (Debian/Ubuntu package bsdutils or ' +
-        'util-linux) to run ugs on a real pseudo-terminal, and it was not found or is not the ' +
-        `util-linux one (${probe.error?.message ?? (probe.stdout + probe.stderr).trim()}); ` +
-        'install it, e.g. `apt-get install bsdutils` (.ci/run does this)',
-    );
-  }
-}
-
-function shellQuote(arg: string): string {
-  return `'${arg.replace(/'/g, `'\\''`)}'`;
-}
-
 export interface PtyExit {
+  /** A death by signal N reads 128 + N, as a shell (and `script -e`) reports it. */
   code: number | null;
   signal: NodeJS.Signals | null;
 }
@@ -42,16 +25,18 @@ export interface PtyOptions {
   columns?: number;
 }
 
-const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+function signalName(signal: number): NodeJS.Signals | null {
+  const names = Object.keys(constants.signals) as NodeJS.Signals[];
+  return names.find((name) => constants.signals[name] === signal) ?? null;
+}
 
 export class PtySession {
   /** Everything the terminal showed, escape sequences included. */
   raw = '';
   private cursor = 0;
-  private readonly child: ChildProcessWithoutNullStreams;
-  private readonly listeners = new Set<() => void>();
+  private readonly pty: IPty;
+  private readonly changes = new EventEmitter();
   private exitResult: PtyExit | undefined;
-  private readonly deadline: NodeJS.Timeout;
   private timedOut = false;
   readonly exited: Promise<PtyExit>;
 
@@ -60,35 +45,31 @@ export class PtySession {
     readonly args: readonly string[],
     options: PtyOptions = {},
   ) {
-    const timeoutMs = options.timeoutMs ?? 15_000;
-    const command = [process.execPath, BIN, ...args].map(shellQuote).join(' ');
-    // A fixed, realistic window size: a pty started from a pipe has 0 columns otherwise.
-    const columns = options.columns ?? 120;
-    const shell = `stty cols ${columns} rows 40 2>/dev/null; exec ${command}`;
-    this.child = spawn('script', ['-q', '-e', '-c', shell, '/dev/null'], {
+    this.pty = spawn(process.execPath, [BIN, ...args], {
       cwd: sandbox.root,
       env: sandboxEnv(sandbox, { TERM: 'xterm', SHELL: '/bin/sh', ...options.env }),
-      stdio: ['pipe', 'pipe', 'pipe'],
+      cols: options.columns ?? 120,
+      rows: 40,
     });
-    this.child.stdin.on('error', () => {});
-    const collect = (chunk: Buffer) => {
-      this.raw += chunk.toString('utf8');
-      for (const listener of this.listeners) listener();
-    };
-    this.child.stdout.on('data', collect);
-    this.child.stderr.on('data', collect);
+    this.pty.onData((text) => {
+      this.raw += text;
+      this.changes.emit('change');
+    });
+    const deadline = setTimeout(() => {
+      this.timedOut = true;
+      this.kill();
+    }, options.timeoutMs ?? 15_000);
+    // node-pty reports the exit only once the pty has given all its output.
     this.exited = new Promise((done) => {
-      this.child.on('close', (code, signal) => {
-        clearTimeout(this.deadline);
-        this.exitResult = { code, signal };
-        for (const listener of this.listeners) listener();
+      this.pty.onExit(({ exitCode, signal }) => {
+        clearTimeout(deadline);
+        this.exitResult = signal
+          ? { code: 128 + signal, signal: signalName(signal) }
+          : { code: exitCode, signal: null };
+        this.changes.emit('change');
         done(this.exitResult);
       });
     });
-    this.deadline = setTimeout(() => {
-      this.timedOut = true;
-      this.kill();
-    }, timeoutMs);
   }
 
   /** The screen's text so far, without escape sequences. */
@@ -105,49 +86,32 @@ export class PtySession {
    * Waits until `pattern` appears after the previous match, then moves past it. Rejects with
    * the screen's text if it does not appear in time or the session ends first.
    */
-  waitFor(pattern: string | RegExp, timeoutMs = 8_000): Promise<string> {
-    return new Promise((resolveWait, reject) => {
-      const check = () => {
-        const text = this.text();
-        const from = text.slice(this.cursor);
-        let index = -1;
-        let matched = '';
-        if (typeof pattern === 'string') {
-          index = from.indexOf(pattern);
-          matched = pattern;
-        } else {
-          const found = new RegExp(pattern.source, pattern.flags.replace('g', '')).exec(from);
-          if (found) {
-            index = found.index;
-            matched = found[0];
-          }
-        }
-        if (index >= 0) {
-          finish();
-          this.cursor += index + matched.length;
-          resolveWait(matched);
-        } else if (this.exitResult || this.timedOut) {
-          finish();
-          reject(this.failure(`the session ended before ${String(pattern)} appeared`));
-        }
-      };
-      const timer = setTimeout(() => {
-        finish();
-        reject(this.failure(`${String(pattern)} did not appear within ${timeoutMs} ms`));
-      }, timeoutMs);
-      const finish = () => {
-        clearTimeout(timer);
-        this.listeners.delete(check);
-      };
-      this.listeners.add(check);
-      check();
-    });
+  async waitFor(pattern: string | RegExp, timeoutMs = 8_000): Promise<string> {
+    const regex =
+      typeof pattern === 'string'
+        ? new RegExp(pattern.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+        : new RegExp(pattern.source, pattern.flags.replace('g', ''));
+    const signal = AbortSignal.timeout(timeoutMs);
+    for (;;) {
+      const found = regex.exec(this.rest());
+      if (found) {
+        this.cursor += found.index + found[0].length;
+        return found[0];
+      }
+      if (this.exitResult || this.timedOut) {
+        throw this.failure(`the session ended before ${String(pattern)} appeared`);
+      }
+      // Data and exit arrive in I/O callbacks, never between the check above and this wait.
+      await once(this.changes, 'change', { signal }).catch(() => {
+        throw this.failure(`${String(pattern)} did not appear within ${timeoutMs} ms`);
+      });
+    }
   }
 
   /** Types `text` as keys (a small pause first, as a person would). */
   async type(text: string): Promise<void> {
     await sleep(30);
-    this.child.stdin.write(text);
+    this.pty.write(text);
   }
 
   /**
@@ -161,16 +125,15 @@ export class PtySession {
     await this.waitFor(/[✔√]/);
   }
 
-  /** Closes the keyboard side and waits for the exit; fails the test on the overall timeout. */
+  /** Waits for the exit; fails the test on the overall timeout. */
   async finish(): Promise<PtyExit> {
     const result = await this.exited;
-    this.child.stdin.end();
     if (this.timedOut) throw this.failure('the session was killed after its overall timeout');
     return result;
   }
 
   kill(): void {
-    if (this.exitResult === undefined) this.child.kill('SIGKILL');
+    if (this.exitResult === undefined) this.pty.kill('SIGKILL');
   }
 
   private failure(message: string): Error {
