@@ -55,7 +55,13 @@ export class InquirerPrompter implements Prompter {
     try {
       return await prompt({ input: stdin, output: this.io.stderr, signal: controller.signal });
     } catch (error) {
-      if (controller.signal.aborted && controller.signal.reason === END_OF_INPUT) {
+      // Ctrl+C rejects with ExitPromptError and then closes readline, which pauses stdin and so
+      // aborts too: only an abort that was the rejection's cause is end of input.
+      if (
+        error instanceof Error &&
+        error.name === 'AbortPromptError' &&
+        controller.signal.reason === END_OF_INPUT
+      ) {
         throw new CancelledError(
           'cancelled: end of input (Ctrl+D) at the prompt; nothing was saved or sent',
         );
@@ -77,7 +83,7 @@ function cancelled(error: unknown): never {
     error instanceof Error &&
     (error.name === 'ExitPromptError' || error.name === 'AbortPromptError')
   ) {
-    throw new CancelledError();
+    throw new CancelledError('cancelled (Ctrl+C) at the prompt; nothing was saved or sent');
   }
   throw error;
 }

@@ -91,7 +91,10 @@ describe('ugs login at a terminal', () => {
     await session.waitFor('API token');
     await session.type('abc');
     await session.type('\x03');
-    await expectExit(session, 130);
+    const screen = await expectExit(session, 130);
+    // Ctrl+C closes the prompt's input too: it must still be told as Ctrl+C, not end of input.
+    expect(screen).toMatch(/error: cancelled \(Ctrl\+C\) at the prompt; nothing was saved or sent/);
+    expect(screen).not.toContain('Ctrl+D');
     expect(existsSync(sandbox.configPath)).toBe(false);
   });
 });
@@ -173,6 +176,8 @@ describe('ugs get at a terminal', () => {
     await session.type('half-typed');
     await session.type('\x03');
     const screen = await expectExit(session, 130);
+    expect(screen).toMatch(/error: cancelled \(Ctrl\+C\) at the prompt/);
+    expect(screen).not.toContain('Ctrl+D');
     expect(screen).not.toMatch(/Created user group/);
     const check = await runUgs(['get', '--id', 'half-typed', '--name', 'x', '--json'], { sandbox });
     expect(JSON.parse(check.stdout).new_user_group).toBe(true);
