@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError, AuthError, OutcomeUnknownError } from '../../src/errors.js';
 import { failure, GET_REQUEST, useHttpClients } from '../kit/http-client.js';
-import { bytes, type HugeBodyStats, huge, json, okBody, text } from '../kit/server.js';
+import { type HugeBodyStats, huge, json, okBody, text } from '../kit/server.js';
 
 const h = useHttpClients();
 const MiB = 1024 * 1024;
@@ -209,7 +209,7 @@ describe('the user_group object', () => {
       Buffer.from([0xef, 0xbb, 0xbf]),
       Buffer.from(JSON.stringify(okBody({ note: 'Zoë' })), 'utf8'),
     ]);
-    const { call } = await getVia(bytes(200, payload));
+    const { call } = await getVia(text(200, payload, 'application/json'));
 
     const result = await call();
 
@@ -258,7 +258,7 @@ describe('oversized bodies', () => {
     const head = JSON.stringify(okBody());
     const payload = Buffer.alloc(MiB, 0x20);
     payload.write(head, 0, 'utf8');
-    const { call } = await getVia(bytes(200, payload));
+    const { call } = await getVia(text(200, payload, 'application/json'));
 
     const result = await call();
 
@@ -270,7 +270,7 @@ describe('oversized bodies', () => {
     const payload = Buffer.alloc(MiB + 1, 0x20);
     payload.write(head, 0, 'utf8');
 
-    const error = await getFails(bytes(200, payload));
+    const error = await getFails(text(200, payload, 'application/json'));
 
     expect(error).toBeInstanceOf(ApiError);
     expect(error.message).toContain('larger than 1 MiB');

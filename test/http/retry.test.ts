@@ -9,7 +9,7 @@ import { failure, GET_REQUEST, useHttpClients } from '../kit/http-client.js';
 import {
   closedPort,
   destroy,
-  headersThenDestroy,
+  headersThen,
   json,
   okBody,
   startServer,
@@ -244,7 +244,7 @@ describe('Get User retries', () => {
   });
 
   it('a connection that breaks mid-body is a NetworkError (exit 4) for Get User', async () => {
-    const server = await h.server(headersThenDestroy());
+    const server = await h.server(headersThen('destroy'));
     const { service } = await h.client(server.url);
 
     const error = await failure(service.getUser(GET_REQUEST));
@@ -307,7 +307,7 @@ describe('rotate is not retried once the request may have reached the server', (
   });
 
   it('a connection that breaks mid-body: one request, outcome unknown (exit 5)', async () => {
-    const server = await h.server(headersThenDestroy(), json(200, okBody()));
+    const server = await h.server(headersThen('destroy'), json(200, okBody()));
     const { service, sleeps } = await h.client(server.url);
 
     const error = await failure(service.rotateToken('ugt_old_token_abcd'));

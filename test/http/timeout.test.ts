@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { NetworkError, OutcomeUnknownError } from '../../src/errors.js';
 import { TransportError } from '../../src/http.js';
 import { failure, GET_REQUEST, useHttpClients } from '../kit/http-client.js';
-import { delay, headersThenStall, json, okBody, stall, trickle } from '../kit/server.js';
+import { delay, headersThen, json, okBody, stall, trickle } from '../kit/server.js';
 
 const h = useHttpClients();
 const TIMEOUT_MS = 300;
@@ -35,7 +35,7 @@ describe('Get User timeouts', () => {
   });
 
   it('headers then a stalled body also time out', async () => {
-    const server = await h.server(headersThenStall());
+    const server = await h.server(headersThen('stall'));
     const { service } = await h.client(server.url, { timeoutMs: TIMEOUT_MS });
 
     const { value: error, ms } = await timed(() => failure(service.getUser(GET_REQUEST)));
@@ -108,7 +108,7 @@ describe('rotate timeouts', () => {
   });
 
   it('headers then a stalled body: outcome unknown (exit 5)', async () => {
-    const server = await h.server(headersThenStall());
+    const server = await h.server(headersThen('stall'));
     const { service } = await h.client(server.url, { timeoutMs: TIMEOUT_MS });
 
     const { value: error, ms } = await timed(() =>

@@ -199,9 +199,10 @@ export function json(status: number, body: unknown, headers: Record<string, stri
   return ({ res }) => sendJson(res, status, body, headers);
 }
 
+/** `body` as is: a string, or bytes that must not be re-encoded (a BOM, exact sizes). */
 export function text(
   status: number,
-  body: string,
+  body: string | Buffer,
   contentType = 'text/plain',
   headers: Record<string, string> = {},
 ): Reply {
@@ -211,14 +212,6 @@ export function text(
       'content-length': Buffer.byteLength(body),
       ...headers,
     });
-    res.end(body);
-  };
-}
-
-/** Raw bytes, for a body that must not be re-encoded (a BOM, exact sizes). */
-export function bytes(status: number, body: Buffer, contentType = 'application/json'): Reply {
-  return ({ res }) => {
-    res.writeHead(status, { 'content-type': contentType, 'content-length': body.length });
     res.end(body);
   };
 }
@@ -242,19 +235,18 @@ export function delay(ms: number, then: Reply): Reply {
   };
 }
 
-/** Sends status, headers and the first part of a body, then never sends the rest. */
-export function headersThenStall(status = 200, partial = '{"success": 1, '): Reply {
-  return ({ res }) => {
-    res.writeHead(status, { 'content-type': 'application/json', 'content-length': 10_000 });
-    res.write(partial);
-  };
-}
-
-/** Sends status, headers and part of the body, then closes the connection mid-body. */
-export function headersThenDestroy(status = 200, partial = '{"success": 1, '): Reply {
+/** Sends status, headers and the first part of a body, then never the rest: it stalls, or
+ * closes the connection mid-body. */
+export function headersThen(
+  then: 'stall' | 'destroy',
+  status = 200,
+  partial = '{"success": 1, ',
+): Reply {
   return ({ req, res }) => {
     res.writeHead(status, { 'content-type': 'application/json', 'content-length': 10_000 });
-    res.write(partial, () => setTimeout(() => req.socket.destroy(), 20));
+    res.write(partial, () => {
+      if (then === 'destroy') setTimeout(() => req.socket.destroy(), 20);
+    });
   };
 }
 
