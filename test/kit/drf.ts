@@ -44,22 +44,23 @@ export interface DrfSite {
  * fresh store of groups with the API at `route`: `api/user/`, `api/user`, `ugs/api/user/`...
  */
 export function drfSites(apiToken: string): (route: string) => Promise<DrfSite> {
-  const start = async () => {
-    const child = spawn(PYTHON, [SERVICE, '--token', apiToken]);
-    return { child, ...(await firstLine(child, 'drf_service.py')) };
-  };
-  let service: ReturnType<typeof start> | undefined;
+  // Started at once, so that Django's start overlaps the file's other tests.
+  const child = hasRealDrf() ? spawn(PYTHON, [SERVICE, '--token', apiToken]) : undefined;
+  const service = child && firstLine(child, 'drf_service.py');
+  service?.catch(() => {}); // a failed start fails each test that asks for a site
   const fronts: TestServer[] = [];
   let spaces = 0;
   afterAll(async () => {
     await Promise.all(fronts.map((front) => front.close()));
-    const running = await service?.catch(() => undefined);
-    running?.child.kill();
-    await running?.exited;
+    child?.kill();
+    await service?.then(
+      ({ exited }) => exited,
+      () => {},
+    );
   });
   return async (route) => {
     const plumbing = { 'x-test-route': route, 'x-test-space': String(++spaces) };
-    service ??= start();
+    if (service === undefined) throw new Error(MISSING);
     const { line: url } = await service;
     const forward = forwardTo(url);
     const front = await startServer(({ request, ...ctx }) =>
