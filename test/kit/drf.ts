@@ -40,11 +40,11 @@ export interface DrfSite {
 }
 
 /**
- * Sites of one service for the test file (started by the first, stopped after the file), each a
- * fresh store of groups with the API at `route`: `api/user/`, `api/user`, `ugs/api/user/`...
+ * Sites of one service for the test file, each a fresh store of groups with the API at `route`:
+ * `api/user/`, `api/user`, `ugs/api/user/`... The service starts at once, so that Django's start
+ * overlaps the file's other tests, and stops after the file.
  */
 export function drfSites(apiToken: string): (route: string) => Promise<DrfSite> {
-  // Started at once, so that Django's start overlaps the file's other tests.
   const child = hasRealDrf() ? spawn(PYTHON, [SERVICE, '--token', apiToken]) : undefined;
   const service = child && firstLine(child, 'drf_service.py');
   service?.catch(() => {}); // a failed start fails each test that asks for a site
