@@ -5,33 +5,36 @@
  * (TokenAuthentication, field errors, `detail`, HTML error pages) are DRF's own, not our imitation.
  *
  * Needs Debian's python3-django and python3-djangorestframework (`.ci/run` installs them); where
- * they are missing the suite is skipped with the reason, never silently passed.
+ * they are missing the suite is skipped with the reason, never silently passed, and under CI fails.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
+  type DrfSite,
   describeRun,
+  djangoRequiredInCi,
+  drfSites,
   errorLines,
   hasRealDrf,
   makeSandbox,
-  type RealDrf,
   runUgs,
   type Sandbox,
   STACK_LINE,
-  startRealDrf,
   stripAnsi,
 } from '../kit/index.js';
 
 const API_TOKEN = 'drf0123456789abcdef0123456789abcdef012345';
 
-describe.skipIf(!hasRealDrf).each([
-  { routing: 'api/user/ behind APPEND_SLASH', flags: [] as string[], redirects: true },
-  { routing: 'api/user (no trailing slash)', flags: ['--no-slash'], redirects: false },
-])('ugs against a real DRF service: $routing', ({ flags, redirects }) => {
-  let service: RealDrf;
+const drf = drfSites(API_TOKEN);
+djangoRequiredInCi();
+describe.skipIf(!hasRealDrf()).each([
+  { routing: 'api/user/ behind APPEND_SLASH', route: 'api/user/', redirects: true },
+  { routing: 'api/user (no trailing slash)', route: 'api/user', redirects: false },
+])('ugs against a real DRF service: $routing', ({ route, redirects }) => {
+  let service: DrfSite;
   let sandbox: Sandbox;
 
   beforeAll(async () => {
-    service = await startRealDrf(API_TOKEN, flags);
+    service = await drf(route);
     sandbox = makeSandbox();
     const login = await runUgs(['login', '--base-url', service.url, '--with-token'], {
       sandbox,
@@ -39,8 +42,6 @@ describe.skipIf(!hasRealDrf).each([
     });
     expect(login.code, describeRun(login)).toBe(0);
   }, 30_000);
-
-  afterAll(() => service?.stop());
 
   it('gets or creates a group, then finds it; a slash redirect is followed once with a note', async () => {
     const created = await runUgs(['get', '--id', 'acme', '--name', 'Acme', '--json'], { sandbox });
@@ -126,13 +127,18 @@ describe.skipIf(!hasRealDrf).each([
     expect(stripAnsi(result.stderr)).toMatch(/hint:.*base-url/);
   });
 
-  it("a rotate that meets Django's HTML 500 page is exit 5 with the recovery command", async () => {
-    const result = await runUgs(
-      ['rotate', '--current-token-stdin', '--yes', '--api-path', '/boom/'],
-      { sandbox, stdin: 'a'.repeat(64) },
-    );
+  it("a rotate whose view crashes after the commit (Django's HTML 500 page) is exit 5 with the recovery command", async () => {
+    const token = (
+      await runUgs(['get', '--id', 'crash', '--name', 'Crash', '--field', 'token'], { sandbox })
+    ).stdout.trim();
+    await service.failNextRotation();
+    const result = await runUgs(['rotate', '--current-token-stdin', '--yes'], {
+      sandbox,
+      stdin: token,
+    });
     expect(result.code, describeRun(result)).toBe(5);
     expect(stripAnsi(result.stderr)).toContain('ugs get --id');
     expect(result.stderr).not.toMatch(/<(html|h1|title|!doctype)/i);
+    expect((await service.group('crash')).token).not.toBe(token);
   });
 });

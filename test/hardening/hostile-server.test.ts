@@ -2,20 +2,22 @@
  * What a server answers, against the built binary: a server that answers with 100,000-level
  * nesting in every position, with terminal escape sequences in every field that
  * reaches a message, a hint, a --debug line or --json, with numbers JSON.parse would change; and
- * a server that answers like Django REST Framework, in both routings.
+ * the real Django REST Framework service (test/kit/drf.ts), in both routings.
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { afterAll, describe, expect, test } from 'vitest';
 import { controlCharacters } from '../../src/io.js';
 import {
-  type DrfServer,
+  type DrfSite,
   describeRun,
+  djangoRequiredInCi,
+  drfSites,
   expectFailure,
+  hasRealDrf,
   makeSandbox,
   okBody,
   runUgs,
   STACK_LINE,
-  startDrf,
   startServer,
   type TestServer,
   userGroup,
@@ -295,21 +297,17 @@ describe.concurrent('API tokens that cannot be sent are refused, nothing sent', 
   });
 });
 
-describe.concurrent('against a DRF-like server, the built binary', () => {
-  const drfServers: DrfServer[] = [];
-  afterAll(async () => {
-    await Promise.all(drfServers.map((server) => server.close()));
-  });
-  const drf = async (routing: 'slash' | 'exact') => {
-    const server = await startDrf({ routing, apiTokens: [API_TOKEN] });
-    drfServers.push(server);
-    return server;
-  };
-  const drfRun = (server: DrfServer, args: string[], options: { stdin?: string } = {}) =>
+djangoRequiredInCi();
+describe('against the real DRF service, the built binary', {
+  concurrent: true,
+  skip: !hasRealDrf(),
+}, () => {
+  const drf = drfSites(API_TOKEN);
+  const drfRun = (server: DrfSite, args: string[], options: { stdin?: string } = {}) =>
     runUgs([...args, '--base-url', server.url], { env, ...options });
 
   test('APPEND_SLASH: get and rotate follow the slash redirect once, with a note on stderr', async () => {
-    const server = await drf('slash');
+    const server = await drf('api/user/');
     const get = await drfRun(server, [...GET, '--field', 'token']);
     expect(get.code, describeRun(get)).toBe(0);
     const token = get.stdout.trim();
@@ -327,7 +325,7 @@ describe.concurrent('against a DRF-like server, the built binary', () => {
   });
 
   test('--api-path /api/user/ (flag, env, or saved by login) skips the redirect', async () => {
-    const server = await drf('slash');
+    const server = await drf('api/user/');
     const [flag, viaEnv] = await Promise.all([
       drfRun(server, [...GET, '--api-path', '/api/user/']),
       runUgs([...GET, '--base-url', server.url], {
@@ -359,14 +357,14 @@ describe.concurrent('against a DRF-like server, the built binary', () => {
   });
 
   test('an --api-path that is not a path is a usage error', async () => {
-    const server = await drf('exact');
+    const server = await drf('api/user');
     const result = await drfRun(server, [...GET, '--api-path', 'api/user']);
     expect(expectFailure(result, 2).error).toBe('--api-path must start with "/"');
     expect(server.requests).toHaveLength(0);
   });
 
   test('exact routing: no redirect; field errors, unknown token, unknown rotation token', async () => {
-    const server = await drf('exact');
+    const server = await drf('api/user');
     const [ok, long, wrongToken, unknown] = await Promise.all([
       drfRun(server, GET),
       drfRun(server, ['get', '--id', 'acme', '--name', 'n'.repeat(300)]),
@@ -390,7 +388,7 @@ describe.concurrent('against a DRF-like server, the built binary', () => {
   });
 
   test('a slash --api-path on the exact routing: HTML 404, base-URL hint, HTML never shown', async () => {
-    const server = await drf('exact');
+    const server = await drf('api/user');
     const result = await drfRun(server, [...GET, '--api-path', '/api/user/']);
     const { error, hint } = expectFailure(result, 1);
     expect(error).not.toContain('<');
@@ -398,9 +396,9 @@ describe.concurrent('against a DRF-like server, the built binary', () => {
   });
 
   test('rotate and an HTML 500 after the commit: exit 5 with the recovery command', async () => {
-    const server = await drf('exact');
+    const server = await drf('api/user');
     const get = await drfRun(server, [...GET, '--field', 'token']);
-    server.failAfterCommit = true;
+    await server.failNextRotation();
     const rotate = await drfRun(server, ROTATE, { stdin: get.stdout.trim() });
     const { error, hint } = expectFailure(rotate, 5);
     expect(error).toContain('HTTP 500');

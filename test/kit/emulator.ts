@@ -93,7 +93,7 @@ export async function serveUgs(
 }
 
 /** Waits (10 s at most) for a child's first line on stdout; the child is killed if none comes. */
-async function firstLine(child: ChildProcess, label: string) {
+export async function firstLine(child: ChildProcess, label: string) {
   let stdout = '';
   let stderr = '';
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {

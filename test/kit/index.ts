@@ -14,9 +14,9 @@
  *               records requests and connections; replies json/text/bytes/destroy/stall/delay/
  *               trickle/huge/headersThen*, forwardTo(url) (e.g. to the emulator); closedPort();
  *               okBody()/userGroup() canned answers; selfSignedCertificate().
- * - drf.ts      startDrf({ routing, apiTokens, prefix }): that server answering as Django REST
- *               Framework does (the real service), byte for byte where it matters;
- *               startRealDrf: the Python DRF service of test/e2e/drf, when installed.
+ * - drf.ts      drfSites(apiToken): the real Django REST Framework service (test/e2e/drf), one
+ *               process per file, each site(route) a fresh store behind the recording server;
+ *               hasRealDrf()/djangoRequiredInCi(): skip without Django, but fail under CI.
  * - emulator.ts startEmulator(opts): the real emulator in-process (port 0); serveUgs(extra): the
  *               `ugs serve` process (also of an `executable`), only for tests about that process;
  *               call/getUser/rotate: a raw
