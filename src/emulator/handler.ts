@@ -75,19 +75,15 @@ const BAD_GATEWAY_HTML =
   '<center><h1>502 Bad Gateway</h1></center>\r\n</body>\r\n</html>\r\n';
 
 // Django's own page for a URL that matches no route (DEBUG=False): HTML, not a DRF answer,
-// because no view runs. A client pointed at a wrong base URL sees exactly this.
+// because no view runs. A client pointed at a wrong base URL sees exactly this, byte for byte
+// and with Django's bare `text/html` (test/emulator/django-parity.test.ts checks it).
 const NOT_FOUND_HTML =
-  '<!doctype html>\n<html lang="en">\n<head>\n  <title>Not Found</title>\n</head>\n<body>\n' +
+  '\n<!doctype html>\n<html lang="en">\n<head>\n  <title>Not Found</title>\n</head>\n<body>\n' +
   '  <h1>Not Found</h1><p>The requested resource was not found on this server.</p>\n</body>\n</html>\n';
 
-function sendHtml(
-  res: ServerResponse,
-  status: number,
-  html: string,
-  contentType = 'text/html; charset=utf-8',
-): void {
+function sendHtml(res: ServerResponse, status: number, html: string): void {
   res.writeHead(status, {
-    'Content-Type': contentType,
+    'Content-Type': 'text/html',
     'Content-Length': String(Buffer.byteLength(html)),
   });
   res.end(html);
@@ -178,7 +174,7 @@ export class RequestHandler {
         sendJson(res, 500, { success: 0, detail: 'injected fault: internal error' });
         return { outcome: 'failed', fault };
       case '502-html':
-        sendHtml(res, 502, BAD_GATEWAY_HTML, 'text/html');
+        sendHtml(res, 502, BAD_GATEWAY_HTML);
         return { outcome: 'failed', fault };
       case '429':
         sendJson(
