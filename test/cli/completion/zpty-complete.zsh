@@ -9,10 +9,12 @@ zpty -w z "ugs() { $ugs \"\$@\" }"
 zpty -w z "source ${(q)script}"
 # compadd is what every completion function ends in: record what it adds, then add it.
 zpty -w z "compadd() { local -a hits; builtin compadd -A hits \"\$@\"; print -rl -- \"\${hits[@]}\" >> ${(q)out}; builtin compadd \"\$@\" }"
-zpty -w z "zstyle ':completion:*' menu no; print -r -- READY-TO-COMPLETE"
-zpty -r z junk '*READY-TO-COMPLETE*'
+# Markers are computed ($((...))) so that the echo of the typed line never matches them: the
+# terminal may echo typed-ahead input while a command runs, long before the command has run.
+zpty -w z "zstyle ':completion:*' menu no; print -r -- READY-\$((6*7))"
+zpty -r z junk '*READY-42*'
 # Tab, then (queued behind it, so after completion ran) a new line that prints a marker.
 zpty -w -n z "$line"$'\t'
-zpty -w z $'\C-u'"print -r -- COMPLETION-DONE"
-zpty -r z junk '*COMPLETION-DONE*'
+zpty -w z $'\C-u'"print -r -- DONE-\$((6*7))"
+zpty -r z junk '*DONE-42*'
 zpty -d z
