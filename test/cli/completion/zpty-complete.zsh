@@ -9,10 +9,12 @@ zpty -w z "ugs() { $ugs \"\$@\" }"
 zpty -w z "source ${(q)script}"
 # compadd is what every completion function ends in: record what it adds, then add it.
 zpty -w z "compadd() { local -a hits; builtin compadd -A hits \"\$@\"; print -rl -- \"\${hits[@]}\" >> ${(q)out}; builtin compadd \"\$@\" }"
-# Markers are computed ($((...))) so that the echo of the typed line never matches them: the
-# terminal may echo typed-ahead input while a command runs, long before the command has run.
-zpty -w z "zstyle ':completion:*' menu no; print -r -- READY-\$((6*7))"
-zpty -r z junk '*READY-42*'
+# Typing must wait for the line editor: keys that arrive while a command runs meet the terminal
+# in cooked mode, which echoes them and applies Ctrl+U itself, so zle never sees the Tab. The
+# prompt is drawn once zle has the terminal; it is set last and written so that the echo of the
+# line that sets it cannot match what it renders to (the same goes for the marker below).
+zpty -w z "zstyle ':completion:*' menu no; PS1='%(?.Z.Z)LE-READY> '"
+zpty -r z junk '*ZLE-READY> *'
 # Tab, then (queued behind it, so after completion ran) a new line that prints a marker.
 zpty -w -n z "$line"$'\t'
 zpty -w z $'\C-u'"print -r -- DONE-\$((6*7))"
