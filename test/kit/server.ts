@@ -3,8 +3,8 @@
  * (method, url, headers, body text, client port, time) and every accepted connection, and answers
  * each request with the next scripted reply; the last reply repeats once the script runs out.
  * Replies below answer JSON or text, destroy the socket, stall, delay, trickle, stream a huge
- * body, forward to another server (e.g. the in-process emulator), or act as Django REST Framework
- * does (drf.ts). `close()` tears down every open connection, stalled ones included.
+ * body, or forward to another server (the in-process emulator, the real DRF service of drf.ts).
+ * `close()` tears down every open connection, stalled ones included.
  */
 import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
