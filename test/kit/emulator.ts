@@ -1,14 +1,15 @@
 /**
  * The bundled emulator, in-process (`startEmulator`, for any test that needs a stateful service)
  * or as the `ugs serve` process of the built binary (`serveUgs`, only for tests about that
- * process: signals, banner, --data locks), and a raw node:http client that talks to it without
+ * process: signals, banner, --data locks), and a raw undici client that talks to it without
  * ugs in between.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { type Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { connect, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import type { Dispatcher } from 'undici';
 import { afterAll } from 'vitest';
 import {
   type EmulatorOptions,
@@ -127,7 +128,7 @@ async function firstLine(child: ChildProcess, label: string) {
 
 export interface RawReply {
   status: number;
-  headers: IncomingHttpHeaders;
+  headers: Dispatcher.ResponseData['headers'];
   text: string;
   /** The body parsed as a JSON object, or undefined when it is not one. */
   json: Record<string, unknown> | undefined;
@@ -141,59 +142,50 @@ export interface CallOptions {
   /** A string is sent as is; anything else is JSON-encoded; undefined sends no body. */
   body?: unknown;
   headers?: Record<string, string>;
-  agent?: Agent;
+  /** Instead of undici's global one (e.g. an Agent whose idle connections a test inspects). */
+  dispatcher?: Dispatcher;
   /** Send the body chunked, in pieces, without a content-length. */
   chunked?: boolean;
 }
 
 /**
- * A minimal client on node:http. It sets content-length itself: node sends a GET body
- * without any length, and the server would then read the body as the next request.
+ * A minimal client on undici's `request`, which sends a GET body with its content-length (the
+ * interface's Get User call has one; fetch refuses it).
  */
-export function call(baseUrl: string, opts: CallOptions = {}): Promise<RawReply> {
-  const url = new URL(opts.path ?? '/api/user', baseUrl);
+export async function call(baseUrl: string, opts: CallOptions = {}): Promise<RawReply> {
+  // Loaded on the first call: most files that import the kit never make one.
+  const { request } = await import('undici');
   const payload =
     opts.body === undefined
       ? undefined
       : Buffer.from(typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body));
   const headers: Record<string, string> = { 'content-type': 'application/json', ...opts.headers };
-  if (payload && opts.chunked) headers['transfer-encoding'] = 'chunked';
-  else if (payload) headers['content-length'] = String(payload.length);
   if (opts.token !== null && opts.token !== undefined)
     headers.authorization = `Token ${opts.token}`;
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      url,
-      { method: opts.method ?? 'GET', headers, ...(opts.agent ? { agent: opts.agent } : {}) },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('error', reject);
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let json: Record<string, unknown> | undefined;
-          try {
-            const parsed: unknown = JSON.parse(text);
-            if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) {
-              json = parsed as Record<string, unknown>;
-            }
-          } catch {
-            json = undefined;
-          }
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
-        });
-      },
-    );
-    req.on('error', reject);
-    if (payload && opts.chunked) {
-      for (let at = 0; at < payload.length; at += 64 * 1024) {
-        req.write(payload.subarray(at, at + 64 * 1024));
-      }
-      req.end();
-    } else {
-      req.end(payload);
-    }
+  const reply = await request(new URL(opts.path ?? '/api/user', baseUrl), {
+    method: opts.method ?? 'GET',
+    headers,
+    ...(opts.dispatcher && { dispatcher: opts.dispatcher }),
+    // Keep the connection after a GET with a body, as node:http does (undici closes it).
+    reset: false,
+    // A stream has no length known ahead: undici sends it chunked.
+    body: payload && opts.chunked ? Readable.from(pieces(payload)) : payload,
   });
+  const text = await reply.body.text();
+  let json: Record<string, unknown> | undefined;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) {
+      json = parsed as Record<string, unknown>;
+    }
+  } catch {
+    // not JSON: json stays undefined
+  }
+  return { status: reply.statusCode, headers: reply.headers, text, json };
+}
+
+function* pieces(bytes: Buffer, size = 64 * 1024): Generator<Buffer> {
+  for (let at = 0; at < bytes.length; at += size) yield bytes.subarray(at, at + size);
 }
 
 export interface UserGroupReply {
