@@ -1,22 +1,20 @@
 /**
  * The bundled emulator, in-process (`startEmulator`, for any test that needs a stateful service)
- * or as the `ugs serve` process of the built binary (`serveUgs`, only for tests about that
- * process: signals, banner, --data locks), and a raw undici client that talks to it without
- * ugs in between.
+ * or as the `ugs serve` process of the built binary (`serveUgs`, for tests about that process:
+ * signals, banner, --data locks, kill -9), and a raw undici client that talks to it without ugs
+ * in between.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { connect, createServer, type Socket } from 'node:net';
-import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
 import type { Dispatcher } from 'undici';
-import { afterAll } from 'vitest';
 import {
   type EmulatorOptions,
   type RunningEmulator,
   startEmulator as startInProcess,
 } from '../../src/emulator/server.js';
-import { BIN, type EnvChanges, makeSandbox, type Sandbox, sandboxEnv, tempDir } from './binary.js';
+import { BIN, type EnvChanges, makeSandbox, type Sandbox, sandboxEnv } from './binary.js';
 
 export interface ApiToken {
   token: string;
@@ -48,13 +46,14 @@ export type { EmulatorOptions, RunningEmulator };
 
 export interface ServeProcess {
   url: string;
+  pid: number;
   apiTokens: ApiToken[];
   tokenFor(environment: ApiToken['environment']): string;
   /** Everything the process wrote to stderr so far. */
   stderr(): string;
-  /** Sends `signal` (SIGTERM by default), then waits for the process to end. */
+  /** Sends `signal` (SIGTERM by default), then waits for the process to end (SIGKILL after 10 s). */
   stop(
-    signal?: 'SIGTERM' | 'SIGINT',
+    signal?: 'SIGTERM' | 'SIGINT' | 'SIGKILL',
   ): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
@@ -67,61 +66,52 @@ export async function serveUgs(
   const sandbox = options.sandbox ?? makeSandbox();
   const [program, ...prefix] =
     options.executable === undefined ? [process.execPath, BIN] : [options.executable];
-  const child = spawn(program, [...prefix, 'serve', '--port', '0', '--json', ...extra], {
+  const child = execa(program, [...prefix, 'serve', '--port', '0', '--json', ...extra], {
     cwd: sandbox.root,
     env: sandboxEnv(sandbox, options.env),
-    stdio: ['ignore', 'pipe', 'pipe'],
+    extendEnv: false,
+    stdin: 'ignore',
+    // Read here, as it comes: the first line now, stderr at any time.
+    buffer: false,
+    reject: false,
+    forceKillAfterDelay: 10_000,
   });
-  const { line, stderr, exited } = await firstLine(child, 'ugs serve');
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  const exited = child.then(({ exitCode, signal }) => ({
+    code: exitCode ?? null,
+    signal: signal ?? null,
+  }));
+  // The lines end without one when the process exits first (or is killed after 10 s of silence).
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  const { value: line } = await createInterface({ input: child.stdout })
+    [Symbol.asyncIterator]()
+    .next();
+  clearTimeout(timer);
+  if (typeof line !== 'string') {
+    const { code, signal } = await exited;
+    throw new Error(
+      `ugs serve ended (${code ?? signal}) without its first line\nstderr: ${stderr}`,
+    );
+  }
   const info = JSON.parse(line) as { url: string; apiTokens: ApiToken[] };
   let stopped: ReturnType<ServeProcess['stop']> | undefined;
   return {
     url: info.url,
+    pid: child.pid ?? 0,
     apiTokens: info.apiTokens,
     tokenFor: (environment) => tokenOf(info, environment),
-    stderr,
+    stderr: () => stderr,
     stop(signal = 'SIGTERM') {
-      stopped ??= (async () => {
-        const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      if (stopped === undefined) {
         child.kill(signal);
-        const result = await exited;
-        clearTimeout(timer);
-        return result;
-      })();
+        stopped = exited;
+      }
       return stopped;
     },
   };
-}
-
-/** Waits (10 s at most) for a child's first line on stdout; the child is killed if none comes. */
-async function firstLine(child: ChildProcess, label: string) {
-  let stdout = '';
-  let stderr = '';
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk;
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) => {
-    child.on('exit', (code, signal) => done({ code, signal }));
-  });
-  const line = await new Promise<string>((resolveLine, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`${label} printed no line within 10 s\nstderr: ${stderr}`));
-    }, 10_000);
-    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk;
-      const end = stdout.indexOf('\n');
-      if (end >= 0) {
-        clearTimeout(timer);
-        resolveLine(stdout.slice(0, end));
-      }
-    });
-    child.on('exit', (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`${label} exited early (${code ?? signal})\nstderr: ${stderr}`));
-    });
-  });
-  return { line, stderr: () => stderr, exited };
 }
 
 // ---- a raw client ----
@@ -260,66 +250,4 @@ export function ipv6LoopbackAvailable(): Promise<boolean> {
     probe.once('error', () => resolve(false));
     probe.listen(0, '::1', () => probe.close(() => resolve(true)));
   });
-}
-
-// ---- the emulator in a child process of its own, to be killed with SIGKILL mid-write ----
-
-export interface EmulatorChild {
-  child: ChildProcess;
-  url: string;
-  /** Resolves when the child has exited. */
-  exited: Promise<void>;
-}
-
-const children: ChildProcess[] = [];
-let bundle: Promise<string> | undefined;
-afterAll(() => {
-  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
-});
-
-/**
- * The emulator from src (not the built binary) bundled with esbuild, since Node 20 cannot run
- * TypeScript, started on a free port with `dataFile` and one Customer token.
- */
-export async function startEmulatorChild(
-  dataFile: string,
-  apiToken: string,
-): Promise<EmulatorChild> {
-  bundle ??= bundleEmulator();
-  const child = spawn(process.execPath, [await bundle, dataFile, apiToken], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  const { line, exited } = await firstLine(child, 'the emulator child');
-  const url = (JSON.parse(line) as { url: string }).url;
-  return { child, url, exited: exited.then(() => undefined) };
-}
-
-async function bundleEmulator(): Promise<string> {
-  const serverTs = fileURLToPath(new URL('../../src/emulator/server.ts', import.meta.url));
-  const entry = `
-import { startEmulator } from ${JSON.stringify(serverTs)};
-const [dataFile, token] = process.argv.slice(2);
-try {
-  const emu = await startEmulator({ port: 0, dataFile, apiTokens: [{ token, environment: 'Customer' }] });
-  process.stdout.write(JSON.stringify({ url: emu.url }) + '\\n');
-} catch (err) {
-  process.stderr.write(String(err && err.message) + '\\n');
-  process.exit(1);
-}
-`;
-  // Loaded only here: most tests that import the kit never bundle anything.
-  const { build } = await import('esbuild');
-  const dir = tempDir('emulator-child');
-  const outfile = join(dir, 'emulator-child.mjs');
-  await build({
-    stdin: { contents: entry, loader: 'ts', resolveDir: dir, sourcefile: 'entry.ts' },
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    outfile,
-    logLevel: 'silent',
-  });
-  return outfile;
 }
