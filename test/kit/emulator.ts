@@ -4,6 +4,7 @@
  * signals, banner, --data locks, kill -9), and a raw undici client that talks to it without ugs
  * in between.
  */
+import { once } from 'node:events';
 import { connect, createServer, type Socket } from 'node:net';
 import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
@@ -209,45 +210,39 @@ export function rotate(baseUrl: string, token: string, currentToken: string): Pr
  * and collects everything the server sends until it closes the connection (pipelining,
  * half-close, malformed HTTP).
  */
-export function rawExchange(url: string, bytes: string, halfClose: boolean): Promise<string> {
+export async function rawExchange(url: string, bytes: string, halfClose: boolean): Promise<string> {
   const { hostname, port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host: hostname, port: Number(port), allowHalfOpen: true });
-    const chunks: Buffer[] = [];
-    const timer = setTimeout(() => {
-      socket.destroy();
-      reject(new Error(`no close within 10 s; got ${Buffer.concat(chunks).toString()}`));
-    }, 10_000);
-    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
-    socket.on('error', reject);
-    socket.on('end', () => socket.end());
-    socket.on('close', () => {
-      clearTimeout(timer);
-      resolve(Buffer.concat(chunks).toString('utf8'));
-    });
-    socket.on('connect', () => {
-      if (halfClose) socket.end(bytes);
-      else socket.write(bytes);
-    });
-  });
+  const socket = connect({ host: hostname, port: Number(port), allowHalfOpen: true });
+  socket.on('connect', () => (halfClose ? socket.end(bytes) : socket.write(bytes)));
+  socket.on('end', () => socket.end());
+  const chunks: Buffer[] = [];
+  const timer = setTimeout(() => {
+    socket.destroy(new Error(`no close within 10 s; got ${Buffer.concat(chunks).toString()}`));
+  }, 10_000);
+  try {
+    for await (const chunk of socket) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks).toString('utf8');
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** A connected TCP socket to `baseUrl`'s host and port (a request left unfinished, ...). */
 export async function openSocket(baseUrl: string): Promise<Socket> {
   const { hostname, port } = new URL(baseUrl);
   const socket = connect(Number(port), hostname);
-  await new Promise((resolve, reject) => {
-    socket.once('connect', resolve);
-    socket.once('error', reject);
-  });
+  await once(socket, 'connect');
   return socket;
 }
 
 /** Whether this machine can listen on ::1 (some containers have no IPv6 loopback). */
-export function ipv6LoopbackAvailable(): Promise<boolean> {
-  const probe = createServer();
-  return new Promise((resolve) => {
-    probe.once('error', () => resolve(false));
-    probe.listen(0, '::1', () => probe.close(() => resolve(true)));
-  });
+export async function ipv6LoopbackAvailable(): Promise<boolean> {
+  const probe = createServer().listen(0, '::1');
+  try {
+    await once(probe, 'listening');
+  } catch {
+    return false;
+  }
+  await once(probe.close(), 'close');
+  return true;
 }
