@@ -3,7 +3,7 @@
  * and HOME, and the outer environment without anything that could change how ugs behaves.
  * Temporary directories of a test file live under one root, removed once after the file.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import {
   chmodSync,
@@ -18,10 +18,10 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import type { Readable } from 'node:stream';
+import { text } from 'node:stream/consumers';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-// execa: the run's exit, output, timeout kill and stdin, without hand-written event plumbing.
-import { execa, type ResultPromise } from 'execa';
 // strip-ansi: the maintained pattern for every escape sequence (CSI, OSC, two-byte escapes).
 import stripAnsi from 'strip-ansi';
 import { afterAll, expect, onTestFinished } from 'vitest';
@@ -164,8 +164,7 @@ export interface RunResult {
 export const UGS_SHELL = [process.execPath, BIN].map((part) => `'${part}'`).join(' ');
 
 export interface Started {
-  /** The running child (execa's subprocess: a ChildProcess that is also its own result). */
-  child: ResultPromise;
+  child: ChildProcess;
   /** Settles when the child has closed; rejects when it outlived its timeout (then killed). */
   result: Promise<RunResult>;
 }
@@ -213,40 +212,39 @@ function startIn(
 ): Started {
   const sandbox = options.sandbox ?? makeSandbox();
   const timeoutMs = options.timeoutMs ?? RUN_TIMEOUT_MS;
-  const child = execa(program, argv, {
+  const started = performance.now();
+  const child = spawn(program, argv, {
     // Another user may not enter the sandbox: it then runs where its copy of the tool is.
     cwd: options.cwd ?? (options.uid === undefined ? sandbox.root : install),
     env: sandboxEnv(sandbox, options.env),
-    extendEnv: false,
-    // Text (or nothing) on a pipe closed after it; a child that exits unread is no error (EPIPE).
-    ...(options.stdin === null ? { stdin: 'ignore' } : { input: options.stdin ?? '' }),
-    // A file descriptor goes to the child as it is, though execa's types list only 3 to 9.
-    stdout: (options.stdout ?? 'pipe') as 'pipe',
+    stdio: [options.stdin === null ? 'ignore' : 'pipe', options.stdout ?? 'pipe', 'pipe'],
     ...(options.uid !== undefined && { uid: options.uid }),
     ...(options.gid !== undefined && { gid: options.gid }),
+    // Node's own deadline: the child gets SIGKILL once it has run this long.
     timeout: timeoutMs,
     killSignal: 'SIGKILL',
-    stripFinalNewline: false,
-    reject: false,
   });
-  const result = child.then((run) => {
-    if (run.timedOut) {
+  // The child may exit before reading stdin (e.g. a usage error): that is not a test failure.
+  child.stdin?.on('error', () => {}).end(options.stdin ?? '');
+  const result = Promise.all([
+    readAll(child.stdout),
+    readAll(child.stderr),
+    once(child, 'close') as Promise<[number | null, NodeJS.Signals | null]>,
+  ]).then(([stdout, stderr, [code, signal]]) => {
+    const elapsedMs = performance.now() - started;
+    if (signal === 'SIGKILL' && elapsedMs >= timeoutMs) {
       throw new Error(
-        `${label} did not finish within ${timeoutMs} ms and was killed\nstdout: ${run.stdout}\nstderr: ${run.stderr}`,
+        `${label} did not finish within ${timeoutMs} ms and was killed\nstdout: ${stdout}\nstderr: ${stderr}`,
       );
     }
-    // Neither an exit code nor a signal: it never ran (e.g. ENOENT, EACCES).
-    if (run.exitCode === undefined && run.signal === undefined) throw run;
-    return {
-      args,
-      code: run.exitCode ?? null,
-      signal: run.signal ?? null,
-      stdout: run.stdout ?? '',
-      stderr: run.stderr,
-      elapsedMs: run.durationMs,
-    };
+    return { args, code, signal, stdout, stderr, elapsedMs };
   });
   return { child, result };
+}
+
+/** All of a child's output; '' from a stream the test destroyed (a reader that stops early). */
+function readAll(stream: Readable | null): Promise<string> | string {
+  return stream ? text(stream).catch(() => '') : '';
 }
 
 const readableInstalls = new Map<number, string>();

@@ -4,11 +4,11 @@
  * signals, banner, --data locks, kill -9), and a raw undici client that talks to it without ugs
  * in between.
  */
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { connect, createServer, type Socket } from 'node:net';
 import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
-import { execa } from 'execa';
 import type { Dispatcher } from 'undici';
 import {
   type EmulatorOptions,
@@ -67,23 +67,18 @@ export async function serveUgs(
   const sandbox = options.sandbox ?? makeSandbox();
   const [program, ...prefix] =
     options.executable === undefined ? [process.execPath, BIN] : [options.executable];
-  const child = execa(program, [...prefix, 'serve', '--port', '0', '--json', ...extra], {
+  const child = spawn(program, [...prefix, 'serve', '--port', '0', '--json', ...extra], {
     cwd: sandbox.root,
     env: sandboxEnv(sandbox, options.env),
-    extendEnv: false,
-    stdin: 'ignore',
-    // Read here, as it comes: the first line now, stderr at any time.
-    buffer: false,
-    reject: false,
-    forceKillAfterDelay: 10_000,
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
     stderr += chunk;
   });
-  const exited = child.then(({ exitCode, signal }) => ({
-    code: exitCode ?? null,
-    signal: signal ?? null,
+  const exited = once(child, 'close').then(([code, signal]) => ({
+    code: code as number | null,
+    signal: signal as NodeJS.Signals | null,
   }));
   // The lines end without one when the process exits first (or is killed after 10 s of silence).
   const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
@@ -108,7 +103,8 @@ export async function serveUgs(
     stop(signal = 'SIGTERM') {
       if (stopped === undefined) {
         child.kill(signal);
-        stopped = exited;
+        const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        stopped = exited.finally(() => clearTimeout(timer));
       }
       return stopped;
     },
