@@ -41,7 +41,9 @@ describe('the commit-reset fault', () => {
       faults: [{ kind: 'commit-reset', rate: 1 }],
     });
     running.push(emu);
-    await expect(rotate(emu.url, apiToken, oldToken)).rejects.toThrow(/socket hang up|ECONNRESET/);
+    await expect(rotate(emu.url, apiToken, oldToken)).rejects.toThrow(
+      /other side closed|ECONNRESET/,
+    );
     await emu.close();
     running.length = 0;
 

@@ -1,14 +1,7 @@
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import {
-  getUser,
-  type RawReply,
-  rotate,
-  startEmulatorChild,
-  tempDir,
-  userGroupOf,
-} from '../kit/index.js';
+import { getUser, type RawReply, rotate, serveUgs, tempDir, userGroupOf } from '../kit/index.js';
 
 const API = 'crash-customer-token';
 let dir: string;
@@ -20,7 +13,8 @@ beforeAll(() => {
 describe('crash safety', () => {
   it('keeps every acknowledged group and token after kill -9', async () => {
     const dataFile = path.join(dir, 'state.json');
-    const first = await startEmulatorChild(dataFile, API);
+    const serve = () => serveUgs(['--data', dataFile, '--api-token', `${API}:Customer`]);
+    const first = await serve();
 
     // Settled groups: created, and half of them rotated, all acknowledged before the burst.
     const expected = new Map<string, { team_id: number; token: string }>();
@@ -75,24 +69,23 @@ describe('crash safety', () => {
         }
         item.onAck(reply);
         acked += 1;
-        if (acked === killAt) first.child.kill('SIGKILL');
+        if (acked === killAt) void first.stop('SIGKILL');
       }
     };
     await Promise.all(Array.from({ length: 8 }, worker));
-    await first.exited;
-    expect(first.child.signalCode).toBe('SIGKILL');
+    expect((await first.stop('SIGKILL')).signal).toBe('SIGKILL');
     // The kill must have cut the burst short, or this test proves nothing about a crash.
     expect(unsure.size).toBeGreaterThan(0);
     expect(acked).toBeGreaterThanOrEqual(killAt);
 
     // The dead child's lock is still there, naming its pid.
     const lock = await readFile(`${dataFile}.lock`, 'utf8');
-    expect(lock.split('\n')[0]).toBe(String(first.child.pid));
+    expect(lock.split('\n')[0]).toBe(String(first.pid));
 
     // A save cut short leaves a temporary file; the next emulator cleans it up.
     const orphan = path.join(dir, '.state.json.999999.abcdefabcdef.tmp');
     await writeFile(orphan, '{"half": ');
-    const second = await startEmulatorChild(dataFile, API);
+    const second = await serve();
     await expect(stat(orphan)).rejects.toThrow(/ENOENT/);
     expect(JSON.parse(await readFile(dataFile, 'utf8')).version).toBe(1);
     for (const [id, group] of expected) {
@@ -109,7 +102,6 @@ describe('crash safety', () => {
     const maxTeamId = Math.max(...[...expected.values()].map((g) => g.team_id));
     const next = userGroupOf(await getUser(second.url, API, { user_group_id: 'after', name: 'A' }));
     expect(next.team_id).toBeGreaterThan(maxTeamId);
-    second.child.kill('SIGTERM');
-    await second.exited;
+    expect((await second.stop()).code).toBe(0);
   }, 20_000);
 });

@@ -1,4 +1,4 @@
-import { Agent } from 'node:http';
+import { Agent } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { EmulatorStartError } from '../../src/emulator/server.js';
 import {
@@ -64,12 +64,12 @@ describe('startEmulator', () => {
 
   it('closes quickly with idle keep-alive connections, and twice without harm', async () => {
     const emu = await startEmulator({ port: 0 });
-    const agent = new Agent({ keepAlive: true });
+    const agent = new Agent();
     try {
       const replies = await Promise.all(
         Array.from({ length: 5 }, (_, i) =>
           call(emu.url, {
-            agent,
+            dispatcher: agent,
             token: tokenOf(emu, 'Customer'),
             body: { user_group_id: `k${i}`, name: 'K' },
           }),
@@ -82,7 +82,7 @@ describe('startEmulator', () => {
       expect(performance.now() - started).toBeLessThan(500);
       await expect(call(emu.url, { token: null })).rejects.toThrow(/ECONNREFUSED|ECONNRESET/);
     } finally {
-      agent.destroy();
+      await agent.destroy();
     }
   });
 

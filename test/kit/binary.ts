@@ -4,6 +4,7 @@
  * Temporary directories of a test file live under one root, removed once after the file.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import {
   chmodSync,
   cpSync,
@@ -17,7 +18,12 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import type { Readable } from 'node:stream';
+import { text } from 'node:stream/consumers';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+// strip-ansi: the maintained pattern for every escape sequence (CSI, OSC, two-byte escapes).
+import stripAnsi from 'strip-ansi';
 import { afterAll, expect, onTestFinished } from 'vitest';
 
 export const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '..', '..');
@@ -35,19 +41,12 @@ export const IS_ROOT = process.getuid?.() === 0;
 export const STACK_LINE = /^\s*at\s/m;
 
 const ESC = '\u001b';
-const BEL = '\u0007';
 /** Any ANSI escape sequence (CSI, OSC or a two-byte escape): for "none at all". */
 export const ANSI = new RegExp(ESC);
 /** A CSI sequence (colour, bold, cursor): for "coloured". */
 export const CSI = new RegExp(`${ESC}\\[`);
-const ANSI_SEQUENCE = new RegExp(
-  `${ESC}\\[[0-?]*[ -/]*[@-~]|${ESC}\\][^${BEL}${ESC}]*(?:${BEL}|${ESC}\\\\)|${ESC}[@-Z\\\\-_]`,
-  'g',
-);
 
-export function stripAnsi(text: string): string {
-  return text.replace(ANSI_SEQUENCE, '');
-}
+export { stripAnsi };
 
 // ---- sandboxes ----
 
@@ -172,16 +171,13 @@ export interface Started {
 
 /** Starts `node bin/ugs.js ...args` (for tests that signal it); `runUgs` waits for it too. */
 export function startUgs(args: readonly string[], options: RunOptions = {}): Started {
+  const label = `ugs ${args.join(' ')}`;
   if (options.executable !== undefined) {
-    return startIn(args, `ugs ${args.join(' ')}`, ROOT, options, options.executable);
+    return startIn(options.executable, args, args, label, ROOT, options);
   }
   const install = options.uid === undefined ? ROOT : installReadableBy(options.uid);
-  return startIn(
-    [join(install, 'bin', 'ugs.js'), ...args],
-    `ugs ${args.join(' ')}`,
-    install,
-    options,
-  );
+  const bin = join(install, 'bin', 'ugs.js');
+  return startIn(process.execPath, [bin, ...args], args, label, install, options);
 }
 
 /** Runs `node bin/ugs.js ...args` and collects its exit and output. */
@@ -197,23 +193,25 @@ export async function runUgs(
   for (let attempt = 0; ; attempt++) {
     const result = await startUgs(args, options).result;
     if (attempt >= 10 || result.code === 0 || !result.stderr.includes(missingDist)) return result;
-    await new Promise((done) => setTimeout(done, 300));
+    await sleep(300);
   }
 }
 
 /** Runs a bash script in the sandbox's environment; UGS_SHELL names the binary in it. */
 export function runShell(script: string, options: RunOptions = {}): Promise<RunResult> {
-  return startIn(['-c', script], script, ROOT, options, 'bash').result;
+  return startIn('bash', ['-c', script], [script], script, ROOT, options).result;
 }
 
 function startIn(
+  program: string,
   argv: readonly string[],
+  args: readonly string[],
   label: string,
   install: string,
   options: RunOptions,
-  program = process.execPath,
 ): Started {
   const sandbox = options.sandbox ?? makeSandbox();
+  const timeoutMs = options.timeoutMs ?? RUN_TIMEOUT_MS;
   const started = performance.now();
   const child = spawn(program, argv, {
     // Another user may not enter the sandbox: it then runs where its copy of the tool is.
@@ -222,57 +220,31 @@ function startIn(
     stdio: [options.stdin === null ? 'ignore' : 'pipe', options.stdout ?? 'pipe', 'pipe'],
     ...(options.uid !== undefined && { uid: options.uid }),
     ...(options.gid !== undefined && { gid: options.gid }),
+    // Node's own deadline: the child gets SIGKILL once it has run this long.
+    timeout: timeoutMs,
+    killSignal: 'SIGKILL',
   });
-  const args =
-    program === process.execPath ? argv.slice(1) : program === options.executable ? argv : [label];
-  const result = collectOutput(child, label, options).then((output) => ({
-    args,
-    ...output,
-    elapsedMs: performance.now() - started,
-  }));
+  // The child may exit before reading stdin (e.g. a usage error): that is not a test failure.
+  child.stdin?.on('error', () => {}).end(options.stdin ?? '');
+  const result = Promise.all([
+    readAll(child.stdout),
+    readAll(child.stderr),
+    once(child, 'close') as Promise<[number | null, NodeJS.Signals | null]>,
+  ]).then(([stdout, stderr, [code, signal]]) => {
+    const elapsedMs = performance.now() - started;
+    if (signal === 'SIGKILL' && elapsedMs >= timeoutMs) {
+      throw new Error(
+        `${label} did not finish within ${timeoutMs} ms and was killed\nstdout: ${stdout}\nstderr: ${stderr}`,
+      );
+    }
+    return { args, code, signal, stdout, stderr, elapsedMs };
+  });
   return { child, result };
 }
 
-function collectOutput(
-  child: ChildProcess,
-  label: string,
-  options: RunOptions,
-): Promise<Omit<RunResult, 'args' | 'elapsedMs'>> {
-  const timeoutMs = options.timeoutMs ?? RUN_TIMEOUT_MS;
-  return new Promise((resolvePromise, reject) => {
-    let stdout = '';
-    let stderr = '';
-    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk;
-    });
-    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr += chunk;
-    });
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill('SIGKILL');
-    }, timeoutMs);
-    child.on('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      if (timedOut) {
-        reject(
-          new Error(
-            `${label} did not finish within ${timeoutMs} ms and was killed\nstdout: ${stdout}\nstderr: ${stderr}`,
-          ),
-        );
-      } else resolvePromise({ code, signal, stdout, stderr });
-    });
-    if (child.stdin) {
-      // The child may exit before reading stdin (e.g. a usage error): that is not a test failure.
-      child.stdin.on('error', () => {});
-      child.stdin.end(options.stdin ?? '');
-    }
-  });
+/** All of a child's output; '' from a stream the test destroyed (a reader that stops early). */
+function readAll(stream: Readable | null): Promise<string> | string {
+  return stream ? text(stream).catch(() => '') : '';
 }
 
 const readableInstalls = new Map<number, string>();
@@ -355,7 +327,7 @@ export function tableToken(stdout: string): string | undefined {
  * many requests in flight, so a test signals it mid-run at the right time, not after a guess.
  */
 export async function waitForSockets(
-  child: ChildProcess,
+  child: { pid?: number | undefined },
   count: number,
   timeoutMs = RUN_TIMEOUT_MS,
 ): Promise<void> {
@@ -380,7 +352,7 @@ export async function waitForSockets(
         `process ${child.pid} held ${sockets} of ${count} sockets after ${timeoutMs} ms`,
       );
     }
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await sleep(20);
   }
 }
 
@@ -393,10 +365,7 @@ export async function liveProcess(args: readonly string[] = []): Promise<number>
     stdio: 'ignore',
   });
   onTestFinished(() => void child.kill('SIGKILL'));
-  await new Promise((resolve, reject) => {
-    child.once('spawn', resolve);
-    child.once('error', reject);
-  });
+  await once(child, 'spawn');
   if (child.pid === undefined) throw new Error('no pid');
   return child.pid;
 }

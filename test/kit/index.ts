@@ -18,10 +18,9 @@
  *               process per file, each site(route) a fresh store behind the recording server;
  *               hasRealDrf()/djangoRequiredInCi(): skip without Django, but fail under CI.
  * - emulator.ts startEmulator(opts): the real emulator in-process (port 0); serveUgs(extra): the
- *               `ugs serve` process (also of an `executable`), only for tests about that process;
- *               call/getUser/rotate: a raw
- *               client; rawExchange/openSocket for raw sockets (pipelining, half-close);
- *               startEmulatorChild: the emulator in a child process, to SIGKILL mid-write.
+ *               `ugs serve` process (also of an `executable`), only for tests about that process
+ *               (signals, --data locks, SIGKILL mid-write); call/getUser/rotate: a raw undici
+ *               client; rawExchange/openSocket for raw sockets (pipelining, half-close).
  * - fakes.ts    makeDeps/makeIO/terminalIO, FakePrompter, FakeService, MemoryConfigStore, canned
  *               service results: for calling a command's `run` in-process.
  * - http-client.ts useHttpClients(): real undici clients from src against kit servers.
