@@ -8,7 +8,9 @@
  * 429/502/503/504, never on other statuses or timeouts; `rotate` is sent exactly once whatever
  * happens, except when the connection is refused (which proves nothing reached the server).
  */
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout } from 'node:timers/promises';
 import { beforeAll, describe, expect, test } from 'vitest';
 import {
   acmeBody,
@@ -90,9 +92,27 @@ const closeBeforeAnswer: Reply = ({ req }) => {
 /** Status, headers and part of the body, then a TCP reset. */
 const resetMidBody: Reply = ({ req, res }) => {
   res.writeHead(200, { 'content-type': 'application/json', 'content-length': '4000' });
-  res.write('{"success": 1, "user_group": {"token": "ugt_');
-  setTimeout(() => req.socket.resetAndDestroy(), 30);
+  res.write('{"success": 1, "user_group": {"token": "ugt_', async () => {
+    // A reset throws away what the client has not read yet: sent before ugs read the headers,
+    // it is a reset before any answer (which a GET retries), not one mid-body.
+    await clientHasRead(req.socket.remotePort ?? 0);
+    req.socket.resetAndDestroy();
+  });
 };
+
+/** Resolves once the loopback client on `port` has nothing left unread (Linux /proc/net/tcp). */
+async function clientHasRead(port: number): Promise<void> {
+  const local = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  for (let tries = 0; tries < 1000; tries++) {
+    const row = readFileSync('/proc/net/tcp', 'utf8')
+      .split('\n')
+      .map((line) => line.trim().split(/\s+/))
+      .find((fields) => fields[1]?.endsWith(local));
+    // fields[4] is tx_queue:rx_queue; the request was read, so the queue holds only our bytes.
+    if (row?.[4]?.endsWith(':00000000')) return;
+    await setTimeout(10);
+  }
+}
 
 /** Status, headers and part of the body, then nothing: the connection stays open. */
 const stallBody: Reply = ({ res }) => {
