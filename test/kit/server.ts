@@ -21,7 +21,7 @@ import { type AddressInfo, createServer as createNetServer, type Socket } from '
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { type Dispatcher, request as undiciRequest } from 'undici';
+import type { Dispatcher } from 'undici';
 import { tempDir } from './binary.js';
 
 export interface RecordedRequest {
@@ -319,6 +319,8 @@ export function forwardTo(
     const path = request.url.startsWith(`${prefix}/`)
       ? request.url.slice(prefix.length)
       : request.url;
+    // Loaded here: most test files import the kit and never forward.
+    const { request: undiciRequest } = await import('undici');
     const answer = await undiciRequest(new URL(path, baseUrl), {
       method: request.method as Dispatcher.HttpMethod,
       headers: { ...headers, 'content-length': String(Buffer.byteLength(request.body)) },
