@@ -9,10 +9,10 @@
  *               after each file); describeRun, errorLines, expectFailure (the failure shape:
  *               one error line, at most one hint, no stack), STACK_LINE, ANSI, stripAnsi.
  * - terminal.ts startPty(sandbox, args, { env, columns }): the binary on a real pseudo-terminal
- *               (prompts, Ctrl+C, output fitted to the width).
+ *               (node-pty: prompts, Ctrl+C, output fitted to the width).
  * - server.ts   startServer([{ tls, port }], ...replies): one scripted server on 127.0.0.1 that
- *               records requests and connections; replies json/text/bytes/destroy/stall/delay/
- *               trickle/huge/headersThen*, forwardTo(url) (e.g. to the emulator); closedPort();
+ *               records requests and connections; replies json/text/destroy/stall/delay/
+ *               trickle/huge/headersThen, forwardTo(url) (e.g. to the emulator); closedPort();
  *               okBody()/userGroup() canned answers; selfSignedCertificate().
  * - drf.ts      drfSites(apiToken): the real Django REST Framework service (test/e2e/drf), one
  *               process per file, each site(route) a fresh store behind the recording server;
