@@ -2,7 +2,8 @@
  * What Django itself answers before any view runs (a path no route matches, APPEND_SLASH's
  * redirect) carries no `success` field the interface could shape, so the emulator answers it as
  * the real service does, byte for byte: compared here with the real DRF service, not with our
- * idea of it. The view's own answers follow the interface document instead (`success: 0`).
+ * idea of it. The view's refusals are DRF's own (status, `detail` or field errors, the
+ * `WWW-Authenticate` challenge) plus the `success: 0` the interface document requires.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { djangoRequiredInCi, drfSites, hasRealDrf } from '../kit/drf.js';
@@ -47,5 +48,28 @@ describe.skipIf(!hasRealDrf())('the emulator answers as Django where no view run
       call(emulator.url, request),
     ]);
     expect(seen(emulated)).toEqual(seen(real));
+  });
+});
+
+describe.skipIf(!hasRealDrf())("the emulator refuses as DRF's view does, plus success: 0", () => {
+  const group = { name: 'Acme', user_group_id: 'acme' };
+  it.each([
+    ['no Authorization', { token: null, body: group }],
+    ['an unknown API token', { token: 'not-a-known-token', body: group }],
+    ['Get User without its fields', { body: {} }],
+    ['a list for a body', { body: [group] }],
+    ['a mapping that is not an object', { body: { ...group, mapping: 1 } }],
+    ['another method', { method: 'PUT', body: group }],
+    ['another content type', { body: group, headers: { 'content-type': 'text/plain' } }],
+    ['Rotate without current_token', { method: 'POST', body: {} }],
+    ['Rotate with a token nobody has', { method: 'POST', body: { current_token: 'nobody' } }],
+  ])('%s', async (_name, request) => {
+    const site = await drf('api/user/');
+    const sent = { path: '/api/user/', token: API_TOKEN, ...request };
+    const [real, emulated] = await Promise.all([call(site.url, sent), call(emulator.url, sent)]);
+    expect(real.status).toBeGreaterThanOrEqual(400);
+    expect(emulated.status).toBe(real.status);
+    expect(emulated.headers['www-authenticate']).toBe(real.headers['www-authenticate']);
+    expect(emulated.json).toEqual({ success: 0, ...real.json });
   });
 });
