@@ -11,6 +11,7 @@ import {
   apiTokenProblem,
   type Credentials,
   loginCommandFor,
+  readApiToken,
   resolveApiPath,
   resolveCredentials,
 } from '../credentials.js';
@@ -83,6 +84,18 @@ export async function runChecks(options: DoctorOptions, context: DoctorContext):
   } catch {
     // The config file check has said why it cannot be read.
   }
+  // A token kept in the OS credential store is read once, here: the profile, token and probe
+  // checks need it as they need a token from the file, and a store out of reach is the token
+  // check's failure (with readApiToken's message and hint), not a crash of doctor.
+  let storeProblem: UgsError | undefined;
+  if (credentials?.tokenLocation === 'credential store') {
+    try {
+      credentials = { ...credentials, apiToken: await readApiToken(deps, credentials) };
+    } catch (error) {
+      if (!(error instanceof UgsError)) throw error;
+      storeProblem = error;
+    }
+  }
   checks.push(checkProfile(options, context, credentials));
   const { check: baseCheck, url } = checkBaseUrl(context, credentials);
   checks.push(baseCheck);
@@ -98,7 +111,10 @@ export async function runChecks(options: DoctorOptions, context: DoctorContext):
     reachable = await checkDnsAndTcp(context, route, checks);
   }
   checks.push(await checkTls(context, url, route, reachable));
-  const token = checkToken(credentials);
+  const token =
+    storeProblem === undefined
+      ? checkToken(credentials)
+      : fail('token', 'API token', storeProblem.message, storeProblem.hint ?? 'run `ugs login`');
   checks.push(token);
   checks.push(
     options.probe

@@ -12,7 +12,8 @@ import {
 import type { DoctorNetwork, ProbeRequest, TlsInfo } from '../../src/doctor/network.js';
 import { noProxyEntry, proxyFor, redactProxy } from '../../src/doctor/proxy.js';
 import type { HttpResponse } from '../../src/http.js';
-import { makeDeps, makeIO, rejection } from '../kit/fakes.js';
+import { credentialAccount } from '../../src/secure-store.js';
+import { MemoryCredentialStore, makeDeps, makeIO, rejection } from '../kit/fakes.js';
 
 const TOKEN = 'api-token-0123456789-wxyz';
 const NOW = new Date('2026-01-01T00:00:00Z');
@@ -71,14 +72,18 @@ async function doctor(
     json?: boolean;
     network?: FakeNetworkOptions;
     insecureHttp?: boolean;
+    /** The token is kept in this credential store (login --secure-storage), not in the file. */
+    store?: MemoryCredentialStore;
   } = {},
 ) {
   const io = makeIO({ env: { LANG: 'C.UTF-8', ...options.env } });
   const profile: Record<string, string> = { baseUrl: options.baseUrl ?? 'https://ugs.example.com' };
-  if (options.token !== null) profile.apiToken = options.token ?? TOKEN;
+  if (options.store !== undefined) profile.tokenStore = 'keyring';
+  else if (options.token !== null) profile.apiToken = options.token ?? TOKEN;
   const base = makeDeps({
     io,
     profiles: { default: profile },
+    ...(options.store && { credentialStore: options.store }),
     settings: { insecureHttp: options.insecureHttp ?? false },
   });
   const { network, calls, probes } = fakeNetwork(options.network);
@@ -270,6 +275,26 @@ describe('runDoctor', () => {
       /^✗ API token +from UGS_API_TOKEN: contains a space or tab at position 4/,
     );
     expect(spaced.out).not.toContain('abc def-1234567');
+  });
+
+  it('a token in the credential store is read from it: checked, masked and used by the probe', async () => {
+    const store = new MemoryCredentialStore({
+      [credentialAccount('default', '/fake/ugs/config.json')]: TOKEN,
+    });
+    const run = await doctor({ store, probe: true });
+    expect(run.error).toBeUndefined();
+    expect(run.line('API token')).toMatch(/^✓ API token +\*\*\*\*wxyz from profile "default"/);
+    expect(run.line('probe')).toMatch(/^✓ probe +GET \/api\/user with \{\}: HTTP 400/);
+    expect(run.probes[0]?.headers.Authorization).toBe(`Token ${TOKEN}`);
+    expect(run.out).not.toContain(TOKEN);
+
+    store.unreachable = 'no D-Bus session';
+    const unreachable = await doctor({ store, probe: true });
+    expect(unreachable.line('API token')).toMatch(
+      /^✗ API token +cannot read the API token of profile "default" from the Fake Keychain: no D-Bus session/,
+    );
+    expect(unreachable.out).toMatch(/fix: run `ugs login --secure-storage` again where/);
+    expect(unreachable.probes).toEqual([]);
   });
 
   it('nothing configured: the same nine checks, those that need a base URL skipped', async () => {
