@@ -125,9 +125,15 @@ export function resolveApiPath(settings: Settings, credentials: Credentials): Ap
 /** Where to send requests, or a typed error saying what is missing and how to fix it. */
 export async function resolveTarget(deps: Deps): Promise<Target> {
   const credentials = resolveCredentials(deps);
-  traceContext(deps, credentials);
+  let apiToken: ApiToken | undefined;
+  try {
+    apiToken = await readApiToken(deps, credentials);
+  } finally {
+    // After the read, so that a token from the credential store is traced like one from the file;
+    // a read that failed still leaves the context in the trace, before the error.
+    traceContext(deps, { ...credentials, apiToken });
+  }
   const loginHint = loginCommandFor(deps.settings.profile);
-  const apiToken = await readApiToken(deps, credentials);
   if (apiToken === undefined) {
     throw new AuthError(`no API token for profile "${credentials.profileName}"`, {
       hint: `run \`${loginHint}\`, or set UGS_API_TOKEN`,

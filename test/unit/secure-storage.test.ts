@@ -118,6 +118,31 @@ describe('a token in the credential store at use', () => {
     expect(target.tokenSource).toBe('profile');
   });
 
+  it('--debug: the trace header shows the token read from the store (its last four), not "none"', async () => {
+    const io = makeIO();
+    const deps = makeDeps({
+      io,
+      profiles: inStore,
+      credentialStore: storeWithToken(),
+      settings: { debug: true },
+    });
+    await resolveTarget(deps);
+    expect(io.stderr.text).toContain(`* API token: …${TOKEN.slice(-4)} (profile "default")`);
+    expect(io.stderr.text).not.toContain(TOKEN);
+
+    const failing = makeIO();
+    const store = storeWithToken();
+    store.unreachable = NO_DBUS;
+    const unreachable = makeDeps({
+      io: failing,
+      profiles: inStore,
+      credentialStore: store,
+      settings: { debug: true },
+    });
+    await rejection(resolveTarget(unreachable));
+    expect(failing.stderr.text).toContain('* API token: none');
+  });
+
   it('an unreachable store is a ConfigError (exit 2) with a hint, never a crash', async () => {
     const store = storeWithToken();
     store.unreachable = NO_DBUS;
