@@ -4,7 +4,7 @@
  * only when a command connects.
  */
 import { type ConfigStore, configDir, FileConfigStore } from './config.js';
-import { StreamTracer, type Tracer } from './debug.js';
+import { StreamTracer, silentTracer, type Tracer } from './debug.js';
 import { createHttpClient, type HttpClient } from './http.js';
 import type { IO } from './io.js';
 import { InquirerPrompter, type Prompter } from './prompter.js';
@@ -81,7 +81,9 @@ export function createDeps(
         timeoutMs: settings.timeoutMs,
         env: io.env,
         caFile: settings.caFile,
-        tracer,
+        // A bulk run draws its own progress, never the spinner: without --debug no one reads the
+        // trace, and the client skips building it per request only for the silent tracer.
+        tracer: options.bulk === true && !settings.debug ? silentTracer : tracer,
       });
       clients.push(http);
       return new HttpServiceClient(http, target, userAgent(system.nodeVersion), {

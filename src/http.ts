@@ -124,7 +124,7 @@ export class HttpClient {
   async send(request: HttpRequest, policy: RetryPolicy): Promise<HttpResponse> {
     for (let attempt = 0; ; attempt++) {
       const canRetry = attempt < policy.maxRetries;
-      // Without --debug nothing is traced: a bulk run skips building what no one would print.
+      // With the silent tracer (a bulk run without --debug) nothing is built to be thrown away.
       const tracing = this.tracer !== silentTracer;
       if (tracing) this.tracer.request({ ...request, attempt });
       const started = tracing ? performance.now() : 0;
