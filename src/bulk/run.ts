@@ -21,7 +21,7 @@ import {
   UsageError,
 } from '../errors.js';
 import { retryAfterMs } from '../http.js';
-import { canPrompt, escapeControls, type IO } from '../io.js';
+import { canPrompt, escapeControls, type IO, stderrColumns } from '../io.js';
 import { READ_CURRENT_TOKEN_HINT } from '../operations/rotate-token.js';
 import { quote } from '../parse.js';
 import { printLine, printNote } from '../render.js';
@@ -151,7 +151,8 @@ export async function runBulk(opts: BulkOptions, deps: Deps, hooks: BulkHooks = 
     }
     plan = planResume(state);
   }
-  const alreadyDone = [...plan.done].filter((row) => row <= input.rowCount).length;
+  // A results file with a row past the input's end was refused above: every done row counts.
+  const alreadyDone = plan.done.size;
 
   if (opts.kind === 'rotate' && !opts.yes) {
     const count = input.rowCount - alreadyDone;
@@ -214,7 +215,7 @@ class BulkRun {
     hooks: BulkHooks,
   ) {
     this.finished = new Uint8Array(rowCount + 1);
-    for (const row of plan.done) if (row <= rowCount) this.finished[row] = 1;
+    for (const row of plan.done) this.finished[row] = 1;
     this.clock = hooks.clock ?? realClock;
     this.started = this.clock.now();
     this.progress = new ProgressLine(
@@ -616,7 +617,7 @@ class ProgressLine {
     if (this.io.stderrIsTTY) {
       if (!this.dirty) return;
       this.dirty = false;
-      const width = (this.io.stderr as { columns?: number }).columns ?? 80;
+      const width = stderrColumns(this.io);
       this.io.stderr.write(`\r${formatProgress(this.state(), Math.max(1, width - 1))}\u001b[K`);
       this.drawn = true;
     } else {
