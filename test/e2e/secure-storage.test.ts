@@ -100,7 +100,9 @@ async function storedSecret(sb: Sandbox, profile = 'default'): Promise<string | 
   const lookup = await inKeyringSession(sb, 'secret-tool lookup service ugs username "$ACCOUNT"', {
     ACCOUNT: accountOf(sb, profile),
   });
-  if (lookup.code === 1 && lookup.stdout === '') return undefined;
+  // secret-tool says "no such entry" with exit 1 and no output at all; exit 1 with a message on
+  // stderr is a lookup that failed (no bus, a locked keyring), which must not read as "removed".
+  if (lookup.code === 1 && lookup.stdout === '' && lookup.stderr === '') return undefined;
   expect(lookup.code, describeRun(lookup)).toBe(0);
   return lookup.stdout;
 }

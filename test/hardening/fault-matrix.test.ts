@@ -112,6 +112,7 @@ async function clientHasRead(port: number): Promise<void> {
     if (row?.[4]?.endsWith(':00000000')) return;
     await setTimeout(10);
   }
+  throw new Error(`the client on port ${port} did not read what was sent within 10 s`);
 }
 
 /** Status, headers and part of the body, then nothing: the connection stays open. */

@@ -46,7 +46,9 @@ describe('the single executable, alone in a directory, no node on PATH', () => {
       executable: join(ROOT, 'bin', 'ugs.js'),
       env: { PATH: emptyPath },
     });
-    expect(viaEnv.code, describeRun(viaEnv)).not.toBe(0);
+    // env's own "not found" (127), not some other failure of the script.
+    expect(viaEnv.code, describeRun(viaEnv)).toBe(127);
+    expect(viaEnv.stderr).toMatch(/node.*No such file or directory/);
   });
 
   it('--version prints the package version', async () => {
