@@ -14,11 +14,22 @@ import { formatJsonText } from './json-text.js';
 export const REDACTED = '[REDACTED]';
 
 /**
- * A token shown by its last 4 characters (`…a1b2`), so a trace or a prompt can be matched to the
- * token someone holds. A token shorter than 8 characters would be half given away: `[REDACTED]`.
+ * The last 4 characters of a token, so a trace, a prompt or `status` can be matched to the token
+ * someone holds; none of a token shorter than 8 characters, which they would half give away.
  */
+function lastFour(token: string): string | undefined {
+  return token.length >= 8 ? token.slice(-4) : undefined;
+}
+
+/** In traces and prompts: `…a1b2`, or `[REDACTED]`. */
 export function fingerprint(token: string): string {
-  return token.length >= 8 ? `…${token.slice(-4)}` : REDACTED;
+  const tail = lastFour(token);
+  return tail === undefined ? REDACTED : `…${tail}`;
+}
+
+/** In `status` and `doctor`: `****a1b2`, or `****`. */
+export function maskToken(token: string): string {
+  return `****${lastFour(token) ?? ''}`;
 }
 
 export interface TraceRequest {

@@ -8,6 +8,7 @@ import {
   type TokenLocation,
   type TokenSource,
 } from '../credentials.js';
+import { maskToken } from '../debug.js';
 import type { Deps } from '../deps.js';
 import { AuthError, UgsError } from '../errors.js';
 import { printFieldTable, printJson } from '../render.js';
@@ -39,14 +40,6 @@ export function statusCommand(makeDeps: DepsFactory, run = runStatus): Command {
     .action(async (flags: { json?: boolean }, cmd: Command) => {
       await run({ json: flags.json === true }, makeDeps(cmd));
     });
-}
-
-/**
- * The last 4 characters tell two tokens apart; a token shorter than 8 characters would be half
- * given away by them, so it is hidden whole.
- */
-export function maskToken(token: string): string {
-  return token.length >= 8 ? `****${token.slice(-4)}` : '****';
 }
 
 export async function collectStatus(deps: Deps): Promise<Status> {

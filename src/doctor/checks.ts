@@ -6,7 +6,6 @@
  */
 import { lstatSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { maskToken } from '../commands/status.js';
 import {
   apiTokenProblem,
   type Credentials,
@@ -15,6 +14,7 @@ import {
   resolveApiPath,
   resolveCredentials,
 } from '../credentials.js';
+import { maskToken } from '../debug.js';
 import type { Deps } from '../deps.js';
 import { UgsError } from '../errors.js';
 import { errorCode, errorCodeInChain } from '../guards.js';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { runLogout } from '../../src/commands/logout.js';
-import { collectStatus, maskToken, runStatus } from '../../src/commands/status.js';
+import { collectStatus, runStatus } from '../../src/commands/status.js';
+import { maskToken } from '../../src/debug.js';
 import { AuthError } from '../../src/errors.js';
 import { makeDeps, makeIO, rejection, terminalIO } from '../kit/fakes.js';
 
