@@ -85,6 +85,11 @@ export class ApiError extends UgsError {
 }
 
 /** A request that changes state was sent and no answer came back: it may or may not have run. */
+/** `ugs doctor`: some check failed. Exit 1, as any answer that says "this does not work". */
+export class ChecksFailedError extends UgsError {
+  readonly exitCode = ExitCode.Api;
+}
+
 export class OutcomeUnknownError extends UgsError {
   readonly exitCode = ExitCode.OutcomeUnknown;
 }

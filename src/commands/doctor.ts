@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { Deps, SystemInfo } from '../deps.js';
 import { type Check, type CheckStatus, type DoctorOptions, runChecks } from '../doctor/checks.js';
 import type { DoctorNetwork } from '../doctor/network.js';
-import { ExitCode, UgsError } from '../errors.js';
+import { ChecksFailedError } from '../errors.js';
 import { colorEnabled, type Env, writeLine } from '../io.js';
 import { printJson } from '../render.js';
 import { newCommand } from './shared.js';
@@ -16,11 +16,6 @@ export interface DoctorDeps extends Deps {
   platform: NodeJS.Platform;
   nodeVersion: string;
   now(): Date;
-}
-
-/** Some check failed: exit 1, as any answer that says "this does not work". */
-export class ChecksFailedError extends UgsError {
-  readonly exitCode = ExitCode.Api;
 }
 
 /** The usual deps, and the platform (file modes mean nothing on Windows) and Node version. */

@@ -3,14 +3,10 @@
  * skips after a failure, and that the API token never appears whole.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  ChecksFailedError,
-  type DoctorDeps,
-  runDoctor,
-  unicodeOutput,
-} from '../../src/commands/doctor.js';
+import { type DoctorDeps, runDoctor, unicodeOutput } from '../../src/commands/doctor.js';
 import type { DoctorNetwork, ProbeRequest, TlsInfo } from '../../src/doctor/network.js';
 import { noProxyEntry, proxyFor, redactProxy } from '../../src/doctor/proxy.js';
+import { ChecksFailedError } from '../../src/errors.js';
 import type { HttpResponse } from '../../src/http.js';
 import { credentialAccount } from '../../src/secure-store.js';
 import { MemoryCredentialStore, makeDeps, makeIO, rejection } from '../kit/fakes.js';
