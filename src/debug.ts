@@ -10,6 +10,7 @@
 import type { Writable } from 'node:stream';
 import { escapeControls } from './io.js';
 import { formatJsonText } from './json-text.js';
+import { withoutUserInfo } from './parse.js';
 
 export const REDACTED = '[REDACTED]';
 
@@ -206,9 +207,4 @@ export function redactSecrets(
     if (secret.length >= 4) result = result.split(secret).join(mask(secret));
   }
   return result;
-}
-
-/** `https://user:password@host` shown as `https://***@host`: ugs refuses such URLs anyway. */
-function withoutUserInfo(url: string): string {
-  return url.replace(/^([a-z][\w+.-]*:\/\/)[^/?#@]*@/i, '$1***@');
 }

@@ -310,3 +310,11 @@ export function checkGroupText(value: string, what: string): string {
   }
   return value;
 }
+
+/**
+ * A URL for display with its `user:password@` shown as `***@`: a base URL (which ugs refuses
+ * anyway) in a trace, a proxy variable in doctor's report.
+ */
+export function withoutUserInfo(url: string): string {
+  return url.replace(/^([a-z][\w+.-]*:\/\/)[^/?#@]*@/i, '$1***@');
+}

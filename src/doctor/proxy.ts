@@ -5,7 +5,7 @@
  * it (hosts, subdomains, `host:port`, `*`; no CIDR), and loopback never proxied.
  */
 import type { Env } from '../io.js';
-import { isLoopbackHost, proxyVariable } from '../parse.js';
+import { isLoopbackHost, proxyVariable, withoutUserInfo } from '../parse.js';
 
 export type ProxyDecision =
   | { kind: 'none'; reason: 'unset' | 'loopback' }
@@ -20,15 +20,16 @@ export function proxyFor(target: URL, env: Env): ProxyDecision {
   if (isLoopbackHost(target.hostname)) return { kind: 'none', reason: 'loopback' };
   const port = Number(target.port || (target.protocol === 'https:' ? 443 : 80));
   const entry = noProxyEntry(target.hostname, port, env.no_proxy ?? env.NO_PROXY ?? '');
-  if (entry !== undefined) return { kind: 'bypassed', proxy: redactProxy(value), variable, entry };
+  if (entry !== undefined)
+    return { kind: 'bypassed', proxy: withoutUserInfo(value), variable, entry };
   let proxy: URL;
   try {
     proxy = new URL(value);
   } catch {
-    return { kind: 'invalid', variable, value: redactProxy(value) };
+    return { kind: 'invalid', variable, value: withoutUserInfo(value) };
   }
   if (proxy.protocol !== 'http:' && proxy.protocol !== 'https:') {
-    return { kind: 'invalid', variable, value: redactProxy(value) };
+    return { kind: 'invalid', variable, value: withoutUserInfo(value) };
   }
   return { kind: 'proxy', proxy, variable };
 }
@@ -46,11 +47,6 @@ export function noProxyEntry(hostname: string, port: number, noProxy: string): s
     if (host === entryHost || host.endsWith(`.${entryHost}`)) return entry;
   }
   return undefined;
-}
-
-/** A proxy URL for display: credentials in it (`user:pass@`) are never shown. */
-export function redactProxy(value: string): string {
-  return value.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^@/]*@/i, '$1***@');
 }
 
 /** `proxy` for display, without its credentials. */

@@ -5,9 +5,10 @@
 import { describe, expect, it } from 'vitest';
 import { type DoctorDeps, runDoctor, unicodeOutput } from '../../src/commands/doctor.js';
 import type { DoctorNetwork, ProbeRequest, TlsInfo } from '../../src/doctor/network.js';
-import { noProxyEntry, proxyFor, redactProxy } from '../../src/doctor/proxy.js';
+import { noProxyEntry, proxyFor } from '../../src/doctor/proxy.js';
 import { ChecksFailedError } from '../../src/errors.js';
 import type { HttpResponse } from '../../src/http.js';
+import { withoutUserInfo } from '../../src/parse.js';
 import { credentialAccount } from '../../src/secure-store.js';
 import { MemoryCredentialStore, makeDeps, makeIO, rejection } from '../kit/fakes.js';
 
@@ -393,7 +394,7 @@ describe('proxyFor: the proxy the transport would use', () => {
   });
 
   it('never shows proxy credentials', () => {
-    expect(redactProxy('http://user:pass@proxy:3128')).toBe('http://***@proxy:3128');
-    expect(redactProxy('http://proxy:3128')).toBe('http://proxy:3128');
+    expect(withoutUserInfo('http://user:pass@proxy:3128')).toBe('http://***@proxy:3128');
+    expect(withoutUserInfo('http://proxy:3128')).toBe('http://proxy:3128');
   });
 });
