@@ -185,11 +185,12 @@ function traceContext(deps: Deps, credentials: Credentials): void {
   });
 }
 
-export function loginCommandFor(profile: string): string {
-  if (profile === 'default') return 'ugs login';
+/** `ugs login` (or another command, `verb`) for `profile`, as a user would type it. */
+export function loginCommandFor(profile: string, verb: 'login' | 'logout' = 'login'): string {
+  if (profile === 'default') return `ugs ${verb}`;
   // A name a shell would split or expand is quoted; controls are shown, never sent.
   const name = /^[\w.@%+=:,/-]+$/.test(profile) ? profile : `'${profile.replace(/'/g, "'\\''")}'`;
-  return `ugs login --profile ${escapeControls(name)}`;
+  return `ugs ${verb} --profile ${escapeControls(name)}`;
 }
 
 /**

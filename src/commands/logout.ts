@@ -66,7 +66,7 @@ async function removeFromStore(deps: Deps): Promise<void> {
     throw new ConfigError(
       `cannot remove the API token of profile ${quote(settings.profile)} from the ${store.name}: ${error.reason}; nothing was changed`,
       {
-        hint: `run \`${loginCommandFor(settings.profile).replace('ugs login', 'ugs logout')}\` again where the credential store is reachable (the session you logged in from)`,
+        hint: `run \`${loginCommandFor(settings.profile, 'logout')}\` again where the credential store is reachable (the session you logged in from)`,
         cause: error,
       },
     );
