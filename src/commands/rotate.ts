@@ -127,12 +127,14 @@ export async function runRotate(opts: RotateOptions, deps: Deps): Promise<void> 
 
   const client = await deps.connect(target);
   const inFlight = io.inFlight ?? new InFlight();
-  const print = fingerprint(currentToken);
-  const which = print === REDACTED ? 'the token' : `the token ending in ${escapeControls(print)}`;
-  const result = await withProgress(deps, opts.format, `Rotating ${which}`, () =>
-    inFlight.during(interruptedRotation, () =>
-      withJsonErrorBody(io, opts.format, () => client.rotateToken(currentToken)),
-    ),
+  const result = await withProgress(
+    deps,
+    opts.format,
+    `Rotating ${tokenPhrase(currentToken, 'the token')}`,
+    () =>
+      inFlight.during(interruptedRotation, () =>
+        withJsonErrorBody(io, opts.format, () => client.rotateToken(currentToken)),
+      ),
   );
   const id = escapeControls(formatValue(result.userGroup.provided_id ?? ''));
   try {
@@ -165,9 +167,13 @@ export async function runRotate(opts: RotateOptions, deps: Deps): Promise<void> 
  * and that the old one stops working, which is what breaks dashboards.
  */
 function confirmationQuestion(currentToken: string): string {
-  const print = fingerprint(currentToken);
-  const which = print === REDACTED ? 'this token' : `the token ending in ${escapeControls(print)}`;
-  return `Rotate ${which}? The old token stops working once it is rotated: dashboards that embed it need the new one.`;
+  return `Rotate ${tokenPhrase(currentToken, 'this token')}? The old token stops working once it is rotated: dashboards that embed it need the new one.`;
+}
+
+/** "the token ending in …a1b2", or `unnamed` for a token too short to show any of. */
+function tokenPhrase(token: string, unnamed: string): string {
+  const print = fingerprint(token);
+  return print === REDACTED ? unnamed : `the token ending in ${escapeControls(print)}`;
 }
 
 function interruptedRotation(): InterruptedError {
