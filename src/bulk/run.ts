@@ -604,6 +604,8 @@ class ProgressLine {
     readonly total: number,
     every: (tick: () => void, ms: number) => () => void,
   ) {
+    // --quiet: no progress at all, so no timer waking the run to print nothing.
+    if (preferences.quiet) return;
     const interval = io.stderrIsTTY ? BAR_INTERVAL_MS : LOG_INTERVAL_MS;
     this.cancel = every(() => this.tick(), interval);
   }
@@ -613,7 +615,6 @@ class ProgressLine {
   }
 
   private tick(): void {
-    if (this.preferences.quiet) return;
     if (this.io.stderrIsTTY) {
       if (!this.dirty) return;
       this.dirty = false;
