@@ -1,9 +1,7 @@
 // `ugs login --secure-storage` and every command that meets a token in the OS credential store,
 // against an in-memory store (the real Secret Service: test/e2e/secure-storage.test.ts).
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
 import { runLogin } from '../../src/commands/login.js';
 import { runLogout } from '../../src/commands/logout.js';
 import { collectStatus, runStatus } from '../../src/commands/status.js';
@@ -11,6 +9,7 @@ import { FileConfigStore, type Profile } from '../../src/config.js';
 import { readApiToken, resolveCredentials, resolveTarget } from '../../src/credentials.js';
 import { AuthError, ConfigError } from '../../src/errors.js';
 import { credentialAccount, describeKeyringError } from '../../src/secure-store.js';
+import { tempDir } from '../kit/binary.js';
 import {
   MemoryConfigStore,
   MemoryCredentialStore,
@@ -255,21 +254,15 @@ describe('status and logout with the credential store', () => {
 });
 
 describe('the config file with tokenStore', () => {
-  let dir: string | undefined;
-  afterEach(() => {
-    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
-    dir = undefined;
-  });
-
   it('round-trips tokenStore through the real file and refuses an unknown store', async () => {
-    dir = mkdtempSync(join(tmpdir(), 'ugs-secure-'));
+    const dir = tempDir('secure');
     const store = new FileConfigStore(dir);
     await store.updateProfile('default', () => ({ baseUrl: BASE, tokenStore: 'keyring' }));
     expect(JSON.parse(readFileSync(store.path, 'utf8'))).toEqual({
       profiles: { default: { baseUrl: BASE, tokenStore: 'keyring' } },
     });
     writeFileSync(store.path, JSON.stringify({ profiles: { default: { tokenStore: 'vault' } } }));
-    expect(() => new FileConfigStore(dir as string).readProfile('default')).toThrow(
+    expect(() => new FileConfigStore(dir).readProfile('default')).toThrow(
       /"tokenStore" of profile "default" must be "keyring"/,
     );
   });
