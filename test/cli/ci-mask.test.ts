@@ -14,8 +14,8 @@ import {
   json,
   makeSandbox,
   okBody,
+  runMain,
   runShell,
-  runUgs,
   type Sandbox,
   startEmulator,
   startServer,
@@ -76,7 +76,7 @@ async function expectMaskedFirst(sandbox: Sandbox, args: string, env: EnvChanges
 }
 
 async function newGroupToken(sandbox: Sandbox, id: string): Promise<string> {
-  const created = await runUgs(['get', '--id', id, '--name', id, '--field', 'token'], {
+  const created = await runMain(['get', '--id', id, '--name', id, '--field', 'token'], {
     sandbox,
     env: ciEnv({ GITHUB_ACTIONS: undefined }),
   });
@@ -88,7 +88,7 @@ describe('GitHub Actions: tokens are masked before they are written', () => {
   it('get: table, --json and --field token each mask the token first (pipe capture)', async () => {
     const sandbox = makeSandbox();
     for (const extra of [[], ['--json'], ['--field', 'token']]) {
-      const result = await runUgs(['get', '--id', 'ci-get', '--name', 'CI Get', ...extra], {
+      const result = await runMain(['get', '--id', 'ci-get', '--name', 'CI Get', ...extra], {
         sandbox,
         env: ciEnv(),
       });
@@ -99,7 +99,7 @@ describe('GitHub Actions: tokens are masked before they are written', () => {
       // stdout stays exactly what a script captures: no workflow command on it.
       expect(result.stdout, context).not.toContain('::');
     }
-    const field = await runUgs(['get', '--id', 'ci-get', '--name', 'CI Get', '--field', 'token'], {
+    const field = await runMain(['get', '--id', 'ci-get', '--name', 'CI Get', '--field', 'token'], {
       sandbox,
       env: ciEnv(),
     });
@@ -129,7 +129,7 @@ describe('GitHub Actions: tokens are masked before they are written', () => {
   it('rotate: the new token of the headline and table is masked on stderr', async () => {
     const sandbox = makeSandbox();
     const current = await newGroupToken(sandbox, 'ci-rotate');
-    const result = await runUgs(['rotate', '--current-token-stdin', '--yes'], {
+    const result = await runMain(['rotate', '--current-token-stdin', '--yes'], {
       sandbox,
       env: ciEnv(),
       stdin: current,
@@ -153,7 +153,7 @@ describe('GitHub Actions: tokens are masked before they are written', () => {
     expect(toStdout.code, describeRun(toStdout)).toBe(0);
 
     const results = join(sandbox.root, 'results.ndjson');
-    const toFile = await runUgs(['get', '--from', groups, '--output', results], {
+    const toFile = await runMain(['get', '--from', groups, '--output', results], {
       sandbox,
       env: ciEnv(),
     });
@@ -165,7 +165,7 @@ describe('GitHub Actions: tokens are masked before they are written', () => {
     const current = (fileText.match(TOKEN) ?? []).join('\n');
     writeFileSync(tokens, `current_token\n${current}\n`);
     const rotated = join(sandbox.root, 'rotated.csv');
-    const rotate = await runUgs(['rotate', '--from', tokens, '--output', rotated, '--yes'], {
+    const rotate = await runMain(['rotate', '--from', tokens, '--output', rotated, '--yes'], {
       sandbox,
       env: ciEnv(),
     });
@@ -178,7 +178,7 @@ describe('GitHub Actions: tokens are masked before they are written', () => {
 
   it('an error is also an ::error annotation (after the error and hint lines)', async () => {
     const sandbox = makeSandbox();
-    const result = await runUgs(['get', '--id', 'x'], { sandbox, env: ciEnv() });
+    const result = await runMain(['get', '--id', 'x'], { sandbox, env: ciEnv() });
     expect(result.code, describeRun(result)).toBe(2);
     const lines = result.stderr.trimEnd().split('\n');
     expect(lines[0]).toMatch(/^error: missing --name/);
@@ -189,7 +189,7 @@ describe('GitHub Actions: tokens are masked before they are written', () => {
 
   it('outside a CI runner nothing of this is written', async () => {
     const sandbox = makeSandbox();
-    const result = await runUgs(['get', '--id', 'no-ci', '--name', 'No CI', '--json'], {
+    const result = await runMain(['get', '--id', 'no-ci', '--name', 'No CI', '--json'], {
       sandbox,
       env: ciEnv({ GITHUB_ACTIONS: undefined }),
     });
@@ -202,13 +202,13 @@ describe('Azure Pipelines (TF_BUILD=True, any case)', () => {
   it('sets every token as a secret and logs errors as issues', async () => {
     const sandbox = makeSandbox();
     const env = ciEnv({ GITHUB_ACTIONS: undefined, TF_BUILD: 'True' });
-    const result = await runUgs(['get', '--id', 'az', '--name', 'Azure', '--field', 'token'], {
+    const result = await runMain(['get', '--id', 'az', '--name', 'Azure', '--field', 'token'], {
       sandbox,
       env,
     });
     expect(result.code, describeRun(result)).toBe(0);
     expect(result.stderr).toBe(`##vso[task.setsecret]${result.stdout.trim()}\n`);
-    const failed = await runUgs(['get', '--id', 'az'], {
+    const failed = await runMain(['get', '--id', 'az'], {
       sandbox,
       env: { ...env, TF_BUILD: 'true' },
     });
@@ -233,8 +233,8 @@ describe('hostile values cannot issue workflow commands', () => {
           json(400, { success: 0, detail: HOSTILE_DETAIL }),
         );
         const env = { UGS_BASE_URL: server.url, UGS_API_TOKEN: 'api-token', ...runner };
-        const ok = await runUgs(['get', '--id', 'h', '--name', 'H', '--json'], { sandbox, env });
-        const failed = await runUgs(['get', '--id', 'h', '--name', 'H'], { sandbox, env });
+        const ok = await runMain(['get', '--id', 'h', '--name', 'H', '--json'], { sandbox, env });
+        const failed = await runMain(['get', '--id', 'h', '--name', 'H'], { sandbox, env });
         const context = `${describeRun(ok)}\n${describeRun(failed)}`;
         expect(ok.code, context).toBe(0);
         expect(failed.code, context).toBe(1);

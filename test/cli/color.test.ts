@@ -11,7 +11,7 @@ import {
   describeRun,
   makeSandbox,
   type RunResult,
-  runUgs,
+  runMain,
   type Sandbox,
   type Service,
   serviceForTest,
@@ -32,7 +32,7 @@ function expectPlain(result: RunResult, label: string): void {
   expect(result.stderr, `${label}: stderr\n${describeRun(result)}`).not.toMatch(ANSI);
 }
 
-describe('colour (built binary)', () => {
+describe('colour (main in-process)', () => {
   it('a pipe gets no colour by default, and NO_COLOR / FORCE_COLOR=0 / --no-color keep it off', async () => {
     const { sb } = await setup();
     const get = ['get', '--id', 'acme', '--name', 'Acme'];
@@ -47,7 +47,7 @@ describe('colour (built binary)', () => {
       ['status --no-color FORCE_COLOR=1', ['status', '--no-color'], { FORCE_COLOR: '1' }],
     ];
     const results = await Promise.all(
-      cases.map(([, args, env]) => runUgs(args, { sandbox: sb, env })),
+      cases.map(([, args, env]) => runMain(args, { sandbox: sb, env })),
     );
     results.forEach((result, i) => {
       const label = cases[i]?.[0] ?? '';
@@ -61,9 +61,12 @@ describe('colour (built binary)', () => {
   it('FORCE_COLOR=1 without NO_COLOR colours the table output and the headline', async () => {
     const { sb, service } = await setup();
     const [forced, emptyNoColor] = await Promise.all([
-      runUgs(['get', '--id', 'acme', '--name', 'Acme'], { sandbox: sb, env: { FORCE_COLOR: '1' } }),
+      runMain(['get', '--id', 'acme', '--name', 'Acme'], {
+        sandbox: sb,
+        env: { FORCE_COLOR: '1' },
+      }),
       // An empty NO_COLOR is not set (no-color.org).
-      runUgs(['status'], { sandbox: sb, env: { FORCE_COLOR: '1', NO_COLOR: '' } }),
+      runMain(['status'], { sandbox: sb, env: { FORCE_COLOR: '1', NO_COLOR: '' } }),
     ]);
     expect(forced.code, describeRun(forced)).toBe(0);
     expect(forced.stdout).toMatch(CSI);
@@ -79,9 +82,9 @@ describe('colour (built binary)', () => {
     const { sb, service } = await setup();
     const env = { FORCE_COLOR: '1' };
     const [json, field, statusJson] = await Promise.all([
-      runUgs(['get', '--id', 'acme', '--name', 'Acme', '--json'], { sandbox: sb, env }),
-      runUgs(['get', '--id', 'acme', '--name', 'Acme', '--field', 'token'], { sandbox: sb, env }),
-      runUgs(['status', '--json'], { sandbox: sb, env }),
+      runMain(['get', '--id', 'acme', '--name', 'Acme', '--json'], { sandbox: sb, env }),
+      runMain(['get', '--id', 'acme', '--name', 'Acme', '--field', 'token'], { sandbox: sb, env }),
+      runMain(['status', '--json'], { sandbox: sb, env }),
     ]);
     for (const result of [json, field, statusJson]) {
       expect(result.code, describeRun(result)).toBe(0);
@@ -99,9 +102,9 @@ describe('colour (built binary)', () => {
     });
     const get = ['get', '--id', 'a', '--name', 'A'];
     const [forced, noColor, flag] = await Promise.all([
-      runUgs(get, { sandbox: sb, env: { FORCE_COLOR: '1' } }),
-      runUgs(get, { sandbox: sb, env: { FORCE_COLOR: '1', NO_COLOR: '1' } }),
-      runUgs([...get, '--no-color'], { sandbox: sb, env: { FORCE_COLOR: '1' } }),
+      runMain(get, { sandbox: sb, env: { FORCE_COLOR: '1' } }),
+      runMain(get, { sandbox: sb, env: { FORCE_COLOR: '1', NO_COLOR: '1' } }),
+      runMain([...get, '--no-color'], { sandbox: sb, env: { FORCE_COLOR: '1' } }),
     ]);
     expect(forced.code, describeRun(forced)).toBe(4);
     expect(forced.stderr).toMatch(CSI);

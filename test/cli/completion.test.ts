@@ -12,6 +12,7 @@ import { writeConfig } from '../kit/binary.js';
 import {
   describeRun,
   makeSandbox,
+  runMain,
   runShell,
   runUgs,
   type Sandbox,
@@ -175,14 +176,14 @@ describe.skipIf(!has('pwsh'))('powershell', () => {
 describe('ugs completion', () => {
   it('needs a known shell: usage error otherwise', async () => {
     for (const args of [['completion'], ['completion', 'tcsh']]) {
-      const run = await runUgs(args);
+      const run = await runMain(args);
       expect(run.code, describeRun(run)).toBe(2);
       expect(run.stdout).toBe('');
     }
   });
 
   it('explains how to install it in its --help', async () => {
-    const run = await runUgs(['completion', '--help']);
+    const run = await runMain(['completion', '--help']);
     expect(run.code).toBe(0);
     for (const shell of ['bashrc', 'zshrc', 'completions/ugs.fish', '$PROFILE']) {
       expect(run.stdout).toContain(shell);

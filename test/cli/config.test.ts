@@ -5,7 +5,7 @@ import {
   describeRun,
   errorLines,
   makeSandbox,
-  runUgs,
+  runMain,
   type Sandbox,
   STACK_LINE,
   serviceForTest,
@@ -28,7 +28,7 @@ const CORRUPT: [string, string][] = [
   ['empty file', ''],
 ];
 
-describe('corrupt config file (built binary)', () => {
+describe('corrupt config file (main in-process)', () => {
   it.each(CORRUPT)(
     '%s: every command exits 2, names the path, leaves the file byte-identical',
     async (_label, text) => {
@@ -49,7 +49,7 @@ describe('corrupt config file (built binary)', () => {
       ];
       // Sequential on purpose: each one must leave the file as it found it.
       for (const [args, stdin] of commands) {
-        const result = await runUgs(args, {
+        const result = await runMain(args, {
           sandbox: sb,
           ...(stdin === undefined ? {} : { stdin }),
         });
@@ -70,7 +70,7 @@ describe('corrupt config file (built binary)', () => {
     const service = await serviceForTest([API_TOKEN]);
     const sb = makeSandbox();
     const before = writeRaw(sb, '{oops');
-    const result = await runUgs(['get', '--id', 'a', '--name', 'A', '--base-url', service.url], {
+    const result = await runMain(['get', '--id', 'a', '--name', 'A', '--base-url', service.url], {
       sandbox: sb,
       env: { UGS_API_TOKEN: API_TOKEN },
     });
@@ -83,7 +83,7 @@ describe('corrupt config file (built binary)', () => {
     const service = await serviceForTest([API_TOKEN]);
     const sb = makeSandbox();
     writeRaw(sb, '{"telemetry": false, "profiles": {"old": {"baseUrl": "https://old.example"}}}');
-    const result = await runUgs(['login', '--base-url', service.url, '--with-token'], {
+    const result = await runMain(['login', '--base-url', service.url, '--with-token'], {
       sandbox: sb,
       stdin: API_TOKEN,
     });

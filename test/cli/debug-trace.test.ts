@@ -15,7 +15,7 @@ import {
   json,
   makeSandbox,
   ROOT,
-  runUgs,
+  runMain,
   STACK_LINE,
   startServer,
   text,
@@ -33,7 +33,7 @@ describe('--debug trace: where the settings came from', () => {
   it('names profile, base URL, API path and token source from flags and env', async () => {
     const server = await startServer(json(200, acmeBody()));
     try {
-      const result = await runUgs(
+      const result = await runMain(
         ['get', '--id', 'acme', '--name', 'Acme Corp', '--base-url', server.url, '--debug'],
         { env: { UGS_API_TOKEN: API_TOKEN, UGS_PROFILE: 'work' } },
       );
@@ -62,7 +62,7 @@ describe('--debug trace: where the settings came from', () => {
       profiles: { staging: { baseUrl: server.url, apiToken: API_TOKEN, apiPath: '/api/user' } },
     });
     try {
-      const result = await runUgs(
+      const result = await runMain(
         ['get', '--id', 'acme', '--name', 'Acme Corp', '-p', 'staging', '--debug'],
         { sandbox, env: { UGS_BASE_URL: undefined } },
       );
@@ -80,7 +80,7 @@ describe('--debug trace: where the settings came from', () => {
   });
 
   it('says what is missing when there is no token or base URL', async () => {
-    const result = await runUgs(['get', '--id', 'acme', '--name', 'Acme Corp', '--debug']);
+    const result = await runMain(['get', '--id', 'acme', '--name', 'Acme Corp', '--debug']);
     expect(result.code, describeRun(result)).toBe(3);
     expect(traceOf(result.stderr)).toEqual([
       '[debug] * profile: default (default)',
@@ -96,7 +96,7 @@ describe('--debug trace of bodies', () => {
     const page = `<html>\r\n<body>\nbad token ${API_TOKEN}\n\u001b[2J</body>\n</html>\n`;
     const server = await startServer(text(502, page, 'text/html'));
     try {
-      const result = await runUgs(
+      const result = await runMain(
         ['get', '--id', 'acme', '--name', 'Acme Corp', '--base-url', server.url, '--debug'],
         { env: { UGS_API_TOKEN: API_TOKEN }, timeoutMs: 30_000 },
       );
@@ -145,8 +145,8 @@ describe('--debug stack traces', () => {
       const args = ['get', '--id', 'acme', '--name', 'Acme Corp', '--base-url', server.url];
       const env = { UGS_API_TOKEN: API_TOKEN };
       const [debug, plain] = await Promise.all([
-        runUgs([...args, '--debug'], { env, timeoutMs: 30_000 }),
-        runUgs(args, { env, timeoutMs: 30_000 }),
+        runMain([...args, '--debug'], { env, timeoutMs: 30_000 }),
+        runMain(args, { env, timeoutMs: 30_000 }),
       ]);
       expect(debug.code, describeRun(debug)).toBe(1);
       expect(debug.stderr).toMatch(STACK_LINE);

@@ -1,4 +1,4 @@
-/** One failure (at least) per documented exit code, through the built binary. */
+/** One failure (at least) per documented exit code, through main(), in-process. */
 import { describe, expect, it } from 'vitest';
 import {
   closedPort,
@@ -8,7 +8,7 @@ import {
   json as jsonReply,
   makeSandbox,
   type RunResult,
-  runUgs,
+  runMain,
   STACK_LINE,
   serviceForTest,
   stall,
@@ -23,7 +23,7 @@ function expectCleanFailure(result: RunResult): void {
   expect(result.stderr + result.stdout).not.toContain(API_TOKEN);
 }
 
-describe('exit codes (built binary)', () => {
+describe('exit codes (main in-process)', () => {
   it('1: the service answers success 0; stderr has its message, --json also prints the body', async () => {
     const service = await serviceForTest([API_TOKEN]);
     const sb = makeSandbox();
@@ -31,8 +31,8 @@ describe('exit codes (built binary)', () => {
     const failure = { success: 0, error: 'user group quota exceeded' };
     service.failAlways(jsonReply(200, failure));
     const [table, json] = await Promise.all([
-      runUgs(['get', '--id', 'acme', '--name', 'Acme'], { sandbox: sb }),
-      runUgs(['get', '--id', 'acme', '--name', 'Acme', '--json'], { sandbox: sb }),
+      runMain(['get', '--id', 'acme', '--name', 'Acme'], { sandbox: sb }),
+      runMain(['get', '--id', 'acme', '--name', 'Acme', '--json'], { sandbox: sb }),
     ]);
     expect(table.code, describeRun(table)).toBe(1);
     expect(table.stderr).toMatch(/^error: user group quota exceeded$/m);
@@ -50,7 +50,7 @@ describe('exit codes (built binary)', () => {
     const sb = makeSandbox();
     writeConfig(sb, { profiles: { default: { baseUrl: service.url, apiToken: API_TOKEN } } });
     service.failAlways(jsonReply(422, { detail: 'name is too long' }));
-    const result = await runUgs(['get', '--id', 'acme', '--name', 'Acme'], { sandbox: sb });
+    const result = await runMain(['get', '--id', 'acme', '--name', 'Acme'], { sandbox: sb });
     expect(result.code, describeRun(result)).toBe(1);
     expect(result.stderr).toMatch(/^error: .*422.*name is too long/m);
     expectCleanFailure(result);
@@ -63,15 +63,15 @@ describe('exit codes (built binary)', () => {
     writeConfig(sb, { profiles: { default: { baseUrl: service.url, apiToken: API_TOKEN } } });
     const [unknownFlag, unknownCommand, missingId, missingName, array, insecure, badTimeout] =
       await Promise.all([
-        runUgs(['get', '--id', 'a', '--name', 'A', '--bogus'], { sandbox: sb }),
-        runUgs(['frobnicate'], { sandbox: sb }),
-        runUgs(['get', '--name', 'A'], { sandbox: sb }),
-        runUgs(['get', '--id', 'a'], { sandbox: sb }),
-        runUgs(['get', '--id', 'a', '--name', 'A', '--properties', '[1]'], { sandbox: sb }),
-        runUgs(['get', '--id', 'a', '--name', 'A', '--base-url', 'http://example.com'], {
+        runMain(['get', '--id', 'a', '--name', 'A', '--bogus'], { sandbox: sb }),
+        runMain(['frobnicate'], { sandbox: sb }),
+        runMain(['get', '--name', 'A'], { sandbox: sb }),
+        runMain(['get', '--id', 'a'], { sandbox: sb }),
+        runMain(['get', '--id', 'a', '--name', 'A', '--properties', '[1]'], { sandbox: sb }),
+        runMain(['get', '--id', 'a', '--name', 'A', '--base-url', 'http://example.com'], {
           sandbox: sb,
         }),
-        runUgs(['get', '--id', 'a', '--name', 'A', '--timeout', 'soon'], { sandbox: sb }),
+        runMain(['get', '--id', 'a', '--name', 'A', '--timeout', 'soon'], { sandbox: sb }),
       ]);
     for (const result of [unknownFlag, unknownCommand]) {
       expect(result.code, describeRun(result)).toBe(2);
@@ -97,7 +97,7 @@ describe('exit codes (built binary)', () => {
     writeConfig(sb, {
       profiles: { default: { baseUrl: 'https://ugs.example.com', apiToken: API_TOKEN } },
     });
-    const result = await runUgs(['get', '--id', 'a'], { sandbox: sb, timeoutMs: 5_000 });
+    const result = await runMain(['get', '--id', 'a'], { sandbox: sb, timeoutMs: 5_000 });
     expect(result.code, describeRun(result)).toBe(2);
   });
 
@@ -109,9 +109,9 @@ describe('exit codes (built binary)', () => {
       profiles: { default: { baseUrl: service.url, apiToken: 'wrong-token-0000qrst' } },
     });
     const [noToken, unauthorized, rotateDenied] = await Promise.all([
-      runUgs(['get', '--id', 'a', '--name', 'A', '--base-url', service.url], { sandbox: fresh }),
-      runUgs(['get', '--id', 'a', '--name', 'A'], { sandbox: wrong }),
-      runUgs(['rotate', '--current-token', 'ugt_12345678', '--yes', '--json'], { sandbox: wrong }),
+      runMain(['get', '--id', 'a', '--name', 'A', '--base-url', service.url], { sandbox: fresh }),
+      runMain(['get', '--id', 'a', '--name', 'A'], { sandbox: wrong }),
+      runMain(['rotate', '--current-token', 'ugt_12345678', '--yes', '--json'], { sandbox: wrong }),
     ]);
     expect(noToken.code, describeRun(noToken)).toBe(3);
     expect(noToken.stderr).toMatch(/^error: .*no API token/m);
@@ -139,7 +139,7 @@ describe('exit codes (built binary)', () => {
     const sb = makeSandbox();
     writeConfig(sb, { profiles: { default: { baseUrl: service.url, apiToken: API_TOKEN } } });
     service.failAlways(jsonReply(403, { detail: 'Not allowed.' }));
-    const result = await runUgs(['get', '--id', 'a', '--name', 'A'], { sandbox: sb });
+    const result = await runMain(['get', '--id', 'a', '--name', 'A'], { sandbox: sb });
     expect(result.code, describeRun(result)).toBe(3);
     expect(result.stderr).toMatch(/^error: .*403.*Not allowed/m);
     expectCleanFailure(result);
@@ -152,8 +152,8 @@ describe('exit codes (built binary)', () => {
       profiles: { default: { baseUrl: `http://127.0.0.1:${port}`, apiToken: API_TOKEN } },
     });
     const [plain, debug] = await Promise.all([
-      runUgs(['get', '--id', 'a', '--name', 'A'], { sandbox: sb }),
-      runUgs(['get', '--id', 'a', '--name', 'A', '--debug'], { sandbox: sb }),
+      runMain(['get', '--id', 'a', '--name', 'A'], { sandbox: sb }),
+      runMain(['get', '--id', 'a', '--name', 'A', '--debug'], { sandbox: sb }),
     ]);
     expect(plain.code, describeRun(plain)).toBe(4);
     expect(plain.stdout).toBe('');
@@ -175,7 +175,7 @@ describe('exit codes (built binary)', () => {
     const sb = makeSandbox();
     writeConfig(sb, { profiles: { default: { baseUrl: service.url, apiToken: API_TOKEN } } });
     service.failAlways(destroy());
-    const result = await runUgs(['get', '--id', 'a', '--name', 'A'], { sandbox: sb });
+    const result = await runMain(['get', '--id', 'a', '--name', 'A'], { sandbox: sb });
     expect(result.code, describeRun(result)).toBe(4);
     expectCleanFailure(result);
     // Get User is get-or-create by id: it is retried up to 2 times.
@@ -187,7 +187,7 @@ describe('exit codes (built binary)', () => {
     const sb = makeSandbox();
     writeConfig(sb, { profiles: { default: { baseUrl: service.url, apiToken: API_TOKEN } } });
     service.failAlways(stall());
-    const result = await runUgs(['get', '--id', 'a', '--name', 'A', '--timeout', '0.5'], {
+    const result = await runMain(['get', '--id', 'a', '--name', 'A', '--timeout', '0.5'], {
       sandbox: sb,
     });
     expect(result.code, describeRun(result)).toBe(4);
@@ -202,7 +202,7 @@ describe('exit codes (built binary)', () => {
     writeConfig(sb, { profiles: { default: { baseUrl: service.url, apiToken: API_TOKEN } } });
     const group = await service.seed('acme', 'Acme');
     service.failAlways(destroy());
-    const result = await runUgs(['rotate', '--current-token-stdin', '--yes'], {
+    const result = await runMain(['rotate', '--current-token-stdin', '--yes'], {
       sandbox: sb,
       stdin: group.token,
     });

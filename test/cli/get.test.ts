@@ -7,7 +7,7 @@ import {
   json as jsonReply,
   makeSandbox,
   PACKAGE_VERSION,
-  runUgs,
+  runMain,
   type Sandbox,
   type Service,
   serviceForTest,
@@ -24,10 +24,10 @@ async function setup(prefix = ''): Promise<{ sb: Sandbox; service: Service }> {
   return { sb, service };
 }
 
-describe('ugs get (built binary)', () => {
+describe('ugs get (main in-process)', () => {
   it('--json prints exactly the service body and sends the documented GET', async () => {
     const { sb, service } = await setup();
-    const result = await runUgs(['get', '--id', 'acme', '--name', 'Acme Corp', '--json'], {
+    const result = await runMain(['get', '--id', 'acme', '--name', 'Acme Corp', '--json'], {
       sandbox: sb,
     });
     expect(result.code, describeRun(result)).toBe(0);
@@ -52,7 +52,7 @@ describe('ugs get (built binary)', () => {
 
   it('--field token prints only the token and a newline', async () => {
     const { sb, service } = await setup();
-    const result = await runUgs(['get', '--id', 'acme', '--name', 'Acme', '--field', 'token'], {
+    const result = await runMain(['get', '--id', 'acme', '--name', 'Acme', '--field', 'token'], {
       sandbox: sb,
     });
     expect(result.code, describeRun(result)).toBe(0);
@@ -61,22 +61,25 @@ describe('ugs get (built binary)', () => {
     expect(result.stdout).toBe(`${token}\n`);
     expect(result.stderr.trim()).toBe('');
 
-    const teamId = await runUgs(['get', '--id', 'acme', '--name', 'Acme', '--field', 'team_id'], {
+    const teamId = await runMain(['get', '--id', 'acme', '--name', 'Acme', '--field', 'team_id'], {
       sandbox: sb,
     });
     expect(teamId.code, describeRun(teamId)).toBe(0);
     expect(teamId.stdout).toBe(`${(await service.group('acme')).team_id}\n`);
 
-    const props = await runUgs(['get', '--id', 'acme', '--name', 'Acme', '--field', 'properties'], {
-      sandbox: sb,
-    });
+    const props = await runMain(
+      ['get', '--id', 'acme', '--name', 'Acme', '--field', 'properties'],
+      {
+        sandbox: sb,
+      },
+    );
     expect(props.code, describeRun(props)).toBe(0);
     expect(props.stdout).toBe('null\n');
   });
 
   it('a --field the answer does not have is exit 1', async () => {
     const { sb } = await setup();
-    const result = await runUgs(['get', '--id', 'a', '--name', 'A', '--field', 'nope'], {
+    const result = await runMain(['get', '--id', 'a', '--name', 'A', '--field', 'nope'], {
       sandbox: sb,
     });
     expect(result.code, describeRun(result)).toBe(1);
@@ -86,7 +89,7 @@ describe('ugs get (built binary)', () => {
 
   it('default output into a pipe: Created, then Found on stderr, every field as key<TAB>value', async () => {
     const { sb, service } = await setup();
-    const first = await runUgs(['get', '--id', 'acme', '--name', 'Acme Corp'], { sandbox: sb });
+    const first = await runMain(['get', '--id', 'acme', '--name', 'Acme Corp'], { sandbox: sb });
     expect(first.code, describeRun(first)).toBe(0);
     expect(first.stderr).toBe('Created user group acme\n');
     expect(first.stdout).not.toMatch(ANSI);
@@ -105,7 +108,7 @@ describe('ugs get (built binary)', () => {
     expect(order.every((at) => at >= 0)).toBe(true);
     expect([...order].sort((a, b) => a - b)).toEqual(order);
 
-    const second = await runUgs(['get', '--id', 'acme', '--name', 'Acme Corp'], { sandbox: sb });
+    const second = await runMain(['get', '--id', 'acme', '--name', 'Acme Corp'], { sandbox: sb });
     expect(second.code, describeRun(second)).toBe(0);
     expect(second.stderr).toMatch(/^Found user group acme\n/);
     expect(second.stderr).not.toContain('Created');
@@ -128,7 +131,7 @@ describe('ugs get (built binary)', () => {
         },
       }),
     );
-    const result = await runUgs(['get', '--id', 'acme', '--name', 'Acme'], { sandbox: sb });
+    const result = await runMain(['get', '--id', 'acme', '--name', 'Acme'], { sandbox: sb });
     expect(result.code, describeRun(result)).toBe(0);
     expect(result.stdout).toContain('{"plan":"pro"}');
     expect(result.stdout.indexOf('zz_extra')).toBeGreaterThan(result.stdout.indexOf('properties'));
@@ -139,7 +142,7 @@ describe('ugs get (built binary)', () => {
     const { sb, service } = await setup();
     const file = join(sb.root, 'props.json');
     writeFileSync(file, '{"seats": 5, "tags": ["a"]}');
-    const fromFlags = await runUgs(
+    const fromFlags = await runMain(
       [
         'get',
         '--id',
@@ -166,7 +169,7 @@ describe('ugs get (built binary)', () => {
       properties: { seats: 5, tags: ['a'], plan: 'pro' },
     });
 
-    const fromStdin = await runUgs(
+    const fromStdin = await runMain(
       ['get', '--id', 'b', '--name', 'B', '--mapping-json', '{"s":"d"}', '--properties', '-'],
       { sandbox: sb, stdin: '{"region": "eu", "n": null}' },
     );
@@ -182,17 +185,17 @@ describe('ugs get (built binary)', () => {
   it('rejects a non-string mapping and a duplicate key before any request (exit 2)', async () => {
     const { sb, service } = await setup();
     const results = await Promise.all([
-      runUgs(['get', '--id', 'a', '--name', 'A', '--mapping-json', '{"s": 1}'], { sandbox: sb }),
-      runUgs(['get', '--id', 'a', '--name', 'A', '--mapping', 'nokey'], { sandbox: sb }),
-      runUgs(['get', '--id', 'a', '--name', 'A', '--property', 'k=1', '--property', 'k=2'], {
+      runMain(['get', '--id', 'a', '--name', 'A', '--mapping-json', '{"s": 1}'], { sandbox: sb }),
+      runMain(['get', '--id', 'a', '--name', 'A', '--mapping', 'nokey'], { sandbox: sb }),
+      runMain(['get', '--id', 'a', '--name', 'A', '--property', 'k=1', '--property', 'k=2'], {
         sandbox: sb,
       }),
-      runUgs(['get', '--id', 'a', '--name', 'A', '--properties', '{bad'], { sandbox: sb }),
-      runUgs(['get', '--id', 'a', '--name', 'A', '--properties', '@/nonexistent/x.json'], {
+      runMain(['get', '--id', 'a', '--name', 'A', '--properties', '{bad'], { sandbox: sb }),
+      runMain(['get', '--id', 'a', '--name', 'A', '--properties', '@/nonexistent/x.json'], {
         sandbox: sb,
       }),
-      runUgs(['get', '--id', 'a', '--name', 'A', '--json', '--field', 'token'], { sandbox: sb }),
-      runUgs(['get', '--id', '', '--name', 'A'], { sandbox: sb }),
+      runMain(['get', '--id', 'a', '--name', 'A', '--json', '--field', 'token'], { sandbox: sb }),
+      runMain(['get', '--id', '', '--name', 'A'], { sandbox: sb }),
     ]);
     for (const result of results) {
       expect(result.code, describeRun(result)).toBe(2);
@@ -203,7 +206,7 @@ describe('ugs get (built binary)', () => {
 
   it('keeps a base URL path prefix (trailing slash handled)', async () => {
     const { sb, service } = await setup('/prefix');
-    const result = await runUgs(
+    const result = await runMain(
       ['get', '--id', 'acme', '--name', 'Acme', '--base-url', `${service.url}/`, '--json'],
       { sandbox: sb },
     );
@@ -214,7 +217,7 @@ describe('ugs get (built binary)', () => {
   it('retries a 503 and succeeds', async () => {
     const { sb, service } = await setup();
     service.fail(jsonReply(503, { detail: 'busy' }, { 'retry-after': '0' }));
-    const result = await runUgs(['get', '--id', 'acme', '--name', 'Acme', '--json'], {
+    const result = await runMain(['get', '--id', 'acme', '--name', 'Acme', '--json'], {
       sandbox: sb,
     });
     expect(result.code, describeRun(result)).toBe(0);
@@ -227,7 +230,7 @@ describe('ugs get (built binary)', () => {
     service.failAlways(
       textReply(500, '<html><body>SECRET-INTERNAL-STACK</body></html>', 'text/html'),
     );
-    const result = await runUgs(['get', '--id', 'acme', '--name', 'Acme'], { sandbox: sb });
+    const result = await runMain(['get', '--id', 'acme', '--name', 'Acme'], { sandbox: sb });
     expect(result.code, describeRun(result)).toBe(1);
     expect(result.stderr).toMatch(/^error: .*500.*text\/html/m);
     expect(result.stderr + result.stdout).not.toContain('SECRET-INTERNAL-STACK');
@@ -236,7 +239,7 @@ describe('ugs get (built binary)', () => {
   it('a 2xx answer that is not JSON is exit 1', async () => {
     const { sb, service } = await setup();
     service.failAlways(textReply(200, '<html></html>', 'text/html'));
-    const result = await runUgs(['get', '--id', 'acme', '--name', 'Acme'], { sandbox: sb });
+    const result = await runMain(['get', '--id', 'acme', '--name', 'Acme'], { sandbox: sb });
     expect(result.code, describeRun(result)).toBe(1);
     expect(result.stderr).toMatch(/^error: .*not JSON/m);
   });

@@ -10,13 +10,13 @@ import {
   expectFailure,
   killAllPtys,
   makeSandbox,
-  runUgs,
+  runMain,
   startPty,
 } from '../kit/index.js';
 
 /** The command names listed under `Commands:` in the program's help. */
 async function commandNames(): Promise<string[]> {
-  const help = await runUgs(['--help']);
+  const help = await runMain(['--help']);
   const section = help.stdout.split('Commands:\n')[1]?.split('\n\n')[0] ?? '';
   const names = section
     .split('\n')
@@ -45,7 +45,7 @@ describe('help fits 80 columns', () => {
       ...names.map((name) => [name, '--help']),
       ...names.map((name) => ['help', name]),
     ];
-    const results = await Promise.all(invocations.map((args) => runUgs(args, { sandbox })));
+    const results = await Promise.all(invocations.map((args) => runMain(args, { sandbox })));
     results.forEach((result, i) => {
       const args = invocations[i] ?? [];
       const label = describeRun(result);
@@ -78,7 +78,7 @@ describe('help for unknown commands, and --help before a command', () => {
     [['help', 'gte'], 'gte', 'get'],
     [['--help', 'rotat'], 'rotat', 'rotate'],
   ])('ugs %j is a usage error in error:/hint: form', async (args, name, suggestion) => {
-    const result = await runUgs(args);
+    const result = await runMain(args);
     const { error, hint } = expectFailure(result, 2);
     expect(error).toBe(`unknown command '${name}'`);
     expect(hint, describeRun(result)).toBeDefined();
@@ -88,7 +88,7 @@ describe('help for unknown commands, and --help before a command', () => {
   });
 
   it('an unknown option keeps its suggestion on the hint line', async () => {
-    const result = await runUgs(['get', '--idd', 'x']);
+    const result = await runMain(['get', '--idd', 'x']);
     const { error, hint } = expectFailure(result, 2);
     expect(error).toBe("unknown option '--idd'");
     expect(hint).toMatch(/^did you mean --id\?/);
@@ -99,7 +99,7 @@ describe('help for unknown commands, and --help before a command', () => {
     [['-h', 'rotate'], 'rotate'],
     [['-p', 'work', '--help', 'status'], 'status'],
   ])('ugs %j shows that command’s help', async (args, name) => {
-    const result = await runUgs(args);
+    const result = await runMain(args);
     expect(result.code, describeRun(result)).toBe(0);
     expect(result.stdout.split('\n')[0]).toBe(`Usage: ugs ${name} [options]`);
     expect(result.stderr).toBe('');

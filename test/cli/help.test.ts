@@ -1,10 +1,10 @@
 import { statSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { describeRun, makeSandbox, PACKAGE_VERSION, runUgs, STACK_LINE } from '../kit/index.js';
+import { describeRun, makeSandbox, PACKAGE_VERSION, runMain, STACK_LINE } from '../kit/index.js';
 
 const COMMANDS = ['login', 'logout', 'status', 'get', 'rotate'];
 
-describe('help and version (built binary)', () => {
+describe('help and version (main in-process)', () => {
   it('--help of the program and of every command exits 0 with examples on stdout', async () => {
     const sb = makeSandbox();
     const invocations = [
@@ -14,7 +14,7 @@ describe('help and version (built binary)', () => {
       ...COMMANDS.map((command) => [command, '--help']),
       ...COMMANDS.map((command) => ['help', command]),
     ];
-    const results = await Promise.all(invocations.map((args) => runUgs(args, { sandbox: sb })));
+    const results = await Promise.all(invocations.map((args) => runMain(args, { sandbox: sb })));
     results.forEach((result, i) => {
       const label = `ugs ${invocations[i]?.join(' ')}\n${describeRun(result)}`;
       expect(result.code, label).toBe(0);
@@ -50,7 +50,7 @@ describe('help and version (built binary)', () => {
       ],
       rotate: ['--current-token', '--current-token-stdin', '--yes', '--json', '--field'],
     };
-    const results = await Promise.all(COMMANDS.map((c) => runUgs([c, '--help'], { sandbox: sb })));
+    const results = await Promise.all(COMMANDS.map((c) => runMain([c, '--help'], { sandbox: sb })));
     results.forEach((result, i) => {
       const command = COMMANDS[i] ?? '';
       for (const flag of expected[command] ?? []) {
@@ -62,9 +62,9 @@ describe('help and version (built binary)', () => {
   it('--version and -V print the package.json version', async () => {
     const sb = makeSandbox();
     const [long, short, afterCommand] = await Promise.all([
-      runUgs(['--version'], { sandbox: sb }),
-      runUgs(['-V'], { sandbox: sb }),
-      runUgs(['--version', 'status'], { sandbox: sb }),
+      runMain(['--version'], { sandbox: sb }),
+      runMain(['-V'], { sandbox: sb }),
+      runMain(['--version', 'status'], { sandbox: sb }),
     ]);
     for (const result of [long, short, afterCommand]) {
       expect(result.code, describeRun(result)).toBe(0);

@@ -4,7 +4,7 @@ import {
   describeRun,
   makeSandbox,
   readConfig,
-  runUgs,
+  runMain,
   type Service,
   startService,
   writeConfig,
@@ -18,10 +18,10 @@ beforeAll(async () => {
 });
 afterAll(() => service.close());
 
-describe('ugs login --with-token (built binary)', () => {
+describe('ugs login --with-token (main in-process)', () => {
   it('saves the profile in a 0600 file in a 0700 directory and never prints the token', async () => {
     const sb = makeSandbox();
-    const login = await runUgs(['login', '--base-url', service.url, '--with-token'], {
+    const login = await runMain(['login', '--base-url', service.url, '--with-token'], {
       sandbox: sb,
       stdin: `${API_TOKEN}\n`,
     });
@@ -41,8 +41,8 @@ describe('ugs login --with-token (built binary)', () => {
     expect(readdirSync(sb.configDir)).toEqual(['config.json']);
 
     const [status, statusJson] = await Promise.all([
-      runUgs(['status'], { sandbox: sb }),
-      runUgs(['status', '--json'], { sandbox: sb }),
+      runMain(['status'], { sandbox: sb }),
+      runMain(['status', '--json'], { sandbox: sb }),
     ]);
     expect(status.code, describeRun(status)).toBe(0);
     expect(status.stdout).toContain(`****${API_TOKEN.slice(-4)}`);
@@ -71,7 +71,7 @@ describe('ugs login --with-token (built binary)', () => {
     writeConfig(sb, {
       profiles: { other: { baseUrl: 'https://other.example.com', apiToken: 'other-token' } },
     });
-    const result = await runUgs(['login', '--base-url', `${service.url}/`, '--with-token'], {
+    const result = await runMain(['login', '--base-url', `${service.url}/`, '--with-token'], {
       sandbox: sb,
       stdin: `  \t${API_TOKEN}  \r\n`,
     });
@@ -90,7 +90,7 @@ describe('ugs login --with-token (built binary)', () => {
     writeConfig(sb, { profiles: {} });
     chmodSync(sb.configDir, 0o755);
     chmodSync(sb.configPath, 0o644);
-    const result = await runUgs(['login', '--base-url', service.url, '--with-token'], {
+    const result = await runMain(['login', '--base-url', service.url, '--with-token'], {
       sandbox: sb,
       stdin: API_TOKEN,
     });
@@ -101,7 +101,7 @@ describe('ugs login --with-token (built binary)', () => {
 
   it('refuses empty stdin (exit 2) and writes nothing', async () => {
     const sb = makeSandbox();
-    const result = await runUgs(['login', '--base-url', service.url, '--with-token'], {
+    const result = await runMain(['login', '--base-url', service.url, '--with-token'], {
       sandbox: sb,
       stdin: ' \n',
     });
@@ -112,7 +112,7 @@ describe('ugs login --with-token (built binary)', () => {
 
   it('without --with-token and without a terminal is a usage error, not a hang', async () => {
     const sb = makeSandbox();
-    const result = await runUgs(['login', '--base-url', service.url], {
+    const result = await runMain(['login', '--base-url', service.url], {
       sandbox: sb,
       stdin: API_TOKEN,
     });
@@ -123,7 +123,7 @@ describe('ugs login --with-token (built binary)', () => {
 
   it('warns that UGS_API_TOKEN overrides the token just saved', async () => {
     const sb = makeSandbox();
-    const result = await runUgs(['login', '--base-url', service.url, '--with-token'], {
+    const result = await runMain(['login', '--base-url', service.url, '--with-token'], {
       sandbox: sb,
       stdin: API_TOKEN,
       env: { UGS_API_TOKEN: 'env-token-0000zzzz' },
@@ -136,7 +136,7 @@ describe('ugs login --with-token (built binary)', () => {
 
   it('refuses a plain http base URL to another host (exit 2) and writes nothing', async () => {
     const sb = makeSandbox();
-    const result = await runUgs(['login', '--base-url', 'http://example.com', '--with-token'], {
+    const result = await runMain(['login', '--base-url', 'http://example.com', '--with-token'], {
       sandbox: sb,
       stdin: API_TOKEN,
     });
@@ -146,7 +146,7 @@ describe('ugs login --with-token (built binary)', () => {
   });
 });
 
-describe('ugs logout and status (built binary)', () => {
+describe('ugs logout and status (main in-process)', () => {
   it('logout removes the token but keeps the base URL; status then exits 3', async () => {
     const sb = makeSandbox();
     writeConfig(sb, {
@@ -155,7 +155,7 @@ describe('ugs logout and status (built binary)', () => {
         other: { baseUrl: service.url, apiToken: 'other-token-5678' },
       },
     });
-    const logout = await runUgs(['logout'], { sandbox: sb });
+    const logout = await runMain(['logout'], { sandbox: sb });
     expect(logout.code, describeRun(logout)).toBe(0);
     expect(logout.stdout + logout.stderr).not.toContain(API_TOKEN);
     expect(readConfig(sb)).toEqual({
@@ -167,8 +167,8 @@ describe('ugs logout and status (built binary)', () => {
     expect(statSync(sb.configPath).mode & 0o777).toBe(0o600);
 
     const [again, status] = await Promise.all([
-      runUgs(['logout'], { sandbox: sb }),
-      runUgs(['status', '--json'], { sandbox: sb }),
+      runMain(['logout'], { sandbox: sb }),
+      runMain(['status', '--json'], { sandbox: sb }),
     ]);
     expect(again.code, describeRun(again)).toBe(0);
     expect(status.code, describeRun(status)).toBe(3);
@@ -181,8 +181,8 @@ describe('ugs logout and status (built binary)', () => {
     const sb = makeSandbox();
     writeConfig(sb, { profiles: { default: { baseUrl: service.url, apiToken: 'abc1234' } } });
     const [short, env] = await Promise.all([
-      runUgs(['status', '--json'], { sandbox: sb }),
-      runUgs(['status', '--json'], { sandbox: sb, env: { UGS_API_TOKEN: 'env-token-9876wxyz' } }),
+      runMain(['status', '--json'], { sandbox: sb }),
+      runMain(['status', '--json'], { sandbox: sb, env: { UGS_API_TOKEN: 'env-token-9876wxyz' } }),
     ]);
     expect(short.code, describeRun(short)).toBe(0);
     expect(short.stdout).not.toContain('1234');

@@ -15,7 +15,7 @@ import {
   type InProcessEmulator,
   killAllPtys,
   makeSandbox,
-  runUgs,
+  runMain,
   type Sandbox,
   startEmulator,
   startPty,
@@ -80,7 +80,7 @@ describe('the default output at a terminal', () => {
     // Every word of the long property is shown, none cut off.
     for (let i = 0; i < 30; i++) expect(text).toContain(`word${i}`);
     // The whole token, as a script reading the group would get it.
-    const field = await runUgs(['get', '--id', 'fit-80', '--name', 'Fit 80', '--field', 'token'], {
+    const field = await runMain(['get', '--id', 'fit-80', '--name', 'Fit 80', '--field', 'token'], {
       sandbox,
       env: serviceEnv(),
     });
@@ -90,7 +90,7 @@ describe('the default output at a terminal', () => {
   it('at 80 columns the notes fit too: the note on an existing group is broken at spaces', async () => {
     const sandbox = makeSandbox();
     const args = ['get', '--id', 'fit-note', '--name', 'Fit note', '--property', 'plan=pro'];
-    expect((await runUgs(args, { sandbox, env: serviceEnv() })).code).toBe(0);
+    expect((await runMain(args, { sandbox, env: serviceEnv() })).code).toBe(0);
     const { lines, text, code } = await onTerminal(sandbox, args, 80);
     expect(code, text).toBe(0);
     expect(text).toMatch(/note: user group fit-note already existed/);
@@ -100,7 +100,7 @@ describe('the default output at a terminal', () => {
 
   it('rotate at 80 columns (a wider key column): lines fit, the new token is whole', async () => {
     const sandbox = makeSandbox();
-    const created = await runUgs(['get', '--id', 'fit-rot', '--name', 'R', '--field', 'token'], {
+    const created = await runMain(['get', '--id', 'fit-rot', '--name', 'R', '--field', 'token'], {
       sandbox,
       env: serviceEnv(),
     });
@@ -177,9 +177,9 @@ describe('the default output into a pipe', () => {
     const sandbox = makeSandbox();
     const args = ['get', '--id', 'piped', '--name', 'Piped', '--property', 'plan=pro'];
     const [table, json, field] = await Promise.all([
-      runUgs(args, { sandbox, env: serviceEnv() }),
-      runUgs([...args, '--json'], { sandbox, env: serviceEnv() }),
-      runUgs([...args, '--field', 'token'], { sandbox, env: serviceEnv() }),
+      runMain(args, { sandbox, env: serviceEnv() }),
+      runMain([...args, '--json'], { sandbox, env: serviceEnv() }),
+      runMain([...args, '--field', 'token'], { sandbox, env: serviceEnv() }),
     ]);
     for (const result of [table, json, field]) expect(result.code, describeRun(result)).toBe(0);
     expect(table.stdout).not.toMatch(BOX);
@@ -202,15 +202,15 @@ describe('-q/--quiet', () => {
   it('no notes or warnings on stderr; errors still', async () => {
     const sandbox = makeSandbox();
     const args = ['get', '--id', 'quiet', '--name', 'Quiet'];
-    const first = await runUgs(args, { sandbox, env: serviceEnv() });
+    const first = await runMain(args, { sandbox, env: serviceEnv() });
     // Without -q: the headline, then the "already existed" note on the second call.
-    const loud = await runUgs(args, { sandbox, env: serviceEnv() });
+    const loud = await runMain(args, { sandbox, env: serviceEnv() });
     expect(first.stderr).toContain('Created user group quiet');
     expect(loud.stderr).toContain('note:');
     const [quiet, quietAfter, rotated] = await Promise.all([
-      runUgs(['-q', ...args], { sandbox, env: serviceEnv() }),
-      runUgs([...args, '--quiet'], { sandbox, env: serviceEnv() }),
-      runUgs(['rotate', '--current-token-stdin', '--yes', '--field', 'token', '-q'], {
+      runMain(['-q', ...args], { sandbox, env: serviceEnv() }),
+      runMain([...args, '--quiet'], { sandbox, env: serviceEnv() }),
+      runMain(['rotate', '--current-token-stdin', '--yes', '--field', 'token', '-q'], {
         sandbox,
         env: serviceEnv(),
         stdin: first.stdout.match(HEX64)?.[0] ?? '',
@@ -223,7 +223,7 @@ describe('-q/--quiet', () => {
     expect(quiet.stdout).toMatch(/^token\t[0-9a-f]{64}$/m);
     expect(rotated.stdout).toMatch(/^[0-9a-f]{64}\n$/);
 
-    const failed = await runUgs(['-q', 'get', '--id', 'x'], { sandbox, env: serviceEnv() });
+    const failed = await runMain(['-q', 'get', '--id', 'x'], { sandbox, env: serviceEnv() });
     expectFailure(failed, 2);
   });
 
@@ -232,8 +232,8 @@ describe('-q/--quiet', () => {
     const rows = join(sandbox.root, 'rows.csv');
     writeFileSync(rows, 'user_group_id,name\nq1,One\nq2,Two\n');
     const [loud, quiet] = await Promise.all([
-      runUgs(['get', '--from', rows], { sandbox, env: serviceEnv() }),
-      runUgs(['get', '--from', rows, '-q'], { sandbox, env: serviceEnv() }),
+      runMain(['get', '--from', rows], { sandbox, env: serviceEnv() }),
+      runMain(['get', '--from', rows, '-q'], { sandbox, env: serviceEnv() }),
     ]);
     expect(loud.stderr).toMatch(/2 rows in/);
     expect(quiet.code, describeRun(quiet)).toBe(0);

@@ -4,7 +4,7 @@ import {
   describeRun,
   makeSandbox,
   readConfig,
-  runUgs,
+  runMain,
   serviceForTest,
   writeConfig,
 } from '../kit/index.js';
@@ -13,22 +13,22 @@ const PROFILE_TOKEN = 'profile-token-aaaa1111';
 const ENV_TOKEN = 'env-token-bbbb2222';
 const OTHER_TOKEN = 'other-token-cccc3333';
 
-describe('precedence (built binary)', () => {
+describe('precedence (main in-process)', () => {
   it('UGS_API_TOKEN overrides the profile token', async () => {
     const service = await serviceForTest([PROFILE_TOKEN, ENV_TOKEN]);
     const sb = makeSandbox();
     writeConfig(sb, { profiles: { default: { baseUrl: service.url, apiToken: PROFILE_TOKEN } } });
     const [withEnv, emptyEnv, status] = await Promise.all([
-      runUgs(['get', '--id', 'a', '--name', 'A', '--json'], {
+      runMain(['get', '--id', 'a', '--name', 'A', '--json'], {
         sandbox: sb,
         env: { UGS_API_TOKEN: ENV_TOKEN },
       }),
       // An empty variable is as good as unset.
-      runUgs(['get', '--id', 'b', '--name', 'B', '--json'], {
+      runMain(['get', '--id', 'b', '--name', 'B', '--json'], {
         sandbox: sb,
         env: { UGS_API_TOKEN: '' },
       }),
-      runUgs(['status', '--json'], { sandbox: sb, env: { UGS_API_TOKEN: ENV_TOKEN } }),
+      runMain(['status', '--json'], { sandbox: sb, env: { UGS_API_TOKEN: ENV_TOKEN } }),
     ]);
     expect(withEnv.code, describeRun(withEnv)).toBe(0);
     expect(emptyEnv.code, describeRun(emptyEnv)).toBe(0);
@@ -57,11 +57,14 @@ describe('precedence (built binary)', () => {
     });
     const env = { UGS_BASE_URL: envStub.url };
     const [fromProfile, fromEnv, fromFlag, statusEnv, statusFlag] = await Promise.all([
-      runUgs(['get', '--id', 'p', '--name', 'P'], { sandbox: sb }),
-      runUgs(['get', '--id', 'e', '--name', 'E'], { sandbox: sb, env }),
-      runUgs(['get', '--id', 'f', '--name', 'F', '--base-url', flagStub.url], { sandbox: sb, env }),
-      runUgs(['status', '--json'], { sandbox: sb, env }),
-      runUgs(['status', '--json', '--base-url', flagStub.url], { sandbox: sb, env }),
+      runMain(['get', '--id', 'p', '--name', 'P'], { sandbox: sb }),
+      runMain(['get', '--id', 'e', '--name', 'E'], { sandbox: sb, env }),
+      runMain(['get', '--id', 'f', '--name', 'F', '--base-url', flagStub.url], {
+        sandbox: sb,
+        env,
+      }),
+      runMain(['status', '--json'], { sandbox: sb, env }),
+      runMain(['status', '--json', '--base-url', flagStub.url], { sandbox: sb, env }),
     ]);
     for (const result of [fromProfile, fromEnv, fromFlag]) {
       expect(result.code, describeRun(result)).toBe(0);
@@ -89,12 +92,12 @@ describe('precedence (built binary)', () => {
       serviceForTest([OTHER_TOKEN]),
     ]);
     const sb = makeSandbox();
-    const loginDefault = await runUgs(['login', '--base-url', defaultStub.url, '--with-token'], {
+    const loginDefault = await runMain(['login', '--base-url', defaultStub.url, '--with-token'], {
       sandbox: sb,
       stdin: PROFILE_TOKEN,
     });
     expect(loginDefault.code, describeRun(loginDefault)).toBe(0);
-    const loginOther = await runUgs(
+    const loginOther = await runMain(
       ['login', '--profile', 'other', '--base-url', otherStub.url, '--with-token'],
       { sandbox: sb, stdin: OTHER_TOKEN },
     );
@@ -108,15 +111,15 @@ describe('precedence (built binary)', () => {
     });
 
     const [viaDefault, viaFlag, viaShortFlag, viaEnv, flagBeatsEnv, missing] = await Promise.all([
-      runUgs(['get', '--id', 'd', '--name', 'D'], { sandbox: sb }),
-      runUgs(['--profile', 'other', 'get', '--id', 'o1', '--name', 'O'], { sandbox: sb }),
-      runUgs(['-p', 'other', 'get', '--id', 'o2', '--name', 'O'], { sandbox: sb }),
-      runUgs(['get', '--id', 'o3', '--name', 'O'], { sandbox: sb, env: { UGS_PROFILE: 'other' } }),
-      runUgs(['get', '--id', 'd2', '--name', 'D', '--profile', 'default'], {
+      runMain(['get', '--id', 'd', '--name', 'D'], { sandbox: sb }),
+      runMain(['--profile', 'other', 'get', '--id', 'o1', '--name', 'O'], { sandbox: sb }),
+      runMain(['-p', 'other', 'get', '--id', 'o2', '--name', 'O'], { sandbox: sb }),
+      runMain(['get', '--id', 'o3', '--name', 'O'], { sandbox: sb, env: { UGS_PROFILE: 'other' } }),
+      runMain(['get', '--id', 'd2', '--name', 'D', '--profile', 'default'], {
         sandbox: sb,
         env: { UGS_PROFILE: 'other' },
       }),
-      runUgs(['get', '--id', 'x', '--name', 'X', '--profile', 'nobody'], { sandbox: sb }),
+      runMain(['get', '--id', 'x', '--name', 'X', '--profile', 'nobody'], { sandbox: sb }),
     ]);
     for (const result of [viaDefault, viaFlag, viaShortFlag, viaEnv, flagBeatsEnv]) {
       expect(result.code, describeRun(result)).toBe(0);
@@ -133,7 +136,7 @@ describe('precedence (built binary)', () => {
     expect(missing.stderr).toMatch(/^hint: .*ugs login --profile nobody/m);
 
     // Logging out of one profile leaves the other alone.
-    const logout = await runUgs(['logout'], { sandbox: sb, env: { UGS_PROFILE: 'other' } });
+    const logout = await runMain(['logout'], { sandbox: sb, env: { UGS_PROFILE: 'other' } });
     expect(logout.code, describeRun(logout)).toBe(0);
     expect(readConfig(sb)).toEqual({
       profiles: {
@@ -150,7 +153,7 @@ describe('precedence (built binary)', () => {
       profiles: { other: { baseUrl: 'https://unused.example.com', apiToken: OTHER_TOKEN } },
     });
     const [debugAfter, allAfter, statusAfter] = await Promise.all([
-      runUgs(
+      runMain(
         [
           'get',
           '--id',
@@ -165,7 +168,7 @@ describe('precedence (built binary)', () => {
         ],
         { sandbox: sb },
       ),
-      runUgs(
+      runMain(
         [
           'get',
           '--id',
@@ -184,7 +187,7 @@ describe('precedence (built binary)', () => {
         ],
         { sandbox: sb },
       ),
-      runUgs(['status', '--json', '--profile', 'other'], { sandbox: sb }),
+      runMain(['status', '--json', '--profile', 'other'], { sandbox: sb }),
     ]);
     expect(debugAfter.code, describeRun(debugAfter)).toBe(0);
     expect(debugAfter.stderr).toContain(`[debug] > GET ${service.url}/api/user`);
@@ -199,7 +202,7 @@ describe('precedence (built binary)', () => {
     'the OS config dir under HOME is used when UGS_CONFIG_DIR is not set',
     async () => {
       const sb = makeSandbox();
-      const result = await runUgs(['status', '--json'], {
+      const result = await runMain(['status', '--json'], {
         sandbox: sb,
         env: { UGS_CONFIG_DIR: undefined, XDG_CONFIG_HOME: undefined },
       });

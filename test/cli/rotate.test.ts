@@ -5,7 +5,7 @@ import {
   destroy,
   errorLines,
   makeSandbox,
-  runUgs,
+  runMain,
   type Sandbox,
   type Service,
   STACK_LINE,
@@ -25,10 +25,10 @@ async function setup(): Promise<{ sb: Sandbox; service: Service; oldToken: strin
   return { sb, service, oldToken };
 }
 
-describe('ugs rotate (built binary)', () => {
+describe('ugs rotate (main in-process)', () => {
   it('--current-token-stdin --yes --json rotates once and prints the body', async () => {
     const { sb, service, oldToken } = await setup();
-    const result = await runUgs(['rotate', '--current-token-stdin', '--yes', '--json'], {
+    const result = await runMain(['rotate', '--current-token-stdin', '--yes', '--json'], {
       sandbox: sb,
       stdin: `${oldToken}\n`,
     });
@@ -50,7 +50,7 @@ describe('ugs rotate (built binary)', () => {
     expect(result.stderr).not.toContain(oldToken);
 
     // The old token no longer matches: the service says so and ugs exits 1.
-    const again = await runUgs(['rotate', '--current-token-stdin', '--yes'], {
+    const again = await runMain(['rotate', '--current-token-stdin', '--yes'], {
       sandbox: sb,
       stdin: oldToken,
     });
@@ -62,7 +62,7 @@ describe('ugs rotate (built binary)', () => {
 
   it('into a pipe: key<TAB>value on stdout, the headline and warning (not the token) on stderr', async () => {
     const { sb, service, oldToken } = await setup();
-    const result = await runUgs(['rotate', '--current-token', oldToken, '--yes'], { sandbox: sb });
+    const result = await runMain(['rotate', '--current-token', oldToken, '--yes'], { sandbox: sb });
     expect(result.code, describeRun(result)).toBe(0);
     const newToken = (await service.group('acme')).token ?? '';
     const lines = result.stderr.split('\n');
@@ -75,7 +75,7 @@ describe('ugs rotate (built binary)', () => {
 
   it('--field token prints only the new token', async () => {
     const { sb, service, oldToken } = await setup();
-    const result = await runUgs(['rotate', '--current-token-stdin', '--yes', '--field', 'token'], {
+    const result = await runMain(['rotate', '--current-token-stdin', '--yes', '--field', 'token'], {
       sandbox: sb,
       stdin: oldToken,
     });
@@ -86,9 +86,9 @@ describe('ugs rotate (built binary)', () => {
   it('without --yes and without a terminal: exit 2 and nothing is sent', async () => {
     const { sb, service, oldToken } = await setup();
     const results = await Promise.all([
-      runUgs(['rotate', '--current-token-stdin', '--json'], { sandbox: sb, stdin: oldToken }),
-      runUgs(['rotate', '--current-token', oldToken], { sandbox: sb }),
-      runUgs(['rotate', '--current-token-stdin', '--no-input'], { sandbox: sb, stdin: oldToken }),
+      runMain(['rotate', '--current-token-stdin', '--json'], { sandbox: sb, stdin: oldToken }),
+      runMain(['rotate', '--current-token', oldToken], { sandbox: sb }),
+      runMain(['rotate', '--current-token-stdin', '--no-input'], { sandbox: sb, stdin: oldToken }),
     ]);
     for (const result of results) {
       expect(result.code, describeRun(result)).toBe(2);
@@ -102,10 +102,10 @@ describe('ugs rotate (built binary)', () => {
   it('missing or empty current token, or both sources: exit 2 and nothing is sent', async () => {
     const { sb, service, oldToken } = await setup();
     const results = await Promise.all([
-      runUgs(['rotate', '--yes'], { sandbox: sb }),
-      runUgs(['rotate', '--yes', '--current-token-stdin'], { sandbox: sb, stdin: '\n' }),
-      runUgs(['rotate', '--yes', '--current-token', ''], { sandbox: sb }),
-      runUgs(['rotate', '--yes', '--current-token', oldToken, '--current-token-stdin'], {
+      runMain(['rotate', '--yes'], { sandbox: sb }),
+      runMain(['rotate', '--yes', '--current-token-stdin'], { sandbox: sb, stdin: '\n' }),
+      runMain(['rotate', '--yes', '--current-token', ''], { sandbox: sb }),
+      runMain(['rotate', '--yes', '--current-token', oldToken, '--current-token-stdin'], {
         sandbox: sb,
         stdin: oldToken,
       }),
@@ -120,7 +120,7 @@ describe('ugs rotate (built binary)', () => {
   it('socket destroyed after the request: exit 5, not retried, says how to check', async () => {
     const { sb, service, oldToken } = await setup();
     service.failAlways(destroy());
-    const result = await runUgs(['rotate', '--current-token-stdin', '--yes', '--json'], {
+    const result = await runMain(['rotate', '--current-token-stdin', '--yes', '--json'], {
       sandbox: sb,
       stdin: oldToken,
     });
@@ -137,7 +137,7 @@ describe('ugs rotate (built binary)', () => {
   it('no answer within --timeout: exit 5, not retried', async () => {
     const { sb, service, oldToken } = await setup();
     service.failAlways(stall());
-    const result = await runUgs(['rotate', '--current-token-stdin', '--yes', '--timeout', '1'], {
+    const result = await runMain(['rotate', '--current-token-stdin', '--yes', '--timeout', '1'], {
       sandbox: sb,
       stdin: oldToken,
     });
@@ -153,7 +153,7 @@ describe('ugs rotate (built binary)', () => {
     writeConfig(sb, {
       profiles: { default: { baseUrl: `http://127.0.0.1:${port}`, apiToken: API_TOKEN } },
     });
-    const result = await runUgs(['rotate', '--current-token', 'ugt_x1234567', '--yes'], {
+    const result = await runMain(['rotate', '--current-token', 'ugt_x1234567', '--yes'], {
       sandbox: sb,
     });
     expect(result.code, describeRun(result)).toBe(4);
@@ -164,7 +164,7 @@ describe('ugs rotate (built binary)', () => {
   it('a 2xx answer that cannot be read: the rotation may have happened (exit 5)', async () => {
     const { sb, service, oldToken } = await setup();
     service.failAlways(textReply(200, 'ok', 'text/plain'));
-    const result = await runUgs(['rotate', '--current-token', oldToken, '--yes'], { sandbox: sb });
+    const result = await runMain(['rotate', '--current-token', oldToken, '--yes'], { sandbox: sb });
     expect(result.code, describeRun(result)).toBe(5);
     expect(service.requests).toHaveLength(1);
     expect(result.stderr).toMatch(/^hint: .*ugs get --id/m);

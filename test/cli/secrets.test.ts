@@ -6,20 +6,23 @@ import {
   json as jsonReply,
   makeSandbox,
   type RunResult,
-  runUgs,
+  runMain,
   serviceForTest,
   text as textReply,
 } from '../kit/index.js';
 
 const API_TOKEN = 'APITOKEN-SECRET-7f3a9c';
 
-describe('secrets (built binary, --debug)', () => {
+describe('secrets (main in-process, --debug)', () => {
   it('login, get, rotate and status never print the API token, even with --debug', async () => {
     const service = await serviceForTest([API_TOKEN]);
     const sb = makeSandbox();
     const runs: [string, RunResult][] = [];
     const run = async (args: string[], stdin?: string): Promise<RunResult> => {
-      const result = await runUgs(args, { sandbox: sb, ...(stdin === undefined ? {} : { stdin }) });
+      const result = await runMain(args, {
+        sandbox: sb,
+        ...(stdin === undefined ? {} : { stdin }),
+      });
       runs.push([args.join(' '), result]);
       return result;
     };
@@ -103,7 +106,7 @@ describe('secrets (built binary, --debug)', () => {
     service.failAlways(
       jsonReply(400, { success: 0, error: `token ${API_TOKEN} is not allowed to create groups` }),
     );
-    const result = await runUgs(
+    const result = await runMain(
       ['get', '--id', 'acme', '--name', 'Acme', '--base-url', service.url, '--debug'],
       { sandbox: sb, env: { UGS_API_TOKEN: API_TOKEN } },
     );
@@ -122,7 +125,7 @@ describe('secrets (built binary, --debug)', () => {
     const sb = makeSandbox();
     service.failAlways(textReply(500, 'oops', 'text/plain'));
     const current = 'ugt_current_0123456789';
-    const result = await runUgs(
+    const result = await runMain(
       ['rotate', '--current-token', current, '--yes', '--base-url', service.url, '--debug'],
       { sandbox: sb, env: { UGS_API_TOKEN: API_TOKEN } },
     );

@@ -8,6 +8,9 @@
  *               runs a test signals; runShell for pipelines; makeSandbox/tempDir (removed once
  *               after each file); describeRun, errorLines, expectFailure (the failure shape:
  *               one error line, at most one hint, no stack), STACK_LINE, ANSI, stripAnsi.
+ * - main.ts     runMain(args, { sandbox, env, stdin, tty, columns, timeoutMs }): main() in the test
+ *               process with the same sandbox and result shape as runUgs, for tests of output
+ *               and exit codes that need no real process (milliseconds instead of a Node start).
  * - terminal.ts startPty(sandbox, args, { env, columns }): the binary on a real pseudo-terminal
  *               (node-pty: prompts, Ctrl+C, output fitted to the width).
  * - server.ts   startServer([{ tls, port }], ...replies): one scripted server on 127.0.0.1 that
@@ -31,12 +34,13 @@
  * - proxy.ts    startProxy(mode): a recording CONNECT proxy that tunnels to 127.0.0.1 only.
  * - built.ts    vitest global setup: fails the run at once when `npm run build` was not run.
  *
- * Only fakes.ts, wiring.ts, http-client.ts and emulator.ts import from src/ (the types and
+ * Only fakes.ts, wiring.ts, http-client.ts, main.ts and emulator.ts import from src/ (the types and
  * builders they fake or drive): a moved src module is fixed here, not in every test.
  */
 export * from './binary.js';
 export * from './drf.js';
 export * from './emulator.js';
+export * from './main.js';
 export * from './proxy.js';
 export * from './server.js';
 export * from './service.js';
