@@ -207,17 +207,19 @@ export function proxyVariable(
 }
 
 /**
- * This machine: `localhost` and `*.localhost` (RFC 6761 reserves them for loopback, a trailing
- * dot included), 127.0.0.0/8, `::1`, and 127.x written as an IPv4-mapped IPv6 address. One
- * definition for both of its uses: plain http is allowed there without --insecure-http, and the
- * API token is never sent there through a proxy.
+ * This machine: `localhost` itself (a trailing dot included), 127.0.0.0/8, `::1`, and 127.x
+ * written as an IPv4-mapped IPv6 address. One definition for both of its uses: plain http is
+ * allowed there without --insecure-http, and the API token is never sent there through a proxy.
+ * Names under `.localhost` are not: RFC 6761 reserves them for loopback, but the resolver decides,
+ * and an /etc/hosts line or a DNS server pointing `evil.localhost` at another machine would get
+ * the token in clear text. They need --insecure-http and follow the proxy rules like any name.
  */
 export function isLoopbackHost(hostname: string): boolean {
   const host = hostname
     .toLowerCase()
     .replace(/^\[|\]$/g, '')
     .replace(/\.$/, '');
-  if (host === 'localhost' || host.endsWith('.localhost')) return true;
+  if (host === 'localhost') return true;
   if (host === '::1' || host === '0:0:0:0:0:0:0:1') return true;
   const v4 = /^(?:::ffff:)?127\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(host);
   if (v4) return v4.slice(1).every((part) => Number(part) <= 255);
