@@ -91,6 +91,14 @@ function run() {
   // map when it loads a module, so this comes before main.cjs, and only --debug pays for it.
   if (args.includes('--debug')) process.setSourceMapsEnabled(true);
   const { homedir } = require('node:os');
+  // Node reads NODE_TLS_REJECT_UNAUTHORIZED itself at every TLS connection and, at "0", warns
+  // that certificates go unchecked. ugs checks them whatever it says (src/http.ts) and says that
+  // instead: main still sees the variable, Node no longer does.
+  let env = process.env;
+  if (env.NODE_TLS_REJECT_UNAUTHORIZED !== undefined) {
+    env = { ...env };
+    delete process.env.NODE_TLS_REJECT_UNAUTHORIZED;
+  }
   const { main } = require('../dist/main.cjs');
 
   main(
@@ -105,7 +113,7 @@ function run() {
       stdinIsTTY: process.stdin.isTTY === true,
       stdoutIsTTY: process.stdout.isTTY === true,
       stderrIsTTY: process.stderr.isTTY === true,
-      env: process.env,
+      env,
       noInput: false,
       noColor: false,
       onSignal: (listener) => {

@@ -10,7 +10,7 @@ import type { Deps } from './deps.js';
 import { AuthError, ConfigError, UsageError } from './errors.js';
 import { escapeControls } from './io.js';
 import { parseBaseUrl } from './parse.js';
-import { CredentialStoreError, credentialAccount } from './secure-store.js';
+import { CredentialStoreError, credentialAccounts } from './secure-store.js';
 import type { Target } from './service.js';
 import { parseApiPath, type Settings, USER_PATH } from './settings.js';
 
@@ -80,7 +80,10 @@ export async function readApiToken(
   const store = deps.credentialStore;
   let value: string | undefined;
   try {
-    value = await store.get(credentialAccount(profileName, deps.config.path));
+    for (const account of credentialAccounts(profileName, deps.config.path)) {
+      value = await store.get(account);
+      if (value !== undefined && value !== '') break;
+    }
   } catch (error) {
     if (!(error instanceof CredentialStoreError)) throw error;
     throw new ConfigError(

@@ -10,7 +10,7 @@
 import type { Writable } from 'node:stream';
 import { escapeControls } from './io.js';
 import { formatJsonText } from './json-text.js';
-import { withoutUserInfo } from './parse.js';
+import { redactUrl } from './parse.js';
 
 export const REDACTED = '[REDACTED]';
 
@@ -78,6 +78,8 @@ export const silentTracer: Tracer = {
 
 const TOKEN_KEY = /token|secret|password|authorization/i;
 const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-cookie']);
+/** Headers whose value is a URL: shown as every URL is (see redactUrl). */
+const URL_HEADERS = new Set(['location', 'content-location']);
 
 export class StreamTracer implements Tracer {
   private readonly secrets = new Set<string>();
@@ -109,7 +111,7 @@ export class StreamTracer implements Tracer {
     this.write(
       baseUrl === undefined
         ? '* base URL: none (no --base-url, UGS_BASE_URL or profile value)'
-        : `* base URL: ${this.redactText(withoutUserInfo(baseUrl.value))} (${from(baseUrl.source, '--base-url', 'UGS_BASE_URL')})`,
+        : `* base URL: ${this.redactText(redactUrl(baseUrl.value))} (${from(baseUrl.source, '--base-url', 'UGS_BASE_URL')})`,
     );
     this.write(
       `* API path: ${this.redactText(apiPath.value)} (${from(apiPath.source, '--api-path', 'UGS_API_PATH')})`,
@@ -123,7 +125,7 @@ export class StreamTracer implements Tracer {
 
   request(request: TraceRequest): void {
     const retry = request.attempt > 0 ? ` (retry ${request.attempt})` : '';
-    this.write(`> ${request.method} ${request.url.href}${retry}`);
+    this.write(`> ${request.method} ${this.redactText(redactUrl(request.url.href))}${retry}`);
     for (const [name, value] of Object.entries(request.headers)) {
       this.write(`> ${name}: ${this.redactHeader(name, value)}`);
     }
@@ -153,6 +155,7 @@ export class StreamTracer implements Tracer {
   }
 
   private redactHeader(name: string, value: string): string {
+    if (URL_HEADERS.has(name.toLowerCase())) return this.redactText(redactUrl(value));
     if (!SECRET_HEADERS.has(name.toLowerCase())) return this.redactText(value);
     const scheme = /^(\w+)\s+(.*)$/s.exec(value);
     // The API token's own header: its fingerprint says which token was sent.

@@ -60,6 +60,13 @@ export function createDeps(
   const progress = createProgress(io, settings);
   // Without --debug the client's retries go to the spinner (a no-op where there is none).
   const tracer = settings.debug ? new StreamTracer(io.stderr) : progress.tracer;
+  // Once per run, however many clients the command makes.
+  let warned = false;
+  const warnOnce = (message: string) => {
+    if (warned) return;
+    warned = true;
+    printLine(io, settings, message);
+  };
   return {
     io,
     settings,
@@ -81,6 +88,7 @@ export function createDeps(
         timeoutMs: settings.timeoutMs,
         env: io.env,
         caFile: settings.caFile,
+        warn: warnOnce,
         // A bulk run draws its own progress, never the spinner: without --debug no one reads the
         // trace, and the client skips building it per request only for the silent tracer.
         tracer: options.bulk === true && !settings.debug ? silentTracer : tracer,

@@ -86,6 +86,8 @@ export interface HttpClientOptions {
    * 16 in flight kept opening connections (32 seen) where 16 do.
    */
   connectionsPerHost?: number;
+  /** Told once per client what it ignores in the environment (see ignoredTlsOverride). */
+  warn?: (message: string) => void;
 }
 
 /** A transport failure; `maybeDelivered` says whether the server may have acted on the request. */
@@ -415,13 +417,19 @@ export async function createHttpClient(options: HttpClientOptions): Promise<Http
   const undici = await loadUndici();
   const ca = options.caFile === undefined ? undefined : await loadCa(options.caFile, options.env);
   const env = options.env;
+  const ignored = ignoredTlsOverride(env);
+  if (ignored !== undefined) options.warn?.(ignored);
+  // Stated, never left to the default: Node's default for a TLS connection is read from
+  // NODE_TLS_REJECT_UNAUTHORIZED, and "0" there would send the API token to any certificate.
+  const verify = { rejectUnauthorized: true } as const;
   const common = {
     // Our own AbortSignal is the deadline; undici's per-phase timers would fire first and coarsely.
     headersTimeout: 0,
     bodyTimeout: 0,
     // Direct connections only: the proxy agents build their own (and use requestTls for the CA).
     connect: continueTolerantConnector(undici, { ca }),
-    ...(ca === undefined ? {} : { requestTls: { ca } }),
+    requestTls: ca === undefined ? verify : { ...verify, ca },
+    proxyTls: verify,
     ...(options.connectionsPerHost !== undefined && { connections: options.connectionsPerHost }),
   };
   // A request to this machine through a proxy would hand the API token (in clear text, over
@@ -443,6 +451,16 @@ export async function createHttpClient(options: HttpClientOptions): Promise<Http
     ...common,
   });
   return new HttpClient(undici, dispatcher, options, direct);
+}
+
+/**
+ * The warning for NODE_TLS_REJECT_UNAUTHORIZED=0, the variable Node reads to stop checking
+ * certificates everywhere: ugs checks the service's certificate whatever it says (a variable left
+ * over from debugging another tool must not expose the API token), and says so.
+ */
+export function ignoredTlsOverride(env: Env): string | undefined {
+  if (env.NODE_TLS_REJECT_UNAUTHORIZED !== '0') return undefined;
+  return 'warning: NODE_TLS_REJECT_UNAUTHORIZED=0 is ignored: ugs always checks the certificate of the service (and of an https proxy); for a private certificate authority pass --ca-file <pem>';
 }
 
 const MAX_CA_FILE_BYTES = 1024 * 1024;

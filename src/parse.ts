@@ -157,7 +157,7 @@ export function parseBaseUrl(text: string, options: { insecureHttp: boolean }): 
   try {
     url = new URL(text.trim());
   } catch {
-    throw new UsageError(`invalid base URL ${quote(text)}`, {
+    throw new UsageError(`invalid base URL ${quote(redactUrl(text))}`, {
       hint: 'use a full URL, e.g. --base-url https://analytics.example.com',
     });
   }
@@ -166,14 +166,16 @@ export function parseBaseUrl(text: string, options: { insecureHttp: boolean }): 
       `base URL must use https:// (or http:// to this machine), got ${quote(url.protocol)}`,
     );
   }
-  if (url.hostname === '') throw new UsageError(`base URL ${quote(text)} has no host`);
+  if (url.hostname === '') {
+    throw new UsageError(`base URL ${quote(redactUrl(text))} has no host`);
+  }
   if (url.username !== '' || url.password !== '') {
     throw new UsageError('base URL must not contain a user name or password', {
       hint: 'the API token is sent in the Authorization header; remove the user:password@ part',
     });
   }
   if (url.search !== '' || url.hash !== '') {
-    throw new UsageError(`base URL must not have a query or fragment: ${quote(text)}`);
+    throw new UsageError(`base URL must not have a query or fragment: ${quote(redactUrl(text))}`);
   }
   if (url.protocol === 'http:' && !options.insecureHttp && !isLoopbackHost(url.hostname)) {
     throw new UsageError(`refusing to send the API token over plain http to ${url.host}`, {
@@ -205,17 +207,19 @@ export function proxyVariable(
 }
 
 /**
- * This machine: `localhost` and `*.localhost` (RFC 6761 reserves them for loopback, a trailing
- * dot included), 127.0.0.0/8, `::1`, and 127.x written as an IPv4-mapped IPv6 address. One
- * definition for both of its uses: plain http is allowed there without --insecure-http, and the
- * API token is never sent there through a proxy.
+ * This machine: `localhost` itself (a trailing dot included), 127.0.0.0/8, `::1`, and 127.x
+ * written as an IPv4-mapped IPv6 address. One definition for both of its uses: plain http is
+ * allowed there without --insecure-http, and the API token is never sent there through a proxy.
+ * Names under `.localhost` are not: RFC 6761 reserves them for loopback, but the resolver decides,
+ * and an /etc/hosts line or a DNS server pointing `evil.localhost` at another machine would get
+ * the token in clear text. They need --insecure-http and follow the proxy rules like any name.
  */
 export function isLoopbackHost(hostname: string): boolean {
   const host = hostname
     .toLowerCase()
     .replace(/^\[|\]$/g, '')
     .replace(/\.$/, '');
-  if (host === 'localhost' || host.endsWith('.localhost')) return true;
+  if (host === 'localhost') return true;
   if (host === '::1' || host === '0:0:0:0:0:0:0:1') return true;
   const v4 = /^(?:::ffff:)?127\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(host);
   if (v4) return v4.slice(1).every((part) => Number(part) <= 255);
@@ -312,9 +316,36 @@ export function checkGroupText(value: string, what: string): string {
 }
 
 /**
- * A URL for display with its `user:password@` shown as `***@`: a base URL (which ugs refuses
- * anyway) in a trace, a proxy variable in doctor's report.
+ * A URL as ugs shows it anywhere (messages, hints, notes, `--debug`, `status`, `doctor`): its
+ * `user:password@` as `***@`, and the value of every query and fragment parameter as `***`
+ * (`?token=***&page=***`; a part without `=` is all value, `?***`), so a password or an API token
+ * carried in a server's `Location`, a proxy variable or a mistyped `--base-url` is never printed.
+ * Scheme, host, port, path and parameter names are kept: they say where, and hold no secret.
+ * Works on text, not a parsed URL: a `Location` that no URL parser accepts is shown too.
  */
-export function withoutUserInfo(url: string): string {
-  return url.replace(/^([a-z][\w+.-]*:\/\/)[^/?#@]*@/i, '$1***@');
+export function redactUrl(text: string): string {
+  // As a URL parser reads it: tabs and line breaks anywhere dropped, leading controls and spaces
+  // too (`ht\ttps://user:pass@host` is an https URL with a password).
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: they are what is removed
+  const url = text.replace(/[\t\n\r]/g, '').replace(/^[\u0000-\u0020]+/, '');
+  const split = /[?#]/.exec(url);
+  const head = split === null ? url : url.slice(0, split.index);
+  // The authority is what follows the scheme (or a leading `//`) up to the first `/` or `\`
+  // (WHATWG reads `\` as `/` in http URLs); its last `@` ends the user information.
+  const shownHead = head.replace(/^([a-z][\w+.-]*:[/\\]*|[/\\]{2})[^/\\]*@/i, '$1***@');
+  if (split === null) return shownHead;
+  const tail = url.slice(split.index);
+  // `?query#fragment`: each part after its marker, `&`-separated parameters, values cut.
+  const shownTail = tail.replace(/([?#])([^#]*)/g, (_all, marker: string, params: string) => {
+    const shown = params
+      .split('&')
+      .map((param) => {
+        const eq = param.indexOf('=');
+        if (eq === -1) return param === '' ? '' : '***';
+        return eq === param.length - 1 ? param : `${param.slice(0, eq)}=***`;
+      })
+      .join('&');
+    return `${marker}${shown}`;
+  });
+  return `${shownHead}${shownTail}`;
 }

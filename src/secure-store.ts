@@ -10,7 +10,8 @@
  * Every failure (no module, no D-Bus session, no Secret Service, a locked keyring) becomes a
  * `CredentialStoreError` whose message says why in one line; callers turn it into a ConfigError.
  */
-import { resolve } from 'node:path';
+import { realpathSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { escapeControls } from './io.js';
 
 export interface CredentialStore {
@@ -39,10 +40,37 @@ const CREDENTIAL_SERVICE = 'ugs';
 
 /**
  * One entry per profile and config file: two config directories (UGS_CONFIG_DIR) with a profile
- * of the same name must not overwrite each other's token.
+ * of the same name must not overwrite each other's token. The directory is named by its real path
+ * (symlinks, `.`, `..` and a relative spelling resolved), so one directory is one entry however
+ * it was spelt: a login through `~/cfg-link` and a logout through its target meet the same token.
  */
 export function credentialAccount(profile: string, configPath: string): string {
-  return `${profile} (${resolve(configPath)})`;
+  return `${profile} (${realConfigPath(configPath)})`;
+}
+
+/**
+ * Every account a token of this profile may be under, the current one first: earlier versions of
+ * ugs keyed on the path as spelt (made absolute), which differs when a symlink is on the way.
+ * Reads fall back to it and logout removes both, so an upgrade neither loses nor strands a token.
+ */
+export function credentialAccounts(profile: string, configPath: string): string[] {
+  const current = credentialAccount(profile, configPath);
+  const spelt = `${profile} (${resolve(configPath)})`;
+  return spelt === current ? [current] : [current, spelt];
+}
+
+/** The config file's path with its directory's real path; a directory not made yet, its nearest real ancestor. */
+function realConfigPath(configPath: string): string {
+  return join(realPath(dirname(configPath)), basename(configPath));
+}
+
+function realPath(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    const parent = dirname(path);
+    return parent === path ? resolve(path) : join(realPath(parent), basename(path));
+  }
 }
 
 function credentialStoreName(platform: NodeJS.Platform): string {

@@ -17,7 +17,7 @@ import { escapeControls } from './io.js';
 import { rememberJsonText } from './json-text.js';
 import { type OperationName, operations, type ServiceClient } from './operations/index.js';
 import { isUnreadable, type Operation } from './operations/operation.js';
-import { endpointUrl } from './parse.js';
+import { endpointUrl, redactUrl } from './parse.js';
 import { USER_PATH } from './settings.js';
 
 export type { GetUserRequest } from './operations/get-user.js';
@@ -185,7 +185,10 @@ function isSlashAppended(from: URL, to: URL): boolean {
 }
 
 function redirectError(response: HttpResponse, operation: Operation<never, unknown>): ApiError {
-  const location = response.headers.location;
+  // Shown without its user information and query values: a Location may carry a password or a
+  // token (an SSO hop, a misconfigured proxy), and this message ends up in logs and tickets.
+  const location =
+    response.headers.location === undefined ? undefined : redactUrl(response.headers.location);
   const where =
     location === undefined || location === ''
       ? 'without a Location'

@@ -102,7 +102,8 @@ function nonEmpty(value: string | undefined): string | undefined {
 
 /**
  * `--api-path`: an absolute path, kept as given (a trailing slash included). Query, fragment,
- * whitespace and control characters have no place in it; `.` segments would be resolved away.
+ * whitespace and control characters have no place in it; `.` segments, written plainly or as `%2e`,
+ * would be resolved away.
  */
 export function parseApiPath(text: string, source: string): string {
   const fail = (why: string) =>
@@ -111,8 +112,13 @@ export function parseApiPath(text: string, source: string): string {
   if (/[\s?#\\]/.test(text) || controlCharacters().test(text)) {
     throw fail('cannot contain spaces, control characters, "\\", "?" or "#"');
   }
-  if (text.split('/').some((segment) => segment === '.' || segment === '..')) {
-    throw fail('cannot contain "." or ".." segments');
+  // URL parsers (WHATWG, and so undici) read `%2e` as a dot in a segment: `/api/%2e%2e/admin`
+  // would reach `/admin`. An encoded slash or backslash is refused too: a server that decodes it
+  // before routing sees segments the user never wrote (`..%2fadmin`).
+  if (/%(2f|5c)/i.test(text)) throw fail('cannot contain an encoded "/" or "\\" (%2F, %5C)');
+  const dots = (segment: string) => segment.replace(/%2e/gi, '.');
+  if (text.split('/').some((segment) => dots(segment) === '.' || dots(segment) === '..')) {
+    throw fail('cannot contain "." or ".." segments, percent-encoded or not (%2e)');
   }
   return text;
 }

@@ -60,6 +60,8 @@ export function continueTolerantConnector(
 ): buildConnector.connector {
   const connector = undici.buildConnector({
     ...(options.ca === undefined ? {} : { ca: options.ca }),
+    // Never Node's default, which NODE_TLS_REJECT_UNAUTHORIZED=0 turns off (see http.ts).
+    rejectUnauthorized: true,
     // undici's own default for a connector it builds itself.
     timeout: 10_000,
   });

@@ -6,7 +6,7 @@ import { ConfigError, UsageError } from '../errors.js';
 import { canPrompt, escapeControls, readStdin } from '../io.js';
 import { formatBaseUrl, parseBaseUrl } from '../parse.js';
 import { printMessage } from '../render.js';
-import { CredentialStoreError, credentialAccount } from '../secure-store.js';
+import { CredentialStoreError, credentialAccount, credentialAccounts } from '../secure-store.js';
 import { type DepsFactory, newCommand } from './shared.js';
 
 export interface LoginOptions {
@@ -172,14 +172,19 @@ async function saveInCredentialStore(
     await store.delete(account).catch(() => false);
     throw error;
   }
+  // An earlier version's entry for this profile holds the old token: the new one replaces it.
+  for (const old of credentialAccounts(settings.profile, config.path).slice(1)) {
+    await store.delete(old).catch(() => false);
+  }
 }
 
 /** After a plain login the token lives in the file, so the store's old copy goes. */
 async function removeStoredCopy(deps: Deps): Promise<void> {
   const { io, settings, config, credentialStore: store } = deps;
-  const account = credentialAccount(settings.profile, config.path);
+  const [account = '', ...older] = credentialAccounts(settings.profile, config.path);
   try {
     await store.delete(account);
+    for (const old of older) await store.delete(old);
   } catch (error) {
     if (!(error instanceof CredentialStoreError)) throw error;
     // The login itself succeeded; the old copy is still a secret left behind, so say where.

@@ -5,7 +5,7 @@ import { ConfigError } from '../errors.js';
 import { escapeControls } from '../io.js';
 import { quote } from '../parse.js';
 import { printLine } from '../render.js';
-import { CredentialStoreError, credentialAccount } from '../secure-store.js';
+import { CredentialStoreError, credentialAccounts } from '../secure-store.js';
 import { type DepsFactory, newCommand } from './shared.js';
 
 export function logoutCommand(makeDeps: DepsFactory, run = runLogout): Command {
@@ -58,9 +58,12 @@ export async function runLogout(deps: Deps): Promise<void> {
 
 async function removeFromStore(deps: Deps): Promise<void> {
   const { io, settings, config, credentialStore: store } = deps;
-  let removed: boolean;
+  let removed = false;
   try {
-    removed = await store.delete(credentialAccount(settings.profile, config.path));
+    // Under the current account and an earlier version's (see credentialAccounts).
+    for (const account of credentialAccounts(settings.profile, config.path)) {
+      if (await store.delete(account)) removed = true;
+    }
   } catch (error) {
     if (!(error instanceof CredentialStoreError)) throw error;
     throw new ConfigError(

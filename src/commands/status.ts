@@ -11,6 +11,7 @@ import {
 import { maskToken } from '../debug.js';
 import type { Deps } from '../deps.js';
 import { AuthError, UgsError } from '../errors.js';
+import { redactUrl } from '../parse.js';
 import { printFieldTable, printJson } from '../render.js';
 import { type DepsFactory, newCommand } from './shared.js';
 
@@ -65,7 +66,9 @@ async function collectStatusReport(
   const located = credentials.tokenLocation !== undefined;
   const status: Status = {
     profile: credentials.profileName,
-    baseUrl: credentials.baseUrl?.value ?? null,
+    // A base URL with `user:password@` or a query is refused before any request, but status shows
+    // whatever was given: shown as every URL is (redactUrl), in the table and in --json alike.
+    baseUrl: credentials.baseUrl === undefined ? null : redactUrl(credentials.baseUrl.value),
     baseUrlSource: credentials.baseUrl?.source ?? null,
     ...apiPathOf(deps, credentials),
     tokenSource: apiToken?.source ?? (located ? 'profile' : null),

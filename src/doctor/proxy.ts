@@ -5,7 +5,7 @@
  * it (hosts, subdomains, `host:port`, `*`; no CIDR), and loopback never proxied.
  */
 import type { Env } from '../io.js';
-import { isLoopbackHost, proxyVariable, withoutUserInfo } from '../parse.js';
+import { isLoopbackHost, proxyVariable, redactUrl } from '../parse.js';
 
 export type ProxyDecision =
   | { kind: 'none'; reason: 'unset' | 'loopback' }
@@ -20,16 +20,15 @@ export function proxyFor(target: URL, env: Env): ProxyDecision {
   if (isLoopbackHost(target.hostname)) return { kind: 'none', reason: 'loopback' };
   const port = Number(target.port || (target.protocol === 'https:' ? 443 : 80));
   const entry = noProxyEntry(target.hostname, port, env.no_proxy ?? env.NO_PROXY ?? '');
-  if (entry !== undefined)
-    return { kind: 'bypassed', proxy: withoutUserInfo(value), variable, entry };
+  if (entry !== undefined) return { kind: 'bypassed', proxy: redactUrl(value), variable, entry };
   let proxy: URL;
   try {
     proxy = new URL(value);
   } catch {
-    return { kind: 'invalid', variable, value: withoutUserInfo(value) };
+    return { kind: 'invalid', variable, value: redactUrl(value) };
   }
   if (proxy.protocol !== 'http:' && proxy.protocol !== 'https:') {
-    return { kind: 'invalid', variable, value: withoutUserInfo(value) };
+    return { kind: 'invalid', variable, value: redactUrl(value) };
   }
   return { kind: 'proxy', proxy, variable };
 }
@@ -49,12 +48,7 @@ export function noProxyEntry(hostname: string, port: number, noProxy: string): s
   return undefined;
 }
 
-/** `proxy` for display, without its credentials. */
+/** `proxy` for display, as every URL is shown (see redactUrl). */
 export function displayProxy(proxy: URL): string {
-  const shown = new URL(proxy.href);
-  if (shown.username !== '' || shown.password !== '') {
-    shown.username = '***';
-    shown.password = '';
-  }
-  return shown.href.replace(/\/$/, '');
+  return redactUrl(proxy.href).replace(/\/$/, '');
 }

@@ -3,7 +3,15 @@
 // so a later session sees what an earlier one saved, as after a reboot. `secret-tool` checks what
 // the store really holds. Without a D-Bus session, the failures a headless server meets.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -37,9 +45,13 @@ beforeAll(async () => {
 });
 afterAll(() => service.close());
 
-/** The entry ugs keeps a profile's token under: service "ugs", account "<profile> (<config>)". */
+/**
+ * The entry ugs keeps a profile's token under: service "ugs", account "<profile> (<config>)", the
+ * config directory named by its real path.
+ */
 function accountOf(sb: Sandbox, profile = 'default'): string {
-  return `${profile} (${sb.configPath})`;
+  const dir = existsSync(sb.configDir) ? realpathSync(sb.configDir) : sb.configDir;
+  return `${profile} (${join(dir, 'config.json')})`;
 }
 
 /** Each sandbox's own runtime directory: two keyring daemons must not share a control socket. */
@@ -205,6 +217,34 @@ describe.skipIf(missingTools.length > 0)(
       expect(await storedSecret(sb)).toBeUndefined();
       expect(readConfig(sb)).toEqual({ profiles: { default: { baseUrl: service.url } } });
       expectFailure(await runUgs(GET, { sandbox: sb, env: noDbusEnv(sb) }), 3);
+    });
+
+    it('the entry is keyed on the real config directory: login through a symlink, logout through the real path', async () => {
+      const sb = makeSandbox();
+      mkdirSync(sb.configDir, { recursive: true, mode: 0o700 });
+      const link = join(sb.root, 'config-link');
+      symlinkSync(sb.configDir, link);
+      const login = await ugsInSession(
+        sb,
+        'login --secure-storage --with-token --base-url "$URL" <<< "$TOKEN"',
+        { URL: service.url, TOKEN: API_TOKEN, UGS_CONFIG_DIR: `${link}/.` },
+      );
+      expect(login.code, describeRun(login)).toBe(0);
+      expect(await storedSecret(sb)).toBe(API_TOKEN);
+
+      // Another spelling reads the same entry; the real path logs out of it.
+      const status = await ugsInSession(sb, 'status --json', {
+        UGS_CONFIG_DIR: join(link, '..', 'config'),
+      });
+      expect(JSON.parse(status.stdout)).toMatchObject({ token: `****${API_TOKEN.slice(-4)}` });
+      const logout = await ugsInSession(sb, 'logout');
+      expect(logout.code, describeRun(logout)).toBe(0);
+      expect(logout.stderr).toContain(
+        'Removed the API token of profile "default" from the Secret Service',
+      );
+      expect(await storedSecret(sb)).toBeUndefined();
+      const all = await inKeyringSession(sb, 'secret-tool search --all service ugs 2>&1');
+      expect(all.stdout).not.toMatch(/attribute\.username/);
     });
 
     it('a D-Bus session without a Secret Service on it: login --secure-storage exits 2, saves nothing', async () => {

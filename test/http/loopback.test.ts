@@ -6,7 +6,6 @@ describe('isLoopbackHost (hosts that never go through a proxy)', () => {
   it.each([
     'http://localhost:1/',
     'http://LOCALHOST./',
-    'http://api.localhost/',
     'http://127.0.0.1/',
     'http://127.1/',
     'http://127.255.255.254/',
@@ -22,6 +21,8 @@ describe('isLoopbackHost (hosts that never go through a proxy)', () => {
     'http://example.com/',
     'http://localhost.example.com/',
     'http://mylocalhost/',
+    // Its resolver decides where a name under .localhost goes.
+    'http://api.localhost/',
     'http://128.0.0.1/',
     'http://10.0.0.1/',
     'http://[::2]/',

@@ -107,6 +107,31 @@ describe('runStatus', () => {
     expect(out).not.toContain('abcd');
   });
 
+  const WITH_PASSWORD = 'https://ci:Pa55-w0rd@ugs.example.com/p?key=k3y-v4lue';
+  it.each([
+    ['flag', { baseUrl: WITH_PASSWORD, baseUrlSource: 'flag' }, undefined],
+    ['env', { baseUrl: WITH_PASSWORD, baseUrlSource: 'env' }, undefined],
+    ['profile', {}, WITH_PASSWORD],
+  ] as const)(
+    'masks a password (and query values) in a base URL from the %s, as doctor does',
+    async (source, settings, saved) => {
+      for (const json of [false, true]) {
+        const deps = makeDeps({
+          settings,
+          profiles: {
+            default: { apiToken: SAVED, ...(saved !== undefined && { baseUrl: saved }) },
+          },
+        });
+        await runStatus({ json }, deps);
+        const out = deps.io.stdout.text;
+        expect(out).not.toContain('Pa55-w0rd');
+        expect(out).not.toContain('k3y-v4lue');
+        if (json) expect(JSON.parse(out).baseUrl).toBe('https://***@ugs.example.com/p?key=***');
+        else expect(out).toContain(`base URL\thttps://***@ugs.example.com/p?key=*** (${source})`);
+      }
+    },
+  );
+
   it('--json prints the status object and nothing else on stdout', async () => {
     const deps = makeDeps({
       io: makeIO({ env: { UGS_API_TOKEN: ENV } }),

@@ -8,7 +8,7 @@ import type { DoctorNetwork, ProbeRequest, TlsInfo } from '../../src/doctor/netw
 import { noProxyEntry, proxyFor } from '../../src/doctor/proxy.js';
 import { ChecksFailedError } from '../../src/errors.js';
 import type { HttpResponse } from '../../src/http.js';
-import { withoutUserInfo } from '../../src/parse.js';
+import { redactUrl } from '../../src/parse.js';
 import { credentialAccount } from '../../src/secure-store.js';
 import { MemoryCredentialStore, makeDeps, makeIO, rejection } from '../kit/fakes.js';
 
@@ -394,7 +394,7 @@ describe('proxyFor: the proxy the transport would use', () => {
   });
 
   it('never shows proxy credentials', () => {
-    expect(withoutUserInfo('http://user:pass@proxy:3128')).toBe('http://***@proxy:3128');
-    expect(withoutUserInfo('http://proxy:3128')).toBe('http://proxy:3128');
+    expect(redactUrl('http://user:pass@proxy:3128')).toBe('http://***@proxy:3128');
+    expect(redactUrl('http://proxy:3128')).toBe('http://proxy:3128');
   });
 });

@@ -1,12 +1,14 @@
 // `ugs login --secure-storage` and every command that meets a token in the OS credential store,
 // against an in-memory store (the real Secret Service: test/e2e/secure-storage.test.ts).
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runLogin } from '../../src/commands/login.js';
 import { runLogout } from '../../src/commands/logout.js';
 import { collectStatus, runStatus } from '../../src/commands/status.js';
 import { FileConfigStore, type Profile } from '../../src/config.js';
 import { readApiToken, resolveCredentials, resolveTarget } from '../../src/credentials.js';
+import type { Deps } from '../../src/deps.js';
 import { AuthError, ConfigError } from '../../src/errors.js';
 import { credentialAccount, describeKeyringError } from '../../src/secure-store.js';
 import { tempDir } from '../kit/binary.js';
@@ -295,3 +297,81 @@ describe('describeKeyringError', () => {
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
+
+describe('one config directory, one store entry, however it is spelt', () => {
+  /** The real directory, and spellings of it: through a symlink, with `.` and `..`, relative. */
+  function spellings(): { real: string; others: string[] } {
+    const root = realpathSync(tempDir('spelt'));
+    const real = join(root, 'real');
+    mkdirSync(join(real, 'sub'), { recursive: true });
+    symlinkSync(real, join(root, 'link'));
+    return {
+      real,
+      others: [
+        join(root, 'link'),
+        `${root}/link/./sub/..`,
+        `${root}/link/sub/../`,
+        relative(process.cwd(), join(root, 'link')),
+        `${real}/`,
+      ],
+    };
+  }
+
+  const depsIn = (dir: string, store: MemoryCredentialStore, stdin = `${TOKEN}\n`): Deps => ({
+    ...makeDeps({
+      io: makeIO({ stdinText: stdin }),
+      settings: { baseUrl: BASE, baseUrlSource: 'flag' },
+      credentialStore: store,
+    }),
+    config: new FileConfigStore(dir),
+  });
+
+  it('every spelling maps to the account of the real path', () => {
+    const { real, others } = spellings();
+    const expected = `default (${join(real, 'config.json')})`;
+    for (const dir of [real, ...others]) {
+      expect(credentialAccount('default', join(dir, 'config.json')), dir).toBe(expected);
+    }
+  });
+
+  it('login through any spelling, status and logout through any other: the entry is removed', async () => {
+    const { real, others } = spellings();
+    for (const [loginDir, logoutDir] of [
+      [others[0], real],
+      [real, others[0]],
+      [others[1], others[2]],
+      [others[3], others[4]],
+    ] as const) {
+      const store = new MemoryCredentialStore();
+      await runLogin(secure, depsIn(loginDir ?? '', store));
+      expect(store.secrets.size).toBe(1);
+      const reader = depsIn(logoutDir ?? '', store);
+      expect((await readApiToken(reader, resolveCredentials(reader)))?.value).toBe(TOKEN);
+      await runLogout(reader);
+      expect(store.secrets.size, `${loginDir} then ${logoutDir}`).toBe(0);
+    }
+  });
+
+  it('an entry an earlier version keyed on the spelt path is read, replaced and removed', async () => {
+    const { others } = spellings();
+    const dir = others[0] ?? '';
+    const legacy = `default (${resolve(dir, 'config.json')})`;
+    expect(legacy).not.toBe(credentialAccount('default', join(dir, 'config.json')));
+    await new FileConfigStore(dir).updateProfile('default', () => ({
+      baseUrl: BASE,
+      tokenStore: 'keyring',
+    }));
+
+    const store = new MemoryCredentialStore({ [legacy]: 'older-api-token-0000' });
+    const reader = depsIn(dir, store);
+    expect((await readApiToken(reader, resolveCredentials(reader)))?.value).toBe(
+      'older-api-token-0000',
+    );
+    await runLogout(reader);
+    expect(store.secrets.size).toBe(0);
+
+    const again = new MemoryCredentialStore({ [legacy]: 'older-api-token-0000' });
+    await runLogin(secure, depsIn(dir, again));
+    expect([...again.secrets.values()]).toEqual([TOKEN]);
+  });
+});
