@@ -303,6 +303,40 @@ export function groupTextProblem(value: string): string | undefined {
   return undefined;
 }
 
+/**
+ * `quote`, with every character `pasteProblem` names also written as `\uXXXX`: a value shown
+ * because it holds an invisible or reordering character (a bidi override would turn the rest of
+ * the line around) shows that character instead of obeying it.
+ */
+export function quoteVisible(text: string): string {
+  return quote(text).replace(
+    UNPASTEABLE,
+    (c) => `\\u${(c.codePointAt(0) ?? 0).toString(16).padStart(4, '0')}`,
+  );
+}
+
+/** A character as people look it up: `U+200B`. */
+export function codePointOf(char: string): string {
+  return `U+${(char.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`;
+}
+
+/** Characters that `pasteProblem` names (global: for replacing them all). */
+export const UNPASTEABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\p{Cn}]|(?! )\p{Zs}/gu;
+
+/**
+ * Why `value` would not reach a program intact when pasted into a shell from a terminal, or
+ * undefined when it would: control characters (C0, DEL, C1) and line separators are shown
+ * escaped or break the line; invisible format characters (bidi controls, zero-width) are dropped
+ * or reordered by terminals and clipboards; other spaces (U+00A0) come back as plain spaces; a
+ * lone surrogate has no UTF-8 form; text not in NFC may be normalised by the clipboard.
+ */
+export function pasteProblem(value: string): string | undefined {
+  const char = new RegExp(UNPASTEABLE.source, 'u').exec(value)?.[0];
+  if (char !== undefined) return `contains ${codePointOf(char)}`;
+  if (value.normalize('NFC') !== value) return 'is not in Unicode NFC form';
+  return undefined;
+}
+
 /** `groupTextProblem` as a usage error that shows the value, escaped. */
 export function checkGroupText(value: string, what: string): string {
   const problem = groupTextProblem(value);

@@ -13,6 +13,7 @@ import {
 import { canPrompt, escapeControls, flushOutput, InFlight, readStdin } from '../io.js';
 import { READ_CURRENT_TOKEN_HINT } from '../operations/rotate-token.js';
 import { userGroupRecord } from '../operations/user-group.js';
+import { endpointUrl, pasteProblem, quoteVisible, UNPASTEABLE } from '../parse.js';
 import {
   formatValue,
   type OutputFormat,
@@ -20,6 +21,8 @@ import {
   printResult,
   withJsonErrorBody,
 } from '../render.js';
+import type { Target } from '../service.js';
+import { USER_PATH } from '../settings.js';
 import { addBulkFlags, type BulkFlags, parseBulkFlags } from './bulk-flags.js';
 import {
   addOutputFlags,
@@ -157,7 +160,7 @@ export async function runRotate(opts: RotateOptions, deps: Deps): Promise<void> 
     if (!(error instanceof OutputError)) throw error;
     throw new OutcomeUnknownError(
       `could not write the output: ${error.reason}; the token WAS rotated, and the new token is now only with the service`,
-      { hint: `read it with \`${recoveryCommand(result.userGroup, deps)}\``, cause: error },
+      { hint: recoveryHint(result.userGroup, deps, target), cause: error },
     );
   }
 }
@@ -186,17 +189,58 @@ function interruptedRotation(): InterruptedError {
 }
 
 /**
+ * How to read a rotated token whose output was lost. Normally the `ugs get` command below. An id
+ * that cannot be pasted as it is (a control character, U+2028, a bidi control, ...) would be
+ * shown escaped, and pasting that escaped text would read, or create, another group: then no
+ * command line is given, but a JSON request, whose `\uXXXX` escapes carry the id exactly (ugs
+ * itself refuses such ids on input). The name only matters to a group that does not exist yet.
+ */
+export function recoveryHint(group: Record<string, unknown>, deps: Deps, target: Target): string {
+  const id = group.provided_id;
+  const problem = typeof id === 'string' ? pasteProblem(id) : undefined;
+  if (typeof id !== 'string' || problem === undefined) {
+    return `read it with \`${recoveryCommand(group, deps)}\``;
+  }
+  const body = asciiJson({ user_group_id: id, name: group.name });
+  const url = endpointUrl(target.baseUrl, target.apiPath ?? USER_PATH).href;
+  return (
+    `the group's id ${quoteVisible(id)} ${problem}, which a terminal or shell would not paste as it is, so no \`ugs get\` command is given (pasted, it would read or create another group); ` +
+    'read the token with a JSON request, whose escapes carry the id exactly: ' +
+    `\`curl -X GET ${shellWord(url)} -H "Authorization: Token $API_TOKEN" -H 'Content-Type: application/json' -d ${shellWord(body)}\``
+  );
+}
+
+/** JSON in printable ASCII only: everything else as `\uXXXX`, so the text survives any paste. */
+function asciiJson(value: unknown): string {
+  return JSON.stringify(value).replace(
+    /[^\x20-\x7e]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}
+
+/**
  * `ugs get` returns an existing group as it is, token included: the way back to a rotated token
- * whose output was lost. Same profile and --base-url, so it asks the same service.
+ * whose output was lost. Same profile and --base-url, so it asks the same service. Only for an
+ * id and name that `pasteProblem` passes (see recoveryHint).
  */
 export function recoveryCommand(group: Record<string, unknown>, deps: Deps): string {
   const text = (value: unknown, placeholder: string) =>
     typeof value === 'string' || typeof value === 'number' ? shellWord(String(value)) : placeholder;
+  // The group exists, so `get` finds it by id whatever name is sent: characters of the name
+  // that would not paste as they are (bidi controls could also reorder the line on screen)
+  // are written as visible \uXXXX text instead.
+  const name =
+    typeof group.name === 'string'
+      ? group.name.replace(
+          UNPASTEABLE,
+          (c) => `\\u${(c.codePointAt(0) ?? 0).toString(16).padStart(4, '0')}`,
+        )
+      : group.name;
   const parts = [
     'ugs get --id',
     text(group.provided_id, '<user_group_id>'),
     '--name',
-    text(group.name, '<name>'),
+    text(name, '<name>'),
     '--field token',
   ];
   if (deps.settings.profile !== 'default')

@@ -99,6 +99,25 @@ export function parseServeFlags(flags: ServeFlags, log: boolean): ServeOptions {
   };
 }
 
+/**
+ * The URL a client on this machine uses. A wildcard address (`0.0.0.0`, `::`) is where the
+ * emulator listens, not where to connect: Windows refuses to connect to it, and `ugs login`
+ * would take it for a remote host that needs --insecure-http. The loopback address of the same
+ * family reaches the same listener everywhere.
+ */
+export function localUrl(listening: string): string {
+  const url = new URL(listening);
+  const host = url.hostname.toLowerCase();
+  if (host === '0.0.0.0' || host === '[::ffff:0:0]') {
+    url.hostname = '127.0.0.1';
+  } else if (host === '[::]') {
+    url.hostname = '[::1]';
+  } else {
+    return listening;
+  }
+  return url.href.replace(/\/$/, '');
+}
+
 export async function runServe(opts: ServeOptions, deps: ServeDeps): Promise<void> {
   const { io } = deps;
   // The emulator is loaded only by this command: nothing else pays for it at startup.
@@ -125,14 +144,25 @@ export async function runServe(opts: ServeOptions, deps: ServeDeps): Promise<voi
   // Listen for SIGINT/SIGTERM before announcing the URL: a script that reads the banner and
   // signals at once must get a clean stop, not Node's default death by signal.
   const shutdown = deps.waitForShutdown();
+  const local = localUrl(running.url);
   if (opts.json) {
-    writeLine(io.stdout, JSON.stringify({ url: running.url, apiTokens: running.apiTokens }));
+    // `url` is what a script on this machine passes to --base-url; `listening` tells it that
+    // the emulator is reachable from elsewhere too.
+    writeLine(
+      io.stdout,
+      JSON.stringify({
+        url: local,
+        ...(local !== running.url && { listening: running.url }),
+        apiTokens: running.apiTokens,
+      }),
+    );
   } else {
-    writeLine(io.stdout, `ugs emulator listening on ${running.url}`);
+    const where = local === running.url ? '' : ` (every interface; from this machine: ${local})`;
+    writeLine(io.stdout, `ugs emulator listening on ${running.url}${where}`);
     writeLine(io.stdout, 'API tokens:');
     // One per line, so a token is copied with a double click and nothing else.
     for (const t of running.apiTokens) writeLine(io.stdout, `  ${t.environment}  ${t.token}`);
-    writeLine(io.stdout, `Next: ugs login --base-url ${running.url}   (paste one of the tokens)`);
+    writeLine(io.stdout, `Next: ugs login --base-url ${local}   (paste one of the tokens)`);
   }
   const signal = await shutdown;
   await running.close();

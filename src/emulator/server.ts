@@ -6,11 +6,11 @@ import { EmulatorStartError } from './errors.js';
 import { FaultInjector, type FaultSpec, parseFaultSpec } from './faults.js';
 import { pathOf, RequestHandler } from './handler.js';
 import {
+  DataFile,
   DataFileLock,
   DurableWriter,
-  loadStore,
+  loadDataFile,
   removeOrphanTempFiles,
-  writeFileAtomic,
 } from './persistence.js';
 import { Store } from './store.js';
 
@@ -108,20 +108,25 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
   // Lock before reading, so the state read is not being rewritten by another emulator.
   const lock = dataFile === undefined ? undefined : await DataFileLock.acquire(dataFile);
   let store: Store;
+  let data: DataFile | undefined;
+  // A file with changes after its snapshot (or a torn last line) is rewritten as a bare
+  // snapshot before the first request.
+  let compactAtStart = false;
   try {
-    store = dataFile === undefined ? new Store() : await loadStore(dataFile);
-    if (dataFile !== undefined) await removeOrphanTempFiles(dataFile);
+    if (dataFile === undefined) store = new Store();
+    else {
+      const loaded = await loadDataFile(dataFile);
+      store = loaded.store;
+      data = new DataFile(dataFile, store, loaded);
+      compactAtStart = loaded.exists && loaded.needsCompaction;
+      await removeOrphanTempFiles(dataFile);
+    }
   } catch (err) {
     await lock?.release().catch(() => undefined);
     throw err;
   }
-
-  const writer =
-    dataFile === undefined
-      ? undefined
-      : new DurableWriter(() =>
-          writeFileAtomic(dataFile, `${JSON.stringify(store.toJSON(), null, 2)}\n`),
-        );
+  const file = data;
+  const writer = file === undefined ? undefined : new DurableWriter(() => file.save());
 
   // Given tokens are used as they are and never written to the file; generated ones are kept
   // in the data file, and saved before anyone can see them, so they outlive a restart.
@@ -130,16 +135,21 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
   else if (store.generatedApiTokens) apiTokens = store.generatedApiTokens;
   else {
     apiTokens = resolveApiTokens(undefined);
-    if (writer) {
+    if (file) {
       store.generatedApiTokens = apiTokens;
-      writer.markChanged();
-      try {
-        await writer.sync();
-      } catch (err) {
-        await lock?.release().catch(() => undefined);
-        const why = err instanceof Error ? err.message : String(err);
-        throw new EmulatorStartError(`cannot save the API tokens to ${dataFile}: ${why}`);
-      }
+      compactAtStart = true;
+    }
+  }
+  if (writer && file && compactAtStart) {
+    file.requestCompaction();
+    writer.markChanged();
+    try {
+      await writer.sync();
+    } catch (err) {
+      await file.close();
+      await lock?.release().catch(() => undefined);
+      const why = err instanceof Error ? err.message : String(err);
+      throw new EmulatorStartError(`cannot save the data file ${dataFile}: ${why}`);
     }
   }
 
@@ -272,6 +282,15 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     server.closeAllConnections();
     await stopped;
     await writer?.drain();
+    if (writer && file?.hasChanges) {
+      // Left as a bare snapshot after a clean stop: plain JSON for whoever reads it next. If
+      // this fails, the changes after the snapshot still hold everything.
+      file.requestCompaction();
+      writer.markChanged();
+      void writer.sync().catch(() => undefined);
+      await writer.drain();
+    }
+    await file?.close();
     await lock?.release();
   };
 

@@ -27,22 +27,33 @@ export interface GetOrCreateInput {
   properties: JsonObject | undefined;
 }
 
+/** A group as the data file holds it. */
+interface StoredGroup {
+  team_id: number;
+  token: string;
+  name: string;
+  provided_id: string;
+  environment: Environment;
+  mapping: Record<string, string>;
+  properties: JsonObject | null;
+}
+
 /** The on-disk shape. Snake case because it is JSON read by people debugging a test run. */
 interface Snapshot {
   version: 1;
   next_team_id: number;
-  user_groups: {
-    team_id: number;
-    token: string;
-    name: string;
-    provided_id: string;
-    environment: Environment;
-    mapping: Record<string, string>;
-    properties: JsonObject | null;
-  }[];
+  user_groups: StoredGroup[];
   /** API tokens the emulator generated for this file, so a saved login survives a restart. */
   api_tokens?: ApiToken[];
 }
+
+/**
+ * One change, as appended to the data file after its snapshot: what replaying it on that
+ * snapshot needs, and no more, so a write costs the size of the change, not of the store.
+ */
+export type StoreChange =
+  | { op: 'create'; group: StoredGroup }
+  | { op: 'rotate'; team_id: number; token: string };
 
 export class CorruptStateError extends Error {
   override name = 'CorruptStateError';
@@ -61,6 +72,8 @@ export class Store {
   private readonly groups: UserGroup[] = [];
   /** The API tokens generated for this state; kept with it so they survive a restart. */
   generatedApiTokens: ApiToken[] | undefined;
+  /** Told of every change as it is made, synchronously, so it can be written out. */
+  onChange: ((change: StoreChange) => void) | undefined;
 
   get size(): number {
     return this.groups.length;
@@ -84,6 +97,7 @@ export class Store {
     };
     this.nextTeamId += 1;
     this.add(group);
+    this.onChange?.({ op: 'create', group: stored(group) });
     return { created: true, group };
   }
 
@@ -98,6 +112,7 @@ export class Store {
     this.byToken.delete(group.token);
     group.token = this.uniqueToken();
     this.byToken.set(group.token, group);
+    this.onChange?.({ op: 'rotate', team_id: group.teamId, token: group.token });
     return group;
   }
 
@@ -105,23 +120,24 @@ export class Store {
     return {
       version: 1,
       next_team_id: this.nextTeamId,
-      user_groups: this.groups.map((g) => ({
-        team_id: g.teamId,
-        token: g.token,
-        name: g.name,
-        provided_id: g.providedId,
-        environment: g.environment,
-        mapping: g.mapping,
-        properties: g.properties,
-      })),
+      user_groups: this.groups.map(stored),
       ...(this.generatedApiTokens && {
         api_tokens: this.generatedApiTokens.map((t) => ({ ...t })),
       }),
     };
   }
 
-  /** Rebuilds a store from a snapshot, refusing anything that breaks the store's invariants. */
-  static fromJSON(data: unknown): Store {
+  /** One change as a line of the data file (no newline). */
+  changeLine(change: StoreChange): string {
+    return JSON.stringify(change);
+  }
+
+  /**
+   * Rebuilds a store from a snapshot and the changes made after it, refusing anything that
+   * breaks the store's invariants.
+   */
+  static fromJSON(snapshot: unknown, changes: readonly unknown[] = []): Store {
+    const data = changes.length === 0 ? snapshot : replay(snapshot, changes);
     if (!isPlainObject(data)) throw new CorruptStateError('top level is not a JSON object');
     if (data.version !== 1) {
       throw new CorruptStateError(`unsupported version ${JSON.stringify(data.version)}`);
@@ -193,6 +209,53 @@ export class Store {
       if (!this.byToken.has(token)) return token;
     }
   }
+}
+
+function stored(g: UserGroup): StoredGroup {
+  return {
+    team_id: g.teamId,
+    token: g.token,
+    name: g.name,
+    provided_id: g.providedId,
+    environment: g.environment,
+    mapping: g.mapping,
+    properties: g.properties,
+  };
+}
+
+/**
+ * Applies the changes to the parsed snapshot, in place; `fromJSON` then checks the result as it
+ * checks any snapshot, so a change cannot smuggle in what a snapshot could not hold.
+ */
+function replay(data: unknown, changes: readonly unknown[]): unknown {
+  // A snapshot of the wrong shape is reported by fromJSON, in its words.
+  if (!isPlainObject(data) || !Array.isArray(data.user_groups)) return data;
+  if (typeof data.next_team_id !== 'number') return data;
+  const groups: unknown[] = data.user_groups;
+  const byTeamId = new Map<unknown, Record<string, unknown>>();
+  for (const group of groups) if (isPlainObject(group)) byTeamId.set(group.team_id, group);
+  let next = data.next_team_id;
+  changes.forEach((change, index) => {
+    const where = `change ${index + 1} after the snapshot`;
+    if (!isPlainObject(change)) throw new CorruptStateError(`${where} is not an object`);
+    if (change.op === 'create' && isPlainObject(change.group)) {
+      const teamId = change.group.team_id;
+      if (typeof teamId !== 'number' || byTeamId.has(teamId)) {
+        throw new CorruptStateError(`${where} creates a group with a missing or taken team_id`);
+      }
+      groups.push(change.group);
+      byTeamId.set(teamId, change.group);
+      next = Math.max(next, teamId + 1);
+    } else if (change.op === 'rotate' && typeof change.token === 'string') {
+      const group = byTeamId.get(change.team_id);
+      if (!group) throw new CorruptStateError(`${where} rotates a group that does not exist`);
+      group.token = change.token;
+    } else {
+      throw new CorruptStateError(`${where} is neither a create nor a rotate`);
+    }
+  });
+  data.next_team_id = next;
+  return data;
 }
 
 function parseApiTokens(raw: unknown): ApiToken[] | undefined {

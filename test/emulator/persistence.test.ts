@@ -1,6 +1,7 @@
 import { readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { loadStore } from '../../src/emulator/persistence.js';
 import { EmulatorStartError } from '../../src/emulator/server.js';
 import { Store } from '../../src/emulator/store.js';
 import {
@@ -87,9 +88,10 @@ describe('persistence', () => {
         getUser(emu.url, 'customer-api-token', { user_group_id: `g${i}`, name: 'n' }),
       ),
     );
-    // Read while the emulator still runs: every acknowledged group must already be there.
-    const saved = JSON.parse(await readFile(dataFile, 'utf8'));
-    const tokens = new Set(saved.user_groups.map((g: { token: string }) => g.token));
+    // Read while the emulator still runs (snapshot and the changes after it): every
+    // acknowledged group must already be there.
+    const saved = (await loadStore(dataFile)).toJSON();
+    const tokens = new Set(saved.user_groups.map((g) => g.token));
     for (const reply of replies) expect(tokens.has(userGroupOf(reply).token)).toBe(true);
   });
 
@@ -207,8 +209,8 @@ describe('persistence', () => {
     const emu = await start();
     const api = 'customer-api-token';
     expect((await getUser(emu.url, api, { user_group_id: 'a', name: 'A' })).status).toBe(200);
-    // A state JSON.stringify cannot serialise (what a deeply nested body once caused).
-    const toJSON = vi.spyOn(Store.prototype, 'toJSON').mockImplementationOnce(() => {
+    // A change JSON.stringify cannot serialise (what a deeply nested body once caused).
+    const toJSON = vi.spyOn(Store.prototype, 'changeLine').mockImplementationOnce(() => {
       throw new RangeError('Maximum call stack size exceeded');
     });
     try {
@@ -217,7 +219,7 @@ describe('persistence', () => {
       // Not a change of its own, so before the fix it got the stuck failure again.
       const again = await getUser(emu.url, api, { user_group_id: 'b', name: 'B' });
       expect(again.status).toBe(200);
-      expect(JSON.parse(await readFile(dataFile, 'utf8')).user_groups).toHaveLength(2);
+      expect((await loadStore(dataFile)).size).toBe(2);
     } finally {
       toJSON.mockRestore();
     }
@@ -228,9 +230,12 @@ describe('persistence', () => {
 
   it('a failed save as the last thing before shutdown does not keep close from finishing', async () => {
     const emu = await start();
-    const toJSON = vi.spyOn(Store.prototype, 'toJSON').mockImplementation(() => {
+    const fail = () => {
       throw new TypeError('Converting circular structure to JSON');
-    });
+    };
+    // The change cannot be written, nor the snapshot a clean stop writes.
+    const changeLine = vi.spyOn(Store.prototype, 'changeLine').mockImplementation(fail);
+    const toJSON = vi.spyOn(Store.prototype, 'toJSON').mockImplementation(fail);
     try {
       const failed = await getUser(emu.url, 'customer-api-token', {
         user_group_id: 'c',
@@ -241,6 +246,7 @@ describe('persistence', () => {
       await emu.close();
       expect(performance.now() - started).toBeLessThan(5_000);
     } finally {
+      changeLine.mockRestore();
       toJSON.mockRestore();
     }
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runServe, type ServeOptions } from '../../src/commands/serve.js';
+import { localUrl, runServe, type ServeOptions } from '../../src/commands/serve.js';
 import type { EmulatorOptions, RunningEmulator } from '../../src/emulator/server.js';
 import { makeIO } from '../kit/fakes.js';
 
@@ -76,5 +76,55 @@ describe('ugs serve banner', () => {
   it('passes --trailing-slash to the emulator', async () => {
     const { started } = await serve({ ...options, trailingSlash: true });
     expect(started[0]?.trailingSlash).toBe(true);
+  });
+});
+
+describe('ugs serve on every interface', () => {
+  // A wildcard is where the emulator listens, not an address to connect to (Windows refuses
+  // it, and `ugs login` takes it for a remote host that needs --insecure-http).
+  it.each([
+    ['0.0.0.0', 'http://0.0.0.0:4567', 'http://127.0.0.1:4567'],
+    ['::', 'http://[::]:4567', 'http://[::1]:4567'],
+  ])('--host %s prints a next step with a loopback address', async (host, url, local) => {
+    const io = makeIO();
+    await runServe(
+      { ...options, host },
+      {
+        io,
+        start: () => Promise.resolve({ ...running, url }),
+        waitForShutdown: () => Promise.resolve('SIGTERM'),
+      },
+    );
+    const lines = io.stdout.text.split('\n');
+    expect(lines[0]).toBe(
+      `ugs emulator listening on ${url} (every interface; from this machine: ${local})`,
+    );
+    expect(lines).toContain(`Next: ugs login --base-url ${local}   (paste one of the tokens)`);
+  });
+
+  it('--json gives the loopback URL to connect to, and where it listens', async () => {
+    const io = makeIO();
+    await runServe(
+      { ...options, host: '0.0.0.0', json: true },
+      {
+        io,
+        start: () => Promise.resolve({ ...running, url: 'http://0.0.0.0:4567' }),
+        waitForShutdown: () => Promise.resolve('SIGTERM'),
+      },
+    );
+    expect(JSON.parse(io.stdout.text)).toEqual({
+      url: 'http://127.0.0.1:4567',
+      listening: 'http://0.0.0.0:4567',
+      apiTokens: running.apiTokens,
+    });
+  });
+
+  it.each([
+    'http://127.0.0.1:4567',
+    'http://[::1]:4567',
+    'http://10.1.2.3:4567',
+    'http://[fe80::1]:4567',
+  ])('keeps a specific address %s as it is', (url) => {
+    expect(localUrl(url)).toBe(url);
   });
 });
