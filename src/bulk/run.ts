@@ -23,6 +23,7 @@ import {
 import { retryAfterMs } from '../http.js';
 import { canPrompt, escapeControls, type IO, stderrColumns } from '../io.js';
 import { READ_CURRENT_TOKEN_HINT } from '../operations/rotate-token.js';
+import { isUnrotated, otherGroupOf } from '../operations/user-group.js';
 import { quote } from '../parse.js';
 import { printLine, printNote } from '../render.js';
 import type { GetUserRequest, ServiceClient, ServiceResult } from '../service.js';
@@ -195,6 +196,8 @@ class BulkRun {
   private stopError: AuthError | NetworkError | undefined;
   private readonly controller = new AbortController();
   private readonly counts: StatusCounts = {};
+  /** Rows whose outcome was learnt by reading the group back (`settled_by: "get"`). */
+  private settledByGet = 0;
   /** 1 when a row has its outcome (from this run, or done in an earlier one). */
   private readonly finished: Uint8Array;
   private stdoutText = '';
@@ -320,6 +323,12 @@ class BulkRun {
           error: `${lastWhy}; reading the group's token failed: ${messageOf(error)}`,
         });
       }
+      const other = otherGroupOf(current, row.user_group_id);
+      if (other !== undefined) {
+        return this.record(row, 'unknown', {
+          error: `${lastWhy}; reading the group back answered for user group ${quote(other)}, so whether this row rotated is not known`,
+        });
+      }
       if (current.created === true) {
         return this.record(row, 'unknown', {
           error: `${lastWhy}; no group had user_group_id ${row.user_group_id} (ugs get created it), so the token's group is not known`,
@@ -410,6 +419,7 @@ class BulkRun {
       if (record.status === 'sending') continue;
       this.finished[record.row] = 1;
       this.counts[record.status] = (this.counts[record.status] ?? 0) + 1;
+      if (record.settled_by === 'get') this.settledByGet++;
       this.done++;
       this.progress.changed();
     }
@@ -447,7 +457,7 @@ class BulkRun {
     printLine(
       this.deps.io,
       this.deps.settings,
-      formatSummary(this.counts, this.clock.now() - this.started),
+      formatSummary(this.counts, this.clock.now() - this.started, this.settledByGet),
     );
     await this.file?.flush();
   }
@@ -471,9 +481,14 @@ class BulkRun {
         },
       );
     }
-    const failed = this.counts.failed ?? 0;
+    const mismatched = this.counts.mismatch ?? 0;
+    const failed = (this.counts.failed ?? 0) + mismatched;
     if (failed > 0) {
-      throw new ApiError(`${failed} of ${this.rowCount} rows failed`, {
+      const detail =
+        mismatched > 0
+          ? ` (${mismatched} ${mismatched === 1 ? 'was a mismatch' : 'were mismatches'}: rotated, but the answer named another group)`
+          : '';
+      throw new ApiError(`${failed} of ${this.rowCount} rows failed${detail}`, {
         hint: `the error field of their records says why; ${resumeHint(this.opts)}`,
       });
     }
@@ -509,6 +524,14 @@ class BulkRun {
 
   private getRecord(row: GetRow, result: ServiceResult): BulkRecord {
     const group = result.userGroup;
+    const other = otherGroupOf(result, row.user_group_id);
+    if (other !== undefined) {
+      // Another customer's token must not be stored as this row's: the record keeps none.
+      return this.record(row, 'failed', {
+        error: `the service answered for user group ${quote(other)}, not ${quote(row.user_group_id)}: its answer is not used`,
+        http_status: result.status ?? null,
+      });
+    }
     return this.record(row, result.created === true ? 'created' : 'found', {
       name: typeof group.name === 'string' ? group.name : row.name,
       token: group.token,
@@ -522,14 +545,26 @@ class BulkRun {
     const group = result.userGroup;
     const id = group.provided_id;
     const tag = group.api_environment_tag;
-    return this.record(row, 'rotated', {
+    if (!settled && isUnrotated(result, row.current_token)) {
+      return this.record(row, 'failed', {
+        error: 'not rotated: the service answered success but returned the token that was sent',
+        http_status: result.status ?? null,
+      });
+    }
+    // The rotation happened (its token is real and recorded), but not to the row's group.
+    const other =
+      row.user_group_id === undefined ? undefined : otherGroupOf(result, row.user_group_id);
+    return this.record(row, other === undefined ? 'rotated' : 'mismatch', {
       user_group_id: row.user_group_id ?? (typeof id === 'string' ? id : null),
       name: row.name ?? (typeof group.name === 'string' ? group.name : null),
       token: group.token,
       team_id: numberOrNull(group.team_id),
       ...(!settled && { api_environment_tag: typeof tag === 'string' ? tag : null }),
       http_status: settled ? null : (result.status ?? null),
-      ...(settled && { settled: true }),
+      ...(settled && { settled_by: 'get' as const }),
+      ...(other !== undefined && {
+        error: `the rotation answer names user group ${quote(other)}, not this row's ${quote(row.user_group_id ?? '')}: the token was rotated (the new token is recorded); check which group it belongs to`,
+      }),
     });
   }
 }
