@@ -31,6 +31,7 @@ import type { Preferences } from '../settings.js';
 import { fileSource, type InputFormat, stdinSource } from './input.js';
 import { journalAhead, ResultFile } from './journal.js';
 import {
+  formatDuration,
   formatProgress,
   formatProgressLog,
   formatSummary,
@@ -45,7 +46,13 @@ import {
   type RecordStatus,
 } from './records.js';
 import { planResume, type ResumePlan, readResumeState } from './resume.js';
-import { type Attempt, type Clock, realClock, Scheduler } from './scheduler.js';
+import {
+  type Attempt,
+  type Clock,
+  DEFAULT_GIVE_UP_AFTER_MS,
+  realClock,
+  Scheduler,
+} from './scheduler.js';
 import {
   type BulkInput,
   type BulkKind,
@@ -65,6 +72,12 @@ export interface BulkOptions {
   resume: boolean;
   /** rotate: no confirmation. */
   yes: boolean;
+  /**
+   * `--give-up-after`: the run stops as for a service that is down (exit 4) once no request has
+   * succeeded for this long, so a service that throttles without end cannot hold it for days.
+   * Default DEFAULT_GIVE_UP_AFTER_MS.
+   */
+  giveUpAfterMs?: number;
 }
 
 /** Tries of one row that the service throttled (429/503) before the row is given up as failed. */
@@ -174,7 +187,7 @@ export async function runBulk(opts: BulkOptions, deps: Deps, hooks: BulkHooks = 
         });
   const run = new BulkRun(opts, deps, file, input.rowCount, plan, alreadyDone, hooks);
   try {
-    const client = await connecting;
+    const client = run.tracked(await connecting);
     const work = () =>
       opts.kind === 'get'
         ? run.runGet(client, input.batches() as AsyncIterable<GetRow[]>)
@@ -204,6 +217,9 @@ class BulkRun {
   private stdoutFlushQueued = false;
   private done = 0;
   private readonly started: number;
+  /** When a request last succeeded (or the run started): `--give-up-after` counts from here. */
+  private lastSuccess: number;
+  private readonly giveUpAfterMs: number;
   private readonly clock: Clock;
   private readonly progress: ProgressLine;
   private scheduler: Scheduler<RowOf, BulkRecord> | undefined;
@@ -221,6 +237,8 @@ class BulkRun {
     for (const row of plan.done) this.finished[row] = 1;
     this.clock = hooks.clock ?? realClock;
     this.started = this.clock.now();
+    this.lastSuccess = this.started;
+    this.giveUpAfterMs = opts.giveUpAfterMs ?? DEFAULT_GIVE_UP_AFTER_MS;
     this.progress = new ProgressLine(
       deps.io,
       deps.settings,
@@ -235,6 +253,42 @@ class BulkRun {
         `--resume: ${alreadyDone} rows are done already and are not sent again`,
       );
     }
+  }
+
+  /** The client, noting every request that succeeds (for `--give-up-after`). */
+  tracked(client: ServiceClient): ServiceClient {
+    const succeeded = <T>(result: T): T => {
+      this.lastSuccess = this.clock.now();
+      return result;
+    };
+    return {
+      getUser: (request) => client.getUser(request).then(succeeded),
+      rotateToken: (token) => client.rotateToken(token).then(succeeded),
+    };
+  }
+
+  /** ms left before `--give-up-after` ends the run; 0 or less: time is up. */
+  private giveUpLeft(): number {
+    return this.giveUpAfterMs - (this.clock.now() - this.lastSuccess);
+  }
+
+  /**
+   * No request has succeeded for `--give-up-after`: the run stops as for a service that is down
+   * (exit 4), the row that was being tried is failed and the rest skipped, for `--resume`.
+   */
+  private giveUp(row: RowOf, error: ApiError): Attempt<BulkRecord> {
+    this.stop(
+      'network',
+      new NetworkError(
+        `gave up: no request has succeeded for ${formatDuration(this.giveUpAfterMs)} (the last answer: ${error.message})`,
+        {
+          hint: `${resumeHint(this.opts)}; --give-up-after <duration> sets how long to keep trying (default 10m)`,
+        },
+      ),
+    );
+    return done(
+      this.record(row, 'failed', { error: error.message, http_status: error.status ?? null }),
+    );
   }
 
   stop(reason: StopReason, error?: AuthError | NetworkError): void {
@@ -361,11 +415,22 @@ class BulkRun {
   private failure(row: RowOf, error: unknown, attempt: number): Attempt<BulkRecord> {
     if (error instanceof ApiError && (error.status === 429 || error.status === 503)) {
       if (attempt < MAX_THROTTLED_ATTEMPTS && !this.stopping) {
-        return {
-          kind: 'throttled',
-          retryAfterMs: retryAfterMs(error.retryAfter, Date.now()),
-        };
+        const left = this.giveUpLeft();
+        if (left <= 0) return this.giveUp(row, error);
+        // The wait never runs past the moment the run gives up.
+        const asked = retryAfterMs(error.retryAfter, Date.now());
+        const wait = asked === undefined ? (left < 1000 ? left : undefined) : Math.min(asked, left);
+        return { kind: 'throttled', retryAfterMs: wait };
       }
+    }
+    // A service failing every request (5xx after the transport's retries) is down too.
+    if (
+      error instanceof ApiError &&
+      (error.status ?? 0) >= 500 &&
+      !this.stopping &&
+      this.giveUpLeft() <= 0
+    ) {
+      return this.giveUp(row, error);
     }
     if (error instanceof AuthError) this.stop('auth', error);
     else if (error instanceof NetworkError) this.stop('network', error);

@@ -221,6 +221,12 @@ describe('bulk get: input and validation', () => {
     ],
     [['get', '--from', 'x.csv', '--resume'], '--resume needs --output'],
     [['get', '--from', 'x.csv', '--concurrency', '65'], '--concurrency must be'],
+    [['get', '--from', 'x.csv', '--give-up-after', '10x'], '--give-up-after expects a duration'],
+    [['get', '--from', 'x.csv', '--give-up-after', '0s'], '--give-up-after must be more than 0'],
+    [
+      ['get', '--id', 'a', '--name', 'b', '--give-up-after', '10m'],
+      '--give-up-after works only with --from',
+    ],
     [['rotate', '--from', 'x.csv', '--yes'], 'rotate --from needs --output'],
     [['rotate', '--from', 'x.csv', '--current-token', 't', '--output', 'r.csv'], '--current-token'],
     [['rotate', '--from', 'x.csv', '--output', 'r.ndjson'], '--yes is required'],

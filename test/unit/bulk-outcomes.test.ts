@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type BulkOptions, runBulk } from '../../src/bulk/run.js';
-import { ApiError, OutcomeUnknownError } from '../../src/errors.js';
+import { ApiError, NetworkError, OutcomeUnknownError } from '../../src/errors.js';
 import type { ServiceResult } from '../../src/service.js';
 import { FakeService, groupResult, makeDeps, rejection } from '../kit/fakes.js';
 import { tempDir } from '../kit/index.js';
@@ -181,5 +181,103 @@ describe('--resume after a mismatch', () => {
     const deps = makeDeps({ service });
     await runBulk({ ...options('rotate', from, output), resume: true }, deps, noTimer);
     expect(service.rotations).toEqual(['t-globex']);
+  });
+});
+
+/** A clock whose sleeps pass at once and move its time on: hours of waits in milliseconds. */
+function fakeClock() {
+  const clock = {
+    t: 0,
+    now: () => clock.t,
+    sleep: async (ms: number) => {
+      clock.t += ms;
+    },
+  };
+  return clock;
+}
+
+function throttled(): ApiError {
+  return new ApiError('the service answered HTTP 429 (rate limited): slow down', {
+    status: 429,
+    retryAfter: '30',
+  });
+}
+
+describe('--give-up-after: a run always ends', () => {
+  const rows = (count: number, kind: 'get' | 'rotate') =>
+    ndjsonFile(
+      Array.from({ length: count }, (_, i) =>
+        kind === 'get'
+          ? { user_group_id: `g-${i + 1}`, name: `G ${i + 1}` }
+          : { current_token: `t-g-${i + 1}` },
+      ),
+    );
+
+  it.each(['get', 'rotate'] as const)(
+    '%s: a service answering 429 with Retry-After: 30 to everything ends the run after 10 minutes (exit 4, --resume hint)',
+    async (kind) => {
+      const service = new FakeService({
+        get: () => {
+          throw throttled();
+        },
+        rotate: () => {
+          throw throttled();
+        },
+      });
+      const deps = makeDeps({ service });
+      const clock = fakeClock();
+      const output = join(tempDir('bulk-outcomes'), `give-up-${kind}.ndjson`);
+      const opts = { ...options(kind, rows(1000, kind), output), concurrency: 8 };
+      const error = await rejection(runBulk(opts, deps, { ...noTimer, clock }));
+      expect(error).toBeInstanceOf(NetworkError);
+      expect((error as NetworkError).exitCode).toBe(4);
+      expect((error as Error).message).toMatch(/^gave up: no request has succeeded for 10m00s/);
+      expect((error as NetworkError).hint).toMatch(/--resume/);
+      // Ten minutes of (fake) time, not days: a few dozen tries, not 20 per row.
+      expect(clock.t).toBeLessThanOrEqual(10 * 60_000 + 30_000);
+      const sent = kind === 'get' ? service.gets.length : service.rotations.length;
+      expect(sent).toBeLessThan(300);
+      const recs = recordsIn(readFileSync(output, 'utf8'));
+      const last = new Map(recs.map((rec) => [rec.row, rec.status]));
+      expect(last.size).toBe(1000);
+      expect([...last.values()].filter((status) => status === 'skipped').length).toBeGreaterThan(
+        900,
+      );
+    },
+  );
+
+  it('counts from the last success: a slow but working service is never given up on', async () => {
+    let calls = 0;
+    const service = new FakeService({
+      get: (request) => {
+        // Every row is throttled once (30 s) before it is answered: 25 minutes for 50 rows.
+        calls++;
+        if (calls % 2 === 1) throw throttled();
+        return groupResult({ provided_id: request.user_group_id });
+      },
+    });
+    const deps = makeDeps({ service });
+    const clock = fakeClock();
+    await runBulk({ ...options('get', rows(50, 'get')), concurrency: 1 }, deps, {
+      ...noTimer,
+      clock,
+    });
+    expect(clock.t).toBeGreaterThan(20 * 60_000);
+    expect(recordsIn(deps.io.stdout.text).every((rec) => rec.status === 'found')).toBe(true);
+  });
+
+  it('--give-up-after sets the limit', async () => {
+    const service = new FakeService({
+      get: () => {
+        throw throttled();
+      },
+    });
+    const deps = makeDeps({ service });
+    const clock = fakeClock();
+    const opts = { ...options('get', rows(100, 'get')), giveUpAfterMs: 90_000 };
+    const error = await rejection(runBulk(opts, deps, { ...noTimer, clock }));
+    expect((error as NetworkError).exitCode).toBe(4);
+    expect((error as Error).message).toMatch(/for 1m30s/);
+    expect(clock.t).toBeLessThanOrEqual(90_000 + 30_000);
   });
 });
