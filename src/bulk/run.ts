@@ -18,8 +18,10 @@ import {
   InterruptedError,
   NetworkError,
   OutcomeUnknownError,
+  OutputError,
   UsageError,
 } from '../errors.js';
+import { errorCode } from '../guards.js';
 import { retryAfterMs } from '../http.js';
 import { canPrompt, escapeControls, type IO, stderrColumns } from '../io.js';
 import { READ_CURRENT_TOKEN_HINT } from '../operations/rotate-token.js';
@@ -29,7 +31,7 @@ import { printLine, printNote } from '../render.js';
 import type { GetUserRequest, ServiceClient, ServiceResult } from '../service.js';
 import type { Preferences } from '../settings.js';
 import { fileSource, type InputFormat, stdinSource } from './input.js';
-import { journalAhead, ResultFile } from './journal.js';
+import { type AppendFs, journalAhead, ResultFile, type ResultFileFailure } from './journal.js';
 import {
   formatDuration,
   formatProgress,
@@ -87,7 +89,8 @@ const MAX_SETTLE_ROUNDS = 3;
 const BAR_INTERVAL_MS = 100;
 const LOG_INTERVAL_MS = 10_000;
 
-type StopReason = 'auth' | 'network' | 'interrupt';
+/** `disk`: the results file cannot be written (a full disk): no new row starts. */
+type StopReason = 'auth' | 'network' | 'interrupt' | 'disk';
 
 export interface BulkHooks {
   clock?: Clock;
@@ -96,6 +99,8 @@ export interface BulkHooks {
    * Tests pass their own, to see the 10-second log line without waiting 10 seconds.
    */
   every?: (tick: () => void, ms: number) => () => void;
+  /** The file system under `--output` (tests fill the disk). */
+  fs?: AppendFs;
 }
 
 /** setInterval, not keeping the process alive. */
@@ -184,6 +189,7 @@ export async function runBulk(opts: BulkOptions, deps: Deps, hooks: BulkHooks = 
           path: opts.output,
           format: outputFormat,
           kind: opts.kind,
+          ...(hooks.fs !== undefined && { fs: hooks.fs }),
         });
   const run = new BulkRun(opts, deps, file, input.rowCount, plan, alreadyDone, hooks);
   try {
@@ -235,6 +241,8 @@ class BulkRun {
   ) {
     this.finished = new Uint8Array(rowCount + 1);
     for (const row of plan.done) this.finished[row] = 1;
+    // A full disk: rows in flight finish, none starts; `throwOutcome` says what was lost.
+    file?.onFailure(() => this.stop('disk'));
     this.clock = hooks.clock ?? realClock;
     this.started = this.clock.now();
     this.lastSuccess = this.started;
@@ -336,7 +344,7 @@ class BulkRun {
     const file = this.file;
     if (file === undefined) throw new Error('rotate --from runs with --output only');
     const journaled = journalAhead(toSend, file, (row) => this.record(row, 'sending'));
-    await this.drive(task as Task, journaled);
+    await this.drive(task as Task, this.untilFileFails(journaled));
   }
 
   /** One rotation of a row whose `sending` record is on disk. */
@@ -397,7 +405,14 @@ class BulkRun {
           error: 'not rotated (checked); the run stopped before rotating it again',
         });
       }
-      await this.file?.markSending([this.record(row, 'sending')]);
+      try {
+        await this.file?.markSending([this.record(row, 'sending')]);
+      } catch (error) {
+        if (this.file?.failed === undefined) throw error;
+        return this.record(row, 'skipped', {
+          error: 'not rotated (checked); the results file could not be written to rotate it again',
+        });
+      }
       try {
         return this.rotatedRecord(row, await client.rotateToken(row.current_token), false);
       } catch (error) {
@@ -460,6 +475,19 @@ class BulkRun {
     this.scheduler = undefined;
   }
 
+  /**
+   * Rows whose `sending` records are on disk, until the file fails: a batch whose records could
+   * not be written is never sent, and the run stops (rows in flight still finish).
+   */
+  private async *untilFileFails<R>(rows: AsyncIterable<R[]>): AsyncGenerator<R[]> {
+    try {
+      yield* rows;
+    } catch (error) {
+      if (this.file?.failed === undefined) throw error;
+      this.stop('disk');
+    }
+  }
+
   /** Rows an earlier run finished are not sent again. */
   private notDone<R extends RowOf>(rows: AsyncIterable<R[]>): AsyncIterable<R[]> {
     if (this.plan.done.size === 0) return rows;
@@ -470,7 +498,9 @@ class BulkRun {
     const why =
       this.stopReason === 'interrupt'
         ? 'not sent: the run was interrupted'
-        : `not sent: the run stopped (${this.stopError?.message ?? this.stopReason})`;
+        : this.stopReason === 'disk'
+          ? 'not sent: the results file could not be written'
+          : `not sent: the run stopped (${this.stopError?.message ?? this.stopReason})`;
     for await (const row of rows) {
       // A row last seen `sending`/`unknown` in an earlier run keeps that until it is settled.
       if (this.finished[row.row] === 1 || this.plan.settle.has(row.row)) continue;
@@ -529,6 +559,9 @@ class BulkRun {
 
   /** The run's exit: the worst of its outcomes. */
   throwOutcome(): void {
+    // New tokens that exist only in this process come first; a get's lost records are sent again.
+    const failure = this.file?.failed;
+    if (failure !== undefined) this.throwLostRotations(failure);
     if (this.stopReason === 'auth' || this.stopReason === 'network') {
       if (this.stopError !== undefined) throw this.stopError;
     }
@@ -546,6 +579,15 @@ class BulkRun {
         },
       );
     }
+    if (failure !== undefined) {
+      throw new OutputError(
+        `${escapeControls(this.opts.output ?? '')}: ${describeWriteError(failure.error)}; no row was started after that`,
+        {
+          hint: 'free space, then run the same command with --resume to do the rest (rows done are not sent again)',
+          cause: failure.error,
+        },
+      );
+    }
     const mismatched = this.counts.mismatch ?? 0;
     const failed = (this.counts.failed ?? 0) + mismatched;
     if (failed > 0) {
@@ -556,6 +598,37 @@ class BulkRun {
       throw new ApiError(`${failed} of ${this.rowCount} rows failed${detail}`, {
         hint: `the error field of their records says why; ${resumeHint(this.opts)}`,
       });
+    }
+  }
+
+  /**
+   * The results file failed (a full disk): a rotation whose record never reached it has its new
+   * token only in this process, which is about to end. That is exit 5, naming the rows: their
+   * groups' tokens can be read back (`--resume` does so, since their last record on disk is
+   * `sending`). Anything else lost (records of `get`, skipped rows) is sent again by `--resume`.
+   */
+  private throwLostRotations(failure: ResultFileFailure): void {
+    const path = escapeControls(this.opts.output ?? '');
+    const reason = describeWriteError(failure.error);
+    const rotations = failure.lostWithToken.filter(
+      (record) => record.status === 'rotated' || record.status === 'mismatch',
+    );
+    if (rotations.length > 0) {
+      const rows = rotations.map((record) => record.row).sort((a, b) => a - b);
+      const anonymous = rotations.filter(
+        (record) => record.user_group_id === null || record.name === null,
+      );
+      const shown =
+        rows.length > 20
+          ? `${rows.slice(0, 20).join(', ')} and ${rows.length - 20} more`
+          : rows.join(', ');
+      throw new OutcomeUnknownError(
+        `could not write the results to ${path} (${reason}): ${rows.length === 1 ? 'row' : 'rows'} ${shown} ${rows.length === 1 ? 'was' : 'were'} rotated, but ${rows.length === 1 ? 'its record' : 'their records'} with the new ${rows.length === 1 ? 'token is' : 'tokens are'} not in the file`,
+        {
+          hint: `free space, then run the same command with --resume: it settles ${rows.length === 1 ? 'that row' : 'those rows'} by reading ${rows.length === 1 ? "the group's" : "each group's"} current token back${anonymous.length > 0 ? ` (${anonymous.length} of them ${anonymous.length === 1 ? 'has' : 'have'} no user_group_id and name to read it with: ${READ_CURRENT_TOKEN_HINT})` : ''}`,
+          cause: failure.error,
+        },
+      );
     }
   }
 
@@ -676,6 +749,15 @@ async function* filterRows<R>(
 
 function numberOrNull(value: unknown): number | null {
   return typeof value === 'number' && Number.isFinite(value) ? value : null;
+}
+
+/** A write error as a person reads it: `no space left on the device (ENOSPC)`. */
+function describeWriteError(error: unknown): string {
+  const code = errorCode(error);
+  if (code === 'ENOSPC') return 'no space left on the device (ENOSPC)';
+  if (code === 'EDQUOT') return 'disk quota exceeded (EDQUOT)';
+  if (code === 'EIO') return 'input/output error (EIO)';
+  return escapeControls(code ?? messageOf(error));
 }
 
 function messageOf(error: unknown): string {

@@ -6,8 +6,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { type AppendFs, nodeAppendFs } from '../../src/bulk/journal.js';
 import { type BulkOptions, runBulk } from '../../src/bulk/run.js';
-import { ApiError, NetworkError, OutcomeUnknownError } from '../../src/errors.js';
+import { ApiError, NetworkError, OutcomeUnknownError, type OutputError } from '../../src/errors.js';
 import type { ServiceResult } from '../../src/service.js';
 import { FakeService, groupResult, makeDeps, rejection } from '../kit/fakes.js';
 import { tempDir } from '../kit/index.js';
@@ -279,5 +280,153 @@ describe('--give-up-after: a run always ends', () => {
     expect((error as NetworkError).exitCode).toBe(4);
     expect((error as Error).message).toMatch(/for 1m30s/);
     expect(clock.t).toBeLessThanOrEqual(90_000 + 30_000);
+  });
+});
+
+/**
+ * The real file system with a byte budget, as a disk with that much room: a write past it is
+ * short, the next one fails with ENOSPC. `free()` makes room again.
+ */
+function fillingFs(budget: number) {
+  const disk = {
+    left: budget,
+    fs: {
+      ...nodeAppendFs,
+      write: async (fd: number, buffer: Uint8Array, offset: number, length: number) => {
+        if (disk.left <= 0) {
+          throw Object.assign(new Error('ENOSPC: no space left on device, write'), {
+            code: 'ENOSPC',
+          });
+        }
+        const n = await nodeAppendFs.write(fd, buffer, offset, Math.min(length, disk.left));
+        disk.left -= n;
+        return n;
+      },
+    } satisfies AppendFs,
+    free() {
+      disk.left = Number.POSITIVE_INFINITY;
+    },
+  };
+  return disk;
+}
+
+/** Groups `g-1`… with tokens; rotations answer after a few ms, so rows are in flight together. */
+function groupStore(count: number) {
+  const tokens = new Map<string, string>();
+  const rotations = new Map<string, number>();
+  for (let i = 1; i <= count; i++) tokens.set(`g-${i}`, `t-g-${i}-0`);
+  const service = new FakeService({
+    rotate: async (token) => {
+      await new Promise((resolve) => setTimeout(resolve, 2));
+      const id = [...tokens].find(([, t]) => t === token)?.[0];
+      if (id === undefined) throw new ApiError('the service answered HTTP 404', { status: 404 });
+      const n = (rotations.get(id) ?? 0) + 1;
+      rotations.set(id, n);
+      tokens.set(id, `t-${id}-${n}`);
+      return groupResult({ provided_id: id, name: id, token: `t-${id}-${n}` });
+    },
+    get: (request) =>
+      groupResult(
+        { provided_id: request.user_group_id, token: tokens.get(request.user_group_id) },
+        { new_user_group: false },
+      ),
+  });
+  return { service, tokens, rotations };
+}
+
+describe('a full disk under --output', () => {
+  it('starts no new row, names the rotated rows whose records were lost (exit 5), and --resume after freeing space settles them', async () => {
+    const count = 600;
+    const store = groupStore(count);
+    const from = ndjsonFile(
+      Array.from({ length: count }, (_, i) => ({
+        current_token: `t-g-${i + 1}-0`,
+        user_group_id: `g-${i + 1}`,
+        name: `g-${i + 1}`,
+      })),
+    );
+    const output = join(tempDir('bulk-outcomes'), 'full.ndjson');
+    // Room for the first journal batch (256 `sending` records) and a few results.
+    const oneSending = `${JSON.stringify({ row: 100, user_group_id: 'g-100', name: 'g-100', status: 'sending', token: null, team_id: null, error: null, http_status: null })}\n`;
+    const disk = fillingFs(256 * oneSending.length + 3_000);
+    const deps = makeDeps({ service: store.service });
+    const opts = { ...options('rotate', from, output), concurrency: 4 };
+    const error = await rejection(runBulk(opts, deps, { ...noTimer, fs: disk.fs }));
+    expect(error).toBeInstanceOf(OutcomeUnknownError);
+    expect((error as OutcomeUnknownError).exitCode).toBe(5);
+    const message = (error as Error).message;
+    expect(message).toMatch(/no space left on the device \(ENOSPC\)/);
+    expect((error as OutcomeUnknownError).hint).toMatch(/^free space, then .*--resume/);
+    // No row was started once a record could not be written: only those journaled and in flight.
+    expect(store.rotations.size).toBeLessThanOrEqual(256);
+    // Every rotation that happened is either on disk or named in the message.
+    const named = new Set(
+      (message.match(/rows? ([\d, ]+)(?: and \d+ more)? (?:was|were) rotated/)?.[1] ?? '')
+        .split(', ')
+        .map(Number),
+    );
+    const onDisk = new Map<number, Rec>();
+    for (const line of readFileSync(output, 'utf8').split('\n')) {
+      try {
+        const rec = JSON.parse(line) as Rec;
+        onDisk.set(rec.row, rec);
+      } catch {
+        // the torn last line
+      }
+    }
+    for (const id of store.rotations.keys()) {
+      const row = Number(id.slice(2));
+      const rec = onDisk.get(row);
+      expect(rec?.status === 'rotated' || named.has(row), `row ${row}`).toBe(true);
+    }
+    expect(named.size).toBeGreaterThan(0);
+    expect(deps.io.stderr.text).not.toMatch(/unexpected/);
+
+    disk.free();
+    const again = makeDeps({ service: store.service });
+    await runBulk({ ...opts, resume: true }, again, { ...noTimer, fs: disk.fs });
+    const last = new Map<number, Rec>();
+    for (const line of readFileSync(output, 'utf8').split('\n')) {
+      try {
+        const rec = JSON.parse(line) as Rec;
+        if (rec.status !== 'sending') last.set(rec.row, rec);
+      } catch {
+        // the torn line of the first run
+      }
+    }
+    expect(last.size).toBe(count);
+    for (const [row, rec] of last) {
+      expect(rec.status, `row ${row}`).toBe('rotated');
+      expect(rec.token, `row ${row}`).toBe(store.tokens.get(`g-${row}`));
+      // Exactly once: no group was rotated twice.
+      expect(store.rotations.get(`g-${row}`), `row ${row}`).toBe(1);
+    }
+    for (const row of named) expect(last.get(row)?.settled_by, `row ${row}`).toBe('get');
+  });
+
+  it('get: exit 1 naming the file and --resume, no unexpected failure', async () => {
+    const from = ndjsonFile(
+      Array.from({ length: 300 }, (_, i) => ({ user_group_id: `g-${i + 1}`, name: `G ${i + 1}` })),
+    );
+    const service = new FakeService({
+      get: async (request) => {
+        await new Promise((resolve) => setTimeout(resolve, 2));
+        return groupResult({ provided_id: request.user_group_id });
+      },
+    });
+    const output = join(tempDir('bulk-outcomes'), 'full-get.ndjson');
+    const disk = fillingFs(2_000);
+    const deps = makeDeps({ service });
+    const error = await rejection(
+      runBulk({ ...options('get', from, output), concurrency: 4 }, deps, {
+        ...noTimer,
+        fs: disk.fs,
+      }),
+    );
+    expect((error as Error).constructor.name).toBe('OutputError');
+    expect((error as OutputError).exitCode).toBe(1);
+    expect((error as Error).message).toMatch(/full-get\.ndjson: no space left on the device/);
+    expect((error as OutputError).hint).toMatch(/--resume/);
+    expect(service.gets.length).toBeLessThan(300);
   });
 });
