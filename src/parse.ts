@@ -146,6 +146,45 @@ export function parseTimeoutSeconds(text: string): number {
   return seconds;
 }
 
+const DURATION_UNITS_MS: Readonly<Record<string, number>> = {
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
+};
+/** A week: a limit meant to end a run, not to be "never". */
+const MAX_DURATION_MS = 7 * 24 * 3_600_000;
+
+/**
+ * A duration as people write it: `90s`, `10m`, `1h`, `1h30m`, `500ms`, `1.5m`, or a plain number
+ * of seconds (`90`). At least 1 ms (0 would mean "at once", which no one asks a limit for) and at
+ * most a week. Returns milliseconds.
+ */
+export function parseDuration(text: string, flag: string): number {
+  const trimmed = text.trim().toLowerCase();
+  const usage = (why: string) =>
+    new UsageError(`${flag} ${why}, got ${quote(text)}`, {
+      hint: `for example: ${flag} 90s, ${flag} 10m or ${flag} 1h`,
+    });
+  let ms: number;
+  if (/^(\d+(\.\d*)?|\.\d+)$/.test(trimmed)) {
+    ms = Number(trimmed) * 1000;
+  } else {
+    if (!/^((\d+(\.\d+)?)(ms|s|m|h))+$/.test(trimmed)) {
+      throw usage('expects a duration such as 90s, 10m or 1h');
+    }
+    ms = 0;
+    for (const part of trimmed.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)) {
+      ms += Number(part[1]) * (DURATION_UNITS_MS[part[2] ?? 's'] ?? 1000);
+    }
+  }
+  ms = Math.round(ms);
+  if (!(ms >= 1) || ms > MAX_DURATION_MS) {
+    throw usage('must be more than 0 and at most 7 days (168h)');
+  }
+  return ms;
+}
+
 /**
  * The service's base URL. It may carry a path prefix (`https://host/prefix`); the API token
  * travels with every request, so clear-text http is allowed only to this machine unless the user

@@ -12,7 +12,6 @@
  */
 import { close, constants, fchmod, fstat, fsync, open, read, type Stats, write } from 'node:fs';
 import { promisify } from 'node:util';
-import { writeFully } from '../durable-file.js';
 import { UsageError } from '../errors.js';
 import { errorCode } from '../guards.js';
 import { escapeControls } from '../io.js';
@@ -69,9 +68,28 @@ export interface ResultFileOptions {
   fs?: AppendFs;
 }
 
+/**
+ * What a results file could not take: the first error (a full disk, EIO), the rows whose records
+ * with a token never reached it, and how many records in all were lost.
+ */
+export interface ResultFileFailure {
+  error: unknown;
+  /** Lost records that carry a token (rotated, mismatch, created, found), in the order appended. */
+  lostWithToken: BulkRecord[];
+  lostRecords: number;
+}
+
+/** Text to append and the records it holds, one line each (none for a header or a line end). */
+interface Chunk {
+  text: string;
+  records: readonly BulkRecord[];
+}
+
 export class ResultFile {
-  private pending: string[] = [];
+  private pending: Chunk[] = [];
   private pendingChars = 0;
+  private failure: ResultFileFailure | undefined;
+  private readonly failureListeners: ((failure: ResultFileFailure) => void)[] = [];
   private appended = 0;
   private written = 0;
   private synced = 0;
@@ -119,10 +137,10 @@ export class ResultFile {
       if (stats.size > 0) {
         const last = new Uint8Array(1);
         await fs.read(fd, last, 0, 1, stats.size - 1);
-        if (last[0] !== 0x0a) file.queue('\n');
+        if (last[0] !== 0x0a) file.queue('\n', []);
         if (stringify) await checkCsvHeader(fs, fd, options, stringify);
       } else if (stringify) {
-        file.queue(stringify([[...recordColumns(options.kind)]]));
+        file.queue(stringify([[...recordColumns(options.kind)]]), []);
       }
       return file;
     } catch (error) {
@@ -132,16 +150,35 @@ export class ResultFile {
     }
   }
 
-  /** Queues records to be written soon, in this order; `flush` or `sync` waits for them. */
+  /**
+   * Queues records to be written soon, in this order; `flush` or `sync` waits for them. Once a
+   * write has failed nothing more is written (a record after a torn one would read as whole
+   * while an earlier one is missing): records are only counted as lost.
+   */
   append(records: readonly BulkRecord[]): void {
     if (records.length === 0) return;
+    if (this.failure !== undefined) {
+      this.lose(records);
+      return;
+    }
     if (this.stringify) {
-      this.queue(this.stringify(records.map((record) => csvCells(record, this.kind))));
+      this.queue(this.stringify(records.map((record) => csvCells(record, this.kind))), records);
     } else {
       let text = '';
       for (const record of records) text += ndjsonLine(record, this.kind);
-      this.queue(text);
+      this.queue(text, records);
     }
+  }
+
+  /** The first write or sync that failed, and what it lost; undefined while all is well. */
+  get failed(): ResultFileFailure | undefined {
+    return this.failure;
+  }
+
+  /** Calls `listener` once, at the first failure (at once if the file has failed already). */
+  onFailure(listener: (failure: ResultFileFailure) => void): void {
+    if (this.failure !== undefined) listener(this.failure);
+    else this.failureListeners.push(listener);
   }
 
   /**
@@ -158,20 +195,37 @@ export class ResultFile {
     return this.pendingChars;
   }
 
-  /** Resolves when everything appended so far is written (not necessarily synced). */
+  /**
+   * Resolves when everything appended so far is written (not necessarily synced), or could not
+   * be: a failure is in `failed`, never a rejection here.
+   */
   async flush(): Promise<void> {
     await this.writing;
   }
 
-  /** Resolves when everything appended so far is written and fsynced. */
+  /**
+   * Resolves when everything appended so far is written and fsynced; rejects when the file has
+   * failed, since then it is not (`markSending` relies on this: no request without its record).
+   */
   async sync(): Promise<void> {
     const target = this.appended;
+    // Also when nothing is pending: records appended after a failure were never queued.
+    this.throwIfFailed();
     while (this.synced < target) {
+      this.throwIfFailed();
       if (this.syncing === undefined) {
         this.syncing = (async () => {
           await this.writing;
+          if (this.failure !== undefined) return;
           const upTo = this.written;
-          await this.fs.fsync(this.fd);
+          try {
+            await this.fs.fsync(this.fd);
+          } catch (error) {
+            // What the failed fsync covered may or may not be on disk; what comes after is
+            // not written at all, so the file stays a prefix of the run's records.
+            this.fail(error, []);
+            return;
+          }
           this.synced = upTo;
         })().finally(() => {
           this.syncing = undefined;
@@ -181,41 +235,119 @@ export class ResultFile {
     }
   }
 
-  /** Writes, syncs and closes; safe to call twice. */
+  /**
+   * Writes, syncs and closes; safe to call twice. A write or sync that fails is reported in
+   * `failed`, not thrown: the run says what it means for its rows.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     try {
-      await this.sync();
+      await this.sync().catch(() => undefined);
     } finally {
       this.closed = true;
-      await this.fs.close(this.fd);
+      await this.fs.close(this.fd).catch((error: unknown) => {
+        // close(2) can report a delayed write error (NFS): the records may not be on disk.
+        if (this.failure === undefined) this.fail(error, []);
+      });
     }
   }
 
-  private queue(text: string): void {
+  private queue(text: string, records: readonly BulkRecord[]): void {
     if (this.closed) throw new Error('results file already closed');
-    this.pending.push(text);
+    this.pending.push({ text, records });
     this.pendingChars += text.length;
     this.appended++;
     if (this.drainQueued) return;
     this.drainQueued = true;
-    this.writing = this.writing.then(() => this.drain());
-    // A failed write is reported by the next flush/sync/close; never as an unhandled rejection.
-    this.writing.catch(() => undefined);
+    // drain records its own failures; anything else it throws is one too, never unhandled.
+    this.writing = this.writing
+      .then(() => this.drain())
+      .catch((error: unknown) => this.fail(error, []));
   }
 
   private async drain(): Promise<void> {
     this.drainQueued = false;
-    while (this.pending.length > 0) {
-      const text = this.pending.length === 1 ? (this.pending[0] ?? '') : this.pending.join('');
+    while (this.pending.length > 0 && this.failure === undefined) {
+      const chunks = this.pending;
       const upTo = this.appended;
       this.pending = [];
+      const text =
+        chunks.length === 1 ? (chunks[0]?.text ?? '') : chunks.map((c) => c.text).join('');
       this.pendingChars -= text.length;
       const data = Buffer.from(text);
-      await writeFully(data, (offset, length) => this.fs.write(this.fd, data, offset, length));
+      let done = 0;
+      try {
+        while (done < data.length) {
+          const written = await this.fs.write(this.fd, data, done, data.length - done);
+          if (!Number.isInteger(written) || written <= 0 || written > data.length - done) {
+            throw Object.assign(
+              new Error(`short write: the disk accepted ${done} of ${data.length} bytes`),
+              { code: 'ENOSPC' },
+            );
+          }
+          done += written;
+        }
+      } catch (error) {
+        this.fail(error, lostFrom(chunks, data, done));
+        return;
+      }
       this.written = upTo;
     }
   }
+
+  private throwIfFailed(): void {
+    if (this.failure !== undefined) throw this.failure.error;
+  }
+
+  /** The file failed: nothing more is written, and every record not written is counted lost. */
+  private fail(error: unknown, lost: readonly BulkRecord[]): void {
+    if (this.failure !== undefined) return;
+    this.failure = { error, lostWithToken: [], lostRecords: 0 };
+    this.lose(lost);
+    for (const chunk of this.pending) this.lose(chunk.records);
+    this.pending = [];
+    this.pendingChars = 0;
+    for (const listener of this.failureListeners.splice(0)) listener(this.failure);
+  }
+
+  private lose(records: readonly BulkRecord[]): void {
+    const failure = this.failure;
+    if (failure === undefined) return;
+    for (const record of records) {
+      if (record.status === 'sending') continue;
+      failure.lostRecords++;
+      if (record.token !== null) failure.lostWithToken.push(record);
+    }
+  }
+}
+
+/**
+ * The records of `chunks` not wholly in the first `done` bytes of `data` (their joined text):
+ * each record is one line, so a chunk's records before its k-th line end are on disk.
+ */
+function lostFrom(chunks: readonly Chunk[], data: Buffer, done: number): BulkRecord[] {
+  const lost: BulkRecord[] = [];
+  let start = 0;
+  for (const chunk of chunks) {
+    const end = start + Buffer.byteLength(chunk.text);
+    if (end <= done) {
+      start = end;
+      continue;
+    }
+    let whole = 0;
+    if (start < done) {
+      for (
+        let at = data.indexOf(0x0a, start);
+        at !== -1 && at < done;
+        at = data.indexOf(0x0a, at + 1)
+      ) {
+        whole++;
+      }
+    }
+    lost.push(...chunk.records.slice(whole));
+    start = end;
+  }
+  return lost;
 }
 
 /** Rows journaled per fsync by `journalAhead`. */

@@ -61,7 +61,9 @@ function progressFacts(state: ProgressState, troubleCounts: boolean): string[] {
   }
   // Trouble is worth the space; successes are in the summary.
   if (troubleCounts) {
-    facts.push(...formatCounts(state.counts, (s) => s === 'failed' || s === 'unknown'));
+    facts.push(
+      ...formatCounts(state.counts, (s) => s === 'failed' || s === 'mismatch' || s === 'unknown'),
+    );
   }
   if ((state.waitingMs ?? 0) > 0) {
     facts.push(`throttled, waiting ${formatDuration(state.waitingMs ?? 0)}`);
@@ -95,13 +97,18 @@ export function formatProgressLog(state: ProgressState): string {
   return `progress: ${facts.join(', ')}${counts.length > 0 ? ` (${counts.join(', ')})` : ''}`;
 }
 
-/** The last line: `1200 rows in 1.5s (800 rows/s): 1000 created, 150 found, 50 failed`. */
-export function formatSummary(counts: StatusCounts, elapsedMs: number): string {
+/**
+ * The last line: `1200 rows in 1.5s (800 rows/s): 1000 created, 150 found, 50 failed`. Rows
+ * settled by reading their group back (their rotation's answer was lost) are said after the
+ * counts: `10 rotated, 2 failed; 3 settled by reading the group back`.
+ */
+export function formatSummary(counts: StatusCounts, elapsedMs: number, settledByGet = 0): string {
   let rows = 0;
   for (const status of RECORD_STATUSES) {
     if (status !== 'sending') rows += counts[status] ?? 0;
   }
   const speed = formatRate(rows, elapsedMs);
   const parts = formatCounts(counts, (s) => s !== 'sending');
-  return `${rows} ${rows === 1 ? 'row' : 'rows'} in ${formatDuration(elapsedMs)}${speed ? ` (${speed})` : ''}${parts.length > 0 ? `: ${parts.join(', ')}` : ''}`;
+  const settled = settledByGet > 0 ? `; ${settledByGet} settled by reading the group back` : '';
+  return `${rows} ${rows === 1 ? 'row' : 'rows'} in ${formatDuration(elapsedMs)}${speed ? ` (${speed})` : ''}${parts.length > 0 ? `: ${parts.join(', ')}` : ''}${settled}`;
 }

@@ -11,6 +11,11 @@ export type RecordStatus =
   | 'created'
   | 'found'
   | 'rotated'
+  /**
+   * Rotate: the answer names another group than the row's `user_group_id`. The rotation did
+   * happen (the new token is recorded), but the run counts the row as failed.
+   */
+  | 'mismatch'
   | 'failed'
   | 'unknown'
   | 'skipped'
@@ -21,15 +26,26 @@ export const RECORD_STATUSES: readonly RecordStatus[] = [
   'created',
   'found',
   'rotated',
+  'mismatch',
   'failed',
   'unknown',
   'skipped',
   'sending',
 ];
 
-/** Outcomes that `--resume` does not send again. */
+/**
+ * Outcomes that `--resume` does not send again. A `mismatch` rotation did happen: its current
+ * token is dead, and sending it again could only fail or rotate the wrong group once more.
+ */
 export function isDone(status: RecordStatus): boolean {
-  return status === 'created' || status === 'found' || status === 'rotated';
+  return (
+    status === 'created' || status === 'found' || status === 'rotated' || status === 'mismatch'
+  );
+}
+
+/** Outcomes the exit counts as failures (exit 1). */
+export function isFailure(status: RecordStatus): boolean {
+  return status === 'failed' || status === 'mismatch';
 }
 
 /** Outcomes that `--resume` must settle (did the rotation happen?) before sending anything. */
@@ -50,10 +66,10 @@ export interface BulkRecord {
   /** Get records only. */
   new_user_group?: boolean | null;
   /**
-   * Rotate records only: true when the outcome was learnt by reading the group's current token
-   * after an answer was lost (the rotation had happened), not from the rotation's own answer.
+   * Rotate records only: `get` when the outcome was learnt by reading the group's current token
+   * back after the rotation's answer was lost (the rotation had happened), not from its answer.
    */
-  settled?: boolean;
+  settled_by?: 'get';
   error: string | null;
   http_status: number | null;
 }
@@ -90,7 +106,7 @@ const ROTATE_COLUMNS = [
   'api_environment_tag',
   'error',
   'http_status',
-  'settled',
+  'settled_by',
 ] as const;
 
 export type RecordColumn = (typeof GET_COLUMNS)[number] | (typeof ROTATE_COLUMNS)[number];
@@ -116,7 +132,9 @@ export function ndjsonLine(record: BulkRecord, kind: BulkKind): string {
   if (kind === 'rotate' && record.api_environment_tag !== undefined) {
     line += `,"api_environment_tag":${json(record.api_environment_tag)}`;
   }
-  if (kind === 'rotate' && record.settled === true) line += ',"settled":true';
+  if (kind === 'rotate' && record.settled_by !== undefined) {
+    line += `,"settled_by":${json(record.settled_by)}`;
+  }
   if (kind === 'get') line += `,"new_user_group":${json(record.new_user_group ?? null)}`;
   line += `,"error":${json(record.error)},"http_status":${json(record.http_status)}}`;
   return `${line.replace(UNSAFE_IN_JSON, escapeUnsafe)}\n`;

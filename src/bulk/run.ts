@@ -18,18 +18,22 @@ import {
   InterruptedError,
   NetworkError,
   OutcomeUnknownError,
+  OutputError,
   UsageError,
 } from '../errors.js';
+import { errorCode } from '../guards.js';
 import { retryAfterMs } from '../http.js';
 import { canPrompt, escapeControls, type IO, stderrColumns } from '../io.js';
 import { READ_CURRENT_TOKEN_HINT } from '../operations/rotate-token.js';
+import { isUnrotated, otherGroupOf } from '../operations/user-group.js';
 import { quote } from '../parse.js';
 import { printLine, printNote } from '../render.js';
 import type { GetUserRequest, ServiceClient, ServiceResult } from '../service.js';
 import type { Preferences } from '../settings.js';
 import { fileSource, type InputFormat, stdinSource } from './input.js';
-import { journalAhead, ResultFile } from './journal.js';
+import { type AppendFs, journalAhead, ResultFile, type ResultFileFailure } from './journal.js';
 import {
+  formatDuration,
   formatProgress,
   formatProgressLog,
   formatSummary,
@@ -44,7 +48,13 @@ import {
   type RecordStatus,
 } from './records.js';
 import { planResume, type ResumePlan, readResumeState } from './resume.js';
-import { type Attempt, type Clock, realClock, Scheduler } from './scheduler.js';
+import {
+  type Attempt,
+  type Clock,
+  DEFAULT_GIVE_UP_AFTER_MS,
+  realClock,
+  Scheduler,
+} from './scheduler.js';
 import {
   type BulkInput,
   type BulkKind,
@@ -64,6 +74,12 @@ export interface BulkOptions {
   resume: boolean;
   /** rotate: no confirmation. */
   yes: boolean;
+  /**
+   * `--give-up-after`: the run stops as for a service that is down (exit 4) once no request has
+   * succeeded for this long, so a service that throttles without end cannot hold it for days.
+   * Default DEFAULT_GIVE_UP_AFTER_MS.
+   */
+  giveUpAfterMs?: number;
 }
 
 /** Tries of one row that the service throttled (429/503) before the row is given up as failed. */
@@ -73,7 +89,8 @@ const MAX_SETTLE_ROUNDS = 3;
 const BAR_INTERVAL_MS = 100;
 const LOG_INTERVAL_MS = 10_000;
 
-type StopReason = 'auth' | 'network' | 'interrupt';
+/** `disk`: the results file cannot be written (a full disk): no new row starts. */
+type StopReason = 'auth' | 'network' | 'interrupt' | 'disk';
 
 export interface BulkHooks {
   clock?: Clock;
@@ -82,6 +99,8 @@ export interface BulkHooks {
    * Tests pass their own, to see the 10-second log line without waiting 10 seconds.
    */
   every?: (tick: () => void, ms: number) => () => void;
+  /** The file system under `--output` (tests fill the disk). */
+  fs?: AppendFs;
 }
 
 /** setInterval, not keeping the process alive. */
@@ -170,10 +189,11 @@ export async function runBulk(opts: BulkOptions, deps: Deps, hooks: BulkHooks = 
           path: opts.output,
           format: outputFormat,
           kind: opts.kind,
+          ...(hooks.fs !== undefined && { fs: hooks.fs }),
         });
   const run = new BulkRun(opts, deps, file, input.rowCount, plan, alreadyDone, hooks);
   try {
-    const client = await connecting;
+    const client = run.tracked(await connecting);
     const work = () =>
       opts.kind === 'get'
         ? run.runGet(client, input.batches() as AsyncIterable<GetRow[]>)
@@ -195,12 +215,17 @@ class BulkRun {
   private stopError: AuthError | NetworkError | undefined;
   private readonly controller = new AbortController();
   private readonly counts: StatusCounts = {};
+  /** Rows whose outcome was learnt by reading the group back (`settled_by: "get"`). */
+  private settledByGet = 0;
   /** 1 when a row has its outcome (from this run, or done in an earlier one). */
   private readonly finished: Uint8Array;
   private stdoutText = '';
   private stdoutFlushQueued = false;
   private done = 0;
   private readonly started: number;
+  /** When a request last succeeded (or the run started): `--give-up-after` counts from here. */
+  private lastSuccess: number;
+  private readonly giveUpAfterMs: number;
   private readonly clock: Clock;
   private readonly progress: ProgressLine;
   private scheduler: Scheduler<RowOf, BulkRecord> | undefined;
@@ -216,8 +241,12 @@ class BulkRun {
   ) {
     this.finished = new Uint8Array(rowCount + 1);
     for (const row of plan.done) this.finished[row] = 1;
+    // A full disk: rows in flight finish, none starts; `throwOutcome` says what was lost.
+    file?.onFailure(() => this.stop('disk'));
     this.clock = hooks.clock ?? realClock;
     this.started = this.clock.now();
+    this.lastSuccess = this.started;
+    this.giveUpAfterMs = opts.giveUpAfterMs ?? DEFAULT_GIVE_UP_AFTER_MS;
     this.progress = new ProgressLine(
       deps.io,
       deps.settings,
@@ -232,6 +261,42 @@ class BulkRun {
         `--resume: ${alreadyDone} rows are done already and are not sent again`,
       );
     }
+  }
+
+  /** The client, noting every request that succeeds (for `--give-up-after`). */
+  tracked(client: ServiceClient): ServiceClient {
+    const succeeded = <T>(result: T): T => {
+      this.lastSuccess = this.clock.now();
+      return result;
+    };
+    return {
+      getUser: (request) => client.getUser(request).then(succeeded),
+      rotateToken: (token) => client.rotateToken(token).then(succeeded),
+    };
+  }
+
+  /** ms left before `--give-up-after` ends the run; 0 or less: time is up. */
+  private giveUpLeft(): number {
+    return this.giveUpAfterMs - (this.clock.now() - this.lastSuccess);
+  }
+
+  /**
+   * No request has succeeded for `--give-up-after`: the run stops as for a service that is down
+   * (exit 4), the row that was being tried is failed and the rest skipped, for `--resume`.
+   */
+  private giveUp(row: RowOf, error: ApiError): Attempt<BulkRecord> {
+    this.stop(
+      'network',
+      new NetworkError(
+        `gave up: no request has succeeded for ${formatDuration(this.giveUpAfterMs)} (the last answer: ${error.message})`,
+        {
+          hint: `${resumeHint(this.opts)}; --give-up-after <duration> sets how long to keep trying (default 10m)`,
+        },
+      ),
+    );
+    return done(
+      this.record(row, 'failed', { error: error.message, http_status: error.status ?? null }),
+    );
   }
 
   stop(reason: StopReason, error?: AuthError | NetworkError): void {
@@ -279,7 +344,7 @@ class BulkRun {
     const file = this.file;
     if (file === undefined) throw new Error('rotate --from runs with --output only');
     const journaled = journalAhead(toSend, file, (row) => this.record(row, 'sending'));
-    await this.drive(task as Task, journaled);
+    await this.drive(task as Task, this.untilFileFails(journaled));
   }
 
   /** One rotation of a row whose `sending` record is on disk. */
@@ -320,6 +385,12 @@ class BulkRun {
           error: `${lastWhy}; reading the group's token failed: ${messageOf(error)}`,
         });
       }
+      const other = otherGroupOf(current, row.user_group_id);
+      if (other !== undefined) {
+        return this.record(row, 'unknown', {
+          error: `${lastWhy}; reading the group back answered for user group ${quote(other)}, so whether this row rotated is not known`,
+        });
+      }
       if (current.created === true) {
         return this.record(row, 'unknown', {
           error: `${lastWhy}; no group had user_group_id ${row.user_group_id} (ugs get created it), so the token's group is not known`,
@@ -334,7 +405,14 @@ class BulkRun {
           error: 'not rotated (checked); the run stopped before rotating it again',
         });
       }
-      await this.file?.markSending([this.record(row, 'sending')]);
+      try {
+        await this.file?.markSending([this.record(row, 'sending')]);
+      } catch (error) {
+        if (this.file?.failed === undefined) throw error;
+        return this.record(row, 'skipped', {
+          error: 'not rotated (checked); the results file could not be written to rotate it again',
+        });
+      }
       try {
         return this.rotatedRecord(row, await client.rotateToken(row.current_token), false);
       } catch (error) {
@@ -352,11 +430,22 @@ class BulkRun {
   private failure(row: RowOf, error: unknown, attempt: number): Attempt<BulkRecord> {
     if (error instanceof ApiError && (error.status === 429 || error.status === 503)) {
       if (attempt < MAX_THROTTLED_ATTEMPTS && !this.stopping) {
-        return {
-          kind: 'throttled',
-          retryAfterMs: retryAfterMs(error.retryAfter, Date.now()),
-        };
+        const left = this.giveUpLeft();
+        if (left <= 0) return this.giveUp(row, error);
+        // The wait never runs past the moment the run gives up.
+        const asked = retryAfterMs(error.retryAfter, Date.now());
+        const wait = asked === undefined ? (left < 1000 ? left : undefined) : Math.min(asked, left);
+        return { kind: 'throttled', retryAfterMs: wait };
       }
+    }
+    // A service failing every request (5xx after the transport's retries) is down too.
+    if (
+      error instanceof ApiError &&
+      (error.status ?? 0) >= 500 &&
+      !this.stopping &&
+      this.giveUpLeft() <= 0
+    ) {
+      return this.giveUp(row, error);
     }
     if (error instanceof AuthError) this.stop('auth', error);
     else if (error instanceof NetworkError) this.stop('network', error);
@@ -386,6 +475,19 @@ class BulkRun {
     this.scheduler = undefined;
   }
 
+  /**
+   * Rows whose `sending` records are on disk, until the file fails: a batch whose records could
+   * not be written is never sent, and the run stops (rows in flight still finish).
+   */
+  private async *untilFileFails<R>(rows: AsyncIterable<R[]>): AsyncGenerator<R[]> {
+    try {
+      yield* rows;
+    } catch (error) {
+      if (this.file?.failed === undefined) throw error;
+      this.stop('disk');
+    }
+  }
+
   /** Rows an earlier run finished are not sent again. */
   private notDone<R extends RowOf>(rows: AsyncIterable<R[]>): AsyncIterable<R[]> {
     if (this.plan.done.size === 0) return rows;
@@ -396,7 +498,9 @@ class BulkRun {
     const why =
       this.stopReason === 'interrupt'
         ? 'not sent: the run was interrupted'
-        : `not sent: the run stopped (${this.stopError?.message ?? this.stopReason})`;
+        : this.stopReason === 'disk'
+          ? 'not sent: the results file could not be written'
+          : `not sent: the run stopped (${this.stopError?.message ?? this.stopReason})`;
     for await (const row of rows) {
       // A row last seen `sending`/`unknown` in an earlier run keeps that until it is settled.
       if (this.finished[row.row] === 1 || this.plan.settle.has(row.row)) continue;
@@ -410,6 +514,7 @@ class BulkRun {
       if (record.status === 'sending') continue;
       this.finished[record.row] = 1;
       this.counts[record.status] = (this.counts[record.status] ?? 0) + 1;
+      if (record.settled_by === 'get') this.settledByGet++;
       this.done++;
       this.progress.changed();
     }
@@ -447,13 +552,16 @@ class BulkRun {
     printLine(
       this.deps.io,
       this.deps.settings,
-      formatSummary(this.counts, this.clock.now() - this.started),
+      formatSummary(this.counts, this.clock.now() - this.started, this.settledByGet),
     );
     await this.file?.flush();
   }
 
   /** The run's exit: the worst of its outcomes. */
   throwOutcome(): void {
+    // New tokens that exist only in this process come first; a get's lost records are sent again.
+    const failure = this.file?.failed;
+    if (failure !== undefined) this.throwLostRotations(failure);
     if (this.stopReason === 'auth' || this.stopReason === 'network') {
       if (this.stopError !== undefined) throw this.stopError;
     }
@@ -471,11 +579,56 @@ class BulkRun {
         },
       );
     }
-    const failed = this.counts.failed ?? 0;
+    if (failure !== undefined) {
+      throw new OutputError(
+        `${escapeControls(this.opts.output ?? '')}: ${describeWriteError(failure.error)}; no row was started after that`,
+        {
+          hint: 'free space, then run the same command with --resume to do the rest (rows done are not sent again)',
+          cause: failure.error,
+        },
+      );
+    }
+    const mismatched = this.counts.mismatch ?? 0;
+    const failed = (this.counts.failed ?? 0) + mismatched;
     if (failed > 0) {
-      throw new ApiError(`${failed} of ${this.rowCount} rows failed`, {
+      const detail =
+        mismatched > 0
+          ? ` (${mismatched} ${mismatched === 1 ? 'was a mismatch' : 'were mismatches'}: rotated, but the answer named another group)`
+          : '';
+      throw new ApiError(`${failed} of ${this.rowCount} rows failed${detail}`, {
         hint: `the error field of their records says why; ${resumeHint(this.opts)}`,
       });
+    }
+  }
+
+  /**
+   * The results file failed (a full disk): a rotation whose record never reached it has its new
+   * token only in this process, which is about to end. That is exit 5, naming the rows: their
+   * groups' tokens can be read back (`--resume` does so, since their last record on disk is
+   * `sending`). Anything else lost (records of `get`, skipped rows) is sent again by `--resume`.
+   */
+  private throwLostRotations(failure: ResultFileFailure): void {
+    const path = escapeControls(this.opts.output ?? '');
+    const reason = describeWriteError(failure.error);
+    const rotations = failure.lostWithToken.filter(
+      (record) => record.status === 'rotated' || record.status === 'mismatch',
+    );
+    if (rotations.length > 0) {
+      const rows = rotations.map((record) => record.row).sort((a, b) => a - b);
+      const anonymous = rotations.filter(
+        (record) => record.user_group_id === null || record.name === null,
+      );
+      const shown =
+        rows.length > 20
+          ? `${rows.slice(0, 20).join(', ')} and ${rows.length - 20} more`
+          : rows.join(', ');
+      throw new OutcomeUnknownError(
+        `could not write the results to ${path} (${reason}): ${rows.length === 1 ? 'row' : 'rows'} ${shown} ${rows.length === 1 ? 'was' : 'were'} rotated, but ${rows.length === 1 ? 'its record' : 'their records'} with the new ${rows.length === 1 ? 'token is' : 'tokens are'} not in the file`,
+        {
+          hint: `free space, then run the same command with --resume: it settles ${rows.length === 1 ? 'that row' : 'those rows'} by reading ${rows.length === 1 ? "the group's" : "each group's"} current token back${anonymous.length > 0 ? ` (${anonymous.length} of them ${anonymous.length === 1 ? 'has' : 'have'} no user_group_id and name to read it with: ${READ_CURRENT_TOKEN_HINT})` : ''}`,
+          cause: failure.error,
+        },
+      );
     }
   }
 
@@ -509,6 +662,14 @@ class BulkRun {
 
   private getRecord(row: GetRow, result: ServiceResult): BulkRecord {
     const group = result.userGroup;
+    const other = otherGroupOf(result, row.user_group_id);
+    if (other !== undefined) {
+      // Another customer's token must not be stored as this row's: the record keeps none.
+      return this.record(row, 'failed', {
+        error: `the service answered for user group ${quote(other)}, not ${quote(row.user_group_id)}: its answer is not used`,
+        http_status: result.status ?? null,
+      });
+    }
     return this.record(row, result.created === true ? 'created' : 'found', {
       name: typeof group.name === 'string' ? group.name : row.name,
       token: group.token,
@@ -522,14 +683,26 @@ class BulkRun {
     const group = result.userGroup;
     const id = group.provided_id;
     const tag = group.api_environment_tag;
-    return this.record(row, 'rotated', {
+    if (!settled && isUnrotated(result, row.current_token)) {
+      return this.record(row, 'failed', {
+        error: 'not rotated: the service answered success but returned the token that was sent',
+        http_status: result.status ?? null,
+      });
+    }
+    // The rotation happened (its token is real and recorded), but not to the row's group.
+    const other =
+      row.user_group_id === undefined ? undefined : otherGroupOf(result, row.user_group_id);
+    return this.record(row, other === undefined ? 'rotated' : 'mismatch', {
       user_group_id: row.user_group_id ?? (typeof id === 'string' ? id : null),
       name: row.name ?? (typeof group.name === 'string' ? group.name : null),
       token: group.token,
       team_id: numberOrNull(group.team_id),
       ...(!settled && { api_environment_tag: typeof tag === 'string' ? tag : null }),
       http_status: settled ? null : (result.status ?? null),
-      ...(settled && { settled: true }),
+      ...(settled && { settled_by: 'get' as const }),
+      ...(other !== undefined && {
+        error: `the rotation answer names user group ${quote(other)}, not this row's ${quote(row.user_group_id ?? '')}: the token was rotated (the new token is recorded); check which group it belongs to`,
+      }),
     });
   }
 }
@@ -576,6 +749,15 @@ async function* filterRows<R>(
 
 function numberOrNull(value: unknown): number | null {
   return typeof value === 'number' && Number.isFinite(value) ? value : null;
+}
+
+/** A write error as a person reads it: `no space left on the device (ENOSPC)`. */
+function describeWriteError(error: unknown): string {
+  const code = errorCode(error);
+  if (code === 'ENOSPC') return 'no space left on the device (ENOSPC)';
+  if (code === 'EDQUOT') return 'disk quota exceeded (EDQUOT)';
+  if (code === 'EIO') return 'input/output error (EIO)';
+  return escapeControls(code ?? messageOf(error));
 }
 
 function messageOf(error: unknown): string {

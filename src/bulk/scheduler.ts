@@ -17,6 +17,8 @@ import { quote } from '../parse.js';
 
 export const DEFAULT_CONCURRENCY = 8;
 export const MAX_CONCURRENCY = 64;
+/** `--give-up-after`'s default: ten minutes without one request succeeding ends a run. */
+export const DEFAULT_GIVE_UP_AFTER_MS = 10 * 60_000;
 export { MAX_RETRY_AFTER_MS };
 
 /** When a throttled answer names no (valid) Retry-After. */

@@ -5,9 +5,15 @@
 import type { Command } from 'commander';
 import { inputFormatFor } from '../bulk/input.js';
 import type { BulkOptions } from '../bulk/run.js';
-import { DEFAULT_CONCURRENCY, MAX_CONCURRENCY, parseConcurrency } from '../bulk/scheduler.js';
+import {
+  DEFAULT_CONCURRENCY,
+  DEFAULT_GIVE_UP_AFTER_MS,
+  MAX_CONCURRENCY,
+  parseConcurrency,
+} from '../bulk/scheduler.js';
 import type { BulkKind } from '../bulk/validate.js';
 import { UsageError } from '../errors.js';
+import { parseDuration } from '../parse.js';
 
 export interface BulkFlags {
   from?: string;
@@ -15,6 +21,7 @@ export interface BulkFlags {
   concurrency?: string;
   output?: string;
   resume?: boolean;
+  giveUpAfter?: string;
 }
 
 export function addBulkFlags(command: Command, kind: BulkKind): Command {
@@ -31,7 +38,11 @@ export function addBulkFlags(command: Command, kind: BulkKind): Command {
       `requests in flight with --from, 1-${MAX_CONCURRENCY} (default ${DEFAULT_CONCURRENCY})`,
     )
     .option('--output <file>', 'append one result record per row to this .ndjson or .csv file')
-    .option('--resume', 'with --output: skip rows the file shows done, settle unfinished ones');
+    .option('--resume', 'with --output: skip rows the file shows done, settle unfinished ones')
+    .option(
+      '--give-up-after <duration>',
+      'with --from: stop when no request has succeeded for this long (e.g. 90s, 10m, 1h; default 10m)',
+    );
 }
 
 /**
@@ -51,6 +62,7 @@ export function parseBulkFlags(
         ['--concurrency', flags.concurrency !== undefined],
         ['--output', flags.output !== undefined],
         ['--resume', flags.resume === true],
+        ['--give-up-after', flags.giveUpAfter !== undefined],
       ] as const
     ).find(([, given]) => given);
     if (stray) {
@@ -83,5 +95,9 @@ export function parseBulkFlags(
     output: flags.output,
     resume: flags.resume === true,
     yes,
+    giveUpAfterMs:
+      flags.giveUpAfter === undefined
+        ? DEFAULT_GIVE_UP_AFTER_MS
+        : parseDuration(flags.giveUpAfter, '--give-up-after'),
   };
 }

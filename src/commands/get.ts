@@ -1,11 +1,11 @@
 import type { Command } from 'commander';
 import { resolveTarget } from '../credentials.js';
 import type { Deps } from '../deps.js';
-import { UsageError } from '../errors.js';
+import { ApiError, UsageError } from '../errors.js';
 import { readJsonSource } from '../input.js';
 import { canPrompt, escapeControls } from '../io.js';
 import type { GetUserRequest } from '../operations/get-user.js';
-import { userGroupRecord } from '../operations/user-group.js';
+import { otherGroupOf, userGroupRecord } from '../operations/user-group.js';
 import {
   checkGroupText,
   collectKeyValues,
@@ -14,6 +14,7 @@ import {
   parseJsonSource,
   parseKeyValue,
   parseStringMap,
+  quote,
   type StringMap,
   setOwn,
 } from '../parse.js';
@@ -179,6 +180,8 @@ export async function runGet(opts: GetOptions, deps: Deps): Promise<void> {
     `Creating or finding ${escapeControls(request.user_group_id)}`,
     () => withJsonErrorBody(deps.io, opts.format, () => client.getUser(request)),
   );
+  const other = otherGroupOf(result, request.user_group_id);
+  if (other !== undefined) throw answeredForAnother(request.user_group_id, other, result.status);
   const id = escapeControls(formatValue(result.userGroup.provided_id ?? request.user_group_id));
   await printResult(deps.io, deps.settings, {
     format: opts.format,
@@ -257,6 +260,25 @@ async function promptPairs(
     setOwn(pairs, key, value);
   }
   return Object.keys(pairs).length === 0 ? undefined : pairs;
+}
+
+/**
+ * The answer is about another group than the one asked for (the interface's rule 2 says its
+ * `provided_id` is the request's `user_group_id`): nothing of it is printed, `--json` and
+ * `--field token` included, since a script would store another customer's token as this one's.
+ */
+export function answeredForAnother(
+  requested: string,
+  answered: string,
+  status: number | undefined,
+): ApiError {
+  return new ApiError(
+    `the service answered for user group ${quote(answered)}, not ${quote(requested)}: its answer is not used`,
+    {
+      ...(status !== undefined && { status }),
+      hint: "the answer's provided_id must be the user_group_id sent; report this to the service owner",
+    },
+  );
 }
 
 function missingFlag(flag: string, what: string): UsageError {

@@ -4,6 +4,7 @@ import { resolveTarget } from '../credentials.js';
 import { fingerprint, REDACTED } from '../debug.js';
 import type { Deps } from '../deps.js';
 import {
+  ApiError,
   CancelledError,
   InterruptedError,
   OutcomeUnknownError,
@@ -12,7 +13,7 @@ import {
 } from '../errors.js';
 import { canPrompt, escapeControls, flushOutput, InFlight, readStdin } from '../io.js';
 import { READ_CURRENT_TOKEN_HINT } from '../operations/rotate-token.js';
-import { userGroupRecord } from '../operations/user-group.js';
+import { isUnrotated, userGroupRecord } from '../operations/user-group.js';
 import { endpointUrl, pasteProblem, quoteVisible, UNPASTEABLE } from '../parse.js';
 import {
   formatValue,
@@ -139,6 +140,7 @@ export async function runRotate(opts: RotateOptions, deps: Deps): Promise<void> 
         withJsonErrorBody(io, opts.format, () => client.rotateToken(currentToken)),
       ),
   );
+  if (isUnrotated(result, currentToken)) throw notRotated(result.status);
   const id = escapeControls(formatValue(result.userGroup.provided_id ?? ''));
   try {
     if (opts.format.kind !== 'table') {
@@ -177,6 +179,21 @@ function confirmationQuestion(currentToken: string): string {
 function tokenPhrase(token: string, unnamed: string): string {
   const print = fingerprint(token);
   return print === REDACTED ? unnamed : `the token ending in ${escapeControls(print)}`;
+}
+
+/**
+ * A "success" that hands back the token that was sent changed nothing: reporting it as rotated
+ * would have a person update every dashboard to the same token and believe the old one is dead.
+ * The answer is not printed, `--json` included: it holds only the token the caller already has.
+ */
+export function notRotated(status: number | undefined): ApiError {
+  return new ApiError(
+    'not rotated: the service answered success but returned the token that was sent',
+    {
+      ...(status !== undefined && { status }),
+      hint: 'the current token still works; try again later, or ask the service owner why it did not rotate',
+    },
+  );
 }
 
 function interruptedRotation(): InterruptedError {

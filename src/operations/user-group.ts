@@ -49,3 +49,22 @@ export function readUserGroup(answer: SuccessAnswer): ServiceResult | Unreadable
 export function userGroupRecord(result: ServiceResult): ResultRecord {
   return { name: 'user_group', fields: result.userGroup, order: USER_GROUP_FIELD_ORDER };
 }
+
+/**
+ * The group an answer is about, when it names another than the one asked for: the interface's
+ * rule 2 says `provided_id` is the request's `user_group_id`. An answer that leaves it out (or
+ * sends null) names no group and is taken as it is; a number is read as its digits, since a
+ * service may store ids as numbers.
+ */
+export function otherGroupOf(result: ServiceResult, requestedId: string): string | undefined {
+  const id = result.userGroup.provided_id;
+  if (id === undefined || id === null) return undefined;
+  const answered =
+    typeof id === 'string' || typeof id === 'number' ? String(id) : JSON.stringify(id);
+  return answered === requestedId ? undefined : answered;
+}
+
+/** A rotation answer that hands back the token that was sent did not rotate anything. */
+export function isUnrotated(result: ServiceResult, sentToken: string): boolean {
+  return result.userGroup.token === sentToken;
+}

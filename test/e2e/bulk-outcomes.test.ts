@@ -9,7 +9,6 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   delay,
-  json,
   makeSandbox,
   okBody,
   type Reply,
@@ -72,7 +71,7 @@ function envFor(target: TestServer) {
 
 describe('bulk runs against a scripted service', () => {
   it('opens no more connections than --concurrency', async () => {
-    server = await startServer(json(200, okBody()));
+    server = await startServer(echo);
     const sandbox = makeSandbox();
     const file = join(sandbox.root, 'groups.ndjson');
     writeFileSync(file, rows(120));

@@ -33,7 +33,7 @@ interface Rec {
   name: string | null;
   status: string;
   token: string | null;
-  settled?: boolean;
+  settled_by?: string;
   error: string | null;
 }
 
@@ -221,6 +221,12 @@ describe('bulk get: input and validation', () => {
     ],
     [['get', '--from', 'x.csv', '--resume'], '--resume needs --output'],
     [['get', '--from', 'x.csv', '--concurrency', '65'], '--concurrency must be'],
+    [['get', '--from', 'x.csv', '--give-up-after', '10x'], '--give-up-after expects a duration'],
+    [['get', '--from', 'x.csv', '--give-up-after', '0s'], '--give-up-after must be more than 0'],
+    [
+      ['get', '--id', 'a', '--name', 'b', '--give-up-after', '10m'],
+      '--give-up-after works only with --from',
+    ],
     [['rotate', '--from', 'x.csv', '--yes'], 'rotate --from needs --output'],
     [['rotate', '--from', 'x.csv', '--current-token', 't', '--output', 'r.csv'], '--current-token'],
     [['rotate', '--from', 'x.csv', '--output', 'r.ndjson'], '--yes is required'],
@@ -260,7 +266,7 @@ describe('bulk rotate: exactly once', () => {
       expect(last.size).toBe(count);
       for (const rec of last.values()) expect(rec.status, JSON.stringify(rec)).toBe('rotated');
       // The fault did hit: some outcomes were learnt by reading the token back.
-      expect(recs.filter((rec) => rec.settled === true).length).toBeGreaterThan(0);
+      expect(recs.filter((rec) => rec.settled_by === 'get').length).toBeGreaterThan(0);
       const tokens = await currentTokens(sandbox, emulator, count, 'cr');
       for (const rec of last.values()) expect(rec.token).toBe(tokens.get(rec.user_group_id ?? ''));
       // One committed rotation per group: every POST that reached the store is one of them
@@ -315,14 +321,15 @@ describe('bulk rotate: exactly once', () => {
       expect(again.code, show(again)).toBe(5);
       const resumed = records(out).slice(before);
       // Rows 1 and 2 had rotated: read back and recorded once; no rotation sent for them again.
-      expect(resumed.map((rec) => [rec.row, rec.status, rec.settled ?? false])).toEqual(
+      expect(resumed.map((rec) => [rec.row, rec.status, rec.settled_by ?? null])).toEqual(
         expect.arrayContaining([
-          [1, 'rotated', true],
-          [2, 'rotated', true],
-          [3, 'unknown', false],
+          [1, 'rotated', 'get'],
+          [2, 'rotated', 'get'],
+          [3, 'unknown', null],
         ]),
       );
       expect(resumed.length).toBe(3);
+      expect(again.stderr).toMatch(/; 2 settled by reading the group back\n/);
       const tokens = await currentTokens(sandbox, healthy, 3, 'un');
       for (const rec of resumed.filter((r) => r.status === 'rotated')) {
         expect(rec.token).toBe(tokens.get(rec.user_group_id ?? ''));

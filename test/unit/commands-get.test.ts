@@ -379,6 +379,35 @@ describe('runGet without a terminal', () => {
     expect(deps.io.stdout.text).toBe('');
   });
 
+  it.each([
+    ['table', { kind: 'table' }],
+    ['--json', { kind: 'json' }],
+    ['--field token', { kind: 'field', name: 'token' }],
+  ] as const)(
+    'an answer for another group (provided_id) is exit 1 and prints no token (%s)',
+    async (_label, format) => {
+      const service = new FakeService({
+        get: () => groupResult({ provided_id: 'globex', token: 'ug-token-GLOBEX-secret' }),
+      });
+      const deps = makeDeps({ service });
+      const error = await rejection(runGet(opts({ format }), deps));
+      expect(error).toBeInstanceOf(ApiError);
+      expect((error as ApiError).exitCode).toBe(1);
+      expect((error as Error).message).toContain('"globex", not "acme"');
+      expect(deps.io.stdout.text).toBe('');
+      expect(deps.io.stderr.text).not.toContain('GLOBEX');
+    },
+  );
+
+  it('an answer without provided_id, or with the id as a number, is taken as it is', async () => {
+    for (const provided_id of [undefined, null, 42]) {
+      const service = new FakeService({ get: () => groupResult({ provided_id }) });
+      const deps = makeDeps({ service });
+      await runGet(opts({ id: '42', format: { kind: 'field', name: 'token' } }), deps);
+      expect(deps.io.stdout.text).toBe('ug-token-aaaaaaaaaaaa\n');
+    }
+  });
+
   it('an error without a body prints nothing on stdout even with --json', async () => {
     const deps = makeDeps({ service: failingService(new ApiError('not JSON', { status: 502 })) });
     await rejection(runGet(opts({ format: { kind: 'json' } }), deps));

@@ -18,7 +18,9 @@ import { HttpServiceClient } from '../../src/service.js';
 import {
   apiErrorWithBody,
   FakePrompter,
+  FakeService,
   failingService,
+  groupResult,
   makeDeps,
   makeIO,
   NEW_TOKEN,
@@ -224,6 +226,27 @@ describe('runRotate without a terminal', () => {
     expect(deps.io.stdout.text).toBe('');
     expect(deps.io.stderr.text).not.toContain(PREVIOUS_TOKEN_WARNING);
   });
+
+  it.each([
+    ['table', { kind: 'table' }],
+    ['--json', { kind: 'json' }],
+    ['--field token', { kind: 'field', name: 'token' }],
+  ] as const)(
+    'an answer carrying the token that was sent is exit 1, "not rotated" (%s)',
+    async (_label, format) => {
+      const service = new FakeService({
+        rotate: (token) => groupResult({ token, api_environment_tag: 'Customer' }),
+      });
+      const deps = makeDeps({ service });
+      const error = await rejection(runRotate(opts({ format }), deps));
+      expect(error).toBeInstanceOf(ApiError);
+      expect((error as ApiError).exitCode).toBe(1);
+      expect((error as Error).message).toMatch(/^not rotated/);
+      expect(service.rotations).toEqual([OLD]);
+      expect(deps.io.stdout.text).toBe('');
+      expect(deps.io.stderr.text).not.toContain(PREVIOUS_TOKEN_WARNING);
+    },
+  );
 
   it('with --json, a JSON error body is printed on stdout', async () => {
     const body = { success: 0, error: 'no user group has this token' };

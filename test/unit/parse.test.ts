@@ -9,6 +9,7 @@ import {
   jsonNestingDepth,
   mergeObjects,
   parseBaseUrl,
+  parseDuration,
   parseJsonObject,
   parseJsonSource,
   parseKeyValue,
@@ -323,6 +324,56 @@ describe('parseStringMap', () => {
         }
         expect(accepted).toBe(valid);
       }),
+    );
+  });
+});
+
+describe('parseDuration', () => {
+  it.each<[string, number]>([
+    ['90s', 90_000],
+    ['10m', 600_000],
+    ['1h', 3_600_000],
+    ['1h30m', 5_400_000],
+    ['2m30s', 150_000],
+    ['500ms', 500],
+    ['1.5m', 90_000],
+    ['90', 90_000],
+    ['0.25', 250],
+    [' 10M ', 600_000],
+    ['168h', 604_800_000],
+  ])('%j -> %d ms', (text, ms) => {
+    expect(parseDuration(text, '--give-up-after')).toBe(ms);
+  });
+
+  it.each([
+    '',
+    ' ',
+    '0',
+    '0s',
+    '0.0001s',
+    '-5m',
+    '10 m',
+    '10min',
+    '1d',
+    'm',
+    '1h 30m',
+    '169h',
+    '1e3',
+    'Infinity',
+    'NaN',
+    '10m10',
+  ])('refuses %j as a usage error naming the flag', (text) => {
+    expectUsage(() => parseDuration(text, '--give-up-after'), /^--give-up-after /);
+  });
+
+  it('returns a whole number of ms, or throws a usage error, for any text', () => {
+    fc.assert(
+      fc.property(fc.string(), (text) =>
+        parsesOrUsage(() => {
+          const ms = parseDuration(text, '--x');
+          if (!Number.isInteger(ms) || ms < 1) throw new Error(`bad result ${ms}`);
+        }),
+      ),
     );
   });
 });

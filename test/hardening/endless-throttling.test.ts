@@ -1,0 +1,78 @@
+/**
+ * A service that throttles without end (every answer 429 or 503 with `Retry-After: 30`) against
+ * the built binary: a bulk run stops once no request has succeeded for `--give-up-after`, as for
+ * a service that is down (exit 4, `--resume` hint), instead of going on for days. The default
+ * of ten minutes is covered in-process with a fake clock (test/unit/bulk-outcomes.test.ts).
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  describeRun,
+  json,
+  makeSandbox,
+  runUgs,
+  startServer,
+  type TestServer,
+} from '../kit/index.js';
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+const env = (target: TestServer) => ({
+  UGS_BASE_URL: target.url,
+  UGS_API_TOKEN: 'api-token-0123456789',
+});
+
+describe('endless throttling', () => {
+  it.each([
+    ['get', 429],
+    ['get', 503],
+    ['rotate', 429],
+  ] as const)(
+    '%s --from against %i + Retry-After: 30 forever ends with exit 4 after --give-up-after',
+    async (kind, status) => {
+      server = await startServer(
+        json(status, { success: 0, detail: 'Request was throttled.' }, { 'Retry-After': '30' }),
+      );
+      const sandbox = makeSandbox();
+      const rows = join(sandbox.root, 'rows.ndjson');
+      writeFileSync(
+        rows,
+        Array.from({ length: 200 }, (_, i) =>
+          JSON.stringify(
+            kind === 'get'
+              ? { user_group_id: `g-${i}`, name: `G ${i}` }
+              : { current_token: `tok-${i}-0123456789` },
+          ),
+        ).join('\n'),
+      );
+      const out = join(sandbox.root, 'out.ndjson');
+      const args = [kind, '--from', rows, '--output', out, '--give-up-after', '2s'];
+      const started = Date.now();
+      const result = await runUgs(kind === 'rotate' ? [...args, '--yes'] : args, {
+        sandbox,
+        env: env(server),
+        timeoutMs: 60_000,
+      });
+      const context = describeRun(result);
+      expect(result.code, context).toBe(4);
+      // Two seconds of trying, not 30 s per wait: generous bound for a loaded machine.
+      expect(Date.now() - started, context).toBeLessThan(25_000);
+      expect(result.stderr, context).toMatch(
+        /^error: gave up: no request has succeeded for 2\.0s/m,
+      );
+      expect(result.stderr, context).toMatch(/^hint: .*--resume/m);
+      expect(result.stderr, context).not.toContain('unexpected');
+      const statuses = readFileSync(out, 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => (JSON.parse(line) as { status: string }).status)
+        .filter((s) => s !== 'sending');
+      expect(statuses.filter((s) => s === 'skipped').length, context).toBeGreaterThan(150);
+    },
+  );
+});

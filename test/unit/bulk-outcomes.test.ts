@@ -1,0 +1,432 @@
+/**
+ * `runBulk` in-process: outcomes a row's answer can come to beyond "done" and "failed" — an
+ * answer for another group (`mismatch`), a rotation that hands back the token sent, a row settled
+ * by reading its group back — and how they count in the exit and the summary.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { type AppendFs, nodeAppendFs } from '../../src/bulk/journal.js';
+import { type BulkOptions, runBulk } from '../../src/bulk/run.js';
+import { ApiError, NetworkError, OutcomeUnknownError, type OutputError } from '../../src/errors.js';
+import type { ServiceResult } from '../../src/service.js';
+import { FakeService, groupResult, makeDeps, rejection } from '../kit/fakes.js';
+import { tempDir } from '../kit/index.js';
+
+interface Rec {
+  row: number;
+  user_group_id: string | null;
+  status: string;
+  token: string | null;
+  error: string | null;
+  settled_by?: string;
+}
+
+function ndjsonFile(rows: readonly Record<string, unknown>[]): string {
+  const path = join(tempDir('bulk-outcomes'), 'rows.ndjson');
+  writeFileSync(path, rows.map((row) => `${JSON.stringify(row)}\n`).join(''));
+  return path;
+}
+
+function options(kind: 'get' | 'rotate', from: string, output?: string): BulkOptions {
+  return {
+    kind,
+    from,
+    format: 'ndjson',
+    concurrency: 2,
+    output:
+      output ?? (kind === 'rotate' ? join(tempDir('bulk-outcomes'), 'out.ndjson') : undefined),
+    resume: false,
+    yes: true,
+  };
+}
+
+function recordsIn(text: string): Rec[] {
+  return text
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Rec)
+    .filter((rec) => rec.status !== 'sending');
+}
+
+const noTimer = { every: () => () => undefined };
+
+/** Rotation answers by current token: `t-<id>` rotates to `new-<id>` for group `<id>`. */
+function rotation(token: string, fields: Record<string, unknown> = {}): ServiceResult {
+  const id = token.replace(/^t-/, '');
+  return groupResult({ provided_id: id, name: id, token: `new-${id}`, ...fields });
+}
+
+describe('answers that name another group (provided_id)', () => {
+  it('rotate: the row is `mismatch` with the new token recorded, and the run exits 1', async () => {
+    const from = ndjsonFile([
+      { current_token: 't-acme', user_group_id: 'acme', name: 'acme' },
+      { current_token: 't-globex', user_group_id: 'globex', name: 'globex' },
+      // No user_group_id: nothing to compare the answer with.
+      { current_token: 't-initech' },
+    ]);
+    const service = new FakeService({
+      rotate: (token) =>
+        token === 't-globex' ? rotation(token, { provided_id: 'umbrella' }) : rotation(token),
+    });
+    const deps = makeDeps({ service });
+    const opts = options('rotate', from);
+    const error = await rejection(runBulk(opts, deps, noTimer));
+    expect(error).toBeInstanceOf(ApiError);
+    expect((error as ApiError).exitCode).toBe(1);
+    expect((error as Error).message).toMatch(/^1 of 3 rows failed \(1 was a mismatch/);
+    const recs = recordsIn(readFileSync(opts.output ?? '', 'utf8')).sort((a, b) => a.row - b.row);
+    expect(recs.map((rec) => [rec.row, rec.status, rec.user_group_id, rec.token])).toEqual([
+      [1, 'rotated', 'acme', 'new-acme'],
+      [2, 'mismatch', 'globex', 'new-globex'],
+      [3, 'rotated', 'initech', 'new-initech'],
+    ]);
+    expect(recs[1]?.error).toContain('"umbrella"');
+    expect(deps.io.stderr.text).toMatch(/3 rows in .*: 2 rotated, 1 mismatch\n/);
+  });
+
+  it("get: the row is `failed` without the other group's token, and the run exits 1", async () => {
+    const from = ndjsonFile([
+      { user_group_id: 'acme', name: 'Acme' },
+      { user_group_id: 'globex', name: 'Globex' },
+    ]);
+    const service = new FakeService({
+      get: (request) =>
+        groupResult(
+          request.user_group_id === 'globex'
+            ? { provided_id: 'umbrella', token: 'ug-token-UMBRELLA' }
+            : { provided_id: request.user_group_id },
+          { new_user_group: false },
+        ),
+    });
+    const deps = makeDeps({ service });
+    const error = await rejection(runBulk(options('get', from), deps, noTimer));
+    expect((error as ApiError).exitCode).toBe(1);
+    expect(deps.io.stdout.text).not.toContain('UMBRELLA');
+    const recs = recordsIn(deps.io.stdout.text).sort((a, b) => a.row - b.row);
+    expect(recs.map((rec) => [rec.row, rec.status, rec.token])).toEqual([
+      [1, 'found', 'ug-token-aaaaaaaaaaaa'],
+      [2, 'failed', null],
+    ]);
+    expect(recs[1]?.error).toContain('"umbrella", not "globex"');
+  });
+});
+
+describe('a rotation answer carrying the token that was sent', () => {
+  it('is `failed`, "not rotated", and the run exits 1', async () => {
+    const from = ndjsonFile([{ current_token: 't-acme' }, { current_token: 't-globex' }]);
+    const service = new FakeService({
+      rotate: (token) => (token === 't-globex' ? rotation(token, { token }) : rotation(token)),
+    });
+    const deps = makeDeps({ service });
+    const opts = options('rotate', from);
+    const error = await rejection(runBulk(opts, deps, noTimer));
+    expect((error as ApiError).exitCode).toBe(1);
+    const recs = recordsIn(readFileSync(opts.output ?? '', 'utf8')).sort((a, b) => a.row - b.row);
+    expect(recs.map((rec) => [rec.row, rec.status])).toEqual([
+      [1, 'rotated'],
+      [2, 'failed'],
+    ]);
+    expect(recs[1]?.error).toMatch(/^not rotated/);
+  });
+});
+
+describe('rows settled by reading their group back', () => {
+  it('say `settled_by: "get"`, and the summary counts them', async () => {
+    const from = ndjsonFile([
+      { current_token: 't-acme', user_group_id: 'acme', name: 'acme' },
+      { current_token: 't-globex', user_group_id: 'globex', name: 'globex' },
+      { current_token: 't-initech', user_group_id: 'initech', name: 'initech' },
+    ]);
+    const service = new FakeService({
+      rotate: (token) => {
+        if (token === 't-acme') return rotation(token);
+        throw new OutcomeUnknownError('the rotation request was sent but no answer came back');
+      },
+      // globex rotated unseen; the read-back for initech answers for another group.
+      get: (request) =>
+        request.user_group_id === 'globex'
+          ? groupResult({ provided_id: 'globex', token: 'new-globex' }, { new_user_group: false })
+          : groupResult({ provided_id: 'umbrella', token: 'x' }, { new_user_group: false }),
+    });
+    const deps = makeDeps({ service });
+    const opts = options('rotate', from);
+    const error = await rejection(runBulk(opts, deps, noTimer));
+    // initech cannot be settled: its outcome stays unknown (exit 5).
+    expect((error as OutcomeUnknownError).exitCode).toBe(5);
+    const recs = recordsIn(readFileSync(opts.output ?? '', 'utf8')).sort((a, b) => a.row - b.row);
+    expect(recs.map((rec) => [rec.row, rec.status, rec.settled_by ?? null])).toEqual([
+      [1, 'rotated', null],
+      [2, 'rotated', 'get'],
+      [3, 'unknown', null],
+    ]);
+    expect(recs[2]?.error).toContain('answered for user group "umbrella"');
+    expect(deps.io.stderr.text).toMatch(
+      /3 rows in .*: 2 rotated, 1 unknown; 1 settled by reading the group back\n/,
+    );
+  });
+});
+
+describe('--resume after a mismatch', () => {
+  it('does not send a `mismatch` row again: its rotation happened', async () => {
+    const from = ndjsonFile([
+      { current_token: 't-acme', user_group_id: 'acme', name: 'acme' },
+      { current_token: 't-globex', user_group_id: 'globex', name: 'globex' },
+    ]);
+    const output = join(tempDir('bulk-outcomes'), 'resume.ndjson');
+    writeFileSync(
+      output,
+      `${JSON.stringify({ row: 1, user_group_id: 'acme', name: 'acme', status: 'mismatch', token: 'new-x', team_id: 1, error: 'e', http_status: 200 })}\n`,
+    );
+    const service = new FakeService({ rotate: (token) => rotation(token) });
+    const deps = makeDeps({ service });
+    await runBulk({ ...options('rotate', from, output), resume: true }, deps, noTimer);
+    expect(service.rotations).toEqual(['t-globex']);
+  });
+});
+
+/** A clock whose sleeps pass at once and move its time on: hours of waits in milliseconds. */
+function fakeClock() {
+  const clock = {
+    t: 0,
+    now: () => clock.t,
+    sleep: async (ms: number) => {
+      clock.t += ms;
+    },
+  };
+  return clock;
+}
+
+function throttled(): ApiError {
+  return new ApiError('the service answered HTTP 429 (rate limited): slow down', {
+    status: 429,
+    retryAfter: '30',
+  });
+}
+
+describe('--give-up-after: a run always ends', () => {
+  const rows = (count: number, kind: 'get' | 'rotate') =>
+    ndjsonFile(
+      Array.from({ length: count }, (_, i) =>
+        kind === 'get'
+          ? { user_group_id: `g-${i + 1}`, name: `G ${i + 1}` }
+          : { current_token: `t-g-${i + 1}` },
+      ),
+    );
+
+  it.each(['get', 'rotate'] as const)(
+    '%s: a service answering 429 with Retry-After: 30 to everything ends the run after 10 minutes (exit 4, --resume hint)',
+    async (kind) => {
+      const service = new FakeService({
+        get: () => {
+          throw throttled();
+        },
+        rotate: () => {
+          throw throttled();
+        },
+      });
+      const deps = makeDeps({ service });
+      const clock = fakeClock();
+      const output = join(tempDir('bulk-outcomes'), `give-up-${kind}.ndjson`);
+      const opts = { ...options(kind, rows(1000, kind), output), concurrency: 8 };
+      const error = await rejection(runBulk(opts, deps, { ...noTimer, clock }));
+      expect(error).toBeInstanceOf(NetworkError);
+      expect((error as NetworkError).exitCode).toBe(4);
+      expect((error as Error).message).toMatch(/^gave up: no request has succeeded for 10m00s/);
+      expect((error as NetworkError).hint).toMatch(/--resume/);
+      // Ten minutes of (fake) time, not days: a few dozen tries, not 20 per row.
+      expect(clock.t).toBeLessThanOrEqual(10 * 60_000 + 30_000);
+      const sent = kind === 'get' ? service.gets.length : service.rotations.length;
+      expect(sent).toBeLessThan(300);
+      const recs = recordsIn(readFileSync(output, 'utf8'));
+      const last = new Map(recs.map((rec) => [rec.row, rec.status]));
+      expect(last.size).toBe(1000);
+      expect([...last.values()].filter((status) => status === 'skipped').length).toBeGreaterThan(
+        900,
+      );
+    },
+  );
+
+  it('counts from the last success: a slow but working service is never given up on', async () => {
+    let calls = 0;
+    const service = new FakeService({
+      get: (request) => {
+        // Every row is throttled once (30 s) before it is answered: 25 minutes for 50 rows.
+        calls++;
+        if (calls % 2 === 1) throw throttled();
+        return groupResult({ provided_id: request.user_group_id });
+      },
+    });
+    const deps = makeDeps({ service });
+    const clock = fakeClock();
+    await runBulk({ ...options('get', rows(50, 'get')), concurrency: 1 }, deps, {
+      ...noTimer,
+      clock,
+    });
+    expect(clock.t).toBeGreaterThan(20 * 60_000);
+    expect(recordsIn(deps.io.stdout.text).every((rec) => rec.status === 'found')).toBe(true);
+  });
+
+  it('--give-up-after sets the limit', async () => {
+    const service = new FakeService({
+      get: () => {
+        throw throttled();
+      },
+    });
+    const deps = makeDeps({ service });
+    const clock = fakeClock();
+    const opts = { ...options('get', rows(100, 'get')), giveUpAfterMs: 90_000 };
+    const error = await rejection(runBulk(opts, deps, { ...noTimer, clock }));
+    expect((error as NetworkError).exitCode).toBe(4);
+    expect((error as Error).message).toMatch(/for 1m30s/);
+    expect(clock.t).toBeLessThanOrEqual(90_000 + 30_000);
+  });
+});
+
+/**
+ * The real file system with a byte budget, as a disk with that much room: a write past it is
+ * short, the next one fails with ENOSPC. `free()` makes room again.
+ */
+function fillingFs(budget: number) {
+  const disk = {
+    left: budget,
+    fs: {
+      ...nodeAppendFs,
+      write: async (fd: number, buffer: Uint8Array, offset: number, length: number) => {
+        if (disk.left <= 0) {
+          throw Object.assign(new Error('ENOSPC: no space left on device, write'), {
+            code: 'ENOSPC',
+          });
+        }
+        const n = await nodeAppendFs.write(fd, buffer, offset, Math.min(length, disk.left));
+        disk.left -= n;
+        return n;
+      },
+    } satisfies AppendFs,
+    free() {
+      disk.left = Number.POSITIVE_INFINITY;
+    },
+  };
+  return disk;
+}
+
+/** Groups `g-1`… with tokens; rotations answer after a few ms, so rows are in flight together. */
+function groupStore(count: number) {
+  const tokens = new Map<string, string>();
+  const rotations = new Map<string, number>();
+  for (let i = 1; i <= count; i++) tokens.set(`g-${i}`, `t-g-${i}-0`);
+  const service = new FakeService({
+    rotate: async (token) => {
+      await new Promise((resolve) => setTimeout(resolve, 2));
+      const id = [...tokens].find(([, t]) => t === token)?.[0];
+      if (id === undefined) throw new ApiError('the service answered HTTP 404', { status: 404 });
+      const n = (rotations.get(id) ?? 0) + 1;
+      rotations.set(id, n);
+      tokens.set(id, `t-${id}-${n}`);
+      return groupResult({ provided_id: id, name: id, token: `t-${id}-${n}` });
+    },
+    get: (request) =>
+      groupResult(
+        { provided_id: request.user_group_id, token: tokens.get(request.user_group_id) },
+        { new_user_group: false },
+      ),
+  });
+  return { service, tokens, rotations };
+}
+
+describe('a full disk under --output', () => {
+  it('starts no new row, names the rotated rows whose records were lost (exit 5), and --resume after freeing space settles them', async () => {
+    const count = 600;
+    const store = groupStore(count);
+    const from = ndjsonFile(
+      Array.from({ length: count }, (_, i) => ({
+        current_token: `t-g-${i + 1}-0`,
+        user_group_id: `g-${i + 1}`,
+        name: `g-${i + 1}`,
+      })),
+    );
+    const output = join(tempDir('bulk-outcomes'), 'full.ndjson');
+    // Room for the first journal batch (256 `sending` records) and a few results.
+    const oneSending = `${JSON.stringify({ row: 100, user_group_id: 'g-100', name: 'g-100', status: 'sending', token: null, team_id: null, error: null, http_status: null })}\n`;
+    const disk = fillingFs(256 * oneSending.length + 3_000);
+    const deps = makeDeps({ service: store.service });
+    const opts = { ...options('rotate', from, output), concurrency: 4 };
+    const error = await rejection(runBulk(opts, deps, { ...noTimer, fs: disk.fs }));
+    expect(error).toBeInstanceOf(OutcomeUnknownError);
+    expect((error as OutcomeUnknownError).exitCode).toBe(5);
+    const message = (error as Error).message;
+    expect(message).toMatch(/no space left on the device \(ENOSPC\)/);
+    expect((error as OutcomeUnknownError).hint).toMatch(/^free space, then .*--resume/);
+    // No row was started once a record could not be written: only those journaled and in flight.
+    expect(store.rotations.size).toBeLessThanOrEqual(256);
+    // Every rotation that happened is either on disk or named in the message.
+    const named = new Set(
+      (message.match(/rows? ([\d, ]+)(?: and \d+ more)? (?:was|were) rotated/)?.[1] ?? '')
+        .split(', ')
+        .map(Number),
+    );
+    const onDisk = new Map<number, Rec>();
+    for (const line of readFileSync(output, 'utf8').split('\n')) {
+      try {
+        const rec = JSON.parse(line) as Rec;
+        onDisk.set(rec.row, rec);
+      } catch {
+        // the torn last line
+      }
+    }
+    for (const id of store.rotations.keys()) {
+      const row = Number(id.slice(2));
+      const rec = onDisk.get(row);
+      expect(rec?.status === 'rotated' || named.has(row), `row ${row}`).toBe(true);
+    }
+    expect(named.size).toBeGreaterThan(0);
+    expect(deps.io.stderr.text).not.toMatch(/unexpected/);
+
+    disk.free();
+    const again = makeDeps({ service: store.service });
+    await runBulk({ ...opts, resume: true }, again, { ...noTimer, fs: disk.fs });
+    const last = new Map<number, Rec>();
+    for (const line of readFileSync(output, 'utf8').split('\n')) {
+      try {
+        const rec = JSON.parse(line) as Rec;
+        if (rec.status !== 'sending') last.set(rec.row, rec);
+      } catch {
+        // the torn line of the first run
+      }
+    }
+    expect(last.size).toBe(count);
+    for (const [row, rec] of last) {
+      expect(rec.status, `row ${row}`).toBe('rotated');
+      expect(rec.token, `row ${row}`).toBe(store.tokens.get(`g-${row}`));
+      // Exactly once: no group was rotated twice.
+      expect(store.rotations.get(`g-${row}`), `row ${row}`).toBe(1);
+    }
+    for (const row of named) expect(last.get(row)?.settled_by, `row ${row}`).toBe('get');
+  });
+
+  it('get: exit 1 naming the file and --resume, no unexpected failure', async () => {
+    const from = ndjsonFile(
+      Array.from({ length: 300 }, (_, i) => ({ user_group_id: `g-${i + 1}`, name: `G ${i + 1}` })),
+    );
+    const service = new FakeService({
+      get: async (request) => {
+        await new Promise((resolve) => setTimeout(resolve, 2));
+        return groupResult({ provided_id: request.user_group_id });
+      },
+    });
+    const output = join(tempDir('bulk-outcomes'), 'full-get.ndjson');
+    const disk = fillingFs(2_000);
+    const deps = makeDeps({ service });
+    const error = await rejection(
+      runBulk({ ...options('get', from, output), concurrency: 4 }, deps, {
+        ...noTimer,
+        fs: disk.fs,
+      }),
+    );
+    expect((error as Error).constructor.name).toBe('OutputError');
+    expect((error as OutputError).exitCode).toBe(1);
+    expect((error as Error).message).toMatch(/full-get\.ndjson: no space left on the device/);
+    expect((error as OutputError).hint).toMatch(/--resume/);
+    expect(service.gets.length).toBeLessThan(300);
+  });
+});
