@@ -5,6 +5,7 @@ import { fingerprint, REDACTED } from '../debug.js';
 import type { Deps } from '../deps.js';
 import {
   CancelledError,
+  CiMarkerError,
   InterruptedError,
   OutcomeUnknownError,
   OutputError,
@@ -154,6 +155,16 @@ export async function runRotate(opts: RotateOptions, deps: Deps): Promise<void> 
     // The old token is dead now: a new one that never reached its reader must be recoverable.
     await flushOutput(io.stdout);
   } catch (error) {
+    if (error instanceof CiMarkerError) {
+      // The rotation has happened: the new token must still be reachable, and --json gives it.
+      throw new OutcomeUnknownError(
+        `${error.message}; the token WAS rotated, and the new token is now only with the service`,
+        {
+          hint: `read it with \`${recoveryCommand(result.userGroup, deps, '--json')}\``,
+          cause: error,
+        },
+      );
+    }
     if (!(error instanceof OutputError)) throw error;
     throw new OutcomeUnknownError(
       `could not write the output: ${error.reason}; the token WAS rotated, and the new token is now only with the service`,
@@ -189,7 +200,11 @@ function interruptedRotation(): InterruptedError {
  * `ugs get` returns an existing group as it is, token included: the way back to a rotated token
  * whose output was lost. Same profile and --base-url, so it asks the same service.
  */
-export function recoveryCommand(group: Record<string, unknown>, deps: Deps): string {
+export function recoveryCommand(
+  group: Record<string, unknown>,
+  deps: Deps,
+  output = '--field token',
+): string {
   const text = (value: unknown, placeholder: string) =>
     typeof value === 'string' || typeof value === 'number' ? shellWord(String(value)) : placeholder;
   const parts = [
@@ -197,7 +212,7 @@ export function recoveryCommand(group: Record<string, unknown>, deps: Deps): str
     text(group.provided_id, '<user_group_id>'),
     '--name',
     text(group.name, '<name>'),
-    '--field token',
+    output,
   ];
   if (deps.settings.profile !== 'default')
     parts.push('--profile', shellWord(deps.settings.profile));
@@ -210,10 +225,15 @@ export function recoveryCommand(group: Record<string, unknown>, deps: Deps): str
   return parts.join(' ');
 }
 
-/** One shell word: bare when it is plainly safe, single-quoted otherwise; controls shown escaped. */
+/**
+ * One shell word: bare when it is plainly safe, single-quoted otherwise; controls shown escaped.
+ * A `##[` or `##vso[` in it is quoted as `#''#[`: the same word to a shell, no command to a CI
+ * runner (whose guard would otherwise escape it into a word that pastes as another value).
+ */
 export function shellWord(value: string): string {
   if (/^[A-Za-z0-9_@%+=:,./-]+$/.test(value)) return value;
-  return escapeControls(`'${value.replace(/'/g, `'\\''`)}'`);
+  const quoted = `'${value.replace(/'/g, `'\\''`).replace(/#(?=#(?:vso)?\[)/gi, "#''")}'`;
+  return escapeControls(quoted);
 }
 
 async function readCurrentToken(opts: RotateOptions, deps: Deps): Promise<string> {
