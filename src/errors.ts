@@ -84,12 +84,20 @@ export class ApiError extends UgsError {
   }
 }
 
-/** A request that changes state was sent and no answer came back: it may or may not have run. */
+/**
+ * A value that `--field` cannot print as it is under a CI runner: it carries a workflow-command
+ * marker. Exit 1, as an answer that cannot be given; `--json` can give it.
+ */
+export class CiMarkerError extends UgsError {
+  readonly exitCode = ExitCode.Api;
+}
+
 /** `ugs doctor`: some check failed. Exit 1, as any answer that says "this does not work". */
 export class ChecksFailedError extends UgsError {
   readonly exitCode = ExitCode.Api;
 }
 
+/** A request that changes state was sent and no answer came back: it may or may not have run. */
 export class OutcomeUnknownError extends UgsError {
   readonly exitCode = ExitCode.OutcomeUnknown;
 }

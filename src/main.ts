@@ -4,6 +4,7 @@
  * one exit code. Nothing below it prints errors or ends the process.
  */
 import { Command, CommanderError, type Option } from 'commander';
+import { guardCiOutput, underCiRunner } from './ci.js';
 import { completionCommand, completionDeps } from './commands/completion.js';
 import { doctorCommand } from './commands/doctor.js';
 import { getCommand } from './commands/get.js';
@@ -38,6 +39,12 @@ export async function main(argv: readonly string[], io: IO, system: SystemInfo):
   // Write errors on stdout become one `error:` line (or the rotation's recovery hint), never an
   // unhandled 'error' event with a stack.
   watchOutput(io.stdout);
+  // Under a CI runner no text from outside (a server, a file, argv, the environment) may give
+  // the runner a command: every line written is guarded here, ugs's own commands go past it.
+  if (underCiRunner(io.env)) {
+    guardCiOutput(io.stdout);
+    guardCiOutput(io.stderr);
+  }
   const inFlight = io.inFlight ?? new InFlight();
   const commandIO: IO = { ...io, inFlight };
   const clients: HttpClient[] = [];

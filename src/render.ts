@@ -4,8 +4,16 @@
  * command, then shown. Colour and table borders are decoration for a terminal; the libraries that
  * draw them are loaded only when a table or colour is actually wanted.
  */
-import { detectCi, errorCommand, maskSecret, maskTokensIn } from './ci.js';
-import { ApiError, UgsError } from './errors.js';
+import {
+  detectCi,
+  errorCommand,
+  hasCiMarker,
+  maskSecret,
+  maskTokensIn,
+  underCiRunner,
+  writeCiCommand,
+} from './ci.js';
+import { ApiError, CiMarkerError, UgsError } from './errors.js';
 import {
   colorEnabled,
   escapeControls,
@@ -427,13 +435,22 @@ function renderJson(body: unknown): string {
  * characters, and one that does (a newline, an ESC) is the server's mischief, which `$(...)` would
  * otherwise carry into a terminal or split into two lines.
  */
-function renderField(record: ResultRecord, name: string): string {
+function renderField(record: ResultRecord, name: string, io: Pick<IO, 'env'>): string {
   if (!Object.hasOwn(record.fields, name)) {
     throw new ApiError(`the answer's ${record.name} has no field ${quote(name)}`, {
       hint: `fields in this answer: ${listFields(orderedFields(record.fields, record.order))}`,
     });
   }
-  return escapeControls(formatValue(record.fields[name]));
+  const text = escapeControls(formatValue(record.fields[name]));
+  // Printed escaped, `$(ugs ... --field x)` would capture another value than the service's;
+  // printed raw, the runner would obey it. --json carries it JSON-escaped: the same value.
+  if (underCiRunner(io.env) && hasCiMarker(text)) {
+    throw new CiMarkerError(
+      `the answer's ${record.name} field ${quote(name)} holds text that the CI runner would run as a workflow command; ugs does not print it as a bare value`,
+      { hint: 'use --json instead: it carries the value with the marker JSON-escaped' },
+    );
+  }
+  return text;
 }
 
 /** Field names for a hint: escaped, and not all 60,000 of them when a server sends that many. */
@@ -475,7 +492,7 @@ export async function printResult(
       writeLine(io.stdout, renderJson(output.body));
       return;
     case 'field':
-      writeLine(io.stdout, renderField(output.record, output.format.name));
+      writeLine(io.stdout, renderField(output.record, output.format.name, io));
       return;
     case 'table': {
       const style = await styleFor(io, preferences, 'stdout');
@@ -633,7 +650,7 @@ export async function printError(
   if (ci !== undefined) {
     // An annotation on the run's page, with the hint as its second line.
     const text = report.hint ? `${report.message}\n${report.hint}` : report.message;
-    writeLine(io.stderr, errorCommand(ci, text));
+    writeCiCommand(io.stderr, errorCommand(ci, text));
   }
   if (!preferences.debug) return;
   for (let current: unknown = report.error; current instanceof Error; current = current.cause) {

@@ -6,6 +6,7 @@ import type { Deps } from '../deps.js';
 import {
   ApiError,
   CancelledError,
+  CiMarkerError,
   InterruptedError,
   OutcomeUnknownError,
   OutputError,
@@ -159,6 +160,16 @@ export async function runRotate(opts: RotateOptions, deps: Deps): Promise<void> 
     // The old token is dead now: a new one that never reached its reader must be recoverable.
     await flushOutput(io.stdout);
   } catch (error) {
+    if (error instanceof CiMarkerError) {
+      // The rotation has happened: the new token must still be reachable, and --json gives it.
+      throw new OutcomeUnknownError(
+        `${error.message}; the token WAS rotated, and the new token is now only with the service`,
+        {
+          hint: `read it with \`${recoveryCommand(result.userGroup, deps, '--json')}\``,
+          cause: error,
+        },
+      );
+    }
     if (!(error instanceof OutputError)) throw error;
     throw new OutcomeUnknownError(
       `could not write the output: ${error.reason}; the token WAS rotated, and the new token is now only with the service`,
@@ -240,7 +251,11 @@ function asciiJson(value: unknown): string {
  * whose output was lost. Same profile and --base-url, so it asks the same service. Only for an
  * id and name that `pasteProblem` passes (see recoveryHint).
  */
-export function recoveryCommand(group: Record<string, unknown>, deps: Deps): string {
+export function recoveryCommand(
+  group: Record<string, unknown>,
+  deps: Deps,
+  output = '--field token',
+): string {
   const text = (value: unknown, placeholder: string) =>
     typeof value === 'string' || typeof value === 'number' ? shellWord(String(value)) : placeholder;
   // The group exists, so `get` finds it by id whatever name is sent: characters of the name
@@ -258,7 +273,7 @@ export function recoveryCommand(group: Record<string, unknown>, deps: Deps): str
     text(group.provided_id, '<user_group_id>'),
     '--name',
     text(name, '<name>'),
-    '--field token',
+    output,
   ];
   if (deps.settings.profile !== 'default')
     parts.push('--profile', shellWord(deps.settings.profile));
@@ -271,10 +286,15 @@ export function recoveryCommand(group: Record<string, unknown>, deps: Deps): str
   return parts.join(' ');
 }
 
-/** One shell word: bare when it is plainly safe, single-quoted otherwise; controls shown escaped. */
+/**
+ * One shell word: bare when it is plainly safe, single-quoted otherwise; controls shown escaped.
+ * A `##[` or `##vso[` in it is quoted as `#''#[`: the same word to a shell, no command to a CI
+ * runner (whose guard would otherwise escape it into a word that pastes as another value).
+ */
 export function shellWord(value: string): string {
   if (/^[A-Za-z0-9_@%+=:,./-]+$/.test(value)) return value;
-  return escapeControls(`'${value.replace(/'/g, `'\\''`)}'`);
+  const quoted = `'${value.replace(/'/g, `'\\''`).replace(/#(?=#(?:vso)?\[)/gi, "#''")}'`;
+  return escapeControls(quoted);
 }
 
 async function readCurrentToken(opts: RotateOptions, deps: Deps): Promise<string> {

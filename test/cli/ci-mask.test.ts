@@ -249,17 +249,17 @@ describe('hostile values cannot issue workflow commands', () => {
         }
         if ('GITHUB_ACTIONS' in runner) {
           expect(ok.stderr).toContain(
-            `::add-mask::tok%250A::warning::pwned%0A::set-env name=X::1%0D%0A##vso[task.complete]x\n`,
+            `::add-mask::tok%250A::warning::pwned%0A::set-env name=X::1%0D%0A\\u0023#vso[task.complete]x\n`,
           );
           // The escaped form ugs prints in --json is masked too.
           expect(ok.stderr).toContain(
-            '::add-mask::tok%250A::warning::pwned\\n::set-env name=X::1\\r\\n##vso[task.complete]x\n',
+            '::add-mask::tok%250A::warning::pwned\\n::set-env name=X::1\\r\\n\\u0023#vso[task.complete]x\n',
           );
           // The percent of the hostile text is escaped, so the runner shows it as it was sent.
           expect(failed.stderr).toMatch(/^::error title=ugs::.*no ::add-mask::%250A ::warning/m);
         } else {
           expect(ok.stderr).toContain(
-            '##vso[task.setsecret]tok%AZP250A::warning::pwned%0A::set-env name=X::1%0D%0A##vso[task.complete]x\n',
+            '##vso[task.setsecret]tok%AZP250A::warning::pwned%0A::set-env name=X::1%0D%0A\\u0023#vso[task.complete]x\n',
           );
         }
       }
