@@ -307,9 +307,16 @@ async function* csvCandidates(chunks: AsyncIterable<string>): AsyncGenerator<Inp
         if (parser.destroyed) return;
         if (!parser.write(chunk)) {
           // 'close' too: a reader that stops early destroys the parser, which then never drains.
-          await new Promise((resolve) => {
-            parser.once('drain', resolve);
-            parser.once('close', resolve);
+          // Whichever comes first removes both listeners: a wait that left its 'close' listener
+          // behind added one per wait (MaxListenersExceededWarning on stderr, even with -q).
+          await new Promise<void>((resolve) => {
+            const done = () => {
+              parser.off('drain', done);
+              parser.off('close', done);
+              resolve();
+            };
+            parser.on('drain', done);
+            parser.on('close', done);
           });
         }
       }

@@ -430,3 +430,23 @@ describe('sources', () => {
     expect(await problemOf(stdinSource(stdin(), true))).toContain('stdin is a terminal');
   });
 });
+
+describe('back-pressure inside the CSV reader', () => {
+  it('leaves no listener behind per wait: no MaxListenersExceededWarning on a long CSV', async () => {
+    const count = 30_000;
+    const text = `user_group_id,name\n${Array.from({ length: count }, (_, i) => `id${i},Name ${i}`).join('\n')}\n`;
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      // 64-byte chunks: thousands of writes into the parser, most of them waiting for it to drain.
+      const rows = await getRows(text, 'csv', 64);
+      expect(rows.length).toBe(count);
+      // Warnings are emitted on the next tick.
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings.map((w) => `${w.name}: ${w.message}`)).toEqual([]);
+  });
+});
