@@ -10,8 +10,10 @@
 //   not parse 1.4 MB of JavaScript first.
 // - Native addons (`.node` files) cannot be inside the script. The one ugs may load, the OS
 //   credential store binding @napi-rs/keyring, is looked up next to the binary
-//   (`node_modules/@napi-rs/keyring` in the binary's directory) at the moment a profile needs it;
-//   without it that one feature fails with a message saying so, and everything else works.
+//   (`node_modules/@napi-rs/keyring` in the binary's directory) at the moment a profile needs it,
+//   and only there: never from a parent directory's node_modules or NODE_PATH, for the package
+//   and its platform binding alike. Without it that one feature fails with a message saying so,
+//   and everything else works.
 //
 // Needs dist/early.json (from scripts/build.mjs; `npm run build:binary` runs that first) and a
 // Node.js built with the SEA fuse and without a shared libnode (the official binaries are).
@@ -159,9 +161,40 @@ function nativeNextToBinary() {
       }));
       esbuild.onLoad({ filter: /.*/, namespace: 'ugs-native' }, (args) => ({
         contents: `
+const Module = require('node:module');
+const { realpathSync } = require('node:fs');
+const { dirname, join, sep } = require('node:path');
+// Only node_modules in the binary's own directory: a require() from there would also search every
+// parent directory's node_modules, NODE_PATH and ~/.node_modules, so a module planted in any of
+// them (a shared /tmp, a downloads folder) would be handed the API token. The package is required
+// by its absolute path, and while it loads (synchronously) every module it asks for, its
+// platform binding included, must resolve inside that directory too.
+const dir = join(dirname(process.execPath), 'node_modules');
+function confined(load) {
+  const roots = [dir + sep];
+  try {
+    roots.push(realpathSync(dir) + sep);
+  } catch {
+    // No node_modules beside the binary: the require below fails and says so.
+  }
+  const resolve = Module._resolveFilename;
+  Module._resolveFilename = function (request, ...rest) {
+    const found = resolve.call(this, request, ...rest);
+    if (Module.isBuiltin(found) || roots.some((root) => found.startsWith(root))) return found;
+    const error = new Error('refusing to load ' + found + ': only modules in ' + dir + ' are loaded');
+    error.code = 'MODULE_NOT_FOUND';
+    throw error;
+  };
+  try {
+    return load();
+  } finally {
+    Module._resolveFilename = resolve;
+  }
+}
 let loaded;
 try {
-  loaded = require('node:module').createRequire(process.execPath)(${JSON.stringify(args.path)});
+  const path = join(dir, ...${JSON.stringify(args.path)}.split('/'));
+  loaded = confined(() => Module.createRequire(join(dir, 'ugs.cjs'))(path));
 } catch (cause) {
   throw new Error(
     'the single-file ugs binary has no OS credential store binding (${args.path} is a native ' +
