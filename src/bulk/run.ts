@@ -262,8 +262,12 @@ class BulkRun {
   async runRotate(client: ServiceClient, input: BulkInput<RotateRow>): Promise<void> {
     // --resume: rows whose rotation may have happened unseen are settled before anything else.
     if (this.plan.settle.size > 0) {
-      const settleTask = async (row: RotateRow): Promise<Attempt<BulkRecord>> =>
-        done(await this.settle(client, row, 'an earlier run sent this rotation without an answer'));
+      const settleTask = async (row: RotateRow): Promise<Attempt<BulkRecord>> => {
+        this.knownSecret(row.current_token);
+        return done(
+          await this.settle(client, row, 'an earlier run sent this rotation without an answer'),
+        );
+      };
       await this.drive(
         settleTask as Task,
         filterRows(input.batches(), (row) => this.plan.settle.has(row.row)),
@@ -288,6 +292,7 @@ class BulkRun {
     row: RotateRow,
     attempt: number,
   ): Promise<Attempt<BulkRecord>> {
+    this.knownSecret(row.current_token);
     try {
       return done(this.rotatedRecord(row, await client.rotateToken(row.current_token), false));
     } catch (error) {
@@ -404,9 +409,20 @@ class BulkRun {
     }
   }
 
+  /**
+   * A row's current or new token: a secret of the run, fingerprinted in every trace (a server may
+   * quote it back in any field) and masked under a CI runner, before anything about the row is
+   * sent or written. Messages built from an answer already cut the row's token (service.ts).
+   */
+  private knownSecret(token: string | null): void {
+    if (token === null || token === '') return;
+    this.deps.tracer.addSecret(token);
+    maskSecret(this.deps.io, token);
+  }
+
   private write(records: readonly BulkRecord[]): void {
     for (const record of records) {
-      maskSecret(this.deps.io, record.token);
+      this.knownSecret(record.token);
       if (record.status === 'sending') continue;
       this.finished[record.row] = 1;
       this.counts[record.status] = (this.counts[record.status] ?? 0) + 1;
