@@ -42,6 +42,7 @@ import {
   type OutputFormat,
   outputFormatFor,
   type RecordStatus,
+  sentValue,
 } from './records.js';
 import { planResume, type ResumePlan, readResumeState } from './resume.js';
 import { type Attempt, type Clock, realClock, Scheduler } from './scheduler.js';
@@ -132,7 +133,7 @@ export async function runBulk(opts: BulkOptions, deps: Deps, hooks: BulkHooks = 
     let beyond = 0;
     for (const row of state.outcomes.keys()) if (row > beyond) beyond = row;
     if (beyond > input.rowCount) {
-      mismatches.push(`the results have row ${beyond}; this input has ${input.rowCount} rows`);
+      mismatches.push(`the results have row ${beyond}; this input has ${rowsText(input.rowCount)}`);
     }
     if (mismatches.length > 0) {
       throw new UsageError(
@@ -229,7 +230,7 @@ class BulkRun {
       printNote(
         deps.io,
         deps.settings,
-        `--resume: ${alreadyDone} rows are done already and are not sent again`,
+        `--resume: ${rowsText(alreadyDone)} ${alreadyDone === 1 ? 'is' : 'are'} done already and ${alreadyDone === 1 ? 'is' : 'are'} not sent again`,
       );
     }
   }
@@ -489,7 +490,7 @@ class BulkRun {
     }
     const failed = this.counts.failed ?? 0;
     if (failed > 0) {
-      throw new ApiError(`${failed} of ${this.rowCount} rows failed`, {
+      throw new ApiError(`${failed} of ${rowsText(this.rowCount)} failed`, {
         hint: `the error field of their records says why; ${resumeHint(this.opts)}`,
       });
     }
@@ -528,7 +529,7 @@ class BulkRun {
     return this.record(row, result.created === true ? 'created' : 'found', {
       name: typeof group.name === 'string' ? group.name : row.name,
       token: group.token,
-      team_id: numberOrNull(group.team_id),
+      team_id: sentValue(group.team_id),
       new_user_group: result.created ?? null,
       http_status: result.status ?? null,
     });
@@ -542,8 +543,8 @@ class BulkRun {
       user_group_id: row.user_group_id ?? (typeof id === 'string' ? id : null),
       name: row.name ?? (typeof group.name === 'string' ? group.name : null),
       token: group.token,
-      team_id: numberOrNull(group.team_id),
-      ...(!settled && { api_environment_tag: typeof tag === 'string' ? tag : null }),
+      team_id: sentValue(group.team_id),
+      ...(!settled && { api_environment_tag: sentValue(tag) }),
       http_status: settled ? null : (result.status ?? null),
       ...(settled && { settled: true }),
     });
@@ -590,8 +591,9 @@ async function* filterRows<R>(
   }
 }
 
-function numberOrNull(value: unknown): number | null {
-  return typeof value === 'number' && Number.isFinite(value) ? value : null;
+/** "1 row", "2 rows". */
+function rowsText(count: number): string {
+  return `${count} ${count === 1 ? 'row' : 'rows'}`;
 }
 
 function messageOf(error: unknown): string {
