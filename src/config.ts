@@ -17,7 +17,7 @@ import { ConfigError } from './errors.js';
 import { FileLock, LockBusyError } from './file-lock.js';
 import { errorCode, isPlainObject } from './guards.js';
 import { type Env, escapeControls } from './io.js';
-import { setOwn } from './parse.js';
+import { quote, setOwn } from './parse.js';
 
 export interface Profile {
   baseUrl?: string;
@@ -267,7 +267,7 @@ function parseConfigFile(text: string, path: string): ConfigFile {
       throw corrupt(path, `profile "${escapeControls(name)}" must be an object`);
     for (const key of ['baseUrl', 'apiToken', 'apiPath'] as const) {
       if (profile[key] !== undefined && typeof profile[key] !== 'string') {
-        throw corrupt(path, `"${key}" of profile "${escapeControls(name)}" must be a string`);
+        throw corrupt(path, `${quote(key)} of profile "${escapeControls(name)}" must be a string`);
       }
     }
     if (profile.tokenStore !== undefined && profile.tokenStore !== 'keyring') {

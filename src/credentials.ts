@@ -9,7 +9,7 @@ import type { Profile } from './config.js';
 import type { Deps } from './deps.js';
 import { AuthError, ConfigError, UsageError } from './errors.js';
 import { escapeControls } from './io.js';
-import { parseBaseUrl } from './parse.js';
+import { parseBaseUrl, quote } from './parse.js';
 import { CredentialStoreError, credentialAccounts } from './secure-store.js';
 import type { Target } from './service.js';
 import { parseApiPath, type Settings, USER_PATH } from './settings.js';
@@ -118,7 +118,7 @@ export function resolveApiPath(settings: Settings, credentials: Credentials): Ap
   const saved = credentials.profile?.apiPath;
   if (saved) {
     return {
-      value: parseApiPath(saved, `apiPath of profile "${credentials.profileName}"`),
+      value: parseApiPath(saved, `apiPath of profile ${quote(credentials.profileName)}`),
       source: 'profile',
     };
   }
@@ -138,12 +138,12 @@ export async function resolveTarget(deps: Deps): Promise<Target> {
   }
   const loginHint = loginCommandFor(deps.settings.profile);
   if (apiToken === undefined) {
-    throw new AuthError(`no API token for profile "${credentials.profileName}"`, {
+    throw new AuthError(`no API token for profile ${quote(credentials.profileName)}`, {
       hint: `run \`${loginHint}\`, or set UGS_API_TOKEN`,
     });
   }
   if (credentials.baseUrl === undefined) {
-    throw new UsageError(`no base URL for profile "${credentials.profileName}"`, {
+    throw new UsageError(`no base URL for profile ${quote(credentials.profileName)}`, {
       hint: `pass --base-url <url>, set UGS_BASE_URL, or run \`${loginHint}\``,
     });
   }
@@ -153,7 +153,7 @@ export async function resolveTarget(deps: Deps): Promise<Target> {
     // Never sent: a header undici refuses, or a token the service cannot have issued.
     throw new AuthError(
       tokenSource === 'profile'
-        ? `the API token saved in profile "${credentials.profileName}" ${problem}`
+        ? `the API token saved in profile ${quote(credentials.profileName)} ${problem}`
         : `UGS_API_TOKEN ${problem}: it is not a valid API token`,
       {
         hint:

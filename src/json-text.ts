@@ -6,7 +6,7 @@
  * token by token with an explicit stack: numbers pass through exactly as sent, nesting costs heap,
  * not stack.
  */
-import { REDACTED, redactSecrets } from './debug.js';
+import { REDACTED, SecretSet } from './debug.js';
 
 export interface JsonTextOptions {
   /** Spaces per level; 0 prints compact JSON on one line. */
@@ -38,7 +38,8 @@ const LITERAL = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null/y;
  * C0 characters cannot occur in valid JSON). Throws a SyntaxError on invalid JSON.
  */
 export function formatJsonText(text: string, options: JsonTextOptions): string {
-  const secrets = options.secrets === undefined ? [] : [...options.secrets];
+  // Not copied: the trace's set of a bulk run's secrets grows with its rows.
+  const secrets = SecretSet.of(options.secrets ?? []);
   const secretKey = options.secretKey;
   const mask = options.mask ?? (() => REDACTED);
   const out: string[] = [];
@@ -78,9 +79,9 @@ export function formatJsonText(text: string, options: JsonTextOptions): string {
       return;
     }
     let token = raw;
-    if (secrets.length > 0) {
+    if (secrets.size > 0) {
       const decoded = JSON.parse(raw) as string;
-      const clean = redactSecrets(decoded, secrets, mask);
+      const clean = secrets.redact(decoded, mask);
       if (clean !== decoded) token = JSON.stringify(clean);
     }
     out.push(escapeRawControls(token));

@@ -17,7 +17,7 @@ import { escapeControls } from './io.js';
 import { rememberJsonText } from './json-text.js';
 import { type OperationName, operations, type ServiceClient } from './operations/index.js';
 import { isUnreadable, type Operation } from './operations/operation.js';
-import { endpointUrl, redactUrl } from './parse.js';
+import { endpointUrl, quote, redactUrl } from './parse.js';
 import { USER_PATH } from './settings.js';
 
 export type { GetUserRequest } from './operations/get-user.js';
@@ -289,9 +289,9 @@ function answerError(
 function authHint(context: HintContext): string {
   const login = `\`${loginCommandFor(context.profile)}\``;
   if (context.tokenSource === 'env UGS_API_TOKEN') {
-    return `the token comes from UGS_API_TOKEN, which overrides profile "${context.profile}": set it to a valid token, or unset it and run ${login}`;
+    return `the token comes from UGS_API_TOKEN, which overrides profile ${quote(context.profile)}: set it to a valid token, or unset it and run ${login}`;
   }
-  return `run ${login} to save a valid token for profile "${escapeControls(context.profile)}" (${context.baseUrl.host}), or set UGS_API_TOKEN`;
+  return `run ${login} to save a valid token for profile ${quote(context.profile)} (${context.baseUrl.host}), or set UGS_API_TOKEN`;
 }
 
 function hintForHttpError(

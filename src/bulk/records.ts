@@ -4,6 +4,7 @@
  */
 import { UsageError } from '../errors.js';
 import { escapeControls } from '../io.js';
+import { compactJson } from '../json-text.js';
 import { quote } from '../parse.js';
 import type { BulkKind } from './validate.js';
 
@@ -60,9 +61,10 @@ export interface BulkRecord {
   name: string | null;
   status: RecordStatus;
   token: string | null;
-  team_id: number | null;
-  /** Rotate records only; omitted when the service did not send it. */
-  api_environment_tag?: string | null;
+  /** As the service sent it (a string stays a string); an object or array as its JSON text. */
+  team_id: SentValue;
+  /** Rotate records only; omitted when the service did not send it. As sent, like team_id. */
+  api_environment_tag?: SentValue;
   /** Get records only. */
   new_user_group?: boolean | null;
   /**
@@ -72,6 +74,21 @@ export interface BulkRecord {
   settled_by?: 'get';
   error: string | null;
   http_status: number | null;
+}
+
+/** A value of the service's answer kept in a record as it was sent. */
+export type SentValue = string | number | boolean | null;
+
+/**
+ * A value of the answer for a record: scalars as sent, never coerced to null because they are
+ * not of the documented type (the record shows what the service said); an object or array as
+ * its compact JSON text, since a record field is one CSV cell.
+ */
+export function sentValue(value: unknown): SentValue {
+  if (value === undefined || value === null) return null;
+  if (typeof value === 'string' || typeof value === 'boolean') return value;
+  if (typeof value === 'number') return Number.isFinite(value) ? value : compactJson(value);
+  return compactJson(value);
 }
 
 export type OutputFormat = 'ndjson' | 'csv';

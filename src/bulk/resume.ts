@@ -21,6 +21,7 @@ import {
   RECORD_STATUSES,
   type RecordStatus,
   recordColumns,
+  type SentValue,
   unguardCell,
 } from './records.js';
 import type { BulkKind } from './validate.js';
@@ -192,6 +193,11 @@ function stringOrNull(value: unknown): value is string | null {
   return value === null || typeof value === 'string';
 }
 
+/** A service value a record keeps as sent (records.ts `sentValue`). */
+function sentOrNull(value: unknown): value is SentValue {
+  return stringOrNull(value) || numberOrNull(value) || typeof value === 'boolean';
+}
+
 function numberOrNull(value: unknown): value is number | null {
   return value === null || (typeof value === 'number' && Number.isFinite(value));
 }
@@ -213,8 +219,7 @@ function recordOf(value: unknown, kind: BulkKind): BulkRecord | undefined {
   const error = v.error ?? null;
   const http_status = v.http_status ?? null;
   if (!stringOrNull(user_group_id) || !stringOrNull(name) || !stringOrNull(token)) return undefined;
-  if (!numberOrNull(team_id) || !numberOrNull(http_status) || !stringOrNull(error))
-    return undefined;
+  if (!sentOrNull(team_id) || !numberOrNull(http_status) || !stringOrNull(error)) return undefined;
   const record: BulkRecord = {
     row,
     user_group_id,
@@ -227,7 +232,7 @@ function recordOf(value: unknown, kind: BulkKind): BulkRecord | undefined {
   };
   if (kind === 'rotate' && 'api_environment_tag' in v) {
     const tag = v.api_environment_tag ?? null;
-    if (!stringOrNull(tag)) return undefined;
+    if (!sentOrNull(tag)) return undefined;
     record.api_environment_tag = tag;
   }
   if (kind === 'get') {

@@ -46,6 +46,7 @@ import {
   type OutputFormat,
   outputFormatFor,
   type RecordStatus,
+  sentValue,
 } from './records.js';
 import { planResume, type ResumePlan, readResumeState } from './resume.js';
 import {
@@ -151,7 +152,7 @@ export async function runBulk(opts: BulkOptions, deps: Deps, hooks: BulkHooks = 
     let beyond = 0;
     for (const row of state.outcomes.keys()) if (row > beyond) beyond = row;
     if (beyond > input.rowCount) {
-      mismatches.push(`the results have row ${beyond}; this input has ${input.rowCount} rows`);
+      mismatches.push(`the results have row ${beyond}; this input has ${rowsText(input.rowCount)}`);
     }
     if (mismatches.length > 0) {
       throw new UsageError(
@@ -258,7 +259,7 @@ class BulkRun {
       printNote(
         deps.io,
         deps.settings,
-        `--resume: ${alreadyDone} rows are done already and are not sent again`,
+        `--resume: ${rowsText(alreadyDone)} ${alreadyDone === 1 ? 'is' : 'are'} done already and ${alreadyDone === 1 ? 'is' : 'are'} not sent again`,
       );
     }
   }
@@ -327,8 +328,12 @@ class BulkRun {
   async runRotate(client: ServiceClient, input: BulkInput<RotateRow>): Promise<void> {
     // --resume: rows whose rotation may have happened unseen are settled before anything else.
     if (this.plan.settle.size > 0) {
-      const settleTask = async (row: RotateRow): Promise<Attempt<BulkRecord>> =>
-        done(await this.settle(client, row, 'an earlier run sent this rotation without an answer'));
+      const settleTask = async (row: RotateRow): Promise<Attempt<BulkRecord>> => {
+        this.knownSecret(row.current_token);
+        return done(
+          await this.settle(client, row, 'an earlier run sent this rotation without an answer'),
+        );
+      };
       await this.drive(
         settleTask as Task,
         filterRows(input.batches(), (row) => this.plan.settle.has(row.row)),
@@ -353,6 +358,7 @@ class BulkRun {
     row: RotateRow,
     attempt: number,
   ): Promise<Attempt<BulkRecord>> {
+    this.knownSecret(row.current_token);
     try {
       return done(this.rotatedRecord(row, await client.rotateToken(row.current_token), false));
     } catch (error) {
@@ -508,9 +514,20 @@ class BulkRun {
     }
   }
 
+  /**
+   * A row's current or new token: a secret of the run, fingerprinted in every trace (a server may
+   * quote it back in any field) and masked under a CI runner, before anything about the row is
+   * sent or written. Messages built from an answer already cut the row's token (service.ts).
+   */
+  private knownSecret(token: string | null): void {
+    if (token === null || token === '') return;
+    this.deps.tracer.addSecret(token);
+    maskSecret(this.deps.io, token);
+  }
+
   private write(records: readonly BulkRecord[]): void {
     for (const record of records) {
-      maskSecret(this.deps.io, record.token);
+      this.knownSecret(record.token);
       if (record.status === 'sending') continue;
       this.finished[record.row] = 1;
       this.counts[record.status] = (this.counts[record.status] ?? 0) + 1;
@@ -595,7 +612,7 @@ class BulkRun {
         mismatched > 0
           ? ` (${mismatched} ${mismatched === 1 ? 'was a mismatch' : 'were mismatches'}: rotated, but the answer named another group)`
           : '';
-      throw new ApiError(`${failed} of ${this.rowCount} rows failed${detail}`, {
+      throw new ApiError(`${failed} of ${rowsText(this.rowCount)} failed${detail}`, {
         hint: `the error field of their records says why; ${resumeHint(this.opts)}`,
       });
     }
@@ -673,7 +690,7 @@ class BulkRun {
     return this.record(row, result.created === true ? 'created' : 'found', {
       name: typeof group.name === 'string' ? group.name : row.name,
       token: group.token,
-      team_id: numberOrNull(group.team_id),
+      team_id: sentValue(group.team_id),
       new_user_group: result.created ?? null,
       http_status: result.status ?? null,
     });
@@ -696,8 +713,8 @@ class BulkRun {
       user_group_id: row.user_group_id ?? (typeof id === 'string' ? id : null),
       name: row.name ?? (typeof group.name === 'string' ? group.name : null),
       token: group.token,
-      team_id: numberOrNull(group.team_id),
-      ...(!settled && { api_environment_tag: typeof tag === 'string' ? tag : null }),
+      team_id: sentValue(group.team_id),
+      ...(!settled && { api_environment_tag: sentValue(tag) }),
       http_status: settled ? null : (result.status ?? null),
       ...(settled && { settled_by: 'get' as const }),
       ...(other !== undefined && {
@@ -747,8 +764,9 @@ async function* filterRows<R>(
   }
 }
 
-function numberOrNull(value: unknown): number | null {
-  return typeof value === 'number' && Number.isFinite(value) ? value : null;
+/** "1 row", "2 rows". */
+function rowsText(count: number): string {
+  return `${count} ${count === 1 ? 'row' : 'rows'}`;
 }
 
 /** A write error as a person reads it: `no space left on the device (ENOSPC)`. */

@@ -4,7 +4,7 @@ import { apiTokenProblem, loginCommandFor, resolveCredentials } from '../credent
 import type { Deps } from '../deps.js';
 import { ConfigError, UsageError } from '../errors.js';
 import { canPrompt, escapeControls, readStdin } from '../io.js';
-import { formatBaseUrl, parseBaseUrl } from '../parse.js';
+import { formatBaseUrl, parseBaseUrl, quote } from '../parse.js';
 import { printMessage } from '../render.js';
 import { CredentialStoreError, credentialAccount, credentialAccounts } from '../secure-store.js';
 import { type DepsFactory, newCommand } from './shared.js';
@@ -115,7 +115,7 @@ export async function runLogin(opts: LoginOptions, deps: Deps): Promise<void> {
     };
   };
   const apiPathNote = settings.apiPath === undefined ? '' : ` (API path ${settings.apiPath})`;
-  const loggedIn = `Logged in to ${saved}${apiPathNote} as profile "${settings.profile}"`;
+  const loggedIn = `Logged in to ${saved}${apiPathNote} as profile ${quote(settings.profile)}`;
   if (opts.secureStorage) {
     await saveInCredentialStore(deps, apiToken, profileChange);
     await printMessage(
@@ -191,7 +191,7 @@ async function removeStoredCopy(deps: Deps): Promise<void> {
     await printMessage(
       io,
       settings,
-      `warning: could not remove the old API token of profile "${escapeControls(settings.profile)}" from the ${store.name} (${error.reason}); remove the entry of service "ugs", account "${escapeControls(account)}" there yourself`,
+      `warning: could not remove the old API token of profile ${quote(settings.profile)} from the ${store.name} (${error.reason}); remove the entry of service "ugs", account "${escapeControls(account)}" there yourself`,
       'warning',
     );
   }

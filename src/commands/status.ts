@@ -11,7 +11,7 @@ import {
 import { maskToken } from '../debug.js';
 import type { Deps } from '../deps.js';
 import { AuthError, UgsError } from '../errors.js';
-import { redactUrl } from '../parse.js';
+import { quote, redactUrl } from '../parse.js';
 import { printFieldTable, printJson } from '../render.js';
 import { type DepsFactory, newCommand } from './shared.js';
 
@@ -104,7 +104,7 @@ export async function runStatus(opts: StatusOptions, deps: Deps): Promise<void> 
   }
   if (tokenError !== undefined) throw tokenError;
   if (status.tokenSource === null) {
-    throw new AuthError(`no API token for profile "${status.profile}"`, {
+    throw new AuthError(`no API token for profile ${quote(status.profile)}`, {
       hint: `run \`${loginCommandFor(status.profile)}\`, or set UGS_API_TOKEN`,
     });
   }
