@@ -222,14 +222,14 @@ describe('hostile values cannot issue workflow commands', () => {
 
   it('escapes %, CR and LF in masks and annotations (GitHub and Azure)', async () => {
     const server = await startServer(
-      json(200, okBody({ user_group: userGroup({ token: HOSTILE_TOKEN }) })),
+      json(200, okBody({ user_group: userGroup({ token: HOSTILE_TOKEN, provided_id: 'h' }) })),
       json(400, { success: 0, detail: HOSTILE_DETAIL }),
     );
     try {
       const sandbox = makeSandbox();
       for (const runner of [{ GITHUB_ACTIONS: 'true' }, { TF_BUILD: 'TRUE' }]) {
         server.script(
-          json(200, okBody({ user_group: userGroup({ token: HOSTILE_TOKEN }) })),
+          json(200, okBody({ user_group: userGroup({ token: HOSTILE_TOKEN, provided_id: 'h' }) })),
           json(400, { success: 0, detail: HOSTILE_DETAIL }),
         );
         const env = { UGS_BASE_URL: server.url, UGS_API_TOKEN: 'api-token', ...runner };

@@ -36,6 +36,7 @@ import {
   sendJson,
   startServer,
   tempDir,
+  userGroup,
 } from '../kit/index.js';
 
 const NOBODY = 65534;
@@ -364,7 +365,9 @@ describe('--properties and stdin sources that cannot be used: exit 2, nothing se
     const dir = tempDir('fifo');
     const fifo = join(dir, 'props.fifo');
     execFileSync('mkfifo', [fifo]);
-    const server = await startServer(({ res }) => sendJson(res, 200, okBody()));
+    const server = await startServer(({ res }) =>
+      sendJson(res, 200, okBody({ user_group: userGroup({ provided_id: 'acme' }) })),
+    );
     try {
       const run = runUgs([...GET, '--base-url', server.url, '--properties', `@${fifo}`, '--json'], {
         env,

@@ -181,7 +181,9 @@ describe.concurrent('escape sequences from the server never reach the terminal r
   }
 
   test('a successful answer with escapes: --json writes them as \\u escapes', async () => {
-    const text = JSON.stringify(okBody({ note: EVIL, user_group: userGroup({ name: EVIL }) }));
+    const text = JSON.stringify(
+      okBody({ note: EVIL, user_group: userGroup({ name: EVIL, provided_id: 'acme' }) }),
+    );
     const server = await answering(200, text, { 'x-evil': '\u009b31m' });
     const [json, debug] = await Promise.all([
       run(server, [...GET, '--json']),

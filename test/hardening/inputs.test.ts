@@ -206,7 +206,9 @@ describe('api_environment_tag', () => {
   });
   it('--field api_environment_tag prints it', async () => {
     const io = makeIO();
-    const service = new FakeService({ get: () => groupResult({ api_environment_tag: 'Testing' }) });
+    const service = new FakeService({
+      get: () => groupResult({ api_environment_tag: 'Testing', provided_id: 'a' }),
+    });
     await runGet(
       {
         id: 'a',

@@ -20,6 +20,7 @@ import {
   startServer,
   type TestProxy,
   type TestServer,
+  userGroup,
 } from '../kit/index.js';
 
 const API_TOKEN = 'api_proxy_suite_0c4f7d92a1';
@@ -30,7 +31,9 @@ const GET_ARGS = ['get', '--insecure-http', '--id', 'acme', '--name', 'Acme Corp
 /** The target's URL under the name only the proxy resolves. */
 const via = (t: TestServer) => t.url.replace('127.0.0.1', HOST);
 
-const answer: Reply = ({ res }) => sendJson(res, 200, okBody());
+/** The group asked for (`--id acme`): an answer for another group would be refused. */
+const BODY = okBody({ user_group: userGroup({ provided_id: 'acme' }) });
+const answer: Reply = ({ res }) => sendJson(res, 200, BODY);
 
 let tls: SelfSigned;
 const cleanup: (() => Promise<void>)[] = [];
@@ -74,7 +77,7 @@ describe.concurrent('HTTP CONNECT proxy', () => {
       { env: { UGS_API_TOKEN: API_TOKEN, HTTPS_PROXY: p.url } },
     );
     expect(result.code, describeRun(result)).toBe(0);
-    expect(JSON.parse(result.stdout)).toEqual(okBody());
+    expect(JSON.parse(result.stdout)).toEqual(BODY);
     expect(p.connects).toEqual([`${HOST}:${t.port}`]);
     expect(t.requests).toHaveLength(1);
   });

@@ -68,7 +68,11 @@ describe('secrets in output and on disk', () => {
         sendJson(res, 200, {
           success: 1,
           new_user_group: false,
-          user_group: userGroup({ token: GET_TOKEN, properties: { plan: 'pro' } }),
+          user_group: userGroup({
+            token: GET_TOKEN,
+            provided_id: 'acme',
+            properties: { plan: 'pro' },
+          }),
         });
       } else if (JSON.parse(record.body).current_token === OLD_TOKEN) {
         sendJson(res, 200, {
@@ -185,7 +189,10 @@ describe('secrets in output and on disk', () => {
 
   test('UGS_API_TOKEN from the environment never reaches output or disk', async () => {
     const server = await startServer(({ res }) =>
-      sendJson(res, 200, { success: 1, user_group: userGroup({ token: GET_TOKEN }) }),
+      sendJson(res, 200, {
+        success: 1,
+        user_group: userGroup({ token: GET_TOKEN, provided_id: 'a' }),
+      }),
     );
     const sandbox = makeSandbox();
     try {

@@ -60,8 +60,14 @@ describe('get: server text in headline, table and --field', () => {
     for (const created of [true, false]) {
       it.each(FORMATS)(`${label} (new_user_group ${created}) in %j`, async (format) => {
         const io = makeIO({ env: { FORCE_COLOR: '1' } });
+        // The answer is for the group asked for (a hostile provided_id names another group,
+        // which is refused: that case is below).
         const service = new FakeService({
-          get: () => groupResult(hostileGroup(attack), { new_user_group: created }),
+          get: () =>
+            groupResult(
+              { ...hostileGroup(attack), provided_id: 'acme' },
+              { new_user_group: created },
+            ),
         });
         await runGet(
           { id: 'acme', name: 'Acme', mapping: undefined, properties: undefined, format },
@@ -75,13 +81,44 @@ describe('get: server text in headline, table and --field', () => {
     }
   }
 
+  it.each(Object.entries(ATTACKS))(
+    '%s in a provided_id that names another group: exit 1, the id escaped in the message',
+    async (_label, attack) => {
+      const io = makeIO();
+      const service = new FakeService({ get: () => groupResult(hostileGroup(attack)) });
+      const error = await runGet(
+        {
+          id: 'acme',
+          name: 'Acme',
+          mapping: undefined,
+          properties: undefined,
+          format: { kind: 'table' },
+        },
+        makeDeps({ io, service }),
+      ).then(
+        (): Error & { hint?: string } => new Error('runGet did not fail'),
+        (e: unknown) => e as Error & { hint?: string },
+      );
+      expect(error).toBeInstanceOf(ApiError);
+      expect(`${error.message}\n${error.hint}`).not.toMatch(RAW_CONTROL);
+      expect(error.message).toContain('the service answered for user group "provided_id');
+      expect(io.stdout.text).toBe('');
+    },
+  );
+
   it('a key chosen by the server is escaped in the table too', async () => {
     const io = makeIO();
     const service = new FakeService({
       get: () => groupResult({ '\u001b]0;title\u0007key': 'v', '\u009bkey2': 'w' }),
     });
     await runGet(
-      { id: 'a', name: 'A', mapping: undefined, properties: undefined, format: { kind: 'table' } },
+      {
+        id: 'acme',
+        name: 'A',
+        mapping: undefined,
+        properties: undefined,
+        format: { kind: 'table' },
+      },
       makeDeps({ io, service }),
     );
     expectClean(io.stdout.text, io.stdout.text);
@@ -94,7 +131,7 @@ describe('get: server text in headline, table and --field', () => {
     const service = new FakeService({ get: () => groupResult({ '\u009b2J': 'v' }) });
     const error = await runGet(
       {
-        id: 'a',
+        id: 'acme',
         name: 'A',
         mapping: undefined,
         properties: undefined,
@@ -207,7 +244,13 @@ describe('more quoted values', () => {
     for (let i = 0; i < 20_000; i++) deep = [deep];
     const service = new FakeService({ get: () => groupResult({ properties: deep }) });
     await runGet(
-      { id: 'a', name: 'A', mapping: undefined, properties: undefined, format: { kind: 'table' } },
+      {
+        id: 'acme',
+        name: 'A',
+        mapping: undefined,
+        properties: undefined,
+        format: { kind: 'table' },
+      },
       makeDeps({ io, service }),
     );
     // Printed without recursion, every level of it: nothing read from the wire has a depth limit.
