@@ -27,7 +27,7 @@ import { quote } from '../parse.js';
 import { printLine, printNote } from '../render.js';
 import type { GetUserRequest, ServiceClient, ServiceResult } from '../service.js';
 import type { Preferences } from '../settings.js';
-import { fileSource, type InputFormat, stdinSource } from './input.js';
+import { type InputFormat, inputSource, stdinSource } from './input.js';
 import { journalAhead, ResultFile } from './journal.js';
 import {
   formatProgress,
@@ -120,8 +120,11 @@ export async function runBulk(opts: BulkOptions, deps: Deps, hooks: BulkHooks = 
       `row ${row.row} is ${quote(row.user_group_id)} here and ${quote(earlier)} in the results`,
     );
   };
+  // A rotate input is held as validated (input.ts): the rows sent are the rows checked.
   const source =
-    opts.from === '-' ? await stdinSource(io.stdin, io.stdinIsTTY) : fileSource(opts.from);
+    opts.from === '-'
+      ? await stdinSource(io.stdin, io.stdinIsTTY)
+      : await inputSource(opts.from, { keep: opts.kind === 'rotate' });
   const input =
     opts.kind === 'get'
       ? await openGetInput(source, opts.format, check)
