@@ -28,7 +28,7 @@ import { printLine, printNote } from '../render.js';
 import type { GetUserRequest, ServiceClient, ServiceResult } from '../service.js';
 import type { Preferences } from '../settings.js';
 import { type InputFormat, inputSource, stdinSource } from './input.js';
-import { journalAhead, ResultFile } from './journal.js';
+import { journalAhead, lockResultsFile, ResultFile } from './journal.js';
 import {
   formatProgress,
   formatProgressLog,
@@ -92,6 +92,17 @@ function realEvery(tick: () => void, ms: number): () => void {
 }
 
 export async function runBulk(opts: BulkOptions, deps: Deps, hooks: BulkHooks = {}): Promise<void> {
+  if (opts.output === undefined) return runUnlocked(opts, deps, hooks);
+  // One run per results file (journal.ts): held from before the file is first read.
+  const lock = await lockResultsFile(opts.output);
+  try {
+    await runUnlocked(opts, deps, hooks);
+  } finally {
+    await lock.release();
+  }
+}
+
+async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Promise<void> {
   const { io } = deps;
   const interactive = canPrompt(io, deps.settings.noInput);
   if (opts.kind === 'rotate' && !opts.yes && !interactive) {
@@ -106,6 +117,15 @@ export async function runBulk(opts: BulkOptions, deps: Deps, hooks: BulkHooks = 
   // sent before every row is checked, but the first request need not wait for the import.
   const connecting = deps.connect(target, { bulk: true, connections: opts.concurrency });
   connecting.catch(() => undefined); // awaited below, unless the input is refused first
+  // An existing results file: ours, this command's, not the input (nothing is sent otherwise).
+  if (opts.output !== undefined && outputFormat !== undefined) {
+    await ResultFile.preflight({
+      path: opts.output,
+      format: outputFormat,
+      kind: opts.kind,
+      from: opts.from,
+    });
+  }
   // The results file is read before the input: the validation pass then also checks that the
   // file was written for this input (each record's row holds the same user_group_id here).
   const state =
