@@ -74,6 +74,14 @@ const OPEN_INPUT = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
 const MAX_KEPT_BYTES = 256 * 1024 * 1024;
 
 /**
+ * Names of this process's stdin. They are read as `--from -`: through the stdin stream, which
+ * works whatever stdin is (a pipe, a file, or a socket, which Linux cannot open by its path).
+ */
+export function isStdinPath(path: string): boolean {
+  return path === '/dev/stdin' || path === '/dev/fd/0' || path === '/proc/self/fd/0';
+}
+
+/**
  * The source of `--from <path>` (not `-`):
  * - a regular file is streamed again for each pass, so memory does not grow with the file; with
  *   `keep` (rotate) it is read once and held in memory instead: a rotation run then sends exactly

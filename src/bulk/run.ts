@@ -27,7 +27,7 @@ import { quote } from '../parse.js';
 import { printLine, printNote } from '../render.js';
 import type { GetUserRequest, ServiceClient, ServiceResult } from '../service.js';
 import type { Preferences } from '../settings.js';
-import { type InputFormat, inputSource, stdinSource } from './input.js';
+import { type InputFormat, inputSource, isStdinPath, stdinSource } from './input.js';
 import { journalAhead, lockResultsFile, ResultFile } from './journal.js';
 import {
   formatProgress,
@@ -142,7 +142,7 @@ async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Pro
   };
   // A rotate input is held as validated (input.ts): the rows sent are the rows checked.
   const source =
-    opts.from === '-'
+    opts.from === '-' || isStdinPath(opts.from)
       ? await stdinSource(io.stdin, io.stdinIsTTY)
       : await inputSource(opts.from, { keep: opts.kind === 'rotate' });
   const input =

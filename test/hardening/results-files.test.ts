@@ -191,6 +191,20 @@ describe('--from a FIFO or a pipe', () => {
     expect(rec?.token).toBe((await service.group('s-1')).token);
   });
 
+  it('--from /dev/stdin when stdin is a socket (which Linux cannot open by path): read as --from -', async () => {
+    const service = await serviceForTest([API_TOKEN]);
+    const out = join(tempDir('socket'), 'out.ndjson');
+    const result = await runUgs(
+      ['get', '--from', '/dev/stdin', '--format', 'csv', '--output', out],
+      {
+        env: { UGS_BASE_URL: service.url, UGS_API_TOKEN: API_TOKEN },
+        stdin: 'user_group_id,name\nk-1,K 1\n',
+      },
+    );
+    expect(result.code, describeRun(result)).toBe(0);
+    expect(service.createdIds()).toEqual(['k-1']);
+  });
+
   it('a device or a terminal is refused, naming --from -', async () => {
     const dir = tempDir('device');
     const service = new FakeService();
