@@ -8,11 +8,26 @@
  * `markSending` that arrives while an fsync is running waits for the next one, which covers
  * them all.
  *
- * The file is opened for appending, created with mode 0600 (it holds tokens), never truncated.
+ * The file is opened for appending, created with mode 0600 (it holds tokens), never truncated,
+ * never through a symlink, and only when it is the user's own regular file; while a run writes
+ * it, the run holds its lock (`lockResultsFile`).
  */
-import { close, constants, fchmod, fstat, fsync, open, read, type Stats, write } from 'node:fs';
+import {
+  close,
+  constants,
+  fchmod,
+  fstat,
+  fsync,
+  open,
+  read,
+  type Stats,
+  stat,
+  write,
+} from 'node:fs';
 import { promisify } from 'node:util';
+import { UnsafeFileError } from '../durable-file.js';
 import { UsageError } from '../errors.js';
+import { FileLock, LockBusyError } from '../file-lock.js';
 import { errorCode } from '../guards.js';
 import { escapeControls } from '../io.js';
 import { quote } from '../parse.js';
@@ -25,12 +40,13 @@ import {
   recordColumns,
   type Stringify,
 } from './records.js';
+import { otherKind, recordWriter, writtenByOther } from './resume.js';
 import type { BulkKind } from './validate.js';
 
 /** The file-system calls the writer makes, so tests can count fsyncs and fail writes. */
 export interface AppendFs {
   open(path: string, flags: number, mode: number): Promise<number>;
-  fstat(fd: number): Promise<Pick<Stats, 'isFile' | 'size' | 'mode'>>;
+  fstat(fd: number): Promise<Pick<Stats, 'isFile' | 'size' | 'mode' | 'uid' | 'dev' | 'ino'>>;
   /** Reads at `position`, like pread(2). */
   read(
     fd: number,
@@ -85,6 +101,13 @@ interface Chunk {
   records: readonly BulkRecord[];
 }
 
+/**
+ * Never through a symlink (O_NOFOLLOW: ELOOP), and never blocked by a FIFO planted under the
+ * name (O_NONBLOCK; it is then refused as not a regular file). On a regular file O_NONBLOCK
+ * changes nothing.
+ */
+const NO_FOLLOW = (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
+
 export class ResultFile {
   private pending: Chunk[] = [];
   private pendingChars = 0;
@@ -112,25 +135,20 @@ export class ResultFile {
    */
   static async open(options: ResultFileOptions): Promise<ResultFile> {
     const fs = options.fs ?? nodeAppendFs;
-    const shown = escapeControls(options.path);
     let fd: number;
     try {
       fd = await fs.open(
         options.path,
-        constants.O_RDWR | constants.O_APPEND | constants.O_CREAT,
+        constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | NO_FOLLOW,
         0o600,
       );
     } catch (error) {
-      throw new UsageError(`--output ${shown}: cannot open the file (${describe(error)})`);
+      throw openError(options.path, error);
     }
     try {
-      const stats = await fs.fstat(fd);
-      if (!stats.isFile()) {
-        throw new UsageError(`--output ${shown} is not a regular file`, {
-          hint: 'results are appended and synced to disk; without --output they go to stdout',
-        });
-      }
-      // Tokens are secrets: a file another user can read is tightened, as the config is.
+      // Checked again on this very file: it may have been planted since `preflight`.
+      const stats = await checkOpened(fs, fd, options);
+      // Tokens are secrets: a file of ours that others can read is tightened, as the config is.
       if ((stats.mode & 0o077) !== 0) await fs.fchmod(fd, 0o600);
       const stringify = options.format === 'csv' ? await loadCsvStringify() : undefined;
       const file = new ResultFile(fs, fd, options.kind, stringify);
@@ -139,6 +157,7 @@ export class ResultFile {
         await fs.read(fd, last, 0, 1, stats.size - 1);
         if (last[0] !== 0x0a) file.queue('\n', []);
         if (stringify) await checkCsvHeader(fs, fd, options, stringify);
+        else await checkNdjsonWriter(fs, fd, stats.size, options);
       } else if (stringify) {
         file.queue(stringify([[...recordColumns(options.kind)]]), []);
       }
@@ -146,7 +165,35 @@ export class ResultFile {
     } catch (error) {
       await fs.close(fd).catch(() => undefined);
       if (error instanceof UsageError) throw error;
-      throw new UsageError(`--output ${shown}: ${describe(error)}`);
+      throw new UsageError(`--output ${escapeControls(options.path)}: ${describe(error)}`);
+    }
+  }
+
+  /**
+   * Checks an existing `--output` before the input is read or anything is sent, without creating
+   * it: a regular file (not a symlink, FIFO or device) owned by the user running ugs, holding
+   * results of this command, and not the `--from` file itself (by another name, a hard link or a
+   * symlink). `open` checks its own descriptor again.
+   */
+  static async preflight(options: ResultFileOptions & { from: string }): Promise<void> {
+    const fs = options.fs ?? nodeAppendFs;
+    let fd: number;
+    try {
+      fd = await fs.open(options.path, constants.O_RDONLY | NO_FOLLOW, 0);
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT') return; // created later, by open
+      throw openError(options.path, error);
+    }
+    try {
+      const stats = await checkOpened(fs, fd, options);
+      if (options.from !== '-') await refuseSameFile(options.from, stats, options.path);
+      if (stats.size > 0) {
+        if (options.format === 'csv') {
+          await checkCsvHeader(fs, fd, options, await loadCsvStringify());
+        } else await checkNdjsonWriter(fs, fd, stats.size, options);
+      }
+    } finally {
+      await fs.close(fd).catch(() => undefined);
     }
   }
 
@@ -383,6 +430,118 @@ export async function* journalAhead<R>(
   if (batch.length > 0) yield await release();
 }
 
+/**
+ * One run per results file: two runs appending to one file would interleave their `sending`
+ * records and settle each other's rows. The lock is `<file>.lock` (file-lock.ts), released at the
+ * end of the run; one left by a killed run names a dead process and is taken over.
+ */
+export async function lockResultsFile(path: string): Promise<FileLock> {
+  const shown = escapeControls(path);
+  try {
+    return await FileLock.acquire(path);
+  } catch (error) {
+    if (error instanceof LockBusyError) {
+      const who = error.owner.pid > 0 ? `ugs run (process ${error.owner.pid})` : 'ugs run';
+      throw new UsageError(`--output ${shown} is in use by another ${who}; nothing was sent`, {
+        hint: 'wait for that run to end (then --resume if needed), or name another --output file',
+      });
+    }
+    if (error instanceof UnsafeFileError) {
+      throw new UsageError(
+        `--output ${shown}: its lock ${escapeControls(error.path)} is ${error.kind === 'symlink' ? 'a symbolic link' : 'not a regular file'}`,
+        { hint: 'remove it if no ugs run is using the results file' },
+      );
+    }
+    throw new UsageError(`--output ${shown}: cannot lock the file (${describe(error)})`, {
+      hint: `ugs creates ${escapeControls(path)}.lock next to it while a run writes the file`,
+    });
+  }
+}
+
+function openError(path: string, error: unknown): UsageError {
+  const shown = escapeControls(path);
+  if (errorCode(error) === 'ELOOP') {
+    return new UsageError(`--output ${shown} is a symbolic link, which ugs does not follow`, {
+      hint: 'results hold tokens: name the file itself, in a directory others cannot write to',
+    });
+  }
+  return new UsageError(`--output ${shown}: cannot open the file (${describe(error)})`);
+}
+
+/** The checks on an opened `--output`: a regular file of the user running ugs. */
+async function checkOpened(
+  fs: AppendFs,
+  fd: number,
+  options: ResultFileOptions,
+): Promise<Awaited<ReturnType<AppendFs['fstat']>>> {
+  const shown = escapeControls(options.path);
+  const stats = await fs.fstat(fd);
+  if (!stats.isFile()) {
+    throw new UsageError(`--output ${shown} is not a regular file`, {
+      hint: 'results are appended and synced to disk; without --output they go to stdout',
+    });
+  }
+  // A file planted by someone else (in /tmp, a shared directory) would hand them the tokens:
+  // they own it, so they can read it whatever its mode. Where there are no uids, nothing to check.
+  const uid = process.getuid?.();
+  if (uid !== undefined && stats.uid !== uid) {
+    throw new UsageError(
+      `--output ${shown} belongs to another user (uid ${stats.uid}); nothing was sent`,
+      {
+        hint: 'results hold tokens: name a file of your own, in a directory others cannot write to',
+      },
+    );
+  }
+  return stats;
+}
+
+/** The first whole record of an existing NDJSON results file must be this command's. */
+async function checkNdjsonWriter(
+  fs: AppendFs,
+  fd: number,
+  size: number,
+  options: ResultFileOptions,
+): Promise<void> {
+  const head = new Uint8Array(Math.min(size, 64 * 1024));
+  const got = await fs.read(fd, head, 0, head.length, 0);
+  const lines = Buffer.from(head.subarray(0, got)).toString('utf8').split('\n');
+  lines.pop(); // unfinished (or cut off by the 64 KiB read): not judged
+  for (const line of lines) {
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      continue; // a line torn by a kill
+    }
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) return;
+    // A line that is no result record is not judged here (appending to it is the user's call).
+    if (recordWriter(value as Record<string, unknown>) === otherKind(options.kind)) {
+      throw writtenByOther(options.path, options.kind);
+    }
+    return;
+  }
+}
+
+/** `--from` and `--output` must not be one file, whatever names lead to it. */
+async function refuseSameFile(
+  from: string,
+  output: { dev: number; ino: number },
+  path: string,
+): Promise<void> {
+  let input: Stats;
+  try {
+    input = await promisify(stat)(from);
+  } catch {
+    return; // reading the input reports it
+  }
+  if (input.dev === output.dev && input.ino === output.ino) {
+    throw new UsageError(
+      `--from ${quote(from)} and --output ${escapeControls(path)} are the same file; nothing was sent`,
+      { hint: 'write the results to a file of their own, e.g. --output results.ndjson' },
+    );
+  }
+}
+
 async function checkCsvHeader(
   fs: AppendFs,
   fd: number,
@@ -392,12 +551,23 @@ async function checkCsvHeader(
   const expected = stringify([[...recordColumns(options.kind)]]);
   const head = new Uint8Array(expected.length);
   const got = await fs.read(fd, head, 0, head.length, 0);
-  if (Buffer.from(head.subarray(0, got)).toString('utf8') !== expected) {
+  const text = Buffer.from(head.subarray(0, got)).toString('utf8');
+  if (text !== expected) {
+    const other = stringify([[...recordColumns(otherKind(options.kind))]]);
+    if ((await readHead(fs, fd, other.length)) === other) {
+      throw writtenByOther(options.path, options.kind);
+    }
     throw new UsageError(
       `--output ${escapeControls(options.path)} is a CSV file without the header of ugs ${options.kind} results`,
       { hint: 'append to a results file of the same command, or name a new file' },
     );
   }
+}
+
+async function readHead(fs: AppendFs, fd: number, length: number): Promise<string> {
+  const head = new Uint8Array(length);
+  const got = await fs.read(fd, head, 0, length, 0);
+  return Buffer.from(head.subarray(0, got)).toString('utf8');
 }
 
 function describe(error: unknown): string {

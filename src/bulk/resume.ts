@@ -67,6 +67,9 @@ export async function readResumeState(
   let sawHeader = false;
   const takeCells = (cells: string[] | undefined, line: number) => {
     if (!sawHeader) {
+      if (cells !== undefined && cells.join(',') === recordColumns(otherKind(kind)).join(',')) {
+        throw writtenByOther(path, kind);
+      }
       if (cells === undefined || cells.join(',') !== columns.join(',')) {
         throw notOurs(line, `is not the header ${columns.join(',')}`);
       }
@@ -116,6 +119,9 @@ export async function readResumeState(
         state.tornLines++;
         continue;
       }
+      if (isObject(value) && recordWriter(value) === otherKind(kind)) {
+        throw writtenByOther(path, kind);
+      }
       const record = recordOf(value, kind);
       if (record === undefined) throw notOurs(line, 'is not a result record');
       state.outcomes.set(record.row, record);
@@ -128,6 +134,47 @@ export async function readResumeState(
     throw new UsageError(`--output ${shown}: cannot read the results (${escapeControls(why)})`);
   }
   return state;
+}
+
+/**
+ * Which command wrote an NDJSON record (a CSV results file says it by its header). Every version
+ * of ugs writes `new_user_group` in each `get` record and never in a `rotate` one; `created` and
+ * `found` are get outcomes only, `rotated` and `sending` rotate ones only. So the record format
+ * already tells, without a marker of its own: a record without `new_user_group` (older files
+ * included) is taken as written by rotate. Undefined when its fields contradict each other, or
+ * when it is no result record at all.
+ */
+export function recordWriter(value: Record<string, unknown>): BulkKind | undefined {
+  // Only a result record is judged: the input's rows (or anything else) are no one's results.
+  if (typeof value.row !== 'number' || typeof value.status !== 'string') return undefined;
+  const get = 'new_user_group' in value;
+  const status = value.status;
+  if (status === 'created' || status === 'found') return get ? 'get' : undefined;
+  if (status === 'rotated' || status === 'sending') return get ? undefined : 'rotate';
+  return get ? 'get' : 'rotate';
+}
+
+export function otherKind(kind: BulkKind): BulkKind {
+  return kind === 'get' ? 'rotate' : 'get';
+}
+
+/**
+ * The results of the other command are never read as this one's: `rotate --resume` would take
+ * get's `created` rows as done and rotate nothing, and records of both in one file could not be
+ * told apart row by row.
+ */
+export function writtenByOther(path: string, kind: BulkKind): UsageError {
+  const other = otherKind(kind);
+  return new UsageError(
+    `--output ${escapeControls(path)} holds the results of ugs ${other} --from, not of ${kind}; nothing was sent`,
+    {
+      hint: `${kind} results need a file of their own: name a new --output file, or the one an earlier ugs ${kind} --from wrote`,
+    },
+  );
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** Lines that end with a line break; a final line without one is torn and never returned. */

@@ -30,8 +30,14 @@ import { quote } from '../parse.js';
 import { printLine, printNote } from '../render.js';
 import type { GetUserRequest, ServiceClient, ServiceResult } from '../service.js';
 import type { Preferences } from '../settings.js';
-import { fileSource, type InputFormat, stdinSource } from './input.js';
-import { type AppendFs, journalAhead, ResultFile, type ResultFileFailure } from './journal.js';
+import { type InputFormat, inputSource, isStdinPath, stdinSource } from './input.js';
+import {
+  type AppendFs,
+  journalAhead,
+  lockResultsFile,
+  ResultFile,
+  type ResultFileFailure,
+} from './journal.js';
 import {
   formatDuration,
   formatProgress,
@@ -112,6 +118,17 @@ function realEvery(tick: () => void, ms: number): () => void {
 }
 
 export async function runBulk(opts: BulkOptions, deps: Deps, hooks: BulkHooks = {}): Promise<void> {
+  if (opts.output === undefined) return runUnlocked(opts, deps, hooks);
+  // One run per results file (journal.ts): held from before the file is first read.
+  const lock = await lockResultsFile(opts.output);
+  try {
+    await runUnlocked(opts, deps, hooks);
+  } finally {
+    await lock.release();
+  }
+}
+
+async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Promise<void> {
   const { io } = deps;
   const interactive = canPrompt(io, deps.settings.noInput);
   if (opts.kind === 'rotate' && !opts.yes && !interactive) {
@@ -126,6 +143,15 @@ export async function runBulk(opts: BulkOptions, deps: Deps, hooks: BulkHooks = 
   // sent before every row is checked, but the first request need not wait for the import.
   const connecting = deps.connect(target, { bulk: true, connections: opts.concurrency });
   connecting.catch(() => undefined); // awaited below, unless the input is refused first
+  // An existing results file: ours, this command's, not the input (nothing is sent otherwise).
+  if (opts.output !== undefined && outputFormat !== undefined) {
+    await ResultFile.preflight({
+      path: opts.output,
+      format: outputFormat,
+      kind: opts.kind,
+      from: opts.from,
+    });
+  }
   // The results file is read before the input: the validation pass then also checks that the
   // file was written for this input (each record's row holds the same user_group_id here).
   const state =
@@ -140,8 +166,11 @@ export async function runBulk(opts: BulkOptions, deps: Deps, hooks: BulkHooks = 
       `row ${row.row} is ${quote(row.user_group_id)} here and ${quote(earlier)} in the results`,
     );
   };
+  // A rotate input is held as validated (input.ts): the rows sent are the rows checked.
   const source =
-    opts.from === '-' ? await stdinSource(io.stdin, io.stdinIsTTY) : fileSource(opts.from);
+    opts.from === '-' || isStdinPath(opts.from)
+      ? await stdinSource(io.stdin, io.stdinIsTTY)
+      : await inputSource(opts.from, { keep: opts.kind === 'rotate' });
   const input =
     opts.kind === 'get'
       ? await openGetInput(source, opts.format, check)
