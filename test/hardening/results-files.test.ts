@@ -349,7 +349,7 @@ describe('a results file written by the other command', () => {
     const deps = makeDeps({ service });
     await runBulk(options('rotate', from, output, { resume: true }), deps);
     expect(service.rotations).toEqual(['tok-g-1']);
-    expect(deps.io.stderr.text).toContain('1 rows are done already');
+    expect(deps.io.stderr.text).toContain('1 row is done already');
   });
 
   it('the built binary: rotate --resume on get results exits 2 and sends nothing', async () => {
