@@ -5,9 +5,9 @@
  */
 import { afterAll, describe, expect, test } from 'vitest';
 import {
+  acmeBody,
   describeRun,
   expectFailure,
-  okBody,
   runUgs,
   sendJson,
   startProxy,
@@ -24,7 +24,7 @@ afterAll(async () => {
 });
 
 async function target(): Promise<TestServer> {
-  const started = await startServer(({ res }) => sendJson(res, 200, okBody()));
+  const started = await startServer(({ res }) => sendJson(res, 200, acmeBody()));
   cleanup.push(started.close);
   return started;
 }

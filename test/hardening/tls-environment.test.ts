@@ -6,9 +6,9 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import {
+  acmeBody,
   describeRun,
   expectFailure,
-  okBody,
   runUgs,
   type SelfSigned,
   selfSignedCertificate,
@@ -34,7 +34,7 @@ afterAll(async () => {
 });
 
 async function untrusted(): Promise<TestServer> {
-  const started = await startServer({ tls }, ({ res }) => sendJson(res, 200, okBody()));
+  const started = await startServer({ tls }, ({ res }) => sendJson(res, 200, acmeBody()));
   cleanup.push(started.close);
   return started;
 }

@@ -118,7 +118,17 @@ describe('the single executable, alone in a directory, no node on PATH', () => {
     const server = await startServer({ tls: { key, cert } });
     try {
       const result = await runUgs(
-        ['get', '--id', 'acme', '--name', 'Acme', '--base-url', server.url, '--ca-file', certFile],
+        [
+          'get',
+          '--id',
+          'acme-1',
+          '--name',
+          'Acme',
+          '--base-url',
+          server.url,
+          '--ca-file',
+          certFile,
+        ],
         alone({ env: { UGS_API_TOKEN: 'api-token-for-the-binary' } }),
       );
       expect(result.code, describeRun(result)).toBe(0);
