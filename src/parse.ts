@@ -78,6 +78,13 @@ export function parseJsonObject(text: string, flag: string, origin: string): Jso
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new UsageError(`${flag}: ${origin} must be a JSON object, got ${describeJson(value)}`);
   }
+  const duplicate = duplicateJsonKey(text);
+  if (duplicate !== undefined) {
+    throw new UsageError(
+      `${flag}: ${origin} has the key ${formatJsonPath(duplicate)} more than once`,
+      { hint: 'JSON keeps only the last of them: give each key once, with the value you mean' },
+    );
+  }
   return value as JsonObject;
 }
 
@@ -277,6 +284,64 @@ export function jsonNestingDepth(text: string): number {
     } else if (c === 0x5d /* ] */ || c === 0x7d /* } */) depth--;
   }
   return deepest;
+}
+
+/**
+ * Where `text` (valid JSON: call it after JSON.parse succeeded) has a key twice in one object,
+ * as the path of keys to it (`["limits", "plan"]`; array elements as `[2]`), or undefined.
+ * JSON.parse keeps the last value without a word, so `{"plan":"pro","plan":"free"}` would send
+ * "free" to someone who read "pro". Keys are compared decoded (`"\u0061"` is `"a"`). One pass
+ * over the text with an explicit stack: no package does only this without being a whole second
+ * parser, and depth costs heap, not stack.
+ */
+export function duplicateJsonKey(text: string): string[] | undefined {
+  interface Frame {
+    /** Keys seen so far; undefined in an array. */
+    keys: Set<string> | undefined;
+    /** The member being read: its key, or `[index]` in an array. */
+    at: string;
+    index: number;
+  }
+  const stack: Frame[] = [];
+  let expectKey = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    const top = stack[stack.length - 1];
+    if (c === 0x22 /* " */) {
+      let end = i + 1;
+      while (end < text.length && text.charCodeAt(end) !== 0x22) {
+        end += text.charCodeAt(end) === 0x5c /* \ */ ? 2 : 1;
+      }
+      if (top?.keys !== undefined && expectKey) {
+        const raw = text.slice(i, end + 1);
+        const key: string = raw.includes('\\') ? JSON.parse(raw) : raw.slice(1, -1);
+        if (top.keys.has(key)) return [...stack.slice(0, -1).map((f) => f.at), key];
+        top.keys.add(key);
+        top.at = key;
+        expectKey = false;
+      }
+      i = end;
+    } else if (c === 0x7b /* { */) {
+      stack.push({ keys: new Set(), at: '', index: 0 });
+      expectKey = true;
+    } else if (c === 0x5b /* [ */) {
+      stack.push({ keys: undefined, at: '[0]', index: 0 });
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
+      stack.pop();
+    } else if (c === 0x2c /* , */ && top !== undefined) {
+      if (top.keys !== undefined) expectKey = true;
+      else {
+        top.index += 1;
+        top.at = `[${top.index}]`;
+      }
+    }
+  }
+  return undefined;
+}
+
+/** `["limits", "plan"]` as `"limits"."plan"`, for a message. */
+export function formatJsonPath(path: readonly string[]): string {
+  return path.map((part) => (/^\[\d+\]$/.test(part) ? part : quote(part))).join('.');
 }
 
 /**

@@ -10,6 +10,8 @@ import { hash } from 'node:crypto';
 import { UsageError } from '../errors.js';
 import { escapeControls, formatBytes } from '../io.js';
 import {
+  duplicateJsonKey,
+  formatJsonPath,
   groupTextProblem,
   type JsonObject,
   jsonNestingDepth,
@@ -328,6 +330,12 @@ function jsonFields(text: string, kind: BulkKind, problems: string[]): Fields | 
     problems.push(`must be a JSON object, got ${typeOf(value)}`);
     return undefined;
   }
+  // JSON.parse keeps the last of two equal keys: a row must not mean something else than it reads.
+  const duplicate = duplicateJsonKey(text);
+  if (duplicate !== undefined) {
+    problems.push(`has the key ${formatJsonPath(duplicate)} more than once`);
+    return undefined;
+  }
   const allowed = kind === 'get' ? GET_FIELDS : ROTATE_FIELDS;
   for (const key of Object.keys(value)) {
     if (!allowed.has(key)) problems.push(`unknown field ${quote(key)}`);
@@ -439,14 +447,21 @@ function jsonCell(cell: string, field: string, kind: BulkKind, problems: string[
     problems.push(`${field} nests ${depth} levels deep, more than the ${MAX_JSON_DEPTH} allowed`);
     return undefined;
   }
+  let value: unknown;
   try {
-    return JSON.parse(cell);
+    value = JSON.parse(cell);
   } catch (error) {
     const detail =
       kind === 'get' && error instanceof Error ? ` (${escapeControls(error.message)})` : '';
     problems.push(`${field} is not valid JSON${detail}`);
     return undefined;
   }
+  const duplicate = duplicateJsonKey(cell);
+  if (duplicate !== undefined) {
+    problems.push(`${field} has the key ${formatJsonPath(duplicate)} more than once`);
+    return undefined;
+  }
+  return value;
 }
 
 /** An id or a name: required or optional, a string, and `groupTextProblem`'s rules. */
