@@ -345,13 +345,56 @@ export function formatJsonPath(path: readonly string[]): string {
 }
 
 /**
- * A user group's id or name, wherever it came from (flag, prompt): the service keys groups by the
- * exact text, so a value that differs from what the user meant only invisibly would create a
- * second group. U+FFFD is what invalid UTF-8 in argv or on a terminal decodes to (two different
- * byte strings become one id); control characters and line separators cannot be seen; spaces at
- * either end are almost always a quoting slip. Returns the reason, or undefined when it is fine.
+ * Format characters (Unicode category Cf) a name may keep: the zero-width non-joiner and joiner
+ * that Persian, Indic scripts and emoji sequences need, the tag characters of subdivision flag
+ * emoji, and the Arabic and Syriac prepended marks, which are visible. Every other one (bidi
+ * controls, zero-width space, word joiner, BOM, soft hyphen, ...) is invisible or reorders the
+ * text around it on screen, so two names that read the same would differ.
  */
-export function groupTextProblem(value: string): string | undefined {
+function nameMayHold(formatCharacter: string): boolean {
+  const cp = formatCharacter.codePointAt(0) ?? 0;
+  return (
+    cp === 0x200c ||
+    cp === 0x200d ||
+    (cp >= 0xe0020 && cp <= 0xe007f) ||
+    (cp >= 0x0600 && cp <= 0x0605) ||
+    [0x06dd, 0x070f, 0x0890, 0x0891, 0x08e2, 0x110bd, 0x110cd].includes(cp)
+  );
+}
+
+/** What people call the format characters they meet most, after the code point. */
+const FORMAT_CHARACTER_NAMES: Record<string, string> = {
+  '\u00ad': 'soft hyphen',
+  '\u061c': 'Arabic letter mark',
+  '\u200b': 'zero width space',
+  '\u200c': 'zero width non-joiner',
+  '\u200d': 'zero width joiner',
+  '\u200e': 'left-to-right mark',
+  '\u200f': 'right-to-left mark',
+  '\u202a': 'left-to-right embedding',
+  '\u202b': 'right-to-left embedding',
+  '\u202c': 'pop directional formatting',
+  '\u202d': 'left-to-right override',
+  '\u202e': 'right-to-left override',
+  '\u2060': 'word joiner',
+  '\u2066': 'left-to-right isolate',
+  '\u2067': 'right-to-left isolate',
+  '\u2068': 'first strong isolate',
+  '\u2069': 'pop directional isolate',
+  '\ufeff': 'zero width no-break space (BOM)',
+};
+
+/**
+ * A user group's id or name, wherever it came from (flag, prompt, bulk row): the service keys
+ * groups by the exact text, so a value that differs from what the user meant only invisibly
+ * would create a second group. U+FFFD is what invalid UTF-8 in argv or on a terminal decodes to
+ * (two different byte strings become one id); control characters and line separators cannot be
+ * seen; neither can format characters (zero-width space, word joiner, bidi controls such as
+ * U+202E, which also turns the rest of a line around on screen): none is allowed in an id, and
+ * in a name only those that scripts and emoji need (nameMayHold). Spaces at either
+ * end are almost always a quoting slip. Returns the reason, or undefined when it is fine.
+ */
+export function groupTextProblem(value: string, kind: 'id' | 'name'): string | undefined {
   if (value.trim() === '') return 'cannot be empty';
   if (value.includes('\ufffd')) {
     return 'contains U+FFFD, the replacement for bytes that are not valid UTF-8';
@@ -360,8 +403,25 @@ export function groupTextProblem(value: string): string | undefined {
   if (/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(value)) {
     return 'contains a control character';
   }
+  for (const [char] of value.matchAll(/\p{Cf}/gu)) {
+    if (kind === 'name' && nameMayHold(char)) continue;
+    const name = FORMAT_CHARACTER_NAMES[char];
+    return `contains ${codePointOf(char)}${name === undefined ? '' : ` (${name})`}, an invisible format character${kind === 'id' ? ', which no id may hold' : ''}`;
+  }
   if (/^\s|\s$/u.test(value)) return 'has leading or trailing whitespace';
   return undefined;
+}
+
+/** `groupTextProblem` as a usage error that shows the value, escaped. */
+export function checkGroupText(value: string, what: string, kind: 'id' | 'name'): string {
+  const problem = groupTextProblem(value, kind);
+  if (problem !== undefined) {
+    const shown = value.trim() === '' ? what : `${what} ${quoteVisible(value)}`;
+    throw new UsageError(`${shown} ${problem}`, {
+      hint: 'ids and names are matched exactly: pass the value as the service should store it',
+    });
+  }
+  return value;
 }
 
 /**
@@ -396,18 +456,6 @@ export function pasteProblem(value: string): string | undefined {
   if (char !== undefined) return `contains ${codePointOf(char)}`;
   if (value.normalize('NFC') !== value) return 'is not in Unicode NFC form';
   return undefined;
-}
-
-/** `groupTextProblem` as a usage error that shows the value, escaped. */
-export function checkGroupText(value: string, what: string): string {
-  const problem = groupTextProblem(value);
-  if (problem !== undefined) {
-    const shown = value.trim() === '' ? what : `${what} ${quote(value)}`;
-    throw new UsageError(`${shown} ${problem}`, {
-      hint: 'ids and names are matched exactly: pass the value as the service should store it',
-    });
-  }
-  return value;
 }
 
 /**
