@@ -14,6 +14,11 @@
 //   and only there: never from a parent directory's node_modules or NODE_PATH, for the package
 //   and its platform binding alike. Without it that one feature fails with a message saying so,
 //   and everything else works.
+// - Licences: dist/bin/LICENSE (ugs's) and dist/bin/THIRD-PARTY-NOTICES (Node.js's own LICENSE,
+//   since the binary is a copy of Node, then every bundled library's, collected by
+//   scripts/notices.mjs from esbuild's metafile) are written beside the binary, to ship with it.
+//   The same text is also inside the binary, as a comment at the end of its script, so a copy
+//   of the file alone still carries them.
 //
 // Needs dist/early.json (from scripts/build.mjs; `npm run build:binary` runs that first) and a
 // Node.js built with the SEA fuse and without a shared libnode (the official binaries are).
@@ -31,9 +36,10 @@ import {
 } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { bundledPackages, noticesText } from './notices.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const outDir = join(root, 'dist', 'bin');
@@ -65,7 +71,9 @@ try {
 mkdirSync(outDir, { recursive: true });
 workDir = mkdtempSync(join(tmpdir(), 'ugs-sea-'));
 const script = join(workDir, 'ugs.cjs');
-await build({
+const bundled = await build({
+  absWorkingDir: root,
+  metafile: true,
   entryPoints: [join(root, 'bin', 'ugs.js')],
   outfile: script,
   bundle: true,
@@ -83,6 +91,17 @@ await build({
   supported: { 'dynamic-import': false },
   plugins: [programFromSource(), nativeNextToBinary()],
 });
+
+const licence = readFileSync(join(root, 'LICENSE'), 'utf8');
+const notices = noticesText(bundledPackages([bundled.metafile], root), root, [
+  { title: `Node.js ${process.version} (MIT, and the licences it lists)`, text: nodeLicence() },
+]);
+writeFileSync(join(outDir, 'LICENSE'), licence);
+writeFileSync(join(outDir, 'THIRD-PARTY-NOTICES'), notices);
+writeFileSync(
+  script,
+  `${readFileSync(script, 'utf8')}\n/*! ugs: LICENSE and THIRD-PARTY-NOTICES\n\n${`${licence}\n${notices}`.replaceAll('*/', '* /')}\n*/\n`,
+);
 
 const blob = join(workDir, 'sea-prep.blob');
 const config = join(workDir, 'sea-config.json');
@@ -124,6 +143,28 @@ if (check.stdout !== `${version}\n`) {
   fail(`${binary} --version printed ${JSON.stringify(check.stdout)} ${check.stderr}`);
 }
 console.log(`build:binary: ${binary}`);
+
+/**
+ * Node.js's LICENSE (its own and its dependencies': V8, OpenSSL, ICU, ...), which the binary
+ * needs since it is a copy of Node: where official builds (`<prefix>/LICENSE`,
+ * `<prefix>/share/doc/node/LICENSE`) and Debian's package put it, or UGS_NODE_LICENSE.
+ */
+function nodeLicence() {
+  const prefix = join(dirname(process.execPath), '..');
+  const candidates = [
+    process.env.UGS_NODE_LICENSE,
+    join(prefix, 'LICENSE'),
+    join(prefix, 'share', 'doc', 'node', 'LICENSE'),
+    join(prefix, 'share', 'doc', 'nodejs', 'LICENSE'),
+  ].filter((path) => path !== undefined && path !== '');
+  const found = candidates.find((path) => existsSync(path));
+  if (found === undefined) {
+    fail(
+      `cannot find the LICENSE of Node.js ${process.version}, which the binary is a copy of (looked at ${candidates.join(', ')}): set UGS_NODE_LICENSE to its path`,
+    );
+  }
+  return readFileSync(found, 'utf8').trim();
+}
 
 /** Runs a build step quietly (postject prints pages of notes), showing its output only on failure. */
 function run(command, args) {

@@ -8,12 +8,15 @@
 //   never the core, so no class exists twice.
 // - dist/early.json: what `--version` and `--help` print, recorded from the real program, for
 //   bin/ugs.js to answer them without loading dist/main.cjs (see writeEarlyOutputs below).
+// - dist/THIRD-PARTY-NOTICES: the licence files of every library bundled above, collected from
+//   esbuild's metafile (scripts/notices.mjs). The tarball carries it with LICENSE.
 import { rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { basename } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { build } from 'esbuild';
+import { bundledPackages, noticesText } from './notices.mjs';
 
 const LAZY = {
   undici: 'src/vendor/undici.ts',
@@ -42,11 +45,13 @@ const common = {
   // A native addon (a .node binary per platform) cannot be bundled; it loads from node_modules,
   // and only for a profile whose token is in the OS credential store (src/secure-store.ts).
   external: ['@napi-rs/keyring'],
+  // Which files went into the bundles: the list of libraries whose notices must ship.
+  metafile: true,
 };
 
 rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
 
-await build({
+const vendor = await build({
   ...common,
   entryPoints: LAZY,
   outdir: 'dist/vendor',
@@ -59,7 +64,7 @@ await build({
   },
 });
 
-await build({
+const core = await build({
   ...common,
   entryPoints: { main: 'src/main.ts' },
   outfile: 'dist/main.cjs',
@@ -110,6 +115,11 @@ function lazyModules() {
     },
   };
 }
+
+writeFileSync(
+  'dist/THIRD-PARTY-NOTICES',
+  noticesText(bundledPackages([vendor.metafile, core.metafile], process.cwd()), process.cwd()),
+);
 
 await writeEarlyOutputs();
 

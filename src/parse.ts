@@ -78,6 +78,13 @@ export function parseJsonObject(text: string, flag: string, origin: string): Jso
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new UsageError(`${flag}: ${origin} must be a JSON object, got ${describeJson(value)}`);
   }
+  const duplicate = duplicateJsonKey(text);
+  if (duplicate !== undefined) {
+    throw new UsageError(
+      `${flag}: ${origin} has the key ${formatJsonPath(duplicate)} more than once`,
+      { hint: 'JSON keeps only the last of them: give each key once, with the value you mean' },
+    );
+  }
   return value as JsonObject;
 }
 
@@ -323,13 +330,114 @@ export function jsonNestingDepth(text: string): number {
 }
 
 /**
- * A user group's id or name, wherever it came from (flag, prompt): the service keys groups by the
- * exact text, so a value that differs from what the user meant only invisibly would create a
- * second group. U+FFFD is what invalid UTF-8 in argv or on a terminal decodes to (two different
- * byte strings become one id); control characters and line separators cannot be seen; spaces at
- * either end are almost always a quoting slip. Returns the reason, or undefined when it is fine.
+ * Where `text` (valid JSON: call it after JSON.parse succeeded) has a key twice in one object,
+ * as the path of keys to it (`["limits", "plan"]`; array elements as `[2]`), or undefined.
+ * JSON.parse keeps the last value without a word, so `{"plan":"pro","plan":"free"}` would send
+ * "free" to someone who read "pro". Keys are compared decoded (`"\u0061"` is `"a"`). One pass
+ * over the text with an explicit stack: no package does only this without being a whole second
+ * parser, and depth costs heap, not stack.
  */
-export function groupTextProblem(value: string): string | undefined {
+export function duplicateJsonKey(text: string): string[] | undefined {
+  interface Frame {
+    /** Keys seen so far; undefined in an array. */
+    keys: Set<string> | undefined;
+    /** The member being read: its key, or `[index]` in an array. */
+    at: string;
+    index: number;
+  }
+  const stack: Frame[] = [];
+  let expectKey = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    const top = stack[stack.length - 1];
+    if (c === 0x22 /* " */) {
+      let end = i + 1;
+      while (end < text.length && text.charCodeAt(end) !== 0x22) {
+        end += text.charCodeAt(end) === 0x5c /* \ */ ? 2 : 1;
+      }
+      if (top?.keys !== undefined && expectKey) {
+        const raw = text.slice(i, end + 1);
+        const key: string = raw.includes('\\') ? JSON.parse(raw) : raw.slice(1, -1);
+        if (top.keys.has(key)) return [...stack.slice(0, -1).map((f) => f.at), key];
+        top.keys.add(key);
+        top.at = key;
+        expectKey = false;
+      }
+      i = end;
+    } else if (c === 0x7b /* { */) {
+      stack.push({ keys: new Set(), at: '', index: 0 });
+      expectKey = true;
+    } else if (c === 0x5b /* [ */) {
+      stack.push({ keys: undefined, at: '[0]', index: 0 });
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
+      stack.pop();
+    } else if (c === 0x2c /* , */ && top !== undefined) {
+      if (top.keys !== undefined) expectKey = true;
+      else {
+        top.index += 1;
+        top.at = `[${top.index}]`;
+      }
+    }
+  }
+  return undefined;
+}
+
+/** `["limits", "plan"]` as `"limits"."plan"`, for a message. */
+export function formatJsonPath(path: readonly string[]): string {
+  return path.map((part) => (/^\[\d+\]$/.test(part) ? part : quote(part))).join('.');
+}
+
+/**
+ * Format characters (Unicode category Cf) a name may keep: the zero-width non-joiner and joiner
+ * that Persian, Indic scripts and emoji sequences need, the tag characters of subdivision flag
+ * emoji, and the Arabic and Syriac prepended marks, which are visible. Every other one (bidi
+ * controls, zero-width space, word joiner, BOM, soft hyphen, ...) is invisible or reorders the
+ * text around it on screen, so two names that read the same would differ.
+ */
+function nameMayHold(formatCharacter: string): boolean {
+  const cp = formatCharacter.codePointAt(0) ?? 0;
+  return (
+    cp === 0x200c ||
+    cp === 0x200d ||
+    (cp >= 0xe0020 && cp <= 0xe007f) ||
+    (cp >= 0x0600 && cp <= 0x0605) ||
+    [0x06dd, 0x070f, 0x0890, 0x0891, 0x08e2, 0x110bd, 0x110cd].includes(cp)
+  );
+}
+
+/** What people call the format characters they meet most, after the code point. */
+const FORMAT_CHARACTER_NAMES: Record<string, string> = {
+  '\u00ad': 'soft hyphen',
+  '\u061c': 'Arabic letter mark',
+  '\u200b': 'zero width space',
+  '\u200c': 'zero width non-joiner',
+  '\u200d': 'zero width joiner',
+  '\u200e': 'left-to-right mark',
+  '\u200f': 'right-to-left mark',
+  '\u202a': 'left-to-right embedding',
+  '\u202b': 'right-to-left embedding',
+  '\u202c': 'pop directional formatting',
+  '\u202d': 'left-to-right override',
+  '\u202e': 'right-to-left override',
+  '\u2060': 'word joiner',
+  '\u2066': 'left-to-right isolate',
+  '\u2067': 'right-to-left isolate',
+  '\u2068': 'first strong isolate',
+  '\u2069': 'pop directional isolate',
+  '\ufeff': 'zero width no-break space (BOM)',
+};
+
+/**
+ * A user group's id or name, wherever it came from (flag, prompt, bulk row): the service keys
+ * groups by the exact text, so a value that differs from what the user meant only invisibly
+ * would create a second group. U+FFFD is what invalid UTF-8 in argv or on a terminal decodes to
+ * (two different byte strings become one id); control characters and line separators cannot be
+ * seen; neither can format characters (zero-width space, word joiner, bidi controls such as
+ * U+202E, which also turns the rest of a line around on screen): none is allowed in an id, and
+ * in a name only those that scripts and emoji need (nameMayHold). Spaces at either
+ * end are almost always a quoting slip. Returns the reason, or undefined when it is fine.
+ */
+export function groupTextProblem(value: string, kind: 'id' | 'name'): string | undefined {
   if (value.trim() === '') return 'cannot be empty';
   if (value.includes('\ufffd')) {
     return 'contains U+FFFD, the replacement for bytes that are not valid UTF-8';
@@ -338,8 +446,25 @@ export function groupTextProblem(value: string): string | undefined {
   if (/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(value)) {
     return 'contains a control character';
   }
+  for (const [char] of value.matchAll(/\p{Cf}/gu)) {
+    if (kind === 'name' && nameMayHold(char)) continue;
+    const name = FORMAT_CHARACTER_NAMES[char];
+    return `contains ${codePointOf(char)}${name === undefined ? '' : ` (${name})`}, an invisible format character${kind === 'id' ? ', which no id may hold' : ''}`;
+  }
   if (/^\s|\s$/u.test(value)) return 'has leading or trailing whitespace';
   return undefined;
+}
+
+/** `groupTextProblem` as a usage error that shows the value, escaped. */
+export function checkGroupText(value: string, what: string, kind: 'id' | 'name'): string {
+  const problem = groupTextProblem(value, kind);
+  if (problem !== undefined) {
+    const shown = value.trim() === '' ? what : `${what} ${quoteVisible(value)}`;
+    throw new UsageError(`${shown} ${problem}`, {
+      hint: 'ids and names are matched exactly: pass the value as the service should store it',
+    });
+  }
+  return value;
 }
 
 /**
@@ -374,18 +499,6 @@ export function pasteProblem(value: string): string | undefined {
   if (char !== undefined) return `contains ${codePointOf(char)}`;
   if (value.normalize('NFC') !== value) return 'is not in Unicode NFC form';
   return undefined;
-}
-
-/** `groupTextProblem` as a usage error that shows the value, escaped. */
-export function checkGroupText(value: string, what: string): string {
-  const problem = groupTextProblem(value);
-  if (problem !== undefined) {
-    const shown = value.trim() === '' ? what : `${what} ${quote(value)}`;
-    throw new UsageError(`${shown} ${problem}`, {
-      hint: 'ids and names are matched exactly: pass the value as the service should store it',
-    });
-  }
-  return value;
 }
 
 /**

@@ -10,11 +10,14 @@ import { hash } from 'node:crypto';
 import { UsageError } from '../errors.js';
 import { escapeControls, formatBytes } from '../io.js';
 import {
+  duplicateJsonKey,
+  formatJsonPath,
   groupTextProblem,
   type JsonObject,
   jsonNestingDepth,
   MAX_JSON_DEPTH,
   quote,
+  quoteVisible,
   type StringMap,
   setOwn,
 } from '../parse.js';
@@ -86,6 +89,8 @@ async function openBulkInput(
 ): Promise<BulkInput<Row>> {
   const errors = new ErrorList();
   const seen = new DigestSet();
+  // Get ids as written, to tell an exact repeat from one that only normalises the same.
+  const seenExact = new DigestSet();
   let rowCount = 0;
   for await (const batch of validatedRows(source, format, kind)) {
     for (const result of batch) {
@@ -97,10 +102,20 @@ async function openBulkInput(
       rowCount++;
       check?.(row);
       const key = kind === 'get' ? (row as GetRow).user_group_id : (row as RotateRow).current_token;
-      const first = seen.addOrFind(key, row.row);
-      if (first === undefined) continue;
+      // Ids equal once NFC-normalised ("é" as one code point, or e + U+0301) look the same and
+      // are typed either way by different keyboards and editors: one is a mistake for the other.
+      const first = seen.addOrFind(kind === 'get' ? key.normalize('NFC') : key, row.row);
+      if (first === undefined) {
+        if (kind === 'get') seenExact.addOrFind(key, row.row);
+        continue;
+      }
       if (kind === 'get') {
-        errors.add(row.row, row.line, `user_group_id ${quote(key)} is also in row ${first}`);
+        const exact = seenExact.addOrFind(key, row.row) !== undefined;
+        errors.add(
+          row.row,
+          row.line,
+          `user_group_id ${quoteVisible(key)} is also in row ${first}${exact ? '' : ' (the same id once Unicode-normalised, NFC)'}`,
+        );
       } else {
         errors.add(row.row, row.line, `same current_token as row ${first}`);
       }
@@ -328,6 +343,12 @@ function jsonFields(text: string, kind: BulkKind, problems: string[]): Fields | 
     problems.push(`must be a JSON object, got ${typeOf(value)}`);
     return undefined;
   }
+  // JSON.parse keeps the last of two equal keys: a row must not mean something else than it reads.
+  const duplicate = duplicateJsonKey(text);
+  if (duplicate !== undefined) {
+    problems.push(`has the key ${formatJsonPath(duplicate)} more than once`);
+    return undefined;
+  }
   const allowed = kind === 'get' ? GET_FIELDS : ROTATE_FIELDS;
   for (const key of Object.keys(value)) {
     if (!allowed.has(key)) problems.push(`unknown field ${quote(key)}`);
@@ -439,14 +460,21 @@ function jsonCell(cell: string, field: string, kind: BulkKind, problems: string[
     problems.push(`${field} nests ${depth} levels deep, more than the ${MAX_JSON_DEPTH} allowed`);
     return undefined;
   }
+  let value: unknown;
   try {
-    return JSON.parse(cell);
+    value = JSON.parse(cell);
   } catch (error) {
     const detail =
       kind === 'get' && error instanceof Error ? ` (${escapeControls(error.message)})` : '';
     problems.push(`${field} is not valid JSON${detail}`);
     return undefined;
   }
+  const duplicate = duplicateJsonKey(cell);
+  if (duplicate !== undefined) {
+    problems.push(`${field} has the key ${formatJsonPath(duplicate)} more than once`);
+    return undefined;
+  }
+  return value;
 }
 
 /** An id or a name: required or optional, a string, and `groupTextProblem`'s rules. */
@@ -465,10 +493,10 @@ function groupText(
     problems.push(`${field} must be a string, got ${typeOf(value)}`);
     return undefined;
   }
-  const problem = groupTextProblem(value);
+  const problem = groupTextProblem(value, field === 'name' ? 'name' : 'id');
   if (problem !== undefined) {
     problems.push(
-      value.trim() === '' ? `${field} ${problem}` : `${field} ${quote(value)} ${problem}`,
+      value.trim() === '' ? `${field} ${problem}` : `${field} ${quoteVisible(value)} ${problem}`,
     );
     return undefined;
   }
@@ -519,8 +547,14 @@ function rotateRow(
     // Trimmed like --current-token: a pasted token often brings a newline or a space along.
     current_token = token.trim();
     if (current_token === '') problems.push('current_token is empty');
-    else if (groupTextProblem(current_token) !== undefined) {
-      problems.push('current_token contains a control character or U+FFFD');
+    else {
+      // Named by kind only: the token itself is never shown.
+      const problem = groupTextProblem(current_token, 'id');
+      if (problem?.includes('format character')) {
+        problems.push('current_token contains an invisible format character');
+      } else if (problem !== undefined) {
+        problems.push('current_token contains a control character or U+FFFD');
+      }
     }
   }
   const user_group_id = groupText(fields, 'user_group_id', false, problems);

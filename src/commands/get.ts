@@ -106,11 +106,11 @@ export async function parseGetFlags(flags: GetFlags, deps: Deps): Promise<GetOpt
   if (flags.mappingJson === '-' && flags.properties === '-') {
     throw new UsageError('--mapping-json and --properties cannot both read stdin');
   }
-  for (const [flag, value] of [
-    ['--id', flags.id],
-    ['--name', flags.name],
+  for (const [flag, value, kind] of [
+    ['--id', flags.id, 'id'],
+    ['--name', flags.name, 'name'],
   ] as const) {
-    if (value !== undefined) checkGroupText(value, flag);
+    if (value !== undefined) checkGroupText(value, flag, kind);
   }
   const mappingJson =
     flags.mappingJson === undefined
@@ -170,8 +170,8 @@ export async function runGet(opts: GetOptions, deps: Deps): Promise<void> {
     request = await promptForRequest(opts, deps.prompter);
   }
   // Whatever the path (flags were checked already, prompts were not), nothing invisible is sent.
-  checkGroupText(request.user_group_id, 'the user group id');
-  checkGroupText(request.name, 'the user group name');
+  checkGroupText(request.user_group_id, 'the user group id', 'id');
+  checkGroupText(request.name, 'the user group name', 'name');
 
   const client = await deps.connect(target);
   const result = await withProgress(
@@ -219,12 +219,14 @@ async function promptForRequest(opts: GetOptions, prompter: Prompter): Promise<G
     checkGroupText(
       await prompter.input('User group id:', { validate: required('an id') }),
       'the user group id',
+      'id',
     );
   const name =
     opts.name ??
     checkGroupText(
       await prompter.input('User group name:', { validate: required('a name') }),
       'the user group name',
+      'name',
     );
   const mapping =
     opts.mapping ?? (await promptPairs(prompter, 'Data source mapping', 'schema_id=source'));

@@ -234,7 +234,7 @@ export class DataFile {
   }
 
   private async append(bytes: Buffer, changes: StoreChange[]): Promise<void> {
-    let handle: fsp.FileHandle;
+    let handle: fsp.FileHandle | undefined;
     try {
       handle = await this.appendHandle();
     } catch (err) {
@@ -242,6 +242,9 @@ export class DataFile {
       this.compactNext = true;
       throw err;
     }
+    // Not the file as last written (its bytes were not what was read, or it was changed behind
+    // the lock's back): appending could mix two states, a snapshot of memory cannot.
+    if (handle === undefined) return this.compact();
     const before = this.fileBytes;
     try {
       await writeFully(bytes, async (offset, length) => {
@@ -261,22 +264,25 @@ export class DataFile {
     this.changeBytes += bytes.length;
   }
 
-  private async appendHandle(): Promise<fsp.FileHandle> {
+  /** The handle appends go through, or undefined when the file is not as last written. */
+  private async appendHandle(): Promise<fsp.FileHandle | undefined> {
     if (this.handle) return this.handle;
     const handle = await fsp.open(
       this.path,
       constants.O_WRONLY | constants.O_APPEND | (constants.O_NOFOLLOW ?? 0),
     );
+    let size: number;
     try {
       const stats = await handle.stat();
       if (!stats.isFile()) throw new UnsafeFileError(this.path, 'not-regular');
-      // Changed behind the lock's back: appending to it could mix two states.
-      if (stats.size !== this.fileBytes) {
-        throw new Error(`${this.path} changed while the emulator ran (${stats.size} bytes)`);
-      }
+      size = stats.size;
     } catch (err) {
       await handle.close().catch(() => undefined);
       throw err;
+    }
+    if (size !== this.fileBytes) {
+      await handle.close().catch(() => undefined);
+      return undefined;
     }
     this.handle = handle;
     return handle;

@@ -129,6 +129,28 @@ describe('the data file while the emulator runs', () => {
     expect(JSON.parse(await readFile(copy, 'utf8')).user_groups).toHaveLength(6);
   });
 
+  it('rewrites, rather than appends to, a file whose bytes are not the text read (invalid UTF-8)', async () => {
+    const dir = tempDir('journal-bytes');
+    const dataFile = path.join(dir, 'state.json');
+    // A name with a byte that is not UTF-8: read as U+FFFD, one byte on disk, three in memory.
+    const [before, after] = snapshotOf(1).split('Group 0');
+    await writeFile(
+      dataFile,
+      Buffer.concat([
+        Buffer.from(`${before}Group `),
+        Buffer.from([0xff]),
+        Buffer.from(after ?? ''),
+      ]),
+    );
+    const emu = await startEmulator({ port: 0, dataFile, apiTokens });
+    running.push(emu);
+    const reply = await getUser(emu.url, API, { user_group_id: 'x', name: 'X' });
+    expect(reply.status).toBe(200);
+    const saved = (await loadStore(dataFile)).toJSON();
+    expect(saved.user_groups.map((g) => g.provided_id)).toEqual(['seed-0', 'x']);
+    expect(saved.user_groups[0]?.name).toBe('Group \ufffd');
+  });
+
   it('refuses a file whose change in the middle is not JSON, and leaves it untouched', async () => {
     const dir = tempDir('journal-corrupt');
     const dataFile = path.join(dir, 'state.json');

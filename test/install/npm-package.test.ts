@@ -8,7 +8,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   describeRun,
+  hasNoticeFor,
   type InProcessEmulator,
+  librariesInSourceMaps,
   PACKAGE_VERSION,
   ROOT,
   runShell,
@@ -66,6 +68,23 @@ describe('npm pack, then npm install -g of the tarball', () => {
       expect(path).toMatch(/^(bin\/|dist\/|package\.json$|README\.md$|LICEN[CS]E)/);
       expect(path).not.toMatch(/^dist\/bin\//);
     }
+  });
+
+  it('carries LICENSE and the licence notice of every library bundled in dist/', () => {
+    expect(packedFiles).toContain('LICENSE');
+    expect(packedFiles).toContain('dist/THIRD-PARTY-NOTICES');
+    const licence = readFileSync(join(installedPackage(), 'LICENSE'), 'utf8');
+    expect(licence).toMatch(/^MIT License\n\nCopyright \(c\) /);
+    const notices = readFileSync(join(installedPackage(), 'dist', 'THIRD-PARTY-NOTICES'), 'utf8');
+    const libraries = librariesInSourceMaps(join(installedPackage(), 'dist'));
+    // The libraries ugs is made of, at least: the list is not trivially empty.
+    expect(libraries).toEqual(
+      expect.arrayContaining(['commander', 'undici', 'conf', 'chalk', 'cli-table3', 'csv-parse']),
+    );
+    for (const library of libraries) expect(hasNoticeFor(notices, library), library).toBe(true);
+    // The licence texts themselves, not just the names.
+    expect(notices).toContain('Copyright (c) 2011 TJ Holowaychuk');
+    expect(notices.match(/Permission is hereby granted/g)?.length).toBeGreaterThan(40);
   });
 
   it('installs with no warning, no install script, and only the credential-store binding', () => {

@@ -1,11 +1,13 @@
 // The single executable (`npm run build:binary`, run by `npm test` before vitest): copied alone
 // into an empty directory and run with a PATH that has no `node`, it must do everything the npm
 // package does. Start-up time against `node -e 0` and the npm install: `npm run bench`.
-import { copyFileSync, existsSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   describeRun,
+  hasNoticeFor,
+  librariesInSourceMaps,
   makeSandbox,
   PACKAGE_VERSION,
   ROOT,
@@ -36,6 +38,30 @@ beforeAll(() => {
 function alone(options: RunOptions = {}): RunOptions {
   return { ...options, executable: binary, env: { PATH: emptyPath, ...options.env } };
 }
+
+describe('the licences the single executable carries', () => {
+  // The binary is a copy of Node.js with every library bundled: their notices must go with it.
+  it('LICENSE and THIRD-PARTY-NOTICES (Node.js, then every bundled library) beside it', () => {
+    const licence = readFileSync(join(ROOT, 'dist', 'bin', 'LICENSE'), 'utf8');
+    expect(licence).toBe(readFileSync(join(ROOT, 'LICENSE'), 'utf8'));
+    const notices = readFileSync(join(ROOT, 'dist', 'bin', 'THIRD-PARTY-NOTICES'), 'utf8');
+    expect(notices).toMatch(
+      new RegExp(`^Node\\.js ${process.version.replaceAll('.', '\\.')} \\(`, 'm'),
+    );
+    expect(notices).toContain('Node.js is licensed for use as follows');
+    // The binary bundles what dist/ does (bin/ugs.js with src/main.ts and every vendor bundle).
+    const libraries = librariesInSourceMaps(join(ROOT, 'dist'));
+    expect(libraries.length).toBeGreaterThan(20);
+    for (const library of libraries) expect(hasNoticeFor(notices, library), library).toBe(true);
+  });
+
+  it('the same texts inside the binary, so a copy of the file alone still carries them', () => {
+    const bytes = readFileSync(binary);
+    expect(bytes.includes(readFileSync(join(ROOT, 'LICENSE')))).toBe(true);
+    expect(bytes.includes('Node.js is licensed for use as follows')).toBe(true);
+    expect(bytes.includes('Copyright (c) 2011 TJ Holowaychuk')).toBe(true);
+  });
+});
 
 describe('the single executable, alone in a directory, no node on PATH', () => {
   it('the test environment really has no node to find', async () => {

@@ -33,6 +33,7 @@
  *               recording server: every request and answer recorded, faults scripted ahead.
  * - proxy.ts    startProxy(mode): a recording CONNECT proxy that tunnels to 127.0.0.1 only.
  * - built.ts    vitest global setup: fails the run at once when `npm run build` was not run.
+ * - notices.ts  librariesInSourceMaps(dist)/hasNoticeFor: the bundled libraries, from source maps.
  *
  * Only fakes.ts, wiring.ts, http-client.ts, main.ts and emulator.ts import from src/ (the types and
  * builders they fake or drive): a moved src module is fixed here, not in every test.
@@ -41,6 +42,7 @@ export * from './binary.js';
 export * from './drf.js';
 export * from './emulator.js';
 export * from './main.js';
+export * from './notices.js';
 export * from './proxy.js';
 export * from './server.js';
 export * from './service.js';

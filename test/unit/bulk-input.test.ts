@@ -305,6 +305,35 @@ describe('row validation', () => {
     expect(message).toMatch(/and 5 more$/);
   });
 
+  // JSON.parse keeps the last of two equal keys: the row would send something else than it reads.
+  it('refuses a key given twice in an NDJSON row, a JSON array row and a CSV JSON cell', async () => {
+    const ndjson = [
+      '{"user_group_id":"a","name":"A","user_group_id":"b"}',
+      '{"user_group_id":"c","name":"C","properties":{"plan":"pro","plan":"free"}}',
+      '{"user_group_id":"d","name":"D","mapping":{"s":"x"},"properties":{"plan":"pro"}}',
+    ].join('\n');
+    const message = await problemOf(getRows(ndjson, 'ndjson'));
+    expect(message).toContain('row 1 (line 1): has the key "user_group_id" more than once');
+    expect(message).toContain('row 2 (line 2): has the key "properties"."plan" more than once');
+    expect(message).not.toContain('row 3');
+    const array = '[{"user_group_id":"a","name":"A","mapping":{"s":"x","s":"y"}}]';
+    expect(await problemOf(getRows(array, 'json'))).toContain(
+      'row 1 (line 1): has the key "mapping"."s" more than once',
+    );
+    const csv = 'user_group_id,name,mapping\na,A,"{""s"":""x"",""s"":""y""}"\n';
+    expect(await problemOf(getRows(csv, 'csv'))).toContain(
+      'row 1 (line 2): mapping has the key "s" more than once',
+    );
+  });
+
+  it('refuses a rotate row with current_token twice, without showing either token', async () => {
+    const message = await problemOf(
+      rotateRows('{"current_token":"tok-first-1234","current_token":"tok-second-5678"}', 'ndjson'),
+    );
+    expect(message).toContain('row 1 (line 1): has the key "current_token" more than once');
+    expect(message).not.toContain('tok-');
+  });
+
   it('refuses a duplicate user_group_id, naming the first row', async () => {
     const text = nd([
       { user_group_id: 'a', name: 'A' },

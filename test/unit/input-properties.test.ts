@@ -129,3 +129,34 @@ describe('whole `get` flag sets', () => {
     );
   });
 });
+
+describe('a key given twice in --properties or --mapping-json', () => {
+  // JSON.parse would keep the last one: the group would get "free" where the user wrote "pro".
+  it.each([
+    ['--properties', 'properties', '{"plan":"pro","plan":"free"}', '"plan"'],
+    ['--properties', 'properties', '{"limits":{"seats":1,"seats":9}}', '"limits"."seats"'],
+    ['--mapping-json', 'mappingJson', '{"sales":"acme_db","sales":"evil_db"}', '"sales"'],
+  ] as const)(
+    '%s %s is a usage error naming %s, from the flag, a file and stdin',
+    async (flag, field, text, key) => {
+      for (const [value, stdinText] of [
+        [text, ''],
+        [`@${fileWith(text)}`, ''],
+        ['-', text],
+      ]) {
+        const service = echoService();
+        const deps = makeDeps({ service, io: makeIO({ stdinText }) });
+        const result = await outcome(
+          parseGetFlags(
+            { id: 'acme', name: 'Acme', mapping: [], property: [], [field]: value },
+            deps,
+          ),
+        );
+        expect(result.error).toBeInstanceOf(UsageError);
+        expect((result.error as UsageError).message).toContain(`${flag}: `);
+        expect((result.error as UsageError).message).toContain(`has the key ${key} more than once`);
+        expect(service.gets).toHaveLength(0);
+      }
+    },
+  );
+});

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
 import {
   collectKeyValues,
+  duplicateJsonKey,
   endpointUrl,
   formatBaseUrl,
   isLoopbackHost,
@@ -265,6 +266,43 @@ describe('parseJsonObject', () => {
     ['true', /got a boolean/],
   ])('%j is a usage error', (text, message) => {
     expectUsage(() => parseJsonObject(text, '--properties', 'the value'), message);
+  });
+
+  // JSON.parse keeps the last of two equal keys without a word: `"plan":"pro","plan":"free"`
+  // would send "free" to someone who read "pro".
+  it.each<[string, string]>([
+    ['{"plan":"pro","plan":"free"}', '"plan"'],
+    ['{"plan":"pro","seats":1,"\\u0070lan":"free"}', '"plan"'],
+    ['{"limits":{"seats":1,"seats":2}}', '"limits"."seats"'],
+    ['{"tiers":[{"a":1},{"b":1,"b":2}]}', '"tiers".[1]."b"'],
+    ['{"__proto__":1,"__proto__":2}', '"__proto__"'],
+  ])('%s: a key given twice is a usage error naming it', (text, key) => {
+    expectUsage(
+      () => parseJsonObject(text, '--properties', 'the value'),
+      new RegExp(
+        `^--properties: the value has the key ${key.replace(/[.[\]\\]/g, '\\$&')} more than once$`,
+      ),
+    );
+  });
+
+  it.each([
+    '{"a":{"x":1},"b":{"x":1}}',
+    '{"a":[{"x":1},{"x":2}]}',
+    '{"a":"\\"a\\":1,","b":"{\\"a\\""}',
+    '{"a":1,"A":2,"a ":3}',
+  ])('%s: equal keys in different objects, or in strings, are fine', (text) => {
+    expect(parseJsonObject(text, '--properties', 'the value')).toEqual(JSON.parse(text));
+  });
+
+  it('property: duplicateJsonKey finds a repeated key wherever it is, and only then', () => {
+    fc.assert(
+      fc.property(fc.json(), fc.string(), (json, key) => {
+        expect(duplicateJsonKey(json)).toBeUndefined();
+        const twice = `{${JSON.stringify(key)}:${json},"z":[${json}],${JSON.stringify(key)}:1}`;
+        const path = duplicateJsonKey(twice);
+        expect(path).toEqual([key]);
+      }),
+    );
   });
 
   it('says where the JSON came from', () => {
