@@ -4,12 +4,13 @@
  * taken from the server is escaped, shortened and cleared of secrets here, before any message
  * can quote it.
  */
-import { redactSecrets } from './debug.js';
+
 import { isPlainObject } from './guards.js';
 import type { HttpResponse } from './http.js';
 import { escapeControls } from './io.js';
 import { rememberJsonText } from './json-text.js';
 import type { JsonObject } from './parse.js';
+import { redactSecrets } from './redact.js';
 
 export type Answer =
   | { kind: 'ok'; status: number; body: JsonObject; text: string }

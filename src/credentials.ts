@@ -11,11 +11,8 @@ import { AuthError, ConfigError, UsageError } from './errors.js';
 import { escapeControls } from './io.js';
 import { parseBaseUrl, quote } from './parse.js';
 import { CredentialStoreError, credentialAccounts } from './secure-store.js';
-import type { Target } from './service.js';
 import { parseApiPath, type Settings, USER_PATH } from './settings.js';
-
-/** Where the API token came from: hints about a refused token must name it. */
-export type TokenSource = 'profile' | 'env UGS_API_TOKEN';
+import { loginCommandFor, type Target, type TokenSource } from './target.js';
 
 /** Where the API token lives: what `status` shows and what `logout` removes. */
 export type TokenLocation = 'environment' | 'config file' | 'credential store';
@@ -186,14 +183,6 @@ function traceContext(deps: Deps, credentials: Credentials): void {
     apiPath,
     apiToken: credentials.apiToken,
   });
-}
-
-/** `ugs login` (or another command, `verb`) for `profile`, as a user would type it. */
-export function loginCommandFor(profile: string, verb: 'login' | 'logout' = 'login'): string {
-  if (profile === 'default') return `ugs ${verb}`;
-  // A name a shell would split or expand is quoted; controls are shown, never sent.
-  const name = /^[\w.@%+=:,/-]+$/.test(profile) ? profile : `'${profile.replace(/'/g, "'\\''")}'`;
-  return `ugs ${verb} --profile ${escapeControls(name)}`;
 }
 
 /**

@@ -10,9 +10,10 @@ import type { IO } from './io.js';
 import { InquirerPrompter, type Prompter } from './prompter.js';
 import { printLine, printNote } from './render.js';
 import { type CredentialStore, OsCredentialStore } from './secure-store.js';
-import { HttpServiceClient, type ServiceClient, type Target } from './service.js';
+import { HttpServiceClient, type ServiceClient } from './service.js';
 import type { Settings } from './settings.js';
 import { createProgress, type Progress } from './spinner.js';
+import type { Target } from './target.js';
 import { userAgent } from './version.js';
 
 export interface Deps {

@@ -6,7 +6,7 @@
  * token by token with an explicit stack: numbers pass through exactly as sent, nesting costs heap,
  * not stack.
  */
-import { REDACTED, SecretSet } from './debug.js';
+import { REDACTED, SecretSet } from './redact.js';
 
 export interface JsonTextOptions {
   /** Spaces per level; 0 prints compact JSON on one line. */

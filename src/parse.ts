@@ -535,3 +535,14 @@ export function redactUrl(text: string): string {
   });
   return `${shownHead}${shownTail}`;
 }
+
+/**
+ * One shell word: bare when it is plainly safe, single-quoted otherwise; controls shown escaped.
+ * A `##[` or `##vso[` in it is quoted as `#''#[`: the same word to a shell, no command to a CI
+ * runner (whose guard would otherwise escape it into a word that pastes as another value).
+ */
+export function shellWord(value: string): string {
+  if (/^[A-Za-z0-9_@%+=:,./-]+$/.test(value)) return value;
+  const quoted = `'${value.replace(/'/g, `'\\''`).replace(/#(?=#(?:vso)?\[)/gi, "#''")}'`;
+  return escapeControls(quoted);
+}

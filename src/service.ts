@@ -5,7 +5,6 @@
  * call for.
  */
 import { type Answer, classifyAnswer, retryAfterText, successOf } from './answer.js';
-import { loginCommandFor, type TokenSource } from './credentials.js';
 import { ApiError, AuthError, OutcomeUnknownError, type UgsError } from './errors.js';
 import {
   type HttpClient,
@@ -19,20 +18,11 @@ import { type OperationName, operations, type ServiceClient } from './operations
 import { isUnreadable, type Operation } from './operations/operation.js';
 import { endpointUrl, quote, redactUrl } from './parse.js';
 import { USER_PATH } from './settings.js';
+import { loginCommandFor, type Target, type TokenSource } from './target.js';
 
 export type { GetUserRequest } from './operations/get-user.js';
 export type { ServiceClient } from './operations/index.js';
 export type { ServiceResult, UserGroup } from './operations/user-group.js';
-
-export interface Target {
-  baseUrl: URL;
-  apiToken: string;
-  /** The endpoint's path, joined to the base URL (its path prefix kept); USER_PATH by default. */
-  apiPath?: string;
-  /** The profile in use, for `ugs login --profile <name>` hints. */
-  profile?: string;
-  tokenSource?: TokenSource;
-}
 
 export interface ServiceClientOptions {
   /** A `note:` for the user (stderr), e.g. that a redirect was followed. */

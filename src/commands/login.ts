@@ -1,12 +1,13 @@
 import type { Command } from 'commander';
 import type { Profile } from '../config.js';
-import { apiTokenProblem, loginCommandFor, resolveCredentials } from '../credentials.js';
+import { apiTokenProblem, resolveCredentials } from '../credentials.js';
 import type { Deps } from '../deps.js';
 import { ConfigError, UsageError } from '../errors.js';
 import { canPrompt, escapeControls, readStdin } from '../io.js';
 import { formatBaseUrl, parseBaseUrl, quote } from '../parse.js';
 import { printMessage } from '../render.js';
 import { CredentialStoreError, credentialAccount, credentialAccounts } from '../secure-store.js';
+import { loginCommandFor } from '../target.js';
 import { type DepsFactory, newCommand } from './shared.js';
 
 export interface LoginOptions {

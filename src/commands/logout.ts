@@ -1,11 +1,11 @@
 import type { Command } from 'commander';
-import { loginCommandFor } from '../credentials.js';
 import type { Deps } from '../deps.js';
 import { ConfigError } from '../errors.js';
 import { escapeControls } from '../io.js';
 import { quote } from '../parse.js';
 import { printLine } from '../render.js';
 import { CredentialStoreError, credentialAccounts } from '../secure-store.js';
+import { loginCommandFor } from '../target.js';
 import { type DepsFactory, newCommand } from './shared.js';
 
 export function logoutCommand(makeDeps: DepsFactory, run = runLogout): Command {

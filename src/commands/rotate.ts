@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import { maskSecret } from '../ci.js';
 import { resolveTarget } from '../credentials.js';
-import { fingerprint, REDACTED } from '../debug.js';
 import type { Deps } from '../deps.js';
 import {
   ApiError,
@@ -15,7 +14,8 @@ import {
 import { canPrompt, escapeControls, flushOutput, InFlight, readStdin } from '../io.js';
 import { READ_CURRENT_TOKEN_HINT } from '../operations/rotate-token.js';
 import { isUnrotated, userGroupRecord } from '../operations/user-group.js';
-import { endpointUrl, pasteProblem, quoteVisible, UNPASTEABLE } from '../parse.js';
+import { endpointUrl, pasteProblem, quoteVisible, shellWord, UNPASTEABLE } from '../parse.js';
+import { fingerprint, REDACTED } from '../redact.js';
 import {
   formatValue,
   type OutputFormat,
@@ -23,8 +23,8 @@ import {
   printResult,
   withJsonErrorBody,
 } from '../render.js';
-import type { Target } from '../service.js';
 import { USER_PATH } from '../settings.js';
+import type { Target } from '../target.js';
 import { addBulkFlags, type BulkFlags, parseBulkFlags } from './bulk-flags.js';
 import {
   addOutputFlags,
@@ -284,17 +284,6 @@ export function recoveryCommand(
     parts.push('--api-path', shellWord(deps.settings.apiPath));
   }
   return parts.join(' ');
-}
-
-/**
- * One shell word: bare when it is plainly safe, single-quoted otherwise; controls shown escaped.
- * A `##[` or `##vso[` in it is quoted as `#''#[`: the same word to a shell, no command to a CI
- * runner (whose guard would otherwise escape it into a word that pastes as another value).
- */
-export function shellWord(value: string): string {
-  if (/^[A-Za-z0-9_@%+=:,./-]+$/.test(value)) return value;
-  const quoted = `'${value.replace(/'/g, `'\\''`).replace(/#(?=#(?:vso)?\[)/gi, "#''")}'`;
-  return escapeControls(quoted);
 }
 
 async function readCurrentToken(opts: RotateOptions, deps: Deps): Promise<string> {

@@ -1,18 +1,17 @@
 import type { Command } from 'commander';
 import {
   type ApiToken,
-  loginCommandFor,
   readApiToken,
   resolveApiPath,
   resolveCredentials,
   type TokenLocation,
-  type TokenSource,
 } from '../credentials.js';
-import { maskToken } from '../debug.js';
 import type { Deps } from '../deps.js';
 import { AuthError, UgsError } from '../errors.js';
 import { quote, redactUrl } from '../parse.js';
+import { maskToken } from '../redact.js';
 import { printFieldTable, printJson } from '../render.js';
+import { loginCommandFor, type TokenSource } from '../target.js';
 import { type DepsFactory, newCommand } from './shared.js';
 
 export interface StatusOptions {

@@ -9,17 +9,17 @@ import { dirname } from 'node:path';
 import {
   apiTokenProblem,
   type Credentials,
-  loginCommandFor,
   readApiToken,
   resolveApiPath,
   resolveCredentials,
 } from '../credentials.js';
-import { maskToken } from '../debug.js';
 import type { Deps } from '../deps.js';
 import { UgsError } from '../errors.js';
 import { errorCode, errorCodeInChain } from '../guards.js';
 import { escapeControls, readFileCapped } from '../io.js';
-import { endpointUrl, isLoopbackHost, parseBaseUrl } from '../parse.js';
+import { endpointUrl, isLoopbackHost, parseBaseUrl, shellWord } from '../parse.js';
+import { maskToken } from '../redact.js';
+import { loginCommandFor } from '../target.js';
 import { userAgent } from '../version.js';
 import { type DoctorNetwork, isIpAddress } from './network.js';
 import { displayProxy, proxyFor } from './proxy.js';
@@ -641,8 +641,4 @@ function bareHost(hostname: string): string {
 
 function octal(mode: number): string {
   return `0${mode.toString(8).padStart(3, '0')}`;
-}
-
-function shellWord(text: string): string {
-  return /^[\w./@%+=:,-]+$/.test(text) ? text : `'${text.replace(/'/g, "'\\''")}'`;
 }

@@ -11,9 +11,10 @@ import { ApiError } from '../../src/errors.js';
 import type { IO } from '../../src/io.js';
 import type { Prompter, Validate } from '../../src/prompter.js';
 import { type CredentialStore, CredentialStoreError } from '../../src/secure-store.js';
-import type { GetUserRequest, ServiceClient, ServiceResult, Target } from '../../src/service.js';
+import type { GetUserRequest, ServiceClient, ServiceResult } from '../../src/service.js';
 import { parseSettings, type Settings } from '../../src/settings.js';
 import { noProgress, type Progress } from '../../src/spinner.js';
+import type { Target } from '../../src/target.js';
 
 export type { Deps, Settings };
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { runLogout } from '../../src/commands/logout.js';
 import { collectStatus, runStatus } from '../../src/commands/status.js';
-import { maskToken } from '../../src/debug.js';
 import { AuthError } from '../../src/errors.js';
+import { maskToken } from '../../src/redact.js';
 import { makeDeps, makeIO, rejection, terminalIO } from '../kit/fakes.js';
 
 const SAVED = 'saved-api-token-abcd';
