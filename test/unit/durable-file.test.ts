@@ -138,3 +138,46 @@ describe('writeFileDurably on a disk that gives out', () => {
     expect(readdirSync(join(dir, 'sub'))).toEqual(['state.json']);
   });
 });
+
+describe('writeFileDurably: the order of what reaches the disk', () => {
+  /** The real file system, recording each call that makes data or names durable. */
+  function recordingFs(): DurableFs & { calls: string[] } {
+    const calls: string[] = [];
+    const fds = new Map<number, string>();
+    const name = (path: string) => (path === dir ? 'dir' : path === file ? 'file' : 'temp');
+    return {
+      ...nodeFs,
+      calls,
+      async open(path, flags, mode) {
+        const fd = await nodeFs.open(path, flags, mode);
+        fds.set(fd, name(path));
+        calls.push(`open ${name(path)}`);
+        return fd;
+      },
+      async write(fd, buffer, offset, length, position) {
+        calls.push(`write ${fds.get(fd)}`);
+        return nodeFs.write(fd, buffer, offset, length, position);
+      },
+      async fsync(fd) {
+        calls.push(`fsync ${fds.get(fd)}`);
+        await nodeFs.fsync(fd);
+      },
+      async rename(from, to) {
+        calls.push(`rename ${name(from)} -> ${name(to)}`);
+        await nodeFs.rename(from, to);
+      },
+    };
+  }
+
+  it('the data is fsynced before the rename, and the directory after it (or a crash can lose the new name)', async () => {
+    const fs = recordingFs();
+    await writeFileDurably(file, NEW, { fs });
+    expect(readFileSync(file, 'utf8')).toBe(NEW);
+    const durable = fs.calls.filter(
+      (call) => !call.startsWith('open') && !call.startsWith('write'),
+    );
+    expect(durable).toEqual(['fsync temp', 'rename temp -> file', 'fsync dir']);
+    // Every byte is written before the temp file's fsync.
+    expect(fs.calls.lastIndexOf('write temp')).toBeLessThan(fs.calls.indexOf('fsync temp'));
+  });
+});
