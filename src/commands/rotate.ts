@@ -12,9 +12,16 @@ import {
   UsageError,
 } from '../errors.js';
 import { canPrompt, escapeControls, flushOutput, InFlight, readStdin } from '../io.js';
-import { READ_CURRENT_TOKEN_HINT } from '../operations/rotate-token.js';
+import { READ_CURRENT_TOKEN_HINT, ROTATION_ANSWER_FIELDS } from '../operations/rotate-token.js';
 import { isUnrotated, userGroupRecord } from '../operations/user-group.js';
-import { endpointUrl, pasteProblem, quoteVisible, shellWord, UNPASTEABLE } from '../parse.js';
+import {
+  endpointUrl,
+  pasteProblem,
+  quote,
+  quoteVisible,
+  shellWord,
+  UNPASTEABLE,
+} from '../parse.js';
 import { fingerprint, REDACTED } from '../redact.js';
 import {
   formatValue,
@@ -96,11 +103,23 @@ export function parseRotateFlags(flags: RotateFlags): RotateOptions {
   if (flags.currentToken !== undefined && flags.currentToken.trim() === '') {
     throw new UsageError('--current-token cannot be empty');
   }
+  const format = outputFormat(flags);
+  if (
+    format.kind === 'field' &&
+    !(ROTATION_ANSWER_FIELDS as readonly string[]).includes(format.name)
+  ) {
+    throw new UsageError(
+      `--field ${quote(format.name)} is not a field of the rotation answer; nothing was sent`,
+      {
+        hint: `fields: ${ROTATION_ANSWER_FIELDS.join(', ')} (e.g. --field token)`,
+      },
+    );
+  }
   return {
     currentToken: flags.currentToken?.trim(),
     currentTokenFromStdin: flags.currentTokenStdin === true,
     yes: flags.yes === true,
-    format: outputFormat(flags),
+    format,
   };
 }
 
@@ -170,9 +189,13 @@ export async function runRotate(opts: RotateOptions, deps: Deps): Promise<void> 
         },
       );
     }
-    if (!(error instanceof OutputError)) throw error;
+    // A field the answer lacks (ApiError from --field) or stdout failing: either way the new
+    // token did not reach its reader, and the old one is dead.
+    if (!(error instanceof OutputError) && !(error instanceof ApiError)) throw error;
+    const what =
+      error instanceof OutputError ? `could not write the output: ${error.reason}` : error.message;
     throw new OutcomeUnknownError(
-      `could not write the output: ${error.reason}; the token WAS rotated, and the new token is now only with the service`,
+      `${what}; the token WAS rotated, and the new token is now only with the service`,
       { hint: recoveryHint(result.userGroup, deps, target), cause: error },
     );
   }

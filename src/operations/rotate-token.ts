@@ -6,6 +6,20 @@ import { readUserGroup, type ServiceResult } from './user-group.js';
 export const READ_CURRENT_TOKEN_HINT =
   "read the group's current token with `ugs get --id <user_group_id> --name <name> --field token`";
 
+/**
+ * The fields of the rotation answer's `user_group`, as the interface documents them (4.2) and the
+ * emulator answers them (`api_environment_tag` is the vendor's name for the environment tag).
+ * `rotate --field` takes only these: a typo must be refused before the token is rotated, since
+ * afterwards it could only fail with the new token unseen.
+ */
+export const ROTATION_ANSWER_FIELDS = [
+  'team_id',
+  'token',
+  'name',
+  'provided_id',
+  'api_environment_tag',
+] as const;
+
 export const rotateToken: Operation<string, ServiceResult> = {
   method: 'POST',
   // Not idempotent: a repeat would rotate the new token (or fail on the old one). Only a refused

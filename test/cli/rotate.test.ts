@@ -4,6 +4,7 @@ import {
   describeRun,
   destroy,
   errorLines,
+  json,
   makeSandbox,
   runMain,
   type Sandbox,
@@ -11,6 +12,7 @@ import {
   STACK_LINE,
   serviceForTest,
   stall,
+  startServer,
   text as textReply,
   writeConfig,
 } from '../kit/index.js';
@@ -81,6 +83,53 @@ describe('ugs rotate (main in-process)', () => {
     });
     expect(result.code, describeRun(result)).toBe(0);
     expect(result.stdout).toBe(`${(await service.group('acme')).token}\n`);
+  });
+
+  it('--field naming no field of the rotation answer (a typo): exit 2, listing them, nothing sent', async () => {
+    const { sb, service, oldToken } = await setup();
+    const result = await runMain(['rotate', '--current-token-stdin', '--yes', '--field', 'Token'], {
+      sandbox: sb,
+      stdin: oldToken,
+    });
+    expect(result.code, describeRun(result)).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(errorLines(result.stderr)[0]).toContain('"Token"');
+    expect(result.stderr).toMatch(
+      /hint: fields: team_id, token, name, provided_id, api_environment_tag/,
+    );
+    expect(service.requests).toHaveLength(0);
+    expect((await service.group('acme')).token).toBe(oldToken);
+  });
+
+  it('a documented field the answer lacks: the token was rotated, so exit 5 with the recovery command', async () => {
+    const server = await startServer(
+      json(200, {
+        success: 1,
+        user_group: {
+          team_id: 3,
+          token: 'new-token-5678efgh',
+          name: 'Acme Corp',
+          provided_id: 'acme',
+        },
+      }),
+    );
+    try {
+      const result = await runMain(
+        ['rotate', '--current-token-stdin', '--yes', '--field', 'api_environment_tag'],
+        {
+          stdin: 'old-token-1234abcd',
+          env: { UGS_BASE_URL: server.url, UGS_API_TOKEN: API_TOKEN },
+        },
+      );
+      expect(result.code, describeRun(result)).toBe(5);
+      expect(server.requests).toHaveLength(1);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toContain('the token WAS rotated');
+      expect(result.stderr).toContain("ugs get --id acme --name 'Acme Corp' --field token");
+      expect(result.stderr).not.toMatch(STACK_LINE);
+    } finally {
+      await server.close();
+    }
   });
 
   it('without --yes and without a terminal: exit 2 and nothing is sent', async () => {

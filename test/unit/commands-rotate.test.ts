@@ -191,14 +191,24 @@ describe('runRotate without a terminal', () => {
     expect(deps.io.stderr.text).toContain(PREVIOUS_TOKEN_WARNING);
   });
 
-  it('--field naming a missing field is exit 1', async () => {
+  it('--field naming a field the successful answer lacks is exit 5 with the recovery command: the token was rotated', async () => {
     const deps = makeDeps({ service: rotateService() });
     const error = await rejection(
       runRotate(opts({ format: { kind: 'field', name: 'nope' } }), deps),
     );
-    expect(error).toBeInstanceOf(ApiError);
-    expect((error as ApiError).exitCode).toBe(1);
+    expect(error).toBeInstanceOf(OutcomeUnknownError);
+    expect((error as OutcomeUnknownError).exitCode).toBe(5);
+    expect((error as OutcomeUnknownError).message).toContain('the token WAS rotated');
+    expect((error as OutcomeUnknownError).hint).toContain('ugs get --id');
     expect(deps.io.stdout.text).toBe('');
+  });
+
+  it('parseRotateFlags: --field must name a field of the rotation answer (checked before anything is sent)', () => {
+    expect(parseRotateFlags({ field: 'token' }).format).toEqual({ kind: 'field', name: 'token' });
+    expect(parseRotateFlags({ field: 'api_environment_tag' }).format.kind).toBe('field');
+    for (const field of ['Token', 'properties', 'tokne']) {
+      expect(() => parseRotateFlags({ field })).toThrow(UsageError);
+    }
   });
 
   it('no API token is exit 3, before stdin is read, and nothing is sent', async () => {
