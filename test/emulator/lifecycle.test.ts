@@ -95,9 +95,9 @@ describe('startEmulator', () => {
     );
     await new Promise((resolve) => setTimeout(resolve, 50));
     const socketClosed = new Promise((resolve) => socket.once('close', resolve));
-    const started = performance.now();
+    // The request never completes: a close() that waited for it (Node's requestTimeout is
+    // minutes) fails the test by its own timeout, whatever the machine's load.
     await emu.close();
-    expect(performance.now() - started).toBeLessThan(2500);
     await socketClosed;
   });
 
