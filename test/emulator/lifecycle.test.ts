@@ -6,6 +6,7 @@ import {
   getUser,
   ipv6LoopbackAvailable,
   openSocket,
+  skipOutsideCi,
   startEmulator,
   tokenOf,
   userGroupOf,
@@ -102,7 +103,7 @@ describe('startEmulator', () => {
   });
 
   it('puts an IPv6 host in brackets', async (ctx) => {
-    if (!(await ipv6LoopbackAvailable())) ctx.skip();
+    if (!(await ipv6LoopbackAvailable())) skipOutsideCi(ctx, 'no IPv6 loopback (::1) here');
     const emu = await startEmulator({ port: 0, host: '::1' });
     try {
       expect(emu.url).toMatch(/^http:\/\/\[::1\]:\d+$/);
