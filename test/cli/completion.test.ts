@@ -21,6 +21,15 @@ import {
 } from '../kit/index.js';
 
 const has = (shell: string) => spawnSync('sh', ['-c', `command -v ${shell}`]).status === 0;
+
+// zsh and fish are Debian packages that .ci/run installs: without them their tests skip here,
+// and fail under CI. PowerShell is not packaged by Debian: it is tested only where installed
+// (docs/TESTING.md says so).
+for (const shell of ['zsh', 'fish']) {
+  it.runIf(!has(shell))(`${shell} is installed (its completion tests skip without it)`, () => {
+    expect(process.env.CI, `install ${shell}: CI must run its completion tests`).toBeFalsy();
+  });
+}
 const ZSH_DRIVER = resolve(
   fileURLToPath(new URL('.', import.meta.url)),
   'completion',

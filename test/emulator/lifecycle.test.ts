@@ -6,6 +6,7 @@ import {
   getUser,
   ipv6LoopbackAvailable,
   openSocket,
+  skipOutsideCi,
   startEmulator,
   tokenOf,
   userGroupOf,
@@ -95,14 +96,14 @@ describe('startEmulator', () => {
     );
     await new Promise((resolve) => setTimeout(resolve, 50));
     const socketClosed = new Promise((resolve) => socket.once('close', resolve));
-    const started = performance.now();
+    // The request never completes: a close() that waited for it (Node's requestTimeout is
+    // minutes) fails the test by its own timeout, whatever the machine's load.
     await emu.close();
-    expect(performance.now() - started).toBeLessThan(2500);
     await socketClosed;
   });
 
   it('puts an IPv6 host in brackets', async (ctx) => {
-    if (!(await ipv6LoopbackAvailable())) ctx.skip();
+    if (!(await ipv6LoopbackAvailable())) skipOutsideCi(ctx, 'no IPv6 loopback (::1) here');
     const emu = await startEmulator({ port: 0, host: '::1' });
     try {
       expect(emu.url).toMatch(/^http:\/\/\[::1\]:\d+$/);

@@ -6,7 +6,9 @@
  * These tests usually run as root in containers, and root ignores permission bits: a chmod 0500
  * directory or a chmod 0000 file stops nobody. So where permissions are the point, the binary is
  * run as the unprivileged user `nobody` (spawn's uid/gid) when the suite runs as root, and as the
- * current user otherwise. A full disk is a small tmpfs, mounted only where that is allowed.
+ * current user otherwise. A full disk is a small tmpfs, mounted only where that is allowed (and
+ * always under CI). Runs are in-process (`runMain`) unless they need a process: another uid, a
+ * stdin closed at /dev/null, a named pipe, and the logins that race between two processes.
  */
 import { execFileSync } from 'node:child_process';
 import {
@@ -30,11 +32,15 @@ import {
   IS_ROOT,
   makeSandbox,
   okBody,
+  type RunOptions,
   type RunResult,
+  runMain,
   runUgs,
   type Sandbox,
   sendJson,
+  skipOutsideCi,
   startServer,
+  startUgsWorker,
   tempDir,
   userGroup,
 } from '../kit/index.js';
@@ -46,17 +52,34 @@ function mode(path: string): number {
   return statSync(path).mode & 0o777;
 }
 
+/** ugs in-process, or the binary where the run needs a process (another uid, /dev/null stdin). */
+function ugs(args: readonly string[], options: RunOptions = {}): Promise<RunResult> {
+  if (options.uid !== undefined || options.stdin === null) return runUgs(args, options);
+  const { sandbox, env, stdin, timeoutMs } = options;
+  return runMain(args, {
+    ...(sandbox !== undefined && { sandbox }),
+    ...(env !== undefined && { env }),
+    ...(stdin !== undefined && { stdin }),
+    ...(timeoutMs !== undefined && { timeoutMs }),
+  });
+}
+
+const loginArgs = (profile: string) => [
+  'login',
+  '--with-token',
+  '--base-url',
+  BASE_URL,
+  '--profile',
+  profile,
+];
+
 function login(
   sandbox: Sandbox,
   token: string,
   profile = 'default',
   extra: { uid?: number; gid?: number; env?: Record<string, string>; timeoutMs?: number } = {},
 ): Promise<RunResult> {
-  return runUgs(['login', '--with-token', '--base-url', BASE_URL, '--profile', profile], {
-    sandbox,
-    stdin: `${token}\n`,
-    ...extra,
-  });
+  return ugs(loginArgs(profile), { sandbox, stdin: `${token}\n`, ...extra });
 }
 
 function writeJson(path: string, data: unknown, fileMode: number): string {
@@ -118,7 +141,7 @@ describe('file and directory modes', () => {
 
     // logout rewrites the file too: loosened again in between, it comes back 0600.
     chmodSync(sandbox.configPath, 0o644);
-    const logout = await runUgs(['logout'], { sandbox });
+    const logout = await ugs(['logout'], { sandbox });
     expect(logout.code, describeRun(logout)).toBe(0);
     expect(mode(sandbox.configPath)).toBe(0o600);
     expect(readdirSync(sandbox.configDir)).toEqual(['config.json']);
@@ -127,8 +150,13 @@ describe('file and directory modes', () => {
 
 describe('two logins at the same moment', () => {
   test('50 pairs of `login --profile a` / `--profile b`: both profiles survive every time', async () => {
+    // Two processes of the built bundle, each running one login of every pair: the file lock is
+    // taken between processes, as between two `ugs` runs, and both start each round in the same
+    // tick (closer together than two Node starts would be), for two Node starts in all. Rounds
+    // run five at a time, each in its own sandbox, so that one round's fsyncs overlap another's.
+    const racers = await Promise.all([startUgsWorker(), startUgsWorker()]);
     const lost: string[] = [];
-    for (let i = 0; i < 50; i++) {
+    const round = async (i: number) => {
       const sandbox = makeSandbox();
       // A third of the rounds update a file that already holds a third profile, which must
       // survive as well; the others race to create the directory and the file, some of them
@@ -141,10 +169,17 @@ describe('two logins at the same moment', () => {
         writeJson(file, { profiles: { c: { baseUrl: BASE_URL } } }, 0o600);
       }
       const env = { UGS_CONFIG_DIR: dir };
-      const [a, b] = await Promise.all([
-        login(sandbox, `api_race_a_${i}_token`, 'a', { env }),
-        login(sandbox, `api_race_b_${i}_token`, 'b', { env }),
-      ]);
+      const [a, b] = await Promise.all(
+        racers.map((racer, n) => {
+          const profile = n === 0 ? 'a' : 'b';
+          return racer.run(loginArgs(profile), {
+            sandbox,
+            env,
+            stdin: `api_race_${profile}_${i}_token\n`,
+          });
+        }),
+      );
+      if (a === undefined || b === undefined) throw new Error('two racers');
       expect(a.code, describeRun(a)).toBe(0);
       expect(b.code, describeRun(b)).toBe(0);
       const profiles = JSON.parse(readFileSync(file, 'utf8')).profiles;
@@ -160,6 +195,13 @@ describe('two logins at the same moment', () => {
       expect(readdirSync(dir)).toEqual(['config.json']);
       expect(mode(file)).toBe(0o600);
       expect(mode(dir)).toBe(0o700);
+    };
+    try {
+      for (let first = 0; first < 50; first += 5) {
+        await Promise.all([0, 1, 2, 3, 4].map((n) => round(first + n)));
+      }
+    } finally {
+      await Promise.all(racers.map((racer) => racer.close()));
     }
     expect(lost).toEqual([]);
   }, 60_000);
@@ -193,7 +235,7 @@ describe('a config directory that cannot be written: exit 2, a clear message, ol
       expect(readFileSync(sandbox.configPath, 'utf8')).toBe(before);
       expect(readdirSync(sandbox.configDir)).toEqual(['config.json']);
       // Reading still works: the profile is intact and usable.
-      const status = await runUgs(['status', '--json'], { sandbox, ...user });
+      const status = await ugs(['status', '--json'], { sandbox, ...user });
       expect(status.code, describeRun(status)).toBe(0);
       expect(JSON.parse(status.stdout).baseUrl).toBe('https://old.example.com');
     } finally {
@@ -237,7 +279,7 @@ describe('a config directory that cannot be written: exit 2, a clear message, ol
     expect(error).toMatch(/^cannot write config \/proc\/ugs-hardening-test: .*ENOENT/);
   });
 
-  test('a full disk (a tiny tmpfs; skipped where mounting is not allowed)', async (context) => {
+  test('a full disk (a tiny tmpfs; skipped where mounting is not allowed, failed under CI)', async (context) => {
     const sandbox = makeSandbox();
     mkdirSync(sandbox.configDir, { mode: 0o700 });
     try {
@@ -249,8 +291,7 @@ describe('a config directory that cannot be written: exit 2, a clear message, ol
         },
       );
     } catch {
-      context.skip('cannot mount a tmpfs here (needs root with CAP_SYS_ADMIN)');
-      return;
+      skipOutsideCi(context, 'cannot mount a tmpfs here (needs root with CAP_SYS_ADMIN)');
     }
     try {
       const before = existingConfig(sandbox);
@@ -295,7 +336,7 @@ describe('--properties and stdin sources that cannot be used: exit 2, nothing se
     const [missing, directory, huge] = await withServer((url) =>
       Promise.all(
         [join(dir, 'nope.json'), dir, big].map((path) =>
-          runUgs([...GET, '--base-url', url, '--properties', `@${path}`], { env }),
+          ugs([...GET, '--base-url', url, '--properties', `@${path}`], { env }),
         ),
       ),
     );
@@ -314,7 +355,7 @@ describe('--properties and stdin sources that cannot be used: exit 2, nothing se
     chmodSync(file, 0o000);
     const [result] = await withServer((url) =>
       Promise.all([
-        runUgs([...GET, '--base-url', url, '--properties', `@${file}`], { sandbox, env, ...user }),
+        ugs([...GET, '--base-url', url, '--properties', `@${file}`], { sandbox, env, ...user }),
       ]),
     );
     expect(expectFailure(result as RunResult, 2).error).toMatch(
@@ -326,7 +367,7 @@ describe('--properties and stdin sources that cannot be used: exit 2, nothing se
     const results = await withServer((url) =>
       Promise.all(
         ['', null, '  \n\t\n', `{"pad": "${'x'.repeat(10 * 1024 * 1024)}"}`].map((stdin) =>
-          runUgs([...GET, '--base-url', url, '--properties', '-'], {
+          ugs([...GET, '--base-url', url, '--properties', '-'], {
             env,
             stdin,
             timeoutMs: 10_000,
@@ -345,13 +386,13 @@ describe('--properties and stdin sources that cannot be used: exit 2, nothing se
     const sandbox = makeSandbox();
     const results = await withServer((url) =>
       Promise.all([
-        runUgs(['login', '--with-token', '--base-url', url], { sandbox, stdin: '' }),
-        runUgs(['login', '--with-token', '--base-url', url], { sandbox, stdin: null }),
-        runUgs(['rotate', '--yes', '--current-token-stdin', '--base-url', url], {
+        ugs(['login', '--with-token', '--base-url', url], { sandbox, stdin: '' }),
+        ugs(['login', '--with-token', '--base-url', url], { sandbox, stdin: null }),
+        ugs(['rotate', '--yes', '--current-token-stdin', '--base-url', url], {
           env,
           stdin: '\n',
         }),
-        runUgs(['rotate', '--yes', '--current-token-stdin', '--base-url', url], {
+        ugs(['rotate', '--yes', '--current-token-stdin', '--base-url', url], {
           env,
           stdin: null,
         }),

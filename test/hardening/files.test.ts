@@ -35,6 +35,7 @@ import {
   runUgs,
   type Sandbox,
   serveUgs,
+  skipOutsideCi,
   startEmulator,
   tempDir,
 } from '../kit/index.js';
@@ -98,8 +99,7 @@ describe('a nearly full disk under the config (tmpfs; root only)', () => {
     const sandbox = makeSandbox();
     const PAGES = 16;
     if (!mountTmpfs(sandbox.configDir, PAGES)) {
-      context.skip('cannot mount a tmpfs here (needs root with CAP_SYS_ADMIN)');
-      return;
+      skipOutsideCi(context, 'cannot mount a tmpfs here (needs root with CAP_SYS_ADMIN)');
     }
     try {
       const before = bigConfig();
@@ -148,8 +148,7 @@ describe('a nearly full disk under the emulator data file (tmpfs; root only)', (
     const dir = join(tempDir('emu-disk'), 'data');
     const PAGES = 16;
     if (!mountTmpfs(dir, PAGES)) {
-      context.skip('cannot mount a tmpfs here (needs root with CAP_SYS_ADMIN)');
-      return;
+      skipOutsideCi(context, 'cannot mount a tmpfs here (needs root with CAP_SYS_ADMIN)');
     }
     const dataFile = join(dir, 'state.json');
     const apiTokens = [{ token: 'disk-api-token', environment: 'Customer' as const }];

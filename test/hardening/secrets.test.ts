@@ -4,6 +4,8 @@
  * dir and HOME) are searched. The API token may live only in config.json; a user group token may
  * appear only on stdout of the command whose result it is (get shows the group's token, rotate
  * the new one), never on stderr, where the debug trace shows only its fingerprint (`…` and the last 4 characters).
+ * In-process (`runMain`): what is printed and written does not depend on being a process; the
+ * binary with --debug stays in the e2e story.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -13,7 +15,7 @@ import {
   expectFailure,
   makeSandbox,
   type RunResult,
-  runUgs,
+  runMain,
   sendJson,
   startServer,
   userGroup,
@@ -143,7 +145,7 @@ describe('secrets in output and on disk', () => {
     const leaks: string[] = [];
     try {
       for (const step of steps) {
-        const result = await runUgs([...step.args, '--debug'], {
+        const result = await runMain([...step.args, '--debug'], {
           sandbox,
           stdin: step.stdin ?? '',
         });
@@ -198,11 +200,11 @@ describe('secrets in output and on disk', () => {
     try {
       const env = { UGS_API_TOKEN: API_TOKEN };
       const results = await Promise.all([
-        runUgs(['get', '--id', 'a', '--name', 'A', '--base-url', server.url, '--debug'], {
+        runMain(['get', '--id', 'a', '--name', 'A', '--base-url', server.url, '--debug'], {
           sandbox,
           env,
         }),
-        runUgs(['status', '--json', '--base-url', server.url, '--debug'], { sandbox, env }),
+        runMain(['status', '--json', '--base-url', server.url, '--debug'], { sandbox, env }),
       ]);
       for (const result of results) {
         expect(result.code, describeRun(result)).toBe(0);
@@ -230,7 +232,7 @@ describe('secrets in output and on disk', () => {
         }),
       );
       try {
-        return await runUgs([...args, '--base-url', server.url, ...(debug ? ['--debug'] : [])], {
+        return await runMain([...args, '--base-url', server.url, ...(debug ? ['--debug'] : [])], {
           env: { UGS_API_TOKEN: API_TOKEN },
           stdin,
         });

@@ -369,3 +369,123 @@ export async function liveProcess(args: readonly string[] = []): Promise<number>
   if (child.pid === undefined) throw new Error('no pid');
   return child.pid;
 }
+
+// ---- preconditions ----
+
+/**
+ * Skips a test whose precondition this machine lacks (a tmpfs mount, an IPv6 loopback, a shell),
+ * naming it; under `CI`, which is set up to have them all (.ci/run), the test fails instead: a
+ * CI run never passes by skipping an attack it was meant to try.
+ */
+export function skipOutsideCi(context: { skip(note?: string): never }, reason: string): never {
+  if (process.env.CI) throw new Error(`${reason}: CI must be able to run this test`);
+  return context.skip(reason);
+}
+
+// ---- many runs in one process ----
+
+/**
+ * The built bundle's `main()` in one long-lived child process, run once per `run` call: for
+ * tests of what happens between processes (two logins racing for the config file's lock) that
+ * need many runs, where a Node start each (~340 ms on two cores) would be most of the test.
+ * Each run gets a sandbox environment, its stdin text and collected output, as `runUgs` does;
+ * what differs from `runUgs`: no `bin/ugs.js` (early output, V8 flags), stdin is not a pipe,
+ * the child's pid is the same for every run, and no signals.
+ */
+export interface UgsWorker {
+  pid: number;
+  run(
+    args: readonly string[],
+    options?: Pick<RunOptions, 'sandbox' | 'env'> & { stdin?: string },
+  ): Promise<RunResult>;
+  close(): Promise<void>;
+}
+
+const WORKER_SCRIPT = `
+const { main } = require(process.argv[1]);
+const { Readable, Writable } = require('node:stream');
+const sink = (append) => new Writable({ write(chunk, _encoding, done) { append(String(chunk)); done(); } });
+require('node:readline').createInterface({ input: process.stdin }).on('line', async (line) => {
+  const { id, args, env, stdin } = JSON.parse(line);
+  let stdout = '';
+  let stderr = '';
+  const started = performance.now();
+  const io = {
+    stdin: Readable.from(stdin === undefined ? [] : [Buffer.from(stdin)]),
+    stdout: sink((text) => { stdout += text; }),
+    stderr: sink((text) => { stderr += text; }),
+    stdinIsTTY: false, stdoutIsTTY: false, stderrIsTTY: false, env,
+  };
+  const system = {
+    platform: process.platform, homedir: env.HOME, nodeVersion: process.version,
+    waitForShutdown: () => new Promise(() => {}),
+  };
+  let code = null;
+  try {
+    code = await main(args, io, system);
+  } catch (error) {
+    stderr += 'main threw: ' + (error && error.stack || String(error));
+  }
+  process.stdout.write(JSON.stringify({ id, code, stdout, stderr, elapsedMs: performance.now() - started }) + '\\n');
+});
+`;
+
+export async function startUgsWorker(): Promise<UgsWorker> {
+  const home = makeSandbox();
+  const child = spawn(process.execPath, ['-e', WORKER_SCRIPT, DIST_MAIN], {
+    cwd: home.root,
+    env: sandboxEnv(home),
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  await once(child, 'spawn');
+  const pending = new Map<number, (result: Omit<RunResult, 'args' | 'signal'>) => void>();
+  let lost: Error | undefined;
+  const fail = (error: Error) => {
+    lost = error;
+    for (const settle of pending.values())
+      settle({ code: null, stdout: '', stderr: error.message, elapsedMs: 0 });
+    pending.clear();
+  };
+  child.on('exit', (code, signal) => fail(new Error(`the ugs worker ended (${signal ?? code})`)));
+  let buffered = '';
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    buffered += chunk;
+    for (let end = buffered.indexOf('\n'); end >= 0; end = buffered.indexOf('\n')) {
+      const answer = JSON.parse(buffered.slice(0, end)) as Omit<RunResult, 'args' | 'signal'> & {
+        id: number;
+      };
+      buffered = buffered.slice(end + 1);
+      pending.get(answer.id)?.(answer);
+      pending.delete(answer.id);
+    }
+  });
+  let nextId = 0;
+  return {
+    pid: child.pid ?? 0,
+    run(args, options = {}) {
+      if (lost !== undefined) return Promise.reject(lost);
+      const id = nextId++;
+      const sandbox = options.sandbox ?? makeSandbox();
+      const answered = new Promise<Omit<RunResult, 'args' | 'signal'>>((resolve) =>
+        pending.set(id, resolve),
+      );
+      child.stdin?.write(
+        `${JSON.stringify({ id, args, env: sandboxEnv(sandbox, options.env), stdin: options.stdin })}\n`,
+      );
+      return answered.then(({ code, stdout, stderr, elapsedMs }) => ({
+        args,
+        code,
+        signal: null,
+        stdout,
+        stderr,
+        elapsedMs,
+      }));
+    },
+    async close() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.stdin?.end();
+      child.kill('SIGKILL');
+      await once(child, 'exit');
+    },
+  };
+}

@@ -8,6 +8,9 @@
  *               runs a test signals; runShell for pipelines; makeSandbox/tempDir (removed once
  *               after each file); describeRun, errorLines, expectFailure (the failure shape:
  *               one error line, at most one hint, no stack), STACK_LINE, ANSI, stripAnsi.
+ *               startUgsWorker(): the bundle's main() in one long-lived child, one run per
+ *               request (many runs that must be separate processes); skipOutsideCi(context,
+ *               reason): skip where a precondition is missing, fail under CI.
  * - main.ts     runMain(args, { sandbox, env, stdin, tty, columns, timeoutMs }): main() in the test
  *               process with the same sandbox and result shape as runUgs, for tests of output
  *               and exit codes that need no real process (milliseconds instead of a Node start).
