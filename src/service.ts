@@ -254,12 +254,20 @@ function answerError(
           body: answer.body,
         });
       }
-      return new ApiError(answer.message, {
-        status: answer.status,
-        body: answer.body,
-        hint: hintForHttpError(answer, operation, context),
-        retryAfter: answer.retryAfter,
-      });
+      // A 4xx refused the request before it ran: for a rotation that means the token was not
+      // rotated, which is the first thing its caller needs to know (429 and 413 above all: a
+      // throttle or a proxy's size limit says nothing about the token).
+      return new ApiError(
+        risk !== undefined && answer.status < 500
+          ? `${risk.notDone}: ${answer.message}`
+          : answer.message,
+        {
+          status: answer.status,
+          body: answer.body,
+          hint: hintForHttpError(answer, operation, context),
+          retryAfter: answer.retryAfter,
+        },
+      );
     case 'unreadable': {
       const error = new ApiError(answer.message, {
         status: answer.status,
@@ -298,6 +306,10 @@ function hintForHttpError(
   }
   // A JSON 404 comes from the operation's view (DRF's get_object_or_404), with or without the
   // success envelope: the address is right, and the operation says what that means.
+  if (status === 413) {
+    const smaller = operation.hints?.tooLarge;
+    return `the request was too large for the service or a proxy in front of it (a gateway's body size limit)${smaller === undefined ? '' : `: ${smaller}`}`;
+  }
   const fromView = status === 404 && body !== undefined ? operation.hints?.jsonNotFound : undefined;
   if (fromView !== undefined) return fromView;
   // The vendor rejects a path without its trailing slash as "Method not allowed".

@@ -110,7 +110,7 @@ export async function runChecks(options: DoctorOptions, context: DoctorContext):
   } else {
     reachable = await checkDnsAndTcp(context, route, checks);
   }
-  checks.push(await checkTls(context, url, route, reachable));
+  checks.push(await checkTls(context, url, route, reachable, options.probe === true));
   const token =
     storeProblem === undefined
       ? checkToken(credentials)
@@ -407,17 +407,23 @@ async function checkTls(
   url: URL | undefined,
   route: Route | undefined,
   reachable: boolean,
+  probing: boolean,
 ): Promise<Check> {
   const title = 'TLS';
   if (url === undefined || route === undefined) return skip('tls', title, 'no valid base URL');
   if (url.protocol !== 'https:') return skip('tls', title, 'not used (http://)');
-  if (route.viaProxy)
-    return skip(
-      'tls',
-      title,
-      'negotiated through the proxy tunnel',
-      'add --probe to send a request through it',
-    );
+  if (route.viaProxy) {
+    // With --probe the probe below is that request: telling the user to add it would send them
+    // round in a circle.
+    return probing
+      ? skip('tls', title, 'negotiated through the proxy tunnel: the probe below checks it')
+      : skip(
+          'tls',
+          title,
+          'negotiated through the proxy tunnel',
+          'add --probe to send a request through it',
+        );
+  }
   if (!reachable) return skip('tls', title, 'no connection');
   const { settings, io } = context.deps;
   const customCa = [

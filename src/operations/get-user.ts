@@ -30,4 +30,5 @@ export const getUser: Operation<GetUserRequest, ServiceResult> = {
   body: (request) => ({ ...request }),
   secrets: () => [],
   read: readUserGroup,
+  hints: { tooLarge: 'send smaller --properties or --mapping' },
 };

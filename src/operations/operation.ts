@@ -67,4 +67,6 @@ export interface OperationHints {
   refused?: string;
   /** A 404 with a JSON body (in the service's envelope or not): the operation's own view said no. */
   jsonNotFound?: string;
+  /** A 413: what of this operation's request can be made smaller. */
+  tooLarge?: string;
 }

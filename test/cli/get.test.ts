@@ -236,6 +236,18 @@ describe('ugs get (main in-process)', () => {
     expect(result.stderr + result.stdout).not.toContain('SECRET-INTERNAL-STACK');
   });
 
+  it("a gateway's HTML 413: the request was too large for the service or a proxy (exit 1)", async () => {
+    const { sb, service } = await setup();
+    service.failAlways(
+      textReply(413, '<html><body>413 Request Entity Too Large</body></html>', 'text/html'),
+    );
+    const result = await runMain(['get', '--id', 'acme', '--name', 'Acme'], { sandbox: sb });
+    expect(result.code, describeRun(result)).toBe(1);
+    expect(result.stderr).toMatch(
+      /^hint: the request was too large for the service or a proxy in front of it.*: send smaller --properties or --mapping$/m,
+    );
+  });
+
   it('a 2xx answer that is not JSON is exit 1', async () => {
     const { sb, service } = await setup();
     service.failAlways(textReply(200, '<html></html>', 'text/html'));

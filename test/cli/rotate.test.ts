@@ -132,6 +132,44 @@ describe('ugs rotate (main in-process)', () => {
     }
   });
 
+  it.each([
+    [
+      '429',
+      json(
+        429,
+        { detail: 'Request was throttled. Expected available in 30 seconds.' },
+        { 'retry-after': '30' },
+      ),
+      /try again in 30 s/,
+    ],
+    [
+      '413 from a gateway',
+      textReply(
+        413,
+        '<html><body><h1>413 Request Entity Too Large</h1></body></html>',
+        'text/html',
+      ),
+      /too large for the service or a proxy in front of it/,
+    ],
+  ])('a %s says the token was not rotated (exit 1)', async (_status, reply, hint) => {
+    const server = await startServer(reply);
+    try {
+      const result = await runMain(
+        ['rotate', '--current-token-stdin', '--yes', '--field', 'token'],
+        {
+          stdin: 'old-token-1234abcd',
+          env: { UGS_BASE_URL: server.url, UGS_API_TOKEN: API_TOKEN },
+        },
+      );
+      expect(result.code, describeRun(result)).toBe(1);
+      expect(server.requests).toHaveLength(1);
+      expect(errorLines(result.stderr)[0]).toMatch(/the token was not rotated/);
+      expect(result.stderr).toMatch(hint);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('without --yes and without a terminal: exit 2 and nothing is sent', async () => {
     const { sb, service, oldToken } = await setup();
     const results = await Promise.all([

@@ -268,7 +268,9 @@ describe('rotate is not retried once the request may have reached the server', (
     expect(sleeps).toEqual([]);
     expect(error).toBeInstanceOf(ApiError);
     expect(error.exitCode).toBe(1);
-    expect(error.message).toBe('the service answered HTTP 429 (rate limited): busy (429)');
+    expect(error.message).toBe(
+      'the token was not rotated: the service answered HTTP 429 (rate limited): busy (429)',
+    );
     expect(error.hint).toBe('the service is rate limiting; try again in 1 s');
   });
 

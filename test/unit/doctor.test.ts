@@ -239,6 +239,14 @@ describe('runDoctor', () => {
     expect(run.out).not.toContain('secret');
     expect(run.line('TLS')).toMatch(/^– TLS +negotiated through the proxy/);
     expect(run.line('probe')).toMatch(/^✓ probe/);
+    // --probe was given: no check may tell the user to add it.
+    expect(run.out).not.toContain('add --probe');
+  });
+
+  it('through a proxy without --probe: TLS says that --probe would check it', async () => {
+    const run = await doctor({ env: { HTTPS_PROXY: 'http://proxy.corp:3128' } });
+    expect(run.line('TLS')).toMatch(/^– TLS +negotiated through the proxy/);
+    expect(run.out).toContain('add --probe to send a request through it');
   });
 
   it('a host in NO_PROXY is reached directly, and the check says which entry', async () => {
