@@ -20,7 +20,7 @@ import { isUnreadable, type Operation } from './operations/operation.js';
 import { endpointUrl, quote, redactUrl } from './parse.js';
 import { USER_PATH } from './settings.js';
 
-export type { GetUserRequest } from './operations/get-user.js';
+export type { GetUserRequest } from './operations/get-user/operation.js';
 export type { ServiceClient } from './operations/index.js';
 export type { ServiceResult, UserGroup } from './operations/user-group.js';
 

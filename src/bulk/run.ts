@@ -24,7 +24,7 @@ import {
 import { errorCode } from '../guards.js';
 import { retryAfterMs } from '../http.js';
 import { canPrompt, escapeControls, type IO, stderrColumns } from '../io.js';
-import { READ_CURRENT_TOKEN_HINT } from '../operations/rotate-token.js';
+import { READ_CURRENT_TOKEN_HINT } from '../operations/rotate-token/operation.js';
 import { isUnrotated, otherGroupOf } from '../operations/user-group.js';
 import { quote } from '../parse.js';
 import { printLine, printNote } from '../render.js';

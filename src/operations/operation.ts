@@ -6,11 +6,11 @@
  * Every operation goes to the one configured endpoint (`--api-path`, `/api/user` by default), as
  * the interface documents; an operation at another path would add its path here.
  */
-import type { RetryPolicy } from '../http.js';
+import type { HttpMethod, RetryPolicy } from '../http.js';
 import type { JsonObject } from '../parse.js';
 
 export interface Operation<Input, Result> {
-  method: 'GET' | 'POST';
+  method: HttpMethod;
   /** Which failures may be retried: only those that cannot make the operation happen twice. */
   retry: RetryPolicy;
   /** The JSON request body. */

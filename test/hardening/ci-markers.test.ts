@@ -9,8 +9,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { escapeCiMarkers, guardCiOutput, hasCiMarker, writeCiCommand } from '../../src/ci.js';
-import { shellWord } from '../../src/commands/rotate.js';
 import { main } from '../../src/main.js';
+import { shellWord } from '../../src/operations/rotate-token/command.js';
 import { Capture, makeIO } from '../kit/fakes.js';
 import {
   describeRun,

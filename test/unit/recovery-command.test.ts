@@ -1,7 +1,12 @@
 /** The command printed to recover a rotated token whose output was lost: exact and pasteable. */
 import { describe, expect, it } from 'vitest';
-import { recoveryCommand, recoveryHint, runRotate, shellWord } from '../../src/commands/rotate.js';
 import { OutcomeUnknownError } from '../../src/errors.js';
+import {
+  recoveryCommand,
+  recoveryHint,
+  runRotate,
+  shellWord,
+} from '../../src/operations/rotate-token/command.js';
 import { FakeService, groupResult, makeDeps, makeIO } from '../kit/fakes.js';
 
 describe('shellWord', () => {

@@ -1,8 +1,16 @@
 import type { Command } from 'commander';
-import { maskSecret } from '../ci.js';
-import { resolveTarget } from '../credentials.js';
-import { fingerprint, REDACTED } from '../debug.js';
-import type { Deps } from '../deps.js';
+import { maskSecret } from '../../ci.js';
+import { addBulkFlags, type BulkFlags, parseBulkFlags } from '../../commands/bulk-flags.js';
+import {
+  addOutputFlags,
+  type DepsFactory,
+  newCommand,
+  outputFormat,
+  withProgress,
+} from '../../commands/shared.js';
+import { resolveTarget } from '../../credentials.js';
+import { fingerprint, REDACTED } from '../../debug.js';
+import type { Deps } from '../../deps.js';
 import {
   ApiError,
   CancelledError,
@@ -11,28 +19,20 @@ import {
   OutcomeUnknownError,
   OutputError,
   UsageError,
-} from '../errors.js';
-import { canPrompt, escapeControls, flushOutput, InFlight, readStdin } from '../io.js';
-import { READ_CURRENT_TOKEN_HINT } from '../operations/rotate-token.js';
-import { isUnrotated, userGroupRecord } from '../operations/user-group.js';
-import { endpointUrl, pasteProblem, quoteVisible, UNPASTEABLE } from '../parse.js';
+} from '../../errors.js';
+import { canPrompt, escapeControls, flushOutput, InFlight, readStdin } from '../../io.js';
+import { endpointUrl, pasteProblem, quoteVisible, UNPASTEABLE } from '../../parse.js';
 import {
   formatValue,
   type OutputFormat,
   printMessage,
   printResult,
   withJsonErrorBody,
-} from '../render.js';
-import type { Target } from '../service.js';
-import { USER_PATH } from '../settings.js';
-import { addBulkFlags, type BulkFlags, parseBulkFlags } from './bulk-flags.js';
-import {
-  addOutputFlags,
-  type DepsFactory,
-  newCommand,
-  outputFormat,
-  withProgress,
-} from './shared.js';
+} from '../../render.js';
+import type { Target } from '../../service.js';
+import { USER_PATH } from '../../settings.js';
+import { isUnrotated, userGroupRecord } from '../user-group.js';
+import { READ_CURRENT_TOKEN_HINT } from './operation.js';
 
 export interface RotateOptions {
   /** From --current-token; undefined when it is to be read from stdin or prompted for. */
@@ -69,7 +69,7 @@ export function rotateCommand(makeDeps: DepsFactory, run = runRotate): Command {
   addBulkFlags(addOutputFlags(command), 'rotate').action(
     async (flags: RotateFlags, cmd: Command) => {
       const bulk = parseBulkFlags(flags, 'rotate', singleRowFlags(flags), flags.yes === true);
-      if (bulk) await (await import('../bulk/run.js')).runBulk(bulk, makeDeps(cmd));
+      if (bulk) await (await import('../../bulk/run.js')).runBulk(bulk, makeDeps(cmd));
       else await run(parseRotateFlags(flags), makeDeps(cmd));
     },
   );

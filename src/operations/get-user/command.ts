@@ -1,11 +1,18 @@
 import type { Command } from 'commander';
-import { resolveTarget } from '../credentials.js';
-import type { Deps } from '../deps.js';
-import { ApiError, UsageError } from '../errors.js';
-import { readJsonSource } from '../input.js';
-import { canPrompt, escapeControls } from '../io.js';
-import type { GetUserRequest } from '../operations/get-user.js';
-import { otherGroupOf, userGroupRecord } from '../operations/user-group.js';
+import { addBulkFlags, type BulkFlags, parseBulkFlags } from '../../commands/bulk-flags.js';
+import {
+  addOutputFlags,
+  collect,
+  type DepsFactory,
+  newCommand,
+  outputFormat,
+  withProgress,
+} from '../../commands/shared.js';
+import { resolveTarget } from '../../credentials.js';
+import type { Deps } from '../../deps.js';
+import { ApiError, UsageError } from '../../errors.js';
+import { readJsonSource } from '../../input.js';
+import { canPrompt, escapeControls } from '../../io.js';
 import {
   checkGroupText,
   collectKeyValues,
@@ -17,24 +24,17 @@ import {
   quote,
   type StringMap,
   setOwn,
-} from '../parse.js';
-import type { Prompter } from '../prompter.js';
+} from '../../parse.js';
+import type { Prompter } from '../../prompter.js';
 import {
   formatValue,
   type OutputFormat,
   printResult,
   printWarningNote,
   withJsonErrorBody,
-} from '../render.js';
-import { addBulkFlags, type BulkFlags, parseBulkFlags } from './bulk-flags.js';
-import {
-  addOutputFlags,
-  collect,
-  type DepsFactory,
-  newCommand,
-  outputFormat,
-  withProgress,
-} from './shared.js';
+} from '../../render.js';
+import { otherGroupOf, userGroupRecord } from '../user-group.js';
+import type { GetUserRequest } from './operation.js';
 
 export interface GetOptions {
   id: string | undefined;
@@ -77,7 +77,7 @@ export function getCommand(makeDeps: DepsFactory, run = runGet): Command {
   addBulkFlags(addOutputFlags(command), 'get').action(async (flags: GetFlags, cmd: Command) => {
     const bulk = parseBulkFlags(flags, 'get', singleRowFlags(flags), true);
     const deps = makeDeps(cmd);
-    if (bulk) await (await import('../bulk/run.js')).runBulk(bulk, deps);
+    if (bulk) await (await import('../../bulk/run.js')).runBulk(bulk, deps);
     else await run(await parseGetFlags(flags, deps), deps);
   });
   return command;

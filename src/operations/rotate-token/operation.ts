@@ -1,6 +1,6 @@
 /** Create User (token rotation): replaces a user group's token, given the current one. */
-import type { Operation } from './operation.js';
-import { readUserGroup, type ServiceResult } from './user-group.js';
+import type { Operation } from '../operation.js';
+import { readUserGroup, type ServiceResult } from '../user-group.js';
 
 /** `ugs get` returns an existing group unchanged, token included: the way to see the outcome. */
 export const READ_CURRENT_TOKEN_HINT =
