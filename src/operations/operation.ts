@@ -8,6 +8,7 @@
  */
 import type { HttpMethod, RetryPolicy } from '../http.js';
 import type { JsonObject } from '../parse.js';
+import type { Route } from './route.js';
 
 export interface Operation<Input, Result> {
   method: HttpMethod;
@@ -26,6 +27,12 @@ export interface Operation<Input, Result> {
    */
   risk?: DeliveryRisk;
   hints?: OperationHints;
+  /**
+   * Its route in the emulator (`./route.ts` of its folder), loaded on first use: only `ugs serve`
+   * runs it, and it is the emulator's only knowledge of the operation. Absent for a request that
+   * is another operation's route seen from elsewhere (doctor's probe).
+   */
+  route?(): Promise<{ route: Route }>;
 }
 
 /** An answer with HTTP 2xx and `success: 1`. */

@@ -30,4 +30,5 @@ export const getUser: Operation<GetUserRequest, ServiceResult> = {
   body: (request) => ({ ...request }),
   secrets: () => [],
   read: readUserGroup,
+  route: () => import('./route.js'),
 };

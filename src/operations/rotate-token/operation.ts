@@ -14,6 +14,7 @@ export const rotateToken: Operation<string, ServiceResult> = {
   body: (currentToken) => ({ current_token: currentToken }),
   secrets: (currentToken) => [currentToken],
   read: readUserGroup,
+  route: () => import('./route.js'),
   // A framework can fail after the database committed (a crash while rendering the answer), and a
   // gateway can give up while the service goes on: a 5xx or an unreadable 2xx may be a success.
   risk: {
