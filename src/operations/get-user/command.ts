@@ -33,6 +33,7 @@ import {
   printWarningNote,
   withJsonErrorBody,
 } from '../../render.js';
+import type { BulkFlagSpec } from '../bulk.js';
 import { otherGroupOf, userGroupRecord } from '../user-group.js';
 import type { GetUserRequest } from './operation.js';
 
@@ -55,6 +56,12 @@ interface GetFlags extends BulkFlags {
   field?: string;
 }
 
+/** `get --from`: its flags' words (the spec itself, bulk.ts, loads only for --from). */
+const BULK: BulkFlagSpec = {
+  command: 'get',
+  fromHelp: 'one group per row from a CSV, NDJSON or JSON file (- for stdin)',
+};
+
 export function getCommand(makeDeps: DepsFactory, run = runGet): Command {
   const command = newCommand('get', 'Get a user group, creating it if its id is new', [
     'ugs get --id acme --name "Acme Corp"',
@@ -74,11 +81,17 @@ export function getCommand(makeDeps: DepsFactory, run = runGet): Command {
     .option('--mapping-json <json|@file|->', 'the whole mapping as a JSON object of strings')
     .option('--property <key=value>', 'set a property to a string value (repeatable)', collect, [])
     .option('--properties <json|@file|->', 'the properties as a JSON object');
-  addBulkFlags(addOutputFlags(command), 'get').action(async (flags: GetFlags, cmd: Command) => {
-    const bulk = parseBulkFlags(flags, 'get', singleRowFlags(flags), true);
+  addBulkFlags(addOutputFlags(command), BULK).action(async (flags: GetFlags, cmd: Command) => {
+    const bulk = parseBulkFlags(flags, BULK, singleRowFlags(flags), true);
     const deps = makeDeps(cmd);
-    if (bulk) await (await import('../../bulk/run.js')).runBulk(bulk, deps);
-    else await run(await parseGetFlags(flags, deps), deps);
+    // The bulk engine and this operation's spec load only for --from.
+    if (bulk) {
+      const [{ runBulk }, { spec }] = await Promise.all([
+        import('../../bulk/run.js'),
+        import('./bulk.js'),
+      ]);
+      await runBulk({ ...bulk, spec }, deps);
+    } else await run(await parseGetFlags(flags, deps), deps);
   });
   return command;
 }

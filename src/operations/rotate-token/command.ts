@@ -31,6 +31,7 @@ import {
 } from '../../render.js';
 import type { Target } from '../../service.js';
 import { USER_PATH } from '../../settings.js';
+import type { BulkFlagSpec } from '../bulk.js';
 import { isUnrotated, userGroupRecord } from '../user-group.js';
 import { READ_CURRENT_TOKEN_HINT } from './operation.js';
 
@@ -53,6 +54,15 @@ interface RotateFlags extends BulkFlags {
 export const PREVIOUS_TOKEN_WARNING =
   'The previous token may stop working at once: update every dashboard that embeds it.';
 
+/** `rotate --from`: its flags' words (the spec itself, bulk.ts, loads only for --from). */
+const BULK: BulkFlagSpec = {
+  command: 'rotate',
+  fromHelp: 'one current_token per row from a CSV, NDJSON or JSON file (- for stdin)',
+  // Every row is at risk (rotateToken's `risk`): its record must reach a file before it is sent.
+  outputRequired:
+    'new tokens must never exist only on a terminal: they are appended to the file as rows finish',
+};
+
 export function rotateCommand(makeDeps: DepsFactory, run = runRotate): Command {
   const command = newCommand('rotate', "Replace a user group's token with a new one", [
     'ugs rotate                                   # asks for the token, then for confirmation',
@@ -66,13 +76,17 @@ export function rotateCommand(makeDeps: DepsFactory, run = runRotate): Command {
     )
     .option('--current-token-stdin', 'read the user group token to replace from stdin')
     .option('-y, --yes', 'rotate without asking for confirmation (required without a terminal)');
-  addBulkFlags(addOutputFlags(command), 'rotate').action(
-    async (flags: RotateFlags, cmd: Command) => {
-      const bulk = parseBulkFlags(flags, 'rotate', singleRowFlags(flags), flags.yes === true);
-      if (bulk) await (await import('../../bulk/run.js')).runBulk(bulk, makeDeps(cmd));
-      else await run(parseRotateFlags(flags), makeDeps(cmd));
-    },
-  );
+  addBulkFlags(addOutputFlags(command), BULK).action(async (flags: RotateFlags, cmd: Command) => {
+    const bulk = parseBulkFlags(flags, BULK, singleRowFlags(flags), flags.yes === true);
+    // The bulk engine and this operation's spec load only for --from.
+    if (bulk) {
+      const [{ runBulk }, { spec }] = await Promise.all([
+        import('../../bulk/run.js'),
+        import('./bulk.js'),
+      ]);
+      await runBulk({ ...bulk, spec }, makeDeps(cmd));
+    } else await run(parseRotateFlags(flags), makeDeps(cmd));
+  });
   return command;
 }
 
