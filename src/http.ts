@@ -22,8 +22,14 @@ import {
 import { isLoopbackHost, proxyVariable } from './parse.js';
 import { continueTolerantConnector, loadUndici, type Undici } from './undici.js';
 
+/**
+ * The one method type: operations, the transport and the emulator's routes all use it, so an
+ * operation with another method changes none of them.
+ */
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
 export interface HttpRequest {
-  method: 'GET' | 'POST';
+  method: HttpMethod;
   url: URL;
   headers: Record<string, string>;
   body: string;

@@ -5,15 +5,8 @@
  */
 import { Command, CommanderError, type Option } from 'commander';
 import { guardCiOutput, underCiRunner } from './ci.js';
-import { completionCommand, completionDeps } from './commands/completion.js';
-import { doctorCommand } from './commands/doctor.js';
-import { getCommand } from './commands/get.js';
-import { loginCommand } from './commands/login.js';
-import { logoutCommand } from './commands/logout.js';
-import { rotateCommand } from './commands/rotate.js';
-import { serveCommand } from './commands/serve.js';
+import { type AnyRun, commands } from './commands/index.js';
 import type { DepsFactory } from './commands/shared.js';
-import { statusCommand } from './commands/status.js';
 import { createDeps, type SystemInfo } from './deps.js';
 import { ExitCode, InterruptedError, UgsError, UsageError } from './errors.js';
 import type { HttpClient } from './http.js';
@@ -101,9 +94,6 @@ export async function main(argv: readonly string[], io: IO, system: SystemInfo):
   }
 }
 
-/** Any command's `run`; each builder takes one as its second argument. */
-type AnyRun = (...args: unknown[]) => Promise<void>;
-
 /**
  * `runs` replaces commands' `run` by name (the argv tables record what each receives); a command
  * it has no entry for gets its real `run`.
@@ -166,26 +156,9 @@ Exit codes: 0 ok, 1 service error, 2 usage, 3 auth, 4 network,
       // Its errors are reported by reportError, as `error:` and `hint:` like every other.
       outputError: () => {},
     });
-  for (const command of [
-    loginCommand(makeDeps, runs.login),
-    logoutCommand(makeDeps, runs.logout),
-    statusCommand(makeDeps, runs.status),
-    getCommand(makeDeps, runs.get),
-    rotateCommand(makeDeps, runs.rotate),
-    completionCommand((command) => completionDeps(io, system, command), runs.completion),
-    doctorCommand((command) => ({ deps: makeDeps(command), system }), runs.doctor),
-    serveCommand(
-      (command) => ({
-        deps: {
-          io,
-          start: async (options) => (await import('./emulator/server.js')).startEmulator(options),
-          waitForShutdown: system.waitForShutdown,
-        },
-        preferences: readPreferences(command.optsWithGlobals<GlobalFlags>()),
-      }),
-      runs.serve,
-    ),
-  ]) {
+  // The commands come from one registry (commands/index.ts): adding one changes nothing here.
+  for (const entry of commands) {
+    const command = entry.build({ io, makeDeps, system }, runs[entry.name]);
     // addCommand (unlike .command()) inherits nothing: without this, a subcommand's usage error
     // calls process.exit(1) itself instead of reaching reportError (exit 2, with a hint).
     program.addCommand(command.copyInheritedSettings(program));

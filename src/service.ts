@@ -20,7 +20,7 @@ import { endpointUrl, quote, redactUrl } from './parse.js';
 import { USER_PATH } from './settings.js';
 import { loginCommandFor, type Target, type TokenSource } from './target.js';
 
-export type { GetUserRequest } from './operations/get-user.js';
+export type { GetUserRequest } from './operations/get-user/operation.js';
 export type { ServiceClient } from './operations/index.js';
 export type { ServiceResult, UserGroup } from './operations/user-group.js';
 

@@ -8,54 +8,20 @@ import { close, constants, createReadStream, fstat, open, type Stats } from 'nod
 import { promisify } from 'node:util';
 import { UsageError } from '../errors.js';
 import { escapeControls, formatBytes, readChunksCapped } from '../io.js';
+import type { InputFormat } from '../operations/bulk.js';
 import { quote } from '../parse.js';
 
 const openAsync = promisify(open) as (path: string, flags: number) => Promise<number>;
 const fstatAsync = promisify(fstat) as (fd: number) => Promise<Stats>;
 const closeAsync = promisify(close);
 
-export type InputFormat = 'csv' | 'ndjson' | 'json';
-const INPUT_FORMATS: readonly InputFormat[] = ['csv', 'ndjson', 'json'];
+export { type InputFormat, inputFormatFor } from '../operations/bulk.js';
 
 /**
  * One row's text or cells. A row bigger than this cannot be valid (two 1 MiB JSON values and
  * two ids fit well below it); stopping there keeps a file without line breaks from filling memory.
  */
 const MAX_ROW_CHARS = 4 * 1024 * 1024;
-
-/**
- * The format of `--from`: `--format` when given, else the file's extension. stdin (`-`) has no
- * extension, so it needs `--format`.
- */
-export function inputFormatFor(path: string, formatFlag: string | undefined): InputFormat {
-  if (formatFlag !== undefined) {
-    const format = formatFlag.trim().toLowerCase();
-    if ((INPUT_FORMATS as readonly string[]).includes(format)) return format as InputFormat;
-    throw new UsageError(
-      `--format must be one of ${INPUT_FORMATS.join(', ')}, got ${quote(formatFlag)}`,
-    );
-  }
-  if (path === '-') {
-    throw new UsageError('--from - (stdin) needs --format csv, ndjson or json', {
-      hint: 'for example: cat groups.csv | ugs get --from - --format csv',
-    });
-  }
-  const format = formatOfExtension(path);
-  if (format === undefined) {
-    throw new UsageError(`cannot tell the format of --from ${quote(path)} from its extension`, {
-      hint: 'name the file .csv, .ndjson, .jsonl or .json, or pass --format csv|ndjson|json',
-    });
-  }
-  return format;
-}
-
-function formatOfExtension(path: string): InputFormat | undefined {
-  const lower = path.toLowerCase();
-  if (lower.endsWith('.csv')) return 'csv';
-  if (lower.endsWith('.ndjson') || lower.endsWith('.jsonl')) return 'ndjson';
-  if (lower.endsWith('.json')) return 'json';
-  return undefined;
-}
 
 /** Where the bytes come from; called once per pass, so it must be able to start over. */
 export type ByteSource = () => AsyncIterable<Uint8Array | string>;

@@ -37,11 +37,10 @@ import {
   loadCsvStringify,
   ndjsonLine,
   type OutputFormat,
-  recordColumns,
+  type RecordSchema,
   type Stringify,
 } from './records.js';
-import { otherKind, recordWriter, writtenByOther } from './resume.js';
-import type { BulkKind } from './validate.js';
+import { foreignWriter, writtenByOther } from './resume.js';
 
 /** The file-system calls the writer makes, so tests can count fsyncs and fail writes. */
 export interface AppendFs {
@@ -80,7 +79,8 @@ export const nodeAppendFs: AppendFs = {
 export interface ResultFileOptions {
   path: string;
   format: OutputFormat;
-  kind: BulkKind;
+  /** The records of the command that writes the file. */
+  records: RecordSchema;
   fs?: AppendFs;
 }
 
@@ -124,7 +124,7 @@ export class ResultFile {
   private constructor(
     private readonly fs: AppendFs,
     private readonly fd: number,
-    private readonly kind: BulkKind,
+    private readonly records: RecordSchema,
     private readonly stringify: Stringify | undefined,
   ) {}
 
@@ -151,7 +151,7 @@ export class ResultFile {
       // Tokens are secrets: a file of ours that others can read is tightened, as the config is.
       if ((stats.mode & 0o077) !== 0) await fs.fchmod(fd, 0o600);
       const stringify = options.format === 'csv' ? await loadCsvStringify() : undefined;
-      const file = new ResultFile(fs, fd, options.kind, stringify);
+      const file = new ResultFile(fs, fd, options.records, stringify);
       if (stats.size > 0) {
         const last = new Uint8Array(1);
         await fs.read(fd, last, 0, 1, stats.size - 1);
@@ -159,7 +159,7 @@ export class ResultFile {
         if (stringify) await checkCsvHeader(fs, fd, options, stringify);
         else await checkNdjsonWriter(fs, fd, stats.size, options);
       } else if (stringify) {
-        file.queue(stringify([[...recordColumns(options.kind)]]), []);
+        file.queue(stringify([[...options.records.columns]]), []);
       }
       return file;
     } catch (error) {
@@ -209,10 +209,10 @@ export class ResultFile {
       return;
     }
     if (this.stringify) {
-      this.queue(this.stringify(records.map((record) => csvCells(record, this.kind))), records);
+      this.queue(this.stringify(records.map((record) => csvCells(record, this.records))), records);
     } else {
       let text = '';
-      for (const record of records) text += ndjsonLine(record, this.kind);
+      for (const record of records) text += ndjsonLine(record, this.records);
       this.queue(text, records);
     }
   }
@@ -515,9 +515,8 @@ async function checkNdjsonWriter(
     }
     if (typeof value !== 'object' || value === null || Array.isArray(value)) return;
     // A line that is no result record is not judged here (appending to it is the user's call).
-    if (recordWriter(value as Record<string, unknown>) === otherKind(options.kind)) {
-      throw writtenByOther(options.path, options.kind);
-    }
+    const writer = foreignWriter(value as Record<string, unknown>, options.records);
+    if (writer !== undefined) throw writtenByOther(options.path, options.records.command, writer);
     return;
   }
 }
@@ -548,17 +547,19 @@ async function checkCsvHeader(
   options: ResultFileOptions,
   stringify: Stringify,
 ): Promise<void> {
-  const expected = stringify([[...recordColumns(options.kind)]]);
+  const expected = stringify([[...options.records.columns]]);
   const head = new Uint8Array(expected.length);
   const got = await fs.read(fd, head, 0, head.length, 0);
   const text = Buffer.from(head.subarray(0, got)).toString('utf8');
   if (text !== expected) {
-    const other = stringify([[...recordColumns(otherKind(options.kind))]]);
-    if ((await readHead(fs, fd, other.length)) === other) {
-      throw writtenByOther(options.path, options.kind);
+    for (const other of options.records.others) {
+      const header = stringify([[...other.columns]]);
+      if ((await readHead(fs, fd, header.length)) === header) {
+        throw writtenByOther(options.path, options.records.command, other.command);
+      }
     }
     throw new UsageError(
-      `--output ${escapeControls(options.path)} is a CSV file without the header of ugs ${options.kind} results`,
+      `--output ${escapeControls(options.path)} is a CSV file without the header of ugs ${options.records.command} results`,
       { hint: 'append to a results file of the same command, or name a new file' },
     );
   }

@@ -5,8 +5,8 @@
 import { UsageError } from '../errors.js';
 import { escapeControls } from '../io.js';
 import { compactJson } from '../json-text.js';
+import type { SettledBy } from '../operations/bulk.js';
 import { quote } from '../parse.js';
-import type { BulkKind } from './validate.js';
 
 export type RecordStatus =
   | 'created'
@@ -71,7 +71,7 @@ export interface BulkRecord {
    * Rotate records only: `get` when the outcome was learnt by reading the group's current token
    * back after the rotation's answer was lost (the rotation had happened), not from its answer.
    */
-  settled_by?: 'get';
+  settled_by?: SettledBy;
   error: string | null;
   http_status: number | null;
 }
@@ -102,35 +102,30 @@ export function outputFormatFor(path: string): OutputFormat {
   });
 }
 
-const GET_COLUMNS = [
-  'row',
-  'user_group_id',
-  'name',
-  'status',
-  'token',
-  'team_id',
-  'new_user_group',
-  'error',
-  'http_status',
-] as const;
-const ROTATE_COLUMNS = [
-  'row',
-  'user_group_id',
-  'name',
-  'status',
-  'token',
-  'team_id',
-  'api_environment_tag',
-  'error',
-  'http_status',
-  'settled_by',
-] as const;
+/** Every field a record may have: the CSV columns of any command's results come from these. */
+export type RecordColumn = keyof BulkRecord;
 
-export type RecordColumn = (typeof GET_COLUMNS)[number] | (typeof ROTATE_COLUMNS)[number];
+/** The fields a command's records add to the common ones. */
+export type ExtraField = 'api_environment_tag' | 'new_user_group' | 'settled_by';
 
-/** The CSV columns of a kind's records, in order. */
-export function recordColumns(kind: BulkKind): readonly RecordColumn[] {
-  return kind === 'get' ? GET_COLUMNS : ROTATE_COLUMNS;
+/** A command's result records: its CSV columns and the fields only its records have. */
+export interface RecordSchema {
+  /** The command, as typed: `get` (messages name it). */
+  command: string;
+  /** The CSV columns, in order (the header line). */
+  columns: readonly RecordColumn[];
+  /**
+   * Fields beyond the common ones, in NDJSON order (after team_id): an `always` field is in
+   * every record (null when unset), another only when set; `resume` ones are read back.
+   */
+  extras: readonly { field: ExtraField; always: boolean; resume: boolean }[];
+  /**
+   * Which command wrote an NDJSON record, as far as its fields tell (a CSV file says it by its
+   * header); undefined when they contradict each other or it is no result record.
+   */
+  writerOf(value: Record<string, unknown>): string | undefined;
+  /** The other commands whose results files must not be taken for this one's. */
+  others: readonly { command: string; columns: readonly RecordColumn[] }[];
 }
 
 // Inside JSON text these can only occur in strings, so escaping them keeps the same JSON while a
@@ -142,17 +137,15 @@ function escapeUnsafe(c: string): string {
 }
 
 /** One NDJSON line (with its newline), keys in column order. */
-export function ndjsonLine(record: BulkRecord, kind: BulkKind): string {
+export function ndjsonLine(record: BulkRecord, schema: RecordSchema): string {
   // Written field by field: one line per row, and a generic stringify of a fresh object per
   // line is a measurable part of a bulk run.
   let line = `{"row":${json(record.row)},"user_group_id":${json(record.user_group_id)},"name":${json(record.name)},"status":${json(record.status)},"token":${json(record.token)},"team_id":${json(record.team_id)}`;
-  if (kind === 'rotate' && record.api_environment_tag !== undefined) {
-    line += `,"api_environment_tag":${json(record.api_environment_tag)}`;
+  for (const { field, always } of schema.extras) {
+    const value = record[field];
+    if (value !== undefined) line += `,"${field}":${json(value)}`;
+    else if (always) line += `,"${field}":null`;
   }
-  if (kind === 'rotate' && record.settled_by !== undefined) {
-    line += `,"settled_by":${json(record.settled_by)}`;
-  }
-  if (kind === 'get') line += `,"new_user_group":${json(record.new_user_group ?? null)}`;
   line += `,"error":${json(record.error)},"http_status":${json(record.http_status)}}`;
   return `${line.replace(UNSAFE_IN_JSON, escapeUnsafe)}\n`;
 }
@@ -169,8 +162,8 @@ function json(value: string | number | boolean | null): string {
  * A record as CSV cells. Control characters are escaped so every record is one physical line,
  * and text that a spreadsheet would run as a formula is guarded (`guardCell`).
  */
-export function csvCells(record: BulkRecord, kind: BulkKind): string[] {
-  return recordColumns(kind).map((column) => {
+export function csvCells(record: BulkRecord, schema: RecordSchema): string[] {
+  return schema.columns.map((column) => {
     const value = record[column];
     if (value === undefined || value === null) return '';
     return typeof value === 'string' ? guardCell(escapeControls(value)) : String(value);

@@ -19,12 +19,11 @@ import {
   needsSettling,
   type OutputFormat,
   RECORD_STATUSES,
+  type RecordSchema,
   type RecordStatus,
-  recordColumns,
   type SentValue,
   unguardCell,
 } from './records.js';
-import type { BulkKind } from './validate.js';
 
 export interface ResumeState {
   /** The last record of each row that has one. */
@@ -54,22 +53,24 @@ export function planResume(state: ResumeState): ResumePlan {
 export async function readResumeState(
   path: string,
   format: OutputFormat,
-  kind: BulkKind,
+  schema: RecordSchema,
 ): Promise<ResumeState> {
+  const kind = schema.command;
   const state: ResumeState = { outcomes: new Map(), tornLines: 0 };
   const shown = escapeControls(path);
   const notOurs = (line: number, why: string) =>
     new UsageError(`--output ${shown} is not a ugs ${kind} results file: line ${line} ${why}`, {
       hint: 'name the file the earlier run wrote its results to, or a new file',
     });
-  const columns = recordColumns(kind);
+  const columns = schema.columns;
   const csv = format === 'csv' ? await loadCsvParser() : undefined;
   let sawHeader = false;
   const takeCells = (cells: string[] | undefined, line: number) => {
     if (!sawHeader) {
-      if (cells !== undefined && cells.join(',') === recordColumns(otherKind(kind)).join(',')) {
-        throw writtenByOther(path, kind);
-      }
+      const other = schema.others.find(
+        ({ columns }) => cells !== undefined && cells.join(',') === columns.join(','),
+      );
+      if (other !== undefined) throw writtenByOther(path, kind, other.command);
       if (cells === undefined || cells.join(',') !== columns.join(',')) {
         throw notOurs(line, `is not the header ${columns.join(',')}`);
       }
@@ -80,7 +81,7 @@ export async function readResumeState(
       state.tornLines++;
       return;
     }
-    const record = recordOf(csvValues(cells, columns), kind);
+    const record = recordOf(csvValues(cells, columns), schema);
     if (record === undefined) throw notOurs(line, 'is not a result record');
     state.outcomes.set(record.row, record);
   };
@@ -119,10 +120,9 @@ export async function readResumeState(
         state.tornLines++;
         continue;
       }
-      if (isObject(value) && recordWriter(value) === otherKind(kind)) {
-        throw writtenByOther(path, kind);
-      }
-      const record = recordOf(value, kind);
+      const writer = isObject(value) ? foreignWriter(value, schema) : undefined;
+      if (writer !== undefined) throw writtenByOther(path, kind, writer);
+      const record = recordOf(value, schema);
       if (record === undefined) throw notOurs(line, 'is not a result record');
       state.outcomes.set(record.row, record);
     }
@@ -136,26 +136,13 @@ export async function readResumeState(
   return state;
 }
 
-/**
- * Which command wrote an NDJSON record (a CSV results file says it by its header). Every version
- * of ugs writes `new_user_group` in each `get` record and never in a `rotate` one; `created` and
- * `found` are get outcomes only, `rotated` and `sending` rotate ones only. So the record format
- * already tells, without a marker of its own: a record without `new_user_group` (older files
- * included) is taken as written by rotate. Undefined when its fields contradict each other, or
- * when it is no result record at all.
- */
-export function recordWriter(value: Record<string, unknown>): BulkKind | undefined {
-  // Only a result record is judged: the input's rows (or anything else) are no one's results.
-  if (typeof value.row !== 'number' || typeof value.status !== 'string') return undefined;
-  const get = 'new_user_group' in value;
-  const status = value.status;
-  if (status === 'created' || status === 'found') return get ? 'get' : undefined;
-  if (status === 'rotated' || status === 'sending') return get ? undefined : 'rotate';
-  return get ? 'get' : 'rotate';
-}
-
-export function otherKind(kind: BulkKind): BulkKind {
-  return kind === 'get' ? 'rotate' : 'get';
+/** Another command that wrote this NDJSON record (its fields tell: `RecordSchema.writerOf`). */
+export function foreignWriter(
+  value: Record<string, unknown>,
+  schema: RecordSchema,
+): string | undefined {
+  const writer = schema.writerOf(value);
+  return writer !== undefined && writer !== schema.command ? writer : undefined;
 }
 
 /**
@@ -163,8 +150,7 @@ export function otherKind(kind: BulkKind): BulkKind {
  * get's `created` rows as done and rotate nothing, and records of both in one file could not be
  * told apart row by row.
  */
-export function writtenByOther(path: string, kind: BulkKind): UsageError {
-  const other = otherKind(kind);
+export function writtenByOther(path: string, kind: string, other: string): UsageError {
   return new UsageError(
     `--output ${escapeControls(path)} holds the results of ugs ${other} --from, not of ${kind}; nothing was sent`,
     {
@@ -250,7 +236,7 @@ function numberOrNull(value: unknown): value is number | null {
 }
 
 /** The record a parsed line holds, checked field by field; undefined when it is not one. */
-function recordOf(value: unknown, kind: BulkKind): BulkRecord | undefined {
+function recordOf(value: unknown, schema: RecordSchema): BulkRecord | undefined {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
   const v = value as Record<string, unknown>;
   const row = v.row;
@@ -277,15 +263,16 @@ function recordOf(value: unknown, kind: BulkKind): BulkRecord | undefined {
     error,
     http_status,
   };
-  if (kind === 'rotate' && 'api_environment_tag' in v) {
-    const tag = v.api_environment_tag ?? null;
-    if (!sentOrNull(tag)) return undefined;
-    record.api_environment_tag = tag;
-  }
-  if (kind === 'get') {
-    const created = v.new_user_group ?? null;
-    if (created !== null && typeof created !== 'boolean') return undefined;
-    record.new_user_group = created;
+  for (const { field, always, resume } of schema.extras) {
+    if (!resume || !(always || field in v)) continue;
+    const value = v[field] ?? null;
+    if (field === 'new_user_group') {
+      if (value !== null && typeof value !== 'boolean') return undefined;
+      record.new_user_group = value;
+    } else if (field === 'api_environment_tag') {
+      if (!sentOrNull(value)) return undefined;
+      record.api_environment_tag = value;
+    }
   }
   return record;
 }

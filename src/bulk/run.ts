@@ -24,11 +24,10 @@ import {
 import { errorCode } from '../guards.js';
 import { retryAfterMs } from '../http.js';
 import { canPrompt, escapeControls, type IO, stderrColumns } from '../io.js';
-import { READ_CURRENT_TOKEN_HINT } from '../operations/rotate-token.js';
-import { isUnrotated, otherGroupOf } from '../operations/user-group.js';
+import { type OperationName, operations } from '../operations/index.js';
 import { quote } from '../parse.js';
 import { printLine, printNote } from '../render.js';
-import type { GetUserRequest, ServiceClient, ServiceResult } from '../service.js';
+import type { ServiceClient, ServiceResult } from '../service.js';
 import type { Preferences } from '../settings.js';
 import { type InputFormat, inputSource, isStdinPath, stdinSource } from './input.js';
 import {
@@ -52,7 +51,6 @@ import {
   type OutputFormat,
   outputFormatFor,
   type RecordStatus,
-  sentValue,
 } from './records.js';
 import { planResume, type ResumePlan, readResumeState } from './resume.js';
 import {
@@ -62,17 +60,12 @@ import {
   realClock,
   Scheduler,
 } from './scheduler.js';
-import {
-  type BulkInput,
-  type BulkKind,
-  type GetRow,
-  openGetInput,
-  openRotateInput,
-  type RotateRow,
-} from './validate.js';
+import type { AtRisk, BulkRow, BulkSpec, Settled } from './spec.js';
+import { type BulkInput, openBulkInput } from './validate.js';
 
 export interface BulkOptions {
-  kind: BulkKind;
+  /** The operation's bulk spec (its folder's bulk.ts). */
+  spec: BulkSpec;
   /** A path, or `-` for stdin. */
   from: string;
   format: InputFormat;
@@ -131,10 +124,10 @@ export async function runBulk(opts: BulkOptions, deps: Deps, hooks: BulkHooks = 
 async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Promise<void> {
   const { io } = deps;
   const interactive = canPrompt(io, deps.settings.noInput);
-  if (opts.kind === 'rotate' && !opts.yes && !interactive) {
-    throw new UsageError('--yes is required to rotate tokens when not running interactively', {
-      hint: 'every row is rotated at once; add --yes to confirm in scripts',
-    });
+  const { spec } = opts;
+  const risk = spec.risk;
+  if (risk !== undefined && !opts.yes && !interactive) {
+    throw new UsageError(risk.needsYes.message, { hint: risk.needsYes.hint });
   }
   const outputFormat: OutputFormat | undefined =
     opts.output === undefined ? undefined : outputFormatFor(opts.output);
@@ -148,7 +141,7 @@ async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Pro
     await ResultFile.preflight({
       path: opts.output,
       format: outputFormat,
-      kind: opts.kind,
+      records: spec.records,
       from: opts.from,
     });
   }
@@ -156,7 +149,7 @@ async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Pro
   // file was written for this input (each record's row holds the same user_group_id here).
   const state =
     opts.resume && opts.output !== undefined && outputFormat !== undefined
-      ? await readResumeState(opts.output, outputFormat, opts.kind)
+      ? await readResumeState(opts.output, outputFormat, spec.records)
       : undefined;
   const mismatches: string[] = [];
   const check = (row: { row: number; user_group_id?: string | undefined }) => {
@@ -166,15 +159,12 @@ async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Pro
       `row ${row.row} is ${quote(row.user_group_id)} here and ${quote(earlier)} in the results`,
     );
   };
-  // A rotate input is held as validated (input.ts): the rows sent are the rows checked.
+  // An input at risk is held as validated (input.ts): the rows sent are the rows checked.
   const source =
     opts.from === '-' || isStdinPath(opts.from)
       ? await stdinSource(io.stdin, io.stdinIsTTY)
-      : await inputSource(opts.from, { keep: opts.kind === 'rotate' });
-  const input =
-    opts.kind === 'get'
-      ? await openGetInput(source, opts.format, check)
-      : await openRotateInput(source, opts.format, check);
+      : await inputSource(opts.from, { keep: risk !== undefined });
+  const input = await openBulkInput(source, opts.format, spec.rows, check);
 
   let plan: ResumePlan = { done: new Set(), settle: new Map() };
   if (state !== undefined && opts.output !== undefined) {
@@ -203,13 +193,10 @@ async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Pro
   // A results file with a row past the input's end was refused above: every done row counts.
   const alreadyDone = plan.done.size;
 
-  if (opts.kind === 'rotate' && !opts.yes) {
+  if (risk !== undefined && !opts.yes) {
     const count = input.rowCount - alreadyDone;
-    const confirmed = await deps.prompter.confirm(
-      `Rotate the tokens of ${count} user ${count === 1 ? 'group' : 'groups'}? Dashboards using the old tokens may stop working.`,
-      { default: false },
-    );
-    if (!confirmed) throw new CancelledError('rotation cancelled; nothing was sent');
+    const confirmed = await deps.prompter.confirm(risk.question(count), { default: false });
+    if (!confirmed) throw new CancelledError(risk.cancelled);
   }
 
   const file =
@@ -218,16 +205,16 @@ async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Pro
       : await ResultFile.open({
           path: opts.output,
           format: outputFormat,
-          kind: opts.kind,
+          records: spec.records,
           ...(hooks.fs !== undefined && { fs: hooks.fs }),
         });
   const run = new BulkRun(opts, deps, file, input.rowCount, plan, alreadyDone, hooks);
   try {
     const client = run.tracked(await connecting);
     const work = () =>
-      opts.kind === 'get'
-        ? run.runGet(client, input.batches() as AsyncIterable<GetRow[]>)
-        : run.runRotate(client, input as BulkInput<RotateRow>);
+      risk === undefined
+        ? run.runSafe(client, input.batches())
+        : run.runAtRisk(client, input, risk);
     await (io.inFlight ? io.inFlight.stoppable(() => run.stop('interrupt'), work) : work());
     // Rows never sent once the run stopped: a definite outcome for each.
     if (run.stopReason !== undefined) await run.skipRest(input.rows() as AsyncIterable<RowOf>);
@@ -238,7 +225,7 @@ async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Pro
   run.throwOutcome();
 }
 
-type RowOf = GetRow | RotateRow;
+type RowOf = BulkRow;
 
 class BulkRun {
   stopReason: StopReason | undefined;
@@ -299,10 +286,12 @@ class BulkRun {
       this.lastSuccess = this.clock.now();
       return result;
     };
-    return {
-      getUser: (request) => client.getUser(request).then(succeeded),
-      rotateToken: (token) => client.rotateToken(token).then(succeeded),
-    };
+    const tracked = {} as Record<OperationName, (input: never) => Promise<unknown>>;
+    for (const name of Object.keys(operations) as OperationName[]) {
+      const call = client[name] as (input: never) => Promise<unknown>;
+      tracked[name] = (input) => call.call(client, input).then(succeeded);
+    }
+    return tracked as unknown as ServiceClient;
   }
 
   /** ms left before `--give-up-after` ends the run; 0 or less: time is up. */
@@ -340,101 +329,104 @@ class BulkRun {
     return this.stopReason !== undefined;
   }
 
-  async runGet(client: ServiceClient, rows: AsyncIterable<GetRow[]>): Promise<void> {
-    const task = async (row: GetRow, attempt: number): Promise<Attempt<BulkRecord>> => {
-      const request: GetUserRequest = { name: row.name, user_group_id: row.user_group_id };
-      if (row.mapping) request.mapping = row.mapping;
-      if (row.properties) request.properties = row.properties;
+  /** An operation safe to repeat: each row is sent, and its answer recorded. */
+  async runSafe(client: ServiceClient, rows: AsyncIterable<RowOf[]>): Promise<void> {
+    const task = async (row: RowOf, attempt: number): Promise<Attempt<BulkRecord>> => {
       try {
-        return done(this.getRecord(row, await client.getUser(request)));
+        return done(this.answered(row, await this.opts.spec.send(client, row), false));
       } catch (error) {
         return this.failure(row, error, attempt);
       }
     };
-    await this.drive(task as Task, this.notDone(rows));
+    await this.drive(task, this.notDone(rows));
   }
 
-  async runRotate(client: ServiceClient, input: BulkInput<RotateRow>): Promise<void> {
-    // --resume: rows whose rotation may have happened unseen are settled before anything else.
+  /**
+   * An operation at risk: each row's `sending` record is on disk before it is sent, and a row whose
+   * answer was lost is settled before anything else is sent for it.
+   */
+  async runAtRisk(
+    client: ServiceClient,
+    input: BulkInput<RowOf>,
+    risk: AtRisk<RowOf>,
+  ): Promise<void> {
+    // --resume: rows whose request may have happened unseen are settled before anything else.
     if (this.plan.settle.size > 0) {
-      const settleTask = async (row: RotateRow): Promise<Attempt<BulkRecord>> => {
-        this.knownSecret(row.current_token);
-        return done(
-          await this.settle(client, row, 'an earlier run sent this rotation without an answer'),
-        );
+      const settleTask = async (row: RowOf): Promise<Attempt<BulkRecord>> => {
+        this.knownRowSecrets(row);
+        return done(await this.settle(client, row, risk, risk.unanswered));
       };
       await this.drive(
-        settleTask as Task,
+        settleTask,
         filterRows(input.batches(), (row) => this.plan.settle.has(row.row)),
       );
       if (this.stopping) return;
     }
-    const task = (row: RotateRow, attempt: number): Promise<Attempt<BulkRecord>> =>
-      this.rotateRow(client, row, attempt);
+    const task = (row: RowOf, attempt: number): Promise<Attempt<BulkRecord>> =>
+      this.sendAtRisk(client, row, risk, attempt);
     const toSend =
       this.plan.settle.size === 0
         ? this.notDone(input.batches())
         : filterRows(this.notDone(input.batches()), (row) => !this.plan.settle.has(row.row));
     const file = this.file;
-    if (file === undefined) throw new Error('rotate --from runs with --output only');
+    if (file === undefined) throw new Error('a bulk run at risk runs with --output only');
     const journaled = journalAhead(toSend, file, (row) => this.record(row, 'sending'));
-    await this.drive(task as Task, this.untilFileFails(journaled));
+    await this.drive(task, this.untilFileFails(journaled));
   }
 
-  /** One rotation of a row whose `sending` record is on disk. */
-  private async rotateRow(
+  /** A row's record from an answer (or from reading the state back: `settled`). */
+  private answered(row: RowOf, result: ServiceResult, settled: boolean): BulkRecord {
+    const { status, ...fields } = this.opts.spec.outcome(row, result, settled);
+    return this.record(row, status, fields);
+  }
+
+  /** One request of a row whose `sending` record is on disk. */
+  private async sendAtRisk(
     client: ServiceClient,
-    row: RotateRow,
+    row: RowOf,
+    risk: AtRisk<RowOf>,
     attempt: number,
   ): Promise<Attempt<BulkRecord>> {
-    this.knownSecret(row.current_token);
+    this.knownRowSecrets(row);
     try {
-      return done(this.rotatedRecord(row, await client.rotateToken(row.current_token), false));
+      return done(this.answered(row, await this.opts.spec.send(client, row), false));
     } catch (error) {
       if (error instanceof OutcomeUnknownError) {
-        return done(await this.settle(client, row, error.message));
+        return done(await this.settle(client, row, risk, error.message));
       }
       return this.failure(row, error, attempt);
     }
   }
 
   /**
-   * Did the row's rotation happen? The group's current token says: another token than the row's
-   * means it did; the same token means it did not, and the row is rotated once more (its last
-   * record is then `sending` again, so a crash meanwhile is settled the same way by --resume).
+   * Did the row's request happen? Reading the state back says (the spec's `settle`): when it did
+   * not, the row is sent once more (its last record is then `sending` again, so a crash meanwhile
+   * is settled the same way by --resume).
    */
-  private async settle(client: ServiceClient, row: RotateRow, why: string): Promise<BulkRecord> {
-    if (row.user_group_id === undefined || row.name === undefined) {
-      return this.record(row, 'unknown', {
-        error: `${why}; the row has no user_group_id and name to check it with (${READ_CURRENT_TOKEN_HINT})`,
-      });
-    }
+  private async settle(
+    client: ServiceClient,
+    row: RowOf,
+    risk: AtRisk<RowOf>,
+    why: string,
+  ): Promise<BulkRecord> {
+    const cannot = risk.unsettleable(row);
+    if (cannot !== undefined) return this.record(row, 'unknown', { error: `${why}; ${cannot}` });
     let lastWhy = why;
     for (let round = 0; round < MAX_SETTLE_ROUNDS; round++) {
-      let current: ServiceResult;
+      let settled: Settled;
       try {
-        current = await client.getUser({ user_group_id: row.user_group_id, name: row.name });
+        settled = await risk.settle(client, row);
       } catch (error) {
         if (error instanceof AuthError) this.stop('auth', error);
         return this.record(row, 'unknown', {
           error: `${lastWhy}; reading the group's token failed: ${messageOf(error)}`,
         });
       }
-      const other = otherGroupOf(current, row.user_group_id);
-      if (other !== undefined) {
-        return this.record(row, 'unknown', {
-          error: `${lastWhy}; reading the group back answered for user group ${quote(other)}, so whether this row rotated is not known`,
-        });
+      if (settled.kind === 'unknown') {
+        return this.record(row, 'unknown', { error: `${lastWhy}; ${settled.why}` });
       }
-      if (current.created === true) {
-        return this.record(row, 'unknown', {
-          error: `${lastWhy}; no group had user_group_id ${row.user_group_id} (ugs get created it), so the token's group is not known`,
-        });
-      }
-      if (current.userGroup.token !== row.current_token) {
-        return this.rotatedRecord(row, current, true);
-      }
-      // Not rotated: the token still works, so rotating once more cannot be a second rotation.
+      if (settled.kind === 'happened') return this.answered(row, settled.result, true);
+      // Not done: sending it once more cannot make it happen twice.
       if (this.stopping) {
         return this.record(row, 'skipped', {
           error: 'not rotated (checked); the run stopped before rotating it again',
@@ -449,7 +441,7 @@ class BulkRun {
         });
       }
       try {
-        return this.rotatedRecord(row, await client.rotateToken(row.current_token), false);
+        return this.answered(row, await this.opts.spec.send(client, row), false);
       } catch (error) {
         if (!(error instanceof OutcomeUnknownError)) {
           const attempt = this.failure(row, error, MAX_THROTTLED_ATTEMPTS);
@@ -554,13 +546,18 @@ class BulkRun {
     maskSecret(this.deps.io, token);
   }
 
+  /** The secrets of a row's input (a current token), known before it is sent. */
+  private knownRowSecrets(row: RowOf): void {
+    for (const secret of this.opts.spec.secrets(row)) this.knownSecret(secret);
+  }
+
   private write(records: readonly BulkRecord[]): void {
     for (const record of records) {
       this.knownSecret(record.token);
       if (record.status === 'sending') continue;
       this.finished[record.row] = 1;
       this.counts[record.status] = (this.counts[record.status] ?? 0) + 1;
-      if (record.settled_by === 'get') this.settledByGet++;
+      if (record.settled_by !== undefined) this.settledByGet++;
       this.done++;
       this.progress.changed();
     }
@@ -568,7 +565,7 @@ class BulkRun {
       this.file.append(records);
       return;
     }
-    for (const record of records) this.stdoutText += ndjsonLine(record, this.opts.kind);
+    for (const record of records) this.stdoutText += ndjsonLine(record, this.opts.spec.records);
     if (this.stdoutText.length >= 64 * 1024) this.flushStdout();
     else if (!this.stdoutFlushQueued) {
       this.stdoutFlushQueued = true;
@@ -603,6 +600,11 @@ class BulkRun {
     await this.file?.flush();
   }
 
+  /** How to find out what a request at risk did (its operation's `risk.check`). */
+  private readBackHint(): string {
+    return this.opts.spec.risk?.delivery.check ?? '';
+  }
+
   /** The run's exit: the worst of its outcomes. */
   throwOutcome(): void {
     // New tokens that exist only in this process come first; a get's lost records are sent again.
@@ -621,7 +623,7 @@ class BulkRun {
       throw new OutcomeUnknownError(
         `${unknown} ${unknown === 1 ? 'rotation has' : 'rotations have'} an unknown outcome: the token may or may not have been rotated`,
         {
-          hint: `give those rows user_group_id and name so ugs can check, then run again with --resume; or ${READ_CURRENT_TOKEN_HINT}`,
+          hint: `give those rows user_group_id and name so ugs can check, then run again with --resume; or ${this.readBackHint()}`,
         },
       );
     }
@@ -671,7 +673,7 @@ class BulkRun {
       throw new OutcomeUnknownError(
         `could not write the results to ${path} (${reason}): ${rows.length === 1 ? 'row' : 'rows'} ${shown} ${rows.length === 1 ? 'was' : 'were'} rotated, but ${rows.length === 1 ? 'its record' : 'their records'} with the new ${rows.length === 1 ? 'token is' : 'tokens are'} not in the file`,
         {
-          hint: `free space, then run the same command with --resume: it settles ${rows.length === 1 ? 'that row' : 'those rows'} by reading ${rows.length === 1 ? "the group's" : "each group's"} current token back${anonymous.length > 0 ? ` (${anonymous.length} of them ${anonymous.length === 1 ? 'has' : 'have'} no user_group_id and name to read it with: ${READ_CURRENT_TOKEN_HINT})` : ''}`,
+          hint: `free space, then run the same command with --resume: it settles ${rows.length === 1 ? 'that row' : 'those rows'} by reading ${rows.length === 1 ? "the group's" : "each group's"} current token back${anonymous.length > 0 ? ` (${anonymous.length} of them ${anonymous.length === 1 ? 'has' : 'have'} no user_group_id and name to read it with: ${this.readBackHint()})` : ''}`,
           cause: failure.error,
         },
       );
@@ -700,56 +702,11 @@ class BulkRun {
       http_status: null,
       ...extra,
     };
-    if (this.opts.kind === 'get' && record.new_user_group === undefined) {
-      record.new_user_group = null;
+    // Fields every record of this command has are there from the start (null until known).
+    for (const { field, always } of this.opts.spec.records.extras) {
+      if (always && record[field] === undefined) Object.assign(record, { [field]: null });
     }
     return record;
-  }
-
-  private getRecord(row: GetRow, result: ServiceResult): BulkRecord {
-    const group = result.userGroup;
-    const other = otherGroupOf(result, row.user_group_id);
-    if (other !== undefined) {
-      // Another customer's token must not be stored as this row's: the record keeps none.
-      return this.record(row, 'failed', {
-        error: `the service answered for user group ${quote(other)}, not ${quote(row.user_group_id)}: its answer is not used`,
-        http_status: result.status ?? null,
-      });
-    }
-    return this.record(row, result.created === true ? 'created' : 'found', {
-      name: typeof group.name === 'string' ? group.name : row.name,
-      token: group.token,
-      team_id: sentValue(group.team_id),
-      new_user_group: result.created ?? null,
-      http_status: result.status ?? null,
-    });
-  }
-
-  private rotatedRecord(row: RotateRow, result: ServiceResult, settled: boolean): BulkRecord {
-    const group = result.userGroup;
-    const id = group.provided_id;
-    const tag = group.api_environment_tag;
-    if (!settled && isUnrotated(result, row.current_token)) {
-      return this.record(row, 'failed', {
-        error: 'not rotated: the service answered success but returned the token that was sent',
-        http_status: result.status ?? null,
-      });
-    }
-    // The rotation happened (its token is real and recorded), but not to the row's group.
-    const other =
-      row.user_group_id === undefined ? undefined : otherGroupOf(result, row.user_group_id);
-    return this.record(row, other === undefined ? 'rotated' : 'mismatch', {
-      user_group_id: row.user_group_id ?? (typeof id === 'string' ? id : null),
-      name: row.name ?? (typeof group.name === 'string' ? group.name : null),
-      token: group.token,
-      team_id: sentValue(group.team_id),
-      ...(!settled && { api_environment_tag: sentValue(tag) }),
-      http_status: settled ? null : (result.status ?? null),
-      ...(settled && { settled_by: 'get' as const }),
-      ...(other !== undefined && {
-        error: `the rotation answer names user group ${quote(other)}, not this row's ${quote(row.user_group_id ?? '')}: the token was rotated (the new token is recorded); check which group it belongs to`,
-      }),
-    });
   }
 }
 

@@ -1,42 +1,16 @@
-/**
- * Runs one task per row with a bounded number in flight, and yields results as tasks finish
- * (completion order, not input order).
- *
- * Back-pressure from the service: when a task reports it was throttled (429, or a 503 that the
- * caller knows did nothing), the whole run waits for the Retry-After (capped), halves its
- * concurrency, and grows back by one for every GROW_EVERY successes. The throttled row is tried
- * again first. Tasks started before a halving that are throttled too belong to the same wave and
- * do not halve again: eight parallel 429s mean "too fast", not "eight times too fast".
- *
- * Ctrl+C (the signal) stops starting rows; rows in flight finish and their results are yielded.
- * The clock is injected, so tests drive waits without real time.
- */
-import { UsageError } from '../errors.js';
 import { MAX_RETRY_AFTER_MS } from '../http.js';
-import { quote } from '../parse.js';
 
-export const DEFAULT_CONCURRENCY = 8;
-export const MAX_CONCURRENCY = 64;
-/** `--give-up-after`'s default: ten minutes without one request succeeding ends a run. */
-export const DEFAULT_GIVE_UP_AFTER_MS = 10 * 60_000;
+export {
+  DEFAULT_CONCURRENCY,
+  DEFAULT_GIVE_UP_AFTER_MS,
+  MAX_CONCURRENCY,
+  parseConcurrency,
+} from '../operations/bulk.js';
 export { MAX_RETRY_AFTER_MS };
 
 /** When a throttled answer names no (valid) Retry-After. */
 const DEFAULT_RETRY_AFTER_MS = 1_000;
 export const GROW_EVERY = 50;
-
-/** `--concurrency`: a whole number from 1 to 64. */
-export function parseConcurrency(text: string): number {
-  const trimmed = text.trim();
-  const value = /^\d+$/.test(trimmed) ? Number(trimmed) : Number.NaN;
-  if (!(value >= 1 && value <= MAX_CONCURRENCY)) {
-    throw new UsageError(
-      `--concurrency must be a whole number from 1 to ${MAX_CONCURRENCY}, got ${quote(text)}`,
-      { hint: `the default is ${DEFAULT_CONCURRENCY} requests in flight` },
-    );
-  }
-  return value;
-}
 
 /** A function, not an inline test: TypeScript would keep an earlier narrowing across awaits. */
 function isAborted(signal: AbortSignal | undefined): boolean {

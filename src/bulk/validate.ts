@@ -9,6 +9,7 @@
 import { hash } from 'node:crypto';
 import { UsageError } from '../errors.js';
 import { escapeControls, formatBytes } from '../io.js';
+import type { BulkRow, RowFields, RowSchema } from '../operations/bulk.js';
 import {
   duplicateJsonKey,
   formatJsonPath,
@@ -18,7 +19,6 @@ import {
   MAX_JSON_DEPTH,
   quote,
   quoteVisible,
-  type StringMap,
   setOwn,
 } from '../parse.js';
 import { type ByteSource, type InputFormat, type RowCandidate, readCandidates } from './input.js';
@@ -27,25 +27,6 @@ import { type ByteSource, type InputFormat, type RowCandidate, readCandidates } 
 const MAX_JSON_VALUE_BYTES = 1024 * 1024;
 /** How many problems are listed before "and K more". */
 export const MAX_LISTED_ERRORS = 20;
-
-export type BulkKind = 'get' | 'rotate';
-
-export interface GetRow {
-  row: number;
-  line: number;
-  user_group_id: string;
-  name: string;
-  mapping?: StringMap;
-  properties?: JsonObject;
-}
-
-export interface RotateRow {
-  row: number;
-  line: number;
-  current_token: string;
-  user_group_id?: string;
-  name?: string;
-}
 
 export interface BulkInput<R> {
   /** Data rows in the input (all of them valid). */
@@ -56,43 +37,23 @@ export interface BulkInput<R> {
   batches(): AsyncIterable<R[]>;
 }
 
-const GET_FIELDS = new Set(['user_group_id', 'name', 'mapping', 'properties']);
-const ROTATE_FIELDS = new Set(['current_token', 'user_group_id', 'name']);
-
-/** Validates the whole input (pass 1); throws one UsageError listing the problems. */
-export async function openGetInput(
-  source: ByteSource,
-  format: InputFormat,
-  check?: RowCheck,
-): Promise<BulkInput<GetRow>> {
-  return openBulkInput(source, format, 'get', check) as Promise<BulkInput<GetRow>>;
-}
-
-export async function openRotateInput(
-  source: ByteSource,
-  format: InputFormat,
-  check?: RowCheck,
-): Promise<BulkInput<RotateRow>> {
-  return openBulkInput(source, format, 'rotate', check) as Promise<BulkInput<RotateRow>>;
-}
-
 /** Sees every valid row of the validation pass (`--resume` compares it with the results file). */
 export type RowCheck = (row: { row: number; user_group_id?: string | undefined }) => void;
 
-type Row = GetRow | RotateRow;
-
-async function openBulkInput(
+/** Validates the whole input (pass 1) by the rows' schema; throws one UsageError listing the problems. */
+export async function openBulkInput<Row extends BulkRow>(
   source: ByteSource,
   format: InputFormat,
-  kind: BulkKind,
-  check: RowCheck | undefined,
+  schema: RowSchema<Row>,
+  check?: RowCheck,
 ): Promise<BulkInput<Row>> {
   const errors = new ErrorList();
   const seen = new DigestSet();
-  // Get ids as written, to tell an exact repeat from one that only normalises the same.
+  // Keys as written, to tell an exact repeat from one that only normalises the same.
   const seenExact = new DigestSet();
   let rowCount = 0;
-  for await (const batch of validatedRows(source, format, kind)) {
+  const { unique } = schema;
+  for await (const batch of validatedRows(source, format, schema)) {
     for (const result of batch) {
       if ('problems' in result) {
         for (const problem of result.problems) errors.add(result.row, result.line, problem);
@@ -101,24 +62,16 @@ async function openBulkInput(
       const row = result.value;
       rowCount++;
       check?.(row);
-      const key = kind === 'get' ? (row as GetRow).user_group_id : (row as RotateRow).current_token;
+      const key = unique.key(row);
       // Ids equal once NFC-normalised ("é" as one code point, or e + U+0301) look the same and
       // are typed either way by different keyboards and editors: one is a mistake for the other.
-      const first = seen.addOrFind(kind === 'get' ? key.normalize('NFC') : key, row.row);
+      const first = seen.addOrFind(unique.normalize ? key.normalize('NFC') : key, row.row);
       if (first === undefined) {
-        if (kind === 'get') seenExact.addOrFind(key, row.row);
+        if (unique.normalize) seenExact.addOrFind(key, row.row);
         continue;
       }
-      if (kind === 'get') {
-        const exact = seenExact.addOrFind(key, row.row) !== undefined;
-        errors.add(
-          row.row,
-          row.line,
-          `user_group_id ${quoteVisible(key)} is also in row ${first}${exact ? '' : ' (the same id once Unicode-normalised, NFC)'}`,
-        );
-      } else {
-        errors.add(row.row, row.line, `same current_token as row ${first}`);
-      }
+      const exact = !unique.normalize || seenExact.addOrFind(key, row.row) !== undefined;
+      errors.add(row.row, row.line, unique.problem(row, first, exact));
     }
   }
   errors.throwIfAny();
@@ -132,7 +85,7 @@ async function openBulkInput(
   }
   const batches = async function* (): AsyncGenerator<Row[]> {
     let count = 0;
-    for await (const batch of validatedRows(source, format, kind)) {
+    for await (const batch of validatedRows(source, format, schema)) {
       const rows: Row[] = [];
       for (const result of batch) {
         if ('problems' in result) throw changedInput();
@@ -185,20 +138,20 @@ class ErrorList {
   }
 }
 
-type Checked = { value: Row } | { row: number | undefined; line: number; problems: string[] };
+type Checked<Row> = { value: Row } | { row: number | undefined; line: number; problems: string[] };
 
 /** Each candidate checked on its own (no duplicate detection here). */
-async function* validatedRows(
+async function* validatedRows<Row extends BulkRow>(
   source: ByteSource,
   format: InputFormat,
-  kind: BulkKind,
-): AsyncGenerator<Checked[]> {
+  schema: RowSchema<Row>,
+): AsyncGenerator<Checked<Row>[]> {
   let columns: CsvColumns | undefined;
   for await (const items of readCandidates(source, format)) {
-    const checked: Checked[] = [];
+    const checked: Checked<Row>[] = [];
     for (const item of items) {
       if (item.kind === 'header') {
-        const header = csvColumns(item.cells, kind);
+        const header = csvColumns(item.cells, schema);
         if (header.problems.length > 0) {
           yield [{ row: undefined, line: 1, problems: header.problems }];
           return;
@@ -206,27 +159,27 @@ async function* validatedRows(
         columns = header;
         continue;
       }
-      checked.push(checkRow(item, columns, kind));
+      checked.push(checkRow(item, columns, schema));
     }
     if (checked.length > 0) yield checked;
   }
 }
 
-function checkRow(item: RowCandidate, columns: CsvColumns | undefined, kind: BulkKind): Checked {
+function checkRow<Row extends BulkRow>(
+  item: RowCandidate,
+  columns: CsvColumns | undefined,
+  schema: RowSchema<Row>,
+): Checked<Row> {
   const problems: string[] = [];
   let fields: Fields | undefined;
   if (item.kind === 'csv') {
     if (columns === undefined) throw new Error('CSV row before its header');
-    fields = csvFields(item.cells, columns, kind, problems);
+    fields = csvFields(item.cells, columns, schema, problems);
   } else {
-    fields = jsonFields(item.text, kind, problems);
+    fields = jsonFields(item.text, schema, problems);
   }
   const value =
-    fields === undefined
-      ? undefined
-      : kind === 'get'
-        ? getRow(item.row, item.line, fields, problems)
-        : rotateRow(item.row, item.line, fields, problems);
+    fields === undefined ? undefined : schema.check(item.row, item.line, fields, problems);
   if (problems.length > 0 || value === undefined) {
     return { row: item.row, line: item.line, problems };
   }
@@ -298,20 +251,20 @@ export class DigestSet {
 }
 
 /**
- * A row's fields before their rules are applied. `mapping` and `properties` are parsed objects
- * (from NDJSON, or the JSON text of a CSV cell merged with its `mapping.<key>` columns).
+ * A row's fields before their rules are applied. Object fields (get's `mapping`, `properties`)
+ * are parsed objects (from NDJSON, or the JSON text of a CSV cell merged with its
+ * `<field>.<key>` columns).
  */
-interface Fields {
-  [field: string]: unknown;
-}
+type Fields = RowFields;
 
-function typeOf(value: unknown): string {
+/** A value's JSON type, as problems name it: `a string`, `an array`, `null`. */
+export function typeOf(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
   return `a ${typeof value}`;
 }
 
-function isObject(value: unknown): value is JsonObject {
+export function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
@@ -322,7 +275,11 @@ function exceedsBytes(text: string, max: number): boolean {
   return Buffer.byteLength(text) > max;
 }
 
-function jsonFields(text: string, kind: BulkKind, problems: string[]): Fields | undefined {
+function jsonFields(
+  text: string,
+  schema: RowSchema<BulkRow>,
+  problems: string[],
+): Fields | undefined {
   // The row object is one level itself: its values may nest MAX_JSON_DEPTH more.
   const depth = jsonNestingDepth(text);
   if (depth > MAX_JSON_DEPTH + 1) {
@@ -335,7 +292,7 @@ function jsonFields(text: string, kind: BulkKind, problems: string[]): Fields | 
   } catch (error) {
     // V8 quotes the text near the error, which may be a current token.
     const detail =
-      kind === 'get' && error instanceof Error ? ` (${escapeControls(error.message)})` : '';
+      schema.quoteJsonErrors && error instanceof Error ? ` (${escapeControls(error.message)})` : '';
     problems.push(`is not valid JSON${detail}`);
     return undefined;
   }
@@ -349,13 +306,13 @@ function jsonFields(text: string, kind: BulkKind, problems: string[]): Fields | 
     problems.push(`has the key ${formatJsonPath(duplicate)} more than once`);
     return undefined;
   }
-  const allowed = kind === 'get' ? GET_FIELDS : ROTATE_FIELDS;
+  const allowed = schema.fields;
   for (const key of Object.keys(value)) {
     if (!allowed.has(key)) problems.push(`unknown field ${quote(key)}`);
   }
   // A row under the cap cannot hold a value over it; only bigger rows pay for measuring.
-  if (kind === 'get' && exceedsBytes(text, MAX_JSON_VALUE_BYTES)) {
-    for (const field of ['mapping', 'properties']) {
+  if (schema.objects.length > 0 && exceedsBytes(text, MAX_JSON_VALUE_BYTES)) {
+    for (const field of schema.objects) {
       const entry = value[field];
       if (entry !== undefined && exceedsBytes(JSON.stringify(entry), MAX_JSON_VALUE_BYTES)) {
         problems.push(`${field} is larger than ${formatBytes(MAX_JSON_VALUE_BYTES)}`);
@@ -375,8 +332,8 @@ interface CsvColumns {
   problems: string[];
 }
 
-function csvColumns(cells: string[], kind: BulkKind): CsvColumns {
-  const allowed = kind === 'get' ? GET_FIELDS : ROTATE_FIELDS;
+function csvColumns(cells: string[], schema: RowSchema<BulkRow>): CsvColumns {
+  const allowed = schema.fields;
   const columns: CsvColumns = {
     plain: new Map(),
     keyed: new Map(),
@@ -392,7 +349,7 @@ function csvColumns(cells: string[], kind: BulkKind): CsvColumns {
     seen.add(cell);
     const dot = cell.indexOf('.');
     const field = dot === -1 ? cell : cell.slice(0, dot);
-    if (kind === 'get' && dot !== -1 && (field === 'mapping' || field === 'properties')) {
+    if (dot !== -1 && schema.objects.includes(field)) {
       const key = cell.slice(dot + 1);
       if (key === '') columns.problems.push(`column ${quote(cell)} has an empty key`);
       else columns.keyed.set(index, [field, key]);
@@ -402,8 +359,7 @@ function csvColumns(cells: string[], kind: BulkKind): CsvColumns {
       columns.problems.push(`unknown column ${quote(cell)}`);
     }
   });
-  const required = kind === 'get' ? ['user_group_id', 'name'] : ['current_token'];
-  for (const field of required) {
+  for (const field of schema.required) {
     if (!seen.has(field)) columns.problems.push(`no ${quote(field)} column`);
   }
   return columns;
@@ -412,7 +368,7 @@ function csvColumns(cells: string[], kind: BulkKind): CsvColumns {
 function csvFields(
   cells: string[],
   columns: CsvColumns,
-  kind: BulkKind,
+  schema: RowSchema<BulkRow>,
   problems: string[],
 ): Fields | undefined {
   if (cells.length !== columns.width) {
@@ -423,8 +379,8 @@ function csvFields(
   for (const [index, field] of columns.plain) {
     const cell = cells[index] ?? '';
     if (cell === '') continue; // an empty cell means "not given"
-    if (field === 'mapping' || field === 'properties') {
-      const parsed = jsonCell(cell, field, kind, problems);
+    if (schema.objects.includes(field)) {
+      const parsed = jsonCell(cell, field, schema, problems);
       if (parsed !== undefined) fields[field] = parsed;
     } else {
       fields[field] = cell;
@@ -450,7 +406,12 @@ function csvFields(
   return fields;
 }
 
-function jsonCell(cell: string, field: string, kind: BulkKind, problems: string[]): unknown {
+function jsonCell(
+  cell: string,
+  field: string,
+  schema: RowSchema<BulkRow>,
+  problems: string[],
+): unknown {
   if (exceedsBytes(cell, MAX_JSON_VALUE_BYTES)) {
     problems.push(`${field} is larger than ${formatBytes(MAX_JSON_VALUE_BYTES)}`);
     return undefined;
@@ -465,7 +426,7 @@ function jsonCell(cell: string, field: string, kind: BulkKind, problems: string[
     value = JSON.parse(cell);
   } catch (error) {
     const detail =
-      kind === 'get' && error instanceof Error ? ` (${escapeControls(error.message)})` : '';
+      schema.quoteJsonErrors && error instanceof Error ? ` (${escapeControls(error.message)})` : '';
     problems.push(`${field} is not valid JSON${detail}`);
     return undefined;
   }
@@ -478,8 +439,8 @@ function jsonCell(cell: string, field: string, kind: BulkKind, problems: string[
 }
 
 /** An id or a name: required or optional, a string, and `groupTextProblem`'s rules. */
-function groupText(
-  fields: Fields,
+export function groupText(
+  fields: RowFields,
   field: string,
   required: boolean,
   problems: string[],
@@ -501,67 +462,4 @@ function groupText(
     return undefined;
   }
   return value;
-}
-
-function getRow(row: number, line: number, fields: Fields, problems: string[]): GetRow | undefined {
-  const user_group_id = groupText(fields, 'user_group_id', true, problems);
-  const name = groupText(fields, 'name', true, problems);
-  const result: GetRow = { row, line, user_group_id: user_group_id ?? '', name: name ?? '' };
-  const mapping = fields.mapping;
-  if (mapping !== undefined && mapping !== null) {
-    if (!isObject(mapping)) problems.push(`mapping must be a JSON object, got ${typeOf(mapping)}`);
-    else {
-      for (const [key, entry] of Object.entries(mapping)) {
-        if (key === '') problems.push('mapping has an empty key');
-        else if (typeof entry !== 'string') {
-          problems.push(
-            `mapping: the value of ${quote(key)} must be a string, got ${typeOf(entry)}`,
-          );
-        }
-      }
-      result.mapping = mapping as StringMap;
-    }
-  }
-  const properties = fields.properties;
-  if (properties !== undefined && properties !== null) {
-    if (!isObject(properties)) {
-      problems.push(`properties must be a JSON object, got ${typeOf(properties)}`);
-    } else result.properties = properties;
-  }
-  return problems.length > 0 ? undefined : result;
-}
-
-function rotateRow(
-  row: number,
-  line: number,
-  fields: Fields,
-  problems: string[],
-): RotateRow | undefined {
-  const token = fields.current_token;
-  let current_token = '';
-  // The token itself is never shown: messages name the problem only.
-  if (token === undefined || token === null) problems.push('current_token is missing');
-  else if (typeof token !== 'string') {
-    problems.push(`current_token must be a string, got ${typeOf(token)}`);
-  } else {
-    // Trimmed like --current-token: a pasted token often brings a newline or a space along.
-    current_token = token.trim();
-    if (current_token === '') problems.push('current_token is empty');
-    else {
-      // Named by kind only: the token itself is never shown.
-      const problem = groupTextProblem(current_token, 'id');
-      if (problem?.includes('format character')) {
-        problems.push('current_token contains an invisible format character');
-      } else if (problem !== undefined) {
-        problems.push('current_token contains a control character or U+FFFD');
-      }
-    }
-  }
-  const user_group_id = groupText(fields, 'user_group_id', false, problems);
-  const name = groupText(fields, 'name', false, problems);
-  if (problems.length > 0) return undefined;
-  const result: RotateRow = { row, line, current_token };
-  if (user_group_id !== undefined) result.user_group_id = user_group_id;
-  if (name !== undefined) result.name = name;
-  return result;
 }

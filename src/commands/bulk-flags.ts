@@ -3,16 +3,17 @@
  * rules for combining them with the single-row flags.
  */
 import type { Command } from 'commander';
-import { inputFormatFor } from '../bulk/input.js';
+
 import type { BulkOptions } from '../bulk/run.js';
+import { UsageError } from '../errors.js';
 import {
+  type BulkFlagSpec,
   DEFAULT_CONCURRENCY,
   DEFAULT_GIVE_UP_AFTER_MS,
+  inputFormatFor,
   MAX_CONCURRENCY,
   parseConcurrency,
-} from '../bulk/scheduler.js';
-import type { BulkKind } from '../bulk/validate.js';
-import { UsageError } from '../errors.js';
+} from '../operations/bulk.js';
 import { parseDuration } from '../parse.js';
 
 export interface BulkFlags {
@@ -24,14 +25,9 @@ export interface BulkFlags {
   giveUpAfter?: string;
 }
 
-export function addBulkFlags(command: Command, kind: BulkKind): Command {
+export function addBulkFlags(command: Command, bulk: BulkFlagSpec): Command {
   return command
-    .option(
-      '--from <file|->',
-      kind === 'get'
-        ? 'one group per row from a CSV, NDJSON or JSON file (- for stdin)'
-        : 'one current_token per row from a CSV, NDJSON or JSON file (- for stdin)',
-    )
+    .option('--from <file|->', bulk.fromHelp)
     .option('--format <csv|ndjson|json>', 'the format of --from (default: from its extension)')
     .option(
       '--concurrency <n>',
@@ -51,10 +47,11 @@ export function addBulkFlags(command: Command, kind: BulkKind): Command {
  */
 export function parseBulkFlags(
   flags: BulkFlags,
-  kind: BulkKind,
+  bulk: BulkFlagSpec,
   singleRowFlags: readonly string[],
   yes: boolean,
-): BulkOptions | undefined {
+): Omit<BulkOptions, 'spec'> | undefined {
+  const kind = bulk.command;
   if (flags.from === undefined) {
     const stray = (
       [
@@ -81,13 +78,10 @@ export function parseBulkFlags(
   if (flags.resume && flags.output === undefined) {
     throw new UsageError('--resume needs --output: it reads the results of the earlier run there');
   }
-  if (kind === 'rotate' && flags.output === undefined) {
-    throw new UsageError('rotate --from needs --output FILE', {
-      hint: 'new tokens must never exist only on a terminal: they are appended to the file as rows finish',
-    });
+  if (bulk.outputRequired !== undefined && flags.output === undefined) {
+    throw new UsageError(`${kind} --from needs --output FILE`, { hint: bulk.outputRequired });
   }
   return {
-    kind,
     from: flags.from,
     format: inputFormatFor(flags.from, flags.format),
     concurrency:

@@ -1,8 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Authenticator, Environment } from './auth.js';
+import type { HttpMethod } from '../http.js';
+import { operations } from '../operations/index.js';
+import type { Route, RouteAnswer } from '../operations/route.js';
+import type { Authenticator } from './auth.js';
 import type { FaultInjector, FaultKind } from './faults.js';
 import type { Store } from './store.js';
-import { parseGetUserBody, parseRotateBody, RequestError } from './validation.js';
+import { RequestError } from './validation.js';
 
 const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -28,15 +31,11 @@ export interface HandlerDeps {
 
 type Body = Record<string, unknown>;
 
-/** What a request came to, for the access log: never a token. */
-export type Outcome =
-  | 'created'
-  | 'found'
-  | 'rotated'
-  | 'refused'
-  | 'redirected'
-  | 'failed'
-  | 'dropped';
+/**
+ * What a request came to, for the access log: never a token. A route names its own outcomes
+ * (`created`, `found`, `rotated`, ...); these are the handler's.
+ */
+export type Outcome = 'refused' | 'redirected' | 'failed' | 'dropped' | (string & {});
 
 export interface Handled {
   outcome: Outcome;
@@ -46,11 +45,23 @@ export interface Handled {
   fault?: FaultKind | undefined;
 }
 
-interface ApiAnswer {
-  status: number;
-  body: Body;
-  outcome: Outcome;
-  id: string;
+/** The API path's routes, one per method, built from the operations; and its `Allow` header. */
+interface RouteTable {
+  byMethod: ReadonlyMap<string, Route>;
+  allow: string;
+}
+
+async function loadRoutes(): Promise<RouteTable> {
+  const byMethod = new Map<HttpMethod, Route>();
+  for (const operation of Object.values(operations)) {
+    if (operation.route === undefined) continue;
+    // Every operation is on the one API path (operation.ts): its method tells them apart.
+    if (byMethod.has(operation.method)) {
+      throw new Error(`two operations use ${operation.method} on the API path`);
+    }
+    byMethod.set(operation.method, (await operation.route()).route);
+  }
+  return { byMethod, allow: [...byMethod.keys()].join(', ') };
 }
 
 function sendJson(
@@ -140,14 +151,14 @@ function isJsonContentType(value: string | undefined): boolean {
   return mediaType === 'application/json';
 }
 
-type Route = { kind: 'api' } | { kind: 'redirect'; location: string } | { kind: 'none' };
+type PathRoute = { kind: 'api' } | { kind: 'redirect'; location: string } | { kind: 'none' };
 
 /**
  * Without --trailing-slash only `/api/user` is the API and `/api/user/` is an unknown path (a
  * real service has one routing, and a 404 there tells the user to try the other mode). With it,
  * only `/api/user/` is; `/api/user` gets Django's APPEND_SLASH redirect, query kept.
  */
-function routeOf(url: string | undefined, trailingSlash: boolean): Route {
+function routeOf(url: string | undefined, trailingSlash: boolean): PathRoute {
   const raw = url ?? '/';
   const path = pathOf(raw);
   if (!trailingSlash) return path === API_PATH ? { kind: 'api' } : { kind: 'none' };
@@ -158,6 +169,8 @@ function routeOf(url: string | undefined, trailingSlash: boolean): Route {
 }
 
 export class RequestHandler {
+  private routes: Promise<RouteTable> | undefined;
+
   constructor(private readonly deps: HandlerDeps) {}
 
   /** Handles one request; never rejects. Returns what it came to, for the log. */
@@ -230,14 +243,17 @@ export class RequestHandler {
   }
 
   /** In DRF's order: authentication, then the method, then the body. */
-  private async api(req: IncomingMessage): Promise<ApiAnswer> {
+  private async api(req: IncomingMessage): Promise<RouteAnswer> {
+    this.routes ??= loadRoutes();
+    const routes = await this.routes;
     const environment = this.deps.auth.authenticate(req.headers.authorization);
     if (typeof environment !== 'string') {
       throw RequestError.detail(401, environment.refused, { 'WWW-Authenticate': 'Token' });
     }
-    if (req.method !== 'GET' && req.method !== 'POST') {
+    const route = routes.byMethod.get(req.method ?? '');
+    if (route === undefined) {
       throw RequestError.detail(405, `Method "${req.method}" not allowed.`, {
-        Allow: 'GET, POST',
+        Allow: routes.allow,
       });
     }
     const text = await readBody(req);
@@ -247,53 +263,13 @@ export class RequestHandler {
         `Unsupported media type "${req.headers['content-type'] ?? ''}" in request.`,
       );
     }
-    return req.method === 'GET' ? this.getUser(environment, text) : this.rotate(environment, text);
-  }
-
-  private async getUser(environment: Environment, text: string): Promise<ApiAnswer> {
-    const input = parseGetUserBody(text);
-    const { created, group } = this.deps.store.getOrCreate(environment, input);
-    if (created) this.deps.markChanged();
-    // Rules 1 and 3 of Get User: name and properties are the request's own, whatever was
-    // stored first; the stored group itself is never changed by a later get. The answer is
-    // taken before waiting, so it shows exactly the state the wait covers even if the group is
-    // rotated meanwhile.
-    const body = {
-      success: 1,
-      new_user_group: created,
-      user_group: {
-        team_id: group.teamId,
-        token: group.token,
-        name: input.name,
-        provided_id: group.providedId,
-        properties: input.properties ?? null,
-      },
-    };
-    // Also when found: a concurrent request may have created it and not yet saved it, and a
-    // token must never be handed out before it is durable.
-    await this.durable();
-    return { status: 200, body, outcome: created ? 'created' : 'found', id: group.providedId };
-  }
-
-  private async rotate(environment: Environment, text: string): Promise<ApiAnswer> {
-    const currentToken = parseRotateBody(text);
-    const group = this.deps.store.rotate(environment, currentToken);
-    // DRF's get_object_or_404; the token is not echoed: it is a credential.
-    if (!group) throw RequestError.detail(404, 'Not found.');
-    this.deps.markChanged();
-    const body = {
-      success: 1,
-      user_group: {
-        team_id: group.teamId,
-        token: group.token,
-        name: group.name,
-        provided_id: group.providedId,
-        // The field name the vendor documents; the interface leaves it unnamed.
-        api_environment_tag: environment,
-      },
-    };
-    await this.durable();
-    return { status: 200, body, outcome: 'rotated', id: group.providedId };
+    return route.handle({
+      store: this.deps.store,
+      environment,
+      text,
+      markChanged: () => this.deps.markChanged(),
+      durable: () => this.durable(),
+    });
   }
 
   private async durable(): Promise<void> {

@@ -2,9 +2,9 @@
  * Every operation of the service. A client has one method per entry, named after it and typed by
  * it: an operation added here is callable as `client.<name>(input)` with nothing else to wire.
  */
-import { getUser } from './get-user.js';
+import { getUser } from './get-user/operation.js';
 import type { Operation } from './operation.js';
-import { rotateToken } from './rotate-token.js';
+import { rotateToken } from './rotate-token/operation.js';
 
 export const operations = { getUser, rotateToken };
 

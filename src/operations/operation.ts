@@ -6,11 +6,12 @@
  * Every operation goes to the one configured endpoint (`--api-path`, `/api/user` by default), as
  * the interface documents; an operation at another path would add its path here.
  */
-import type { RetryPolicy } from '../http.js';
+import type { HttpMethod, RetryPolicy } from '../http.js';
 import type { JsonObject } from '../parse.js';
+import type { Route } from './route.js';
 
 export interface Operation<Input, Result> {
-  method: 'GET' | 'POST';
+  method: HttpMethod;
   /** Which failures may be retried: only those that cannot make the operation happen twice. */
   retry: RetryPolicy;
   /** The JSON request body. */
@@ -26,6 +27,12 @@ export interface Operation<Input, Result> {
    */
   risk?: DeliveryRisk;
   hints?: OperationHints;
+  /**
+   * Its route in the emulator (`./route.ts` of its folder), loaded on first use: only `ugs serve`
+   * runs it, and it is the emulator's only knowledge of the operation. Absent for a request that
+   * is another operation's route seen from elsewhere (doctor's probe).
+   */
+  route?(): Promise<{ route: Route }>;
 }
 
 /** An answer with HTTP 2xx and `success: 1`. */

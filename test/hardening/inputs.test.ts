@@ -6,8 +6,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type GetOptions, parseGetFlags, runGet } from '../../src/commands/get.js';
 import { UsageError } from '../../src/errors.js';
+import { type GetOptions, parseGetFlags, runGet } from '../../src/operations/get-user/command.js';
 import { USER_GROUP_FIELD_ORDER } from '../../src/operations/user-group.js';
 import { MAX_JSON_DEPTH, parseTimeoutSeconds } from '../../src/parse.js';
 import { plainStyle, renderRecordTable, renderTable, type TableLayout } from '../../src/render.js';

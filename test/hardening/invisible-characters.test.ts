@@ -8,9 +8,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { fileSource } from '../../src/bulk/input.js';
-import { openGetInput, openRotateInput } from '../../src/bulk/validate.js';
-import { type GetOptions, parseGetFlags, runGet } from '../../src/commands/get.js';
 import { UsageError } from '../../src/errors.js';
+import { type GetOptions, parseGetFlags, runGet } from '../../src/operations/get-user/command.js';
+import { openGetInput, openRotateInput } from '../kit/bulk.js';
 import { FakeService, groupResult, makeDeps, terminalIO } from '../kit/fakes.js';
 import { makeSandbox, runUgs, serviceForTest, tempDir } from '../kit/index.js';
 

@@ -24,6 +24,7 @@ import { describe, expect, it } from 'vitest';
 import { type BulkOptions, runBulk } from '../../src/bulk/run.js';
 import { ExitCode, UsageError } from '../../src/errors.js';
 import type { GetUserRequest, ServiceResult } from '../../src/service.js';
+import { bulkSpecs } from '../kit/bulk.js';
 import { FakeService, groupResult, makeDeps, rejection } from '../kit/fakes.js';
 import {
   describeRun,
@@ -67,7 +68,7 @@ function options(
   extra: Partial<BulkOptions> = {},
 ): BulkOptions {
   return {
-    kind,
+    spec: bulkSpecs[kind],
     from,
     format: from.endsWith('.csv') ? 'csv' : 'ndjson',
     concurrency: 4,

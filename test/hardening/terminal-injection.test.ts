@@ -5,11 +5,11 @@
  * quote a value.
  */
 import { describe, expect, it } from 'vitest';
-import { parseGetFlags, runGet } from '../../src/commands/get.js';
 import { runLogout } from '../../src/commands/logout.js';
-import { runRotate } from '../../src/commands/rotate.js';
 import { ApiError, UsageError } from '../../src/errors.js';
 import { main } from '../../src/main.js';
+import { parseGetFlags, runGet } from '../../src/operations/get-user/command.js';
+import { runRotate } from '../../src/operations/rotate-token/command.js';
 import type { OutputFormat } from '../../src/render.js';
 import { FakeService, groupResult, makeDeps, makeIO } from '../kit/fakes.js';
 

@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { createHttpClient, type HttpClient } from '../../src/http.js';
-import { getUser } from '../../src/operations/get-user.js';
+import { getUser } from '../../src/operations/get-user/operation.js';
 import { json, okBody, startServer, type TestServer } from '../kit/server.js';
 
 let server: TestServer | undefined;

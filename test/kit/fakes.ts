@@ -9,6 +9,7 @@ import { StreamTracer, silentTracer, type Tracer } from '../../src/debug.js';
 import type { Deps } from '../../src/deps.js';
 import { ApiError } from '../../src/errors.js';
 import type { IO } from '../../src/io.js';
+import { type OperationName, operations } from '../../src/operations/index.js';
 import type { Prompter, Validate } from '../../src/prompter.js';
 import { type CredentialStore, CredentialStoreError } from '../../src/secure-store.js';
 import type { GetUserRequest, ServiceClient, ServiceResult } from '../../src/service.js';
@@ -184,24 +185,69 @@ export class FakePrompter implements Prompter {
   }
 }
 
-export class FakeService implements ServiceClient {
+type Handlers = {
+  [Name in OperationName]?: (
+    input: Parameters<ServiceClient[Name]>[0],
+  ) => Awaited<ReturnType<ServiceClient[Name]>> | ReturnType<ServiceClient[Name]>;
+};
+
+/** One call a fake service received. */
+export interface ServiceCall {
+  operation: OperationName;
+  input: unknown;
+}
+
+/**
+ * A service client typed over the operations (operations/index.ts): each operation a test lists
+ * answers with its handler, and any other throws when called. Its methods are made from the
+ * registry, so adding an operation changes no test that does not use it.
+ */
+export function fakeService(handlers: Handlers = {}): ServiceClient & { calls: ServiceCall[] } {
+  const calls: ServiceCall[] = [];
+  const client = { calls } as ServiceClient & { calls: ServiceCall[] };
+  for (const name of Object.keys(operations) as OperationName[]) {
+    Object.defineProperty(client, name, {
+      enumerable: true,
+      value: async (input: never) => {
+        calls.push({ operation: name, input });
+        const handler = handlers[name] as ((input: never) => unknown) | undefined;
+        if (handler === undefined) throw new Error(`unexpected ${name} call`);
+        return handler(input);
+      },
+    });
+  }
+  return client;
+}
+
+// The operation methods come from fakeService: the class declares none of them itself.
+export interface FakeService extends ServiceClient {}
+
+/** fakeService with get/rotate shorthands, and the requests of each kept apart. */
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the constructor assigns every method the interface declares
+export class FakeService {
   readonly gets: GetUserRequest[] = [];
   readonly rotations: string[] = [];
   constructor(
-    private readonly respond: {
+    respond: {
       get?: (request: GetUserRequest) => Promise<ServiceResult> | ServiceResult;
       rotate?: (token: string) => Promise<ServiceResult> | ServiceResult;
     } = {},
-  ) {}
-  async getUser(request: GetUserRequest): Promise<ServiceResult> {
-    this.gets.push(request);
-    if (!this.respond.get) throw new Error('unexpected getUser call');
-    return this.respond.get(request);
-  }
-  async rotateToken(token: string): Promise<ServiceResult> {
-    this.rotations.push(token);
-    if (!this.respond.rotate) throw new Error('unexpected rotateToken call');
-    return this.respond.rotate(token);
+  ) {
+    const { get, rotate } = respond;
+    const client = fakeService({
+      ...(get && { getUser: get }),
+      ...(rotate && { rotateToken: rotate }),
+    });
+    for (const name of Object.keys(operations) as OperationName[]) {
+      const call = client[name] as (input: never) => Promise<unknown>;
+      Object.defineProperty(this, name, {
+        value: (input: never) => {
+          if (name === 'getUser') this.gets.push(input);
+          if (name === 'rotateToken') this.rotations.push(input);
+          return call(input);
+        },
+      });
+    }
   }
 }
 

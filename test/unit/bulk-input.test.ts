@@ -9,15 +9,9 @@ import {
   inputFormatFor,
   stdinSource,
 } from '../../src/bulk/input.js';
-import {
-  DigestSet,
-  type GetRow,
-  MAX_LISTED_ERRORS,
-  openGetInput,
-  openRotateInput,
-  type RotateRow,
-} from '../../src/bulk/validate.js';
+import { DigestSet, MAX_LISTED_ERRORS } from '../../src/bulk/validate.js';
 import { UsageError } from '../../src/errors.js';
+import { type GetRow, openGetInput, openRotateInput, type RotateRow } from '../kit/bulk.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ugs-bulk-input-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -10,6 +10,7 @@ import { type AppendFs, nodeAppendFs } from '../../src/bulk/journal.js';
 import { type BulkOptions, runBulk } from '../../src/bulk/run.js';
 import { ApiError, NetworkError, OutcomeUnknownError, type OutputError } from '../../src/errors.js';
 import type { ServiceResult } from '../../src/service.js';
+import { bulkSpecs } from '../kit/bulk.js';
 import { FakeService, groupResult, makeDeps, rejection } from '../kit/fakes.js';
 import { tempDir } from '../kit/index.js';
 
@@ -30,7 +31,7 @@ function ndjsonFile(rows: readonly Record<string, unknown>[]): string {
 
 function options(kind: 'get' | 'rotate', from: string, output?: string): BulkOptions {
   return {
-    kind,
+    spec: bulkSpecs[kind],
     from,
     format: 'ndjson',
     concurrency: 2,

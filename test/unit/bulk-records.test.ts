@@ -22,6 +22,7 @@ import {
 } from '../../src/bulk/records.js';
 import { planResume, readResumeState } from '../../src/bulk/resume.js';
 import { UsageError } from '../../src/errors.js';
+import { bulkSpecs } from '../kit/bulk.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ugs-bulk-records-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -89,19 +90,19 @@ describe('record statuses and formats', () => {
   });
 
   it('writes NDJSON in column order, with new_user_group for get and the tag for rotate', () => {
-    expect(ndjsonLine(created(1), 'get')).toBe(
+    expect(ndjsonLine(created(1), bulkSpecs.get.records)).toBe(
       '{"row":1,"user_group_id":"id1","name":"Name 1","status":"created","token":"tok-1","team_id":1,"new_user_group":true,"error":null,"http_status":200}\n',
     );
-    expect(ndjsonLine(rotated(2), 'rotate')).toBe(
+    expect(ndjsonLine(rotated(2), bulkSpecs.rotate.records)).toBe(
       '{"row":2,"user_group_id":"id2","name":"Name 2","status":"rotated","token":"new-token-2","team_id":102,"api_environment_tag":"Customer","error":null,"http_status":200}\n',
     );
     const { api_environment_tag: _, ...untagged } = rotated(3);
-    expect(ndjsonLine(untagged, 'rotate')).not.toContain('api_environment_tag');
+    expect(ndjsonLine(untagged, bulkSpecs.rotate.records)).not.toContain('api_environment_tag');
   });
 
   it('escapes C1 controls and line separators in NDJSON, keeping the same JSON', () => {
     const record = rotated(1, { error: 'bad \u009b31m \u2028 \u001b[0m' });
-    const line = ndjsonLine(record, 'rotate');
+    const line = ndjsonLine(record, bulkSpecs.rotate.records);
     // biome-ignore lint/suspicious/noControlCharactersInRegex: finding them is the point
     expect(line).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028]/);
     expect(JSON.parse(line).error).toBe(record.error);
@@ -124,7 +125,7 @@ describe('CSV formula guard', () => {
 
   it('guards the text cells of a CSV results file; --resume reads the values back', async () => {
     const path = fresh('csv');
-    const file = await ResultFile.open({ path, format: 'csv', kind: 'rotate' });
+    const file = await ResultFile.open({ path, format: 'csv', records: bulkSpecs.rotate.records });
     file.append([
       rotated(1, { name: "=cmd|' /C calc'!A0", token: '-tok', error: '@x' }),
       rotated(2),
@@ -134,7 +135,7 @@ describe('CSV formula guard', () => {
     expect(line).toContain(",'=cmd|' /C calc'!A0,");
     expect(line).toContain("'-tok");
     expect(line).toContain("'@x");
-    const state = await readResumeState(path, 'csv', 'rotate');
+    const state = await readResumeState(path, 'csv', bulkSpecs.rotate.records);
     expect(state.outcomes.get(1)).toEqual(
       rotated(1, { name: "=cmd|' /C calc'!A0", token: '-tok', error: '@x' }),
     );
@@ -145,11 +146,19 @@ describe('CSV formula guard', () => {
 describe('ResultFile', () => {
   it('creates an NDJSON file with mode 0600 and appends to it, never truncating', async () => {
     const path = fresh('ndjson');
-    const first = await ResultFile.open({ path, format: 'ndjson', kind: 'rotate' });
+    const first = await ResultFile.open({
+      path,
+      format: 'ndjson',
+      records: bulkSpecs.rotate.records,
+    });
     first.append([rotated(1)]);
     await first.close();
     expect(statSync(path).mode & 0o777).toBe(0o600);
-    const second = await ResultFile.open({ path, format: 'ndjson', kind: 'rotate' });
+    const second = await ResultFile.open({
+      path,
+      format: 'ndjson',
+      records: bulkSpecs.rotate.records,
+    });
     second.append([rotated(2), rotated(3)]);
     await second.close();
     const lines = readFileSync(path, 'utf8').trimEnd().split('\n');
@@ -170,14 +179,19 @@ describe('ResultFile', () => {
         return nodeAppendFs.write(...args);
       },
     };
-    const file = await ResultFile.open({ path, format: 'ndjson', kind: 'get', fs });
+    const file = await ResultFile.open({
+      path,
+      format: 'ndjson',
+      records: bulkSpecs.get.records,
+      fs,
+    });
     expect(file.backlog).toBe(0);
     file.append([created(1)]);
     file.append([created(2), created(3)]);
     await new Promise((resolve) => setTimeout(resolve, 10));
     // The first write holds all three records; a fourth one waits behind it.
     file.append([created(4)]);
-    expect(file.backlog).toBe(ndjsonLine(created(4), 'get').length);
+    expect(file.backlog).toBe(ndjsonLine(created(4), bulkSpecs.get.records).length);
     release();
     await file.flush();
     expect(file.backlog).toBe(0);
@@ -189,17 +203,17 @@ describe('ResultFile', () => {
     const path = fresh('ndjson');
     writeFileSync(path, '');
     chmodSync(path, 0o644);
-    const file = await ResultFile.open({ path, format: 'ndjson', kind: 'get' });
+    const file = await ResultFile.open({ path, format: 'ndjson', records: bulkSpecs.get.records });
     await file.close();
     expect(statSync(path).mode & 0o777).toBe(0o600);
   });
 
   it('writes the CSV header only when the file is new or empty, and quotes cells', async () => {
     const path = fresh('csv');
-    const first = await ResultFile.open({ path, format: 'csv', kind: 'get' });
+    const first = await ResultFile.open({ path, format: 'csv', records: bulkSpecs.get.records });
     first.append([created(1, { name: 'Acme, "Inc"' })]);
     await first.close();
-    const second = await ResultFile.open({ path, format: 'csv', kind: 'get' });
+    const second = await ResultFile.open({ path, format: 'csv', records: bulkSpecs.get.records });
     second.append([created(2, { status: 'failed', token: null, error: 'line\nbreak' })]);
     await second.close();
     expect(readFileSync(path, 'utf8')).toBe(
@@ -212,29 +226,37 @@ describe('ResultFile', () => {
   it('refuses to append CSV records to a file with another header', async () => {
     const path = fresh('csv');
     writeFileSync(path, 'user_group_id,name\na,A\n');
-    await expect(ResultFile.open({ path, format: 'csv', kind: 'get' })).rejects.toThrow(
-      /without the header of ugs get results/,
-    );
+    await expect(
+      ResultFile.open({ path, format: 'csv', records: bulkSpecs.get.records }),
+    ).rejects.toThrow(/without the header of ugs get results/);
     expect(readFileSync(path, 'utf8')).toBe('user_group_id,name\na,A\n');
   });
 
   it('ends a torn last line before appending, so no record is glued to it', async () => {
     const path = fresh('ndjson');
-    writeFileSync(path, `${ndjsonLine(rotated(1), 'rotate')}{"row":2,"sta`);
-    const file = await ResultFile.open({ path, format: 'ndjson', kind: 'rotate' });
+    writeFileSync(path, `${ndjsonLine(rotated(1), bulkSpecs.rotate.records)}{"row":2,"sta`);
+    const file = await ResultFile.open({
+      path,
+      format: 'ndjson',
+      records: bulkSpecs.rotate.records,
+    });
     file.append([rotated(3)]);
     await file.close();
-    const state = await readResumeState(path, 'ndjson', 'rotate');
+    const state = await readResumeState(path, 'ndjson', bulkSpecs.rotate.records);
     expect([...state.outcomes.keys()]).toEqual([1, 3]);
     expect(state.tornLines).toBe(1);
   });
 
   it('refuses a directory and a missing parent directory with usage errors', async () => {
-    await expect(ResultFile.open({ path: dir, format: 'ndjson', kind: 'get' })).rejects.toThrow(
-      UsageError,
-    );
     await expect(
-      ResultFile.open({ path: join(dir, 'no', 'x.ndjson'), format: 'ndjson', kind: 'get' }),
+      ResultFile.open({ path: dir, format: 'ndjson', records: bulkSpecs.get.records }),
+    ).rejects.toThrow(UsageError);
+    await expect(
+      ResultFile.open({
+        path: join(dir, 'no', 'x.ndjson'),
+        format: 'ndjson',
+        records: bulkSpecs.get.records,
+      }),
     ).rejects.toThrow(/cannot open the file \(no such directory\)/);
   });
 });
@@ -266,7 +288,12 @@ describe('the journal (markSending)', () => {
   it('resolves only after an fsync that covers the records', async () => {
     const { fs, log } = countingFs();
     const path = fresh('ndjson');
-    const file = await ResultFile.open({ path, format: 'ndjson', kind: 'rotate', fs });
+    const file = await ResultFile.open({
+      path,
+      format: 'ndjson',
+      records: bulkSpecs.rotate.records,
+      fs,
+    });
     await file.markSending([sending(1)]);
     expect(log).toEqual(['write 1', 'fsync']);
     expect(readFileSync(path, 'utf8')).toContain('"status":"sending"');
@@ -276,7 +303,12 @@ describe('the journal (markSending)', () => {
   it('batches the fsyncs of rows sent together: 64 rows, at most 2 fsyncs', async () => {
     const { fs, log } = countingFs();
     const path = fresh('ndjson');
-    const file = await ResultFile.open({ path, format: 'ndjson', kind: 'rotate', fs });
+    const file = await ResultFile.open({
+      path,
+      format: 'ndjson',
+      records: bulkSpecs.rotate.records,
+      fs,
+    });
     const order: string[] = [];
     await Promise.all(
       Array.from({ length: 64 }, (_, i) =>
@@ -289,7 +321,7 @@ describe('the journal (markSending)', () => {
     expect(fsyncs).toBeGreaterThanOrEqual(1);
     expect(fsyncs).toBeLessThanOrEqual(2);
     expect(order).toHaveLength(64);
-    const state = await readResumeState(path, 'ndjson', 'rotate');
+    const state = await readResumeState(path, 'ndjson', bulkSpecs.rotate.records);
     expect(state.outcomes.size).toBe(64);
     await file.close();
   });
@@ -297,7 +329,12 @@ describe('the journal (markSending)', () => {
   it('a row marked while an fsync runs waits for the next fsync', async () => {
     const { fs, log } = countingFs();
     const path = fresh('ndjson');
-    const file = await ResultFile.open({ path, format: 'ndjson', kind: 'rotate', fs });
+    const file = await ResultFile.open({
+      path,
+      format: 'ndjson',
+      records: bulkSpecs.rotate.records,
+      fs,
+    });
     const first = file.markSending([sending(1)]);
     await new Promise((resolve) => setTimeout(resolve, 5)); // the first fsync is running
     let secondDone = false;
@@ -318,7 +355,7 @@ describe('the journal (markSending)', () => {
     const file = await ResultFile.open({
       path: fresh('ndjson'),
       format: 'ndjson',
-      kind: 'rotate',
+      records: bulkSpecs.rotate.records,
       fs,
     });
     await expect(file.markSending([sending(1)])).rejects.toThrow(/short write/);
@@ -344,7 +381,12 @@ describe('journalAhead', () => {
         }
       },
     };
-    const file = await ResultFile.open({ path, format: 'ndjson', kind: 'rotate', fs });
+    const file = await ResultFile.open({
+      path,
+      format: 'ndjson',
+      records: bulkSpecs.rotate.records,
+      fs,
+    });
     // Batches as the input reads them: of uneven sizes, crossing the journal's batches.
     async function* rows() {
       for (let row = 1; row <= 1000; row += 100) {
@@ -367,14 +409,14 @@ describe('journalAhead', () => {
 describe('readResumeState', () => {
   it('reads a large CSV in batches, torn lines in the middle of a batch included', async () => {
     const path = fresh('csv');
-    const file = await ResultFile.open({ path, format: 'csv', kind: 'rotate' });
+    const file = await ResultFile.open({ path, format: 'csv', records: bulkSpecs.rotate.records });
     file.append(Array.from({ length: 1500 }, (_, i) => rotated(i + 1)));
     await file.flush();
     appendFileSync(path, '1501,id1501,Na\n'); // torn outside quotes, then ended by a later run
     appendFileSync(path, '1502,id1502,"x"y\n'); // not CSV at all: its batch is redone line by line
     file.append(Array.from({ length: 1000 }, (_, i) => rotated(i + 1503, { status: 'unknown' })));
     await file.close();
-    const state = await readResumeState(path, 'csv', 'rotate');
+    const state = await readResumeState(path, 'csv', bulkSpecs.rotate.records);
     expect(state.outcomes.size).toBe(2500);
     expect(state.outcomes.get(1500)).toEqual(rotated(1500));
     expect(state.outcomes.get(2502)?.status).toBe('unknown');
@@ -385,16 +427,16 @@ describe('readResumeState', () => {
     const path = fresh('ndjson');
     writeFileSync(
       path,
-      ndjsonLine(sending(1), 'rotate') +
-        ndjsonLine(sending(2), 'rotate') +
-        ndjsonLine(rotated(1), 'rotate') +
+      ndjsonLine(sending(1), bulkSpecs.rotate.records) +
+        ndjsonLine(sending(2), bulkSpecs.rotate.records) +
+        ndjsonLine(rotated(1), bulkSpecs.rotate.records) +
         ndjsonLine(
           rotated(3, { status: 'failed', token: null, error: '404', http_status: 404 }),
-          'rotate',
+          bulkSpecs.rotate.records,
         ) +
-        ndjsonLine(rotated(4), 'rotate').slice(0, 40),
+        ndjsonLine(rotated(4), bulkSpecs.rotate.records).slice(0, 40),
     );
-    const state = await readResumeState(path, 'ndjson', 'rotate');
+    const state = await readResumeState(path, 'ndjson', bulkSpecs.rotate.records);
     expect(state.outcomes.get(1)).toEqual(rotated(1));
     expect(state.outcomes.get(2)?.status).toBe('sending');
     expect(state.outcomes.get(3)?.status).toBe('failed');
@@ -404,14 +446,14 @@ describe('readResumeState', () => {
 
   it('reads CSV results back with their types, ignoring a torn last line and torn middle lines', async () => {
     const path = fresh('csv');
-    const file = await ResultFile.open({ path, format: 'csv', kind: 'get' });
+    const file = await ResultFile.open({ path, format: 'csv', records: bulkSpecs.get.records });
     file.append([
       created(1, { name: 'A, "B"' }),
       created(2, { status: 'found', new_user_group: false }),
     ]);
     await file.close();
     appendFileSync(path, '3,id3,"Name, cut\n4,id4,N4,created,tok-4,4,true,,200\n5,id5,N5,cre');
-    const state = await readResumeState(path, 'csv', 'get');
+    const state = await readResumeState(path, 'csv', bulkSpecs.get.records);
     expect(state.outcomes.get(1)).toEqual(created(1, { name: 'A, "B"' }));
     expect(state.outcomes.get(2)).toEqual(created(2, { status: 'found', new_user_group: false }));
     expect(state.outcomes.has(3)).toBe(false);
@@ -434,10 +476,10 @@ describe('readResumeState', () => {
         rotated(4, { status: 'failed', token: null, http_status: 404 }),
         rotated(5, { status: 'skipped', token: null }),
       ]
-        .map((record) => ndjsonLine(record, 'rotate'))
+        .map((record) => ndjsonLine(record, bulkSpecs.rotate.records))
         .join(''),
     );
-    const plan = planResume(await readResumeState(path, 'ndjson', 'rotate'));
+    const plan = planResume(await readResumeState(path, 'ndjson', bulkSpecs.rotate.records));
     expect([...plan.done]).toEqual([1]);
     expect([...plan.settle.keys()].sort()).toEqual([2, 3]);
     expect(plan.settle.get(2)?.status).toBe('sending');
@@ -445,19 +487,19 @@ describe('readResumeState', () => {
   });
 
   it('is empty for a file that does not exist yet', async () => {
-    const state = await readResumeState(join(dir, 'never.ndjson'), 'ndjson', 'get');
+    const state = await readResumeState(join(dir, 'never.ndjson'), 'ndjson', bulkSpecs.get.records);
     expect(state.outcomes.size).toBe(0);
   });
 
   it('refuses a file that is not a results file (e.g. the input)', async () => {
     const csv = fresh('csv');
     writeFileSync(csv, 'user_group_id,name\na,A\n');
-    await expect(readResumeState(csv, 'csv', 'get')).rejects.toThrow(
+    await expect(readResumeState(csv, 'csv', bulkSpecs.get.records)).rejects.toThrow(
       /is not a ugs get results file: line 1 is not the header/,
     );
     const nd = fresh('ndjson');
     writeFileSync(nd, '{"user_group_id":"a","name":"A"}\n');
-    await expect(readResumeState(nd, 'ndjson', 'get')).rejects.toThrow(
+    await expect(readResumeState(nd, 'ndjson', bulkSpecs.get.records)).rejects.toThrow(
       /line 1 is not a result record/,
     );
   });

@@ -9,6 +9,7 @@ import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { type BulkOptions, runBulk } from '../../src/bulk/run.js';
 import type { GetUserRequest, ServiceResult } from '../../src/service.js';
+import { bulkSpecs } from '../kit/bulk.js';
 import { FakeService, groupResult, makeDeps, makeIO } from '../kit/fakes.js';
 import { tempDir } from '../kit/index.js';
 
@@ -26,7 +27,7 @@ function rowsFile(count: number): string {
 
 function getOptions(from: string, concurrency = 2): BulkOptions {
   return {
-    kind: 'get',
+    spec: bulkSpecs.get,
     from,
     format: 'ndjson',
     concurrency,

@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { type BulkOptions, runBulk } from '../../src/bulk/run.js';
 import { OutcomeUnknownError } from '../../src/errors.js';
 import type { ServiceResult } from '../../src/service.js';
+import { bulkSpecs } from '../kit/bulk.js';
 import { FakeService, groupResult, makeDeps, rejection } from '../kit/fakes.js';
 import { tempDir } from '../kit/index.js';
 
@@ -27,7 +28,7 @@ function rotateRun(rows: readonly Record<string, unknown>[]): BulkOptions {
   const from = join(dir, 'rows.ndjson');
   writeFileSync(from, rows.map((row) => `${JSON.stringify(row)}\n`).join(''));
   return {
-    kind: 'rotate',
+    spec: bulkSpecs.rotate,
     from,
     format: 'ndjson',
     concurrency: 1,

@@ -2,8 +2,8 @@ import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type GetOptions, parseGetFlags, runGet } from '../../src/commands/get.js';
 import { ApiError, AuthError, CancelledError, NetworkError, UsageError } from '../../src/errors.js';
+import { type GetOptions, parseGetFlags, runGet } from '../../src/operations/get-user/command.js';
 import { tempDir } from '../kit/binary.js';
 import {
   apiErrorWithBody,

@@ -1,11 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import {
-  PREVIOUS_TOKEN_WARNING,
-  parseRotateFlags,
-  type RotateOptions,
-  runRotate,
-} from '../../src/commands/rotate.js';
-import {
   ApiError,
   AuthError,
   CancelledError,
@@ -14,6 +8,12 @@ import {
   UsageError,
 } from '../../src/errors.js';
 import { type HttpClient, type HttpRequest, TransportError } from '../../src/http.js';
+import {
+  PREVIOUS_TOKEN_WARNING,
+  parseRotateFlags,
+  type RotateOptions,
+  runRotate,
+} from '../../src/operations/rotate-token/command.js';
 import { HttpServiceClient } from '../../src/service.js';
 import {
   apiErrorWithBody,

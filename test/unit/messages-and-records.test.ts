@@ -10,6 +10,7 @@ import { type BulkOptions, runBulk } from '../../src/bulk/run.js';
 import { ApiError } from '../../src/errors.js';
 import { main } from '../../src/main.js';
 import type { GetUserRequest } from '../../src/service.js';
+import { bulkSpecs } from '../kit/bulk.js';
 import { FakeService, groupResult, makeDeps, makeIO } from '../kit/fakes.js';
 import { json, startServer, type TestServer, tempDir } from '../kit/index.js';
 
@@ -104,7 +105,15 @@ function rowsFile(ids: string[]): string {
 }
 
 function getOptions(from: string, output?: string, resume = false): BulkOptions {
-  return { kind: 'get', from, format: 'ndjson', concurrency: 1, output, resume, yes: false };
+  return {
+    spec: bulkSpecs.get,
+    from,
+    format: 'ndjson',
+    concurrency: 1,
+    output,
+    resume,
+    yes: false,
+  };
 }
 
 function echo(extra: Record<string, unknown> = {}) {

@@ -3,8 +3,8 @@
  * through the IO streams object (issue 10), and silences notes, warnings and messages only.
  */
 import { describe, expect, it } from 'vitest';
-import { runGet } from '../../src/commands/get.js';
 import { runLogout } from '../../src/commands/logout.js';
+import { runGet } from '../../src/operations/get-user/command.js';
 import {
   printError,
   printLine,

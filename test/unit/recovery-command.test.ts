@@ -1,7 +1,11 @@
 /** The command printed to recover a rotated token whose output was lost: exact and pasteable. */
 import { describe, expect, it } from 'vitest';
-import { recoveryCommand, recoveryHint, runRotate } from '../../src/commands/rotate.js';
 import { OutcomeUnknownError } from '../../src/errors.js';
+import {
+  recoveryCommand,
+  recoveryHint,
+  runRotate,
+} from '../../src/operations/rotate-token/command.js';
 import { shellWord } from '../../src/parse.js';
 import { FakeService, groupResult, makeDeps, makeIO } from '../kit/fakes.js';
 

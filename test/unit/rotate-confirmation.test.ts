@@ -3,7 +3,7 @@
  * `--debug` fingerprints it) and that the old token stops working.
  */
 import { describe, expect, it } from 'vitest';
-import { runRotate } from '../../src/commands/rotate.js';
+import { runRotate } from '../../src/operations/rotate-token/command.js';
 import { makeDeps, rotateService, terminalIO } from '../kit/fakes.js';
 
 async function confirmationFor(token: string): Promise<string> {

@@ -1,7 +1,15 @@
 import type { Command } from 'commander';
-import { maskSecret } from '../ci.js';
-import { resolveTarget } from '../credentials.js';
-import type { Deps } from '../deps.js';
+import { maskSecret } from '../../ci.js';
+import { addBulkFlags, type BulkFlags, parseBulkFlags } from '../../commands/bulk-flags.js';
+import {
+  addOutputFlags,
+  type DepsFactory,
+  newCommand,
+  outputFormat,
+  withProgress,
+} from '../../commands/shared.js';
+import { resolveTarget } from '../../credentials.js';
+import type { Deps } from '../../deps.js';
 import {
   ApiError,
   CancelledError,
@@ -10,10 +18,8 @@ import {
   OutcomeUnknownError,
   OutputError,
   UsageError,
-} from '../errors.js';
-import { canPrompt, escapeControls, flushOutput, InFlight, readStdin } from '../io.js';
-import { READ_CURRENT_TOKEN_HINT, ROTATION_ANSWER_FIELDS } from '../operations/rotate-token.js';
-import { isUnrotated, userGroupRecord } from '../operations/user-group.js';
+} from '../../errors.js';
+import { canPrompt, escapeControls, flushOutput, InFlight, readStdin } from '../../io.js';
 import {
   endpointUrl,
   pasteProblem,
@@ -21,25 +27,20 @@ import {
   quoteVisible,
   shellWord,
   UNPASTEABLE,
-} from '../parse.js';
-import { fingerprint, REDACTED } from '../redact.js';
+} from '../../parse.js';
+import { fingerprint, REDACTED } from '../../redact.js';
 import {
   formatValue,
   type OutputFormat,
   printMessage,
   printResult,
   withJsonErrorBody,
-} from '../render.js';
-import { USER_PATH } from '../settings.js';
-import type { Target } from '../target.js';
-import { addBulkFlags, type BulkFlags, parseBulkFlags } from './bulk-flags.js';
-import {
-  addOutputFlags,
-  type DepsFactory,
-  newCommand,
-  outputFormat,
-  withProgress,
-} from './shared.js';
+} from '../../render.js';
+import { USER_PATH } from '../../settings.js';
+import type { Target } from '../../target.js';
+import type { BulkFlagSpec } from '../bulk.js';
+import { isUnrotated, userGroupRecord } from '../user-group.js';
+import { READ_CURRENT_TOKEN_HINT, ROTATION_ANSWER_FIELDS } from './operation.js';
 
 export interface RotateOptions {
   /** From --current-token; undefined when it is to be read from stdin or prompted for. */
@@ -60,6 +61,15 @@ interface RotateFlags extends BulkFlags {
 export const PREVIOUS_TOKEN_WARNING =
   'The previous token may stop working at once: update every dashboard that embeds it.';
 
+/** `rotate --from`: its flags' words (the spec itself, bulk.ts, loads only for --from). */
+const BULK: BulkFlagSpec = {
+  command: 'rotate',
+  fromHelp: 'one current_token per row from a CSV, NDJSON or JSON file (- for stdin)',
+  // Every row is at risk (rotateToken's `risk`): its record must reach a file before it is sent.
+  outputRequired:
+    'new tokens must never exist only on a terminal: they are appended to the file as rows finish',
+};
+
 export function rotateCommand(makeDeps: DepsFactory, run = runRotate): Command {
   const command = newCommand('rotate', "Replace a user group's token with a new one", [
     'ugs rotate                                   # asks for the token, then for confirmation',
@@ -73,13 +83,17 @@ export function rotateCommand(makeDeps: DepsFactory, run = runRotate): Command {
     )
     .option('--current-token-stdin', 'read the user group token to replace from stdin')
     .option('-y, --yes', 'rotate without asking for confirmation (required without a terminal)');
-  addBulkFlags(addOutputFlags(command), 'rotate').action(
-    async (flags: RotateFlags, cmd: Command) => {
-      const bulk = parseBulkFlags(flags, 'rotate', singleRowFlags(flags), flags.yes === true);
-      if (bulk) await (await import('../bulk/run.js')).runBulk(bulk, makeDeps(cmd));
-      else await run(parseRotateFlags(flags), makeDeps(cmd));
-    },
-  );
+  addBulkFlags(addOutputFlags(command), BULK).action(async (flags: RotateFlags, cmd: Command) => {
+    const bulk = parseBulkFlags(flags, BULK, singleRowFlags(flags), flags.yes === true);
+    // The bulk engine and this operation's spec load only for --from.
+    if (bulk) {
+      const [{ runBulk }, { spec }] = await Promise.all([
+        import('../../bulk/run.js'),
+        import('./bulk.js'),
+      ]);
+      await runBulk({ ...bulk, spec }, makeDeps(cmd));
+    } else await run(parseRotateFlags(flags), makeDeps(cmd));
+  });
   return command;
 }
 

@@ -1,7 +1,7 @@
 /** Get User: gets a user group by the caller's id, creating it when the id is new. */
-import type { JsonObject, StringMap } from '../parse.js';
-import type { Operation } from './operation.js';
-import { readUserGroup, type ServiceResult } from './user-group.js';
+import type { JsonObject, StringMap } from '../../parse.js';
+import type { Operation } from '../operation.js';
+import { readUserGroup, type ServiceResult } from '../user-group.js';
 
 export interface GetUserRequest {
   name: string;
@@ -31,4 +31,5 @@ export const getUser: Operation<GetUserRequest, ServiceResult> = {
   secrets: () => [],
   read: readUserGroup,
   hints: { tooLarge: 'send smaller --properties or --mapping' },
+  route: () => import('./route.js'),
 };

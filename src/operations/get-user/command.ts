@@ -1,11 +1,18 @@
 import type { Command } from 'commander';
-import { resolveTarget } from '../credentials.js';
-import type { Deps } from '../deps.js';
-import { ApiError, UsageError } from '../errors.js';
-import { readJsonSource } from '../input.js';
-import { canPrompt, escapeControls } from '../io.js';
-import type { GetUserRequest } from '../operations/get-user.js';
-import { otherGroupOf, userGroupRecord } from '../operations/user-group.js';
+import { addBulkFlags, type BulkFlags, parseBulkFlags } from '../../commands/bulk-flags.js';
+import {
+  addOutputFlags,
+  collect,
+  type DepsFactory,
+  newCommand,
+  outputFormat,
+  withProgress,
+} from '../../commands/shared.js';
+import { resolveTarget } from '../../credentials.js';
+import type { Deps } from '../../deps.js';
+import { ApiError, UsageError } from '../../errors.js';
+import { readJsonSource } from '../../input.js';
+import { canPrompt, escapeControls } from '../../io.js';
 import {
   checkGroupText,
   collectKeyValues,
@@ -17,24 +24,18 @@ import {
   quote,
   type StringMap,
   setOwn,
-} from '../parse.js';
-import type { Prompter } from '../prompter.js';
+} from '../../parse.js';
+import type { Prompter } from '../../prompter.js';
 import {
   formatValue,
   type OutputFormat,
   printResult,
   printWarningNote,
   withJsonErrorBody,
-} from '../render.js';
-import { addBulkFlags, type BulkFlags, parseBulkFlags } from './bulk-flags.js';
-import {
-  addOutputFlags,
-  collect,
-  type DepsFactory,
-  newCommand,
-  outputFormat,
-  withProgress,
-} from './shared.js';
+} from '../../render.js';
+import type { BulkFlagSpec } from '../bulk.js';
+import { otherGroupOf, userGroupRecord } from '../user-group.js';
+import type { GetUserRequest } from './operation.js';
 
 export interface GetOptions {
   id: string | undefined;
@@ -55,6 +56,12 @@ interface GetFlags extends BulkFlags {
   field?: string;
 }
 
+/** `get --from`: its flags' words (the spec itself, bulk.ts, loads only for --from). */
+const BULK: BulkFlagSpec = {
+  command: 'get',
+  fromHelp: 'one group per row from a CSV, NDJSON or JSON file (- for stdin)',
+};
+
 export function getCommand(makeDeps: DepsFactory, run = runGet): Command {
   const command = newCommand('get', 'Get a user group, creating it if its id is new', [
     'ugs get --id acme --name "Acme Corp"',
@@ -74,11 +81,17 @@ export function getCommand(makeDeps: DepsFactory, run = runGet): Command {
     .option('--mapping-json <json|@file|->', 'the whole mapping as a JSON object of strings')
     .option('--property <key=value>', 'set a property to a string value (repeatable)', collect, [])
     .option('--properties <json|@file|->', 'the properties as a JSON object');
-  addBulkFlags(addOutputFlags(command), 'get').action(async (flags: GetFlags, cmd: Command) => {
-    const bulk = parseBulkFlags(flags, 'get', singleRowFlags(flags), true);
+  addBulkFlags(addOutputFlags(command), BULK).action(async (flags: GetFlags, cmd: Command) => {
+    const bulk = parseBulkFlags(flags, BULK, singleRowFlags(flags), true);
     const deps = makeDeps(cmd);
-    if (bulk) await (await import('../bulk/run.js')).runBulk(bulk, deps);
-    else await run(await parseGetFlags(flags, deps), deps);
+    // The bulk engine and this operation's spec load only for --from.
+    if (bulk) {
+      const [{ runBulk }, { spec }] = await Promise.all([
+        import('../../bulk/run.js'),
+        import('./bulk.js'),
+      ]);
+      await runBulk({ ...bulk, spec }, deps);
+    } else await run(await parseGetFlags(flags, deps), deps);
   });
   return command;
 }

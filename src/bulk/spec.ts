@@ -1,0 +1,50 @@
+/**
+ * An operation's bulk spec (`src/operations/<op>/bulk.ts`): its rows, how a row is sent, what its
+ * records carry. The engine (run.ts) runs any spec the same way; what an uncertain delivery
+ * means, and so whether rows are journaled, confirmed and settled, comes from the operation's
+ * `risk`.
+ */
+
+import type { BulkRow, RowSchema } from '../operations/bulk.js';
+import type { DeliveryRisk } from '../operations/operation.js';
+import type { ServiceClient, ServiceResult } from '../service.js';
+import type { BulkRecord, RecordSchema, RecordStatus } from './records.js';
+
+export type { BulkRow, RowSchema };
+
+/** A record's outcome and fields, from an answer. */
+export type RecordOutcome = { status: RecordStatus } & Partial<BulkRecord>;
+
+/** What reading the current state back says about a request at risk whose answer was lost. */
+export type Settled =
+  | { kind: 'happened'; result: ServiceResult }
+  | { kind: 'not-happened' }
+  | { kind: 'unknown'; why: string };
+
+export interface BulkSpec<Row extends BulkRow = BulkRow> {
+  rows: RowSchema<Row>;
+  records: RecordSchema;
+  /** Values of a row that must never be shown (the operation's `secrets` of its input). */
+  secrets(row: Row): readonly string[];
+  /** Sends the row's request. */
+  send(client: ServiceClient, row: Row): Promise<ServiceResult>;
+  /** The row's record from an answer; `settled`: read back after the answer was lost. */
+  outcome(row: Row, result: ServiceResult, settled: boolean): RecordOutcome;
+  /** The operation's risk: rows are journaled before they are sent and settled after. */
+  risk?: AtRisk<Row>;
+}
+
+export interface AtRisk<Row extends BulkRow> {
+  delivery: DeliveryRisk;
+  /** Without a terminal, `--yes` is required: the refusal and its hint. */
+  needsYes: { message: string; hint: string };
+  /** The confirmation question for `count` rows, and the answer to a no. */
+  question(count: number): string;
+  cancelled: string;
+  /** Why `--resume` settles a row last seen as sent: `an earlier run sent this rotation ...`. */
+  unanswered: string;
+  /** Did the row's request happen? Reads the current state back (may throw the call's error). */
+  settle(client: ServiceClient, row: Row): Promise<Settled>;
+  /** Why a row cannot be settled (it lacks what reading back needs), or undefined. */
+  unsettleable(row: Row): string | undefined;
+}

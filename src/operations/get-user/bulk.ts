@@ -1,0 +1,103 @@
+/** `ugs get --from`: one group per row, got or created; nothing to settle (safe to repeat). */
+
+import { sentValue } from '../../bulk/records.js';
+import type { BulkSpec, RecordOutcome } from '../../bulk/spec.js';
+import { groupText, isObject, typeOf } from '../../bulk/validate.js';
+import { type JsonObject, quote, quoteVisible, type StringMap } from '../../parse.js';
+import type { RowFields } from '../bulk.js';
+import type { ServiceResult } from '../user-group.js';
+import { otherGroupOf } from '../user-group.js';
+import { GET_COLUMNS, ROTATE_COLUMNS, userGroupRecordWriter } from '../user-group-records.js';
+import type { GetUserRequest } from './operation.js';
+
+export interface GetRow {
+  row: number;
+  line: number;
+  user_group_id: string;
+  name: string;
+  mapping?: StringMap;
+  properties?: JsonObject;
+}
+
+export const spec: BulkSpec<GetRow> = {
+  rows: {
+    fields: new Set(['user_group_id', 'name', 'mapping', 'properties']),
+    required: ['user_group_id', 'name'],
+    objects: ['mapping', 'properties'],
+    quoteJsonErrors: true,
+    check: getRow,
+    unique: {
+      key: (row) => row.user_group_id,
+      normalize: true,
+      problem: (row, first, exact) =>
+        `user_group_id ${quoteVisible(row.user_group_id)} is also in row ${first}${exact ? '' : ' (the same id once Unicode-normalised, NFC)'}`,
+    },
+  },
+  records: {
+    command: 'get',
+    columns: GET_COLUMNS,
+    extras: [{ field: 'new_user_group', always: true, resume: true }],
+    writerOf: userGroupRecordWriter,
+    others: [{ command: 'rotate', columns: ROTATE_COLUMNS }],
+  },
+  secrets: () => [],
+  send(client, row) {
+    const request: GetUserRequest = { name: row.name, user_group_id: row.user_group_id };
+    if (row.mapping) request.mapping = row.mapping;
+    if (row.properties) request.properties = row.properties;
+    return client.getUser(request);
+  },
+  outcome(row: GetRow, result: ServiceResult): RecordOutcome {
+    const group = result.userGroup;
+    const other = otherGroupOf(result, row.user_group_id);
+    if (other !== undefined) {
+      // Another customer's token must not be stored as this row's: the record keeps none.
+      return {
+        status: 'failed',
+        error: `the service answered for user group ${quote(other)}, not ${quote(row.user_group_id)}: its answer is not used`,
+        http_status: result.status ?? null,
+      };
+    }
+    return {
+      status: result.created === true ? 'created' : 'found',
+      name: typeof group.name === 'string' ? group.name : row.name,
+      token: group.token,
+      team_id: sentValue(group.team_id),
+      new_user_group: result.created ?? null,
+      http_status: result.status ?? null,
+    };
+  },
+};
+
+function getRow(
+  row: number,
+  line: number,
+  fields: RowFields,
+  problems: string[],
+): GetRow | undefined {
+  const user_group_id = groupText(fields, 'user_group_id', true, problems);
+  const name = groupText(fields, 'name', true, problems);
+  const result: GetRow = { row, line, user_group_id: user_group_id ?? '', name: name ?? '' };
+  const mapping = fields.mapping;
+  if (mapping !== undefined && mapping !== null) {
+    if (!isObject(mapping)) problems.push(`mapping must be a JSON object, got ${typeOf(mapping)}`);
+    else {
+      for (const [key, entry] of Object.entries(mapping)) {
+        if (key === '') problems.push('mapping has an empty key');
+        else if (typeof entry !== 'string') {
+          problems.push(
+            `mapping: the value of ${quote(key)} must be a string, got ${typeOf(entry)}`,
+          );
+        }
+      }
+      result.mapping = mapping as StringMap;
+    }
+  }
+  const properties = fields.properties;
+  if (properties !== undefined && properties !== null) {
+    if (!isObject(properties)) {
+      problems.push(`properties must be a JSON object, got ${typeOf(properties)}`);
+    } else result.properties = properties;
+  }
+  return problems.length > 0 ? undefined : result;
+}

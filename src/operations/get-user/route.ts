@@ -1,0 +1,30 @@
+/** Get User in the emulator: get-or-create by the caller's id, as the service does. */
+import { parseGetUserBody } from '../../emulator/validation.js';
+import type { Route } from '../route.js';
+
+export const route: Route = {
+  async handle({ store, environment, text, markChanged, durable }) {
+    const input = parseGetUserBody(text);
+    const { created, group } = store.getOrCreate(environment, input);
+    if (created) markChanged();
+    // Rules 1 and 3 of Get User: name and properties are the request's own, whatever was
+    // stored first; the stored group itself is never changed by a later get. The answer is
+    // taken before waiting, so it shows exactly the state the wait covers even if the group is
+    // rotated meanwhile.
+    const body = {
+      success: 1,
+      new_user_group: created,
+      user_group: {
+        team_id: group.teamId,
+        token: group.token,
+        name: input.name,
+        provided_id: group.providedId,
+        properties: input.properties ?? null,
+      },
+    };
+    // Also when found: a concurrent request may have created it and not yet saved it, and a
+    // token must never be handed out before it is durable.
+    await durable();
+    return { status: 200, body, outcome: created ? 'created' : 'found', id: group.providedId };
+  },
+};

@@ -1,0 +1,152 @@
+/**
+ * `ugs rotate --from`: one current_token per row. A rotation is at risk (its `risk`): each row is
+ * journaled before it is sent, and one whose answer was lost is settled by reading the group's
+ * current token back before anything else is sent for it.
+ */
+
+import { sentValue } from '../../bulk/records.js';
+import type { BulkSpec, RecordOutcome, Settled } from '../../bulk/spec.js';
+import { groupText, typeOf } from '../../bulk/validate.js';
+import { groupTextProblem, quote } from '../../parse.js';
+import type { RowFields } from '../bulk.js';
+import { isUnrotated, otherGroupOf, type ServiceResult } from '../user-group.js';
+import { GET_COLUMNS, ROTATE_COLUMNS, userGroupRecordWriter } from '../user-group-records.js';
+import { READ_CURRENT_TOKEN_HINT, rotateToken } from './operation.js';
+
+export interface RotateRow {
+  row: number;
+  line: number;
+  current_token: string;
+  user_group_id?: string;
+  name?: string;
+}
+
+export const spec: BulkSpec<RotateRow> = {
+  rows: {
+    fields: new Set(['current_token', 'user_group_id', 'name']),
+    required: ['current_token'],
+    objects: [],
+    // V8 quotes the text near a JSON error, which may be a current token.
+    quoteJsonErrors: false,
+    check: rotateRow,
+    unique: {
+      key: (row) => row.current_token,
+      normalize: false,
+      problem: (_row, first) => `same current_token as row ${first}`,
+    },
+  },
+  records: {
+    command: 'rotate',
+    columns: ROTATE_COLUMNS,
+    extras: [
+      { field: 'api_environment_tag', always: false, resume: true },
+      { field: 'settled_by', always: false, resume: false },
+    ],
+    writerOf: userGroupRecordWriter,
+    others: [{ command: 'get', columns: GET_COLUMNS }],
+  },
+  secrets: (row) => rotateToken.secrets(row.current_token),
+  send: (client, row) => client.rotateToken(row.current_token),
+  outcome(row: RotateRow, result: ServiceResult, settled: boolean): RecordOutcome {
+    const group = result.userGroup;
+    const id = group.provided_id;
+    const tag = group.api_environment_tag;
+    if (!settled && isUnrotated(result, row.current_token)) {
+      return {
+        status: 'failed',
+        error: 'not rotated: the service answered success but returned the token that was sent',
+        http_status: result.status ?? null,
+      };
+    }
+    // The rotation happened (its token is real and recorded), but not to the row's group.
+    const other =
+      row.user_group_id === undefined ? undefined : otherGroupOf(result, row.user_group_id);
+    return {
+      status: other === undefined ? 'rotated' : 'mismatch',
+      user_group_id: row.user_group_id ?? (typeof id === 'string' ? id : null),
+      name: row.name ?? (typeof group.name === 'string' ? group.name : null),
+      token: group.token,
+      team_id: sentValue(group.team_id),
+      ...(!settled && { api_environment_tag: sentValue(tag) }),
+      http_status: settled ? null : (result.status ?? null),
+      ...(settled && { settled_by: 'get' as const }),
+      ...(other !== undefined && {
+        error: `the rotation answer names user group ${quote(other)}, not this row's ${quote(row.user_group_id ?? '')}: the token was rotated (the new token is recorded); check which group it belongs to`,
+      }),
+    };
+  },
+  risk: {
+    delivery: rotateToken.risk as NonNullable<typeof rotateToken.risk>,
+    needsYes: {
+      message: '--yes is required to rotate tokens when not running interactively',
+      hint: 'every row is rotated at once; add --yes to confirm in scripts',
+    },
+    question: (count) =>
+      `Rotate the tokens of ${count} user ${count === 1 ? 'group' : 'groups'}? Dashboards using the old tokens may stop working.`,
+    cancelled: 'rotation cancelled; nothing was sent',
+    unanswered: 'an earlier run sent this rotation without an answer',
+    unsettleable: (row) =>
+      row.user_group_id === undefined || row.name === undefined
+        ? `the row has no user_group_id and name to check it with (${READ_CURRENT_TOKEN_HINT})`
+        : undefined,
+    /**
+     * The group's current token says: another token than the row's means the rotation happened;
+     * the same token means it did not.
+     */
+    async settle(client, row): Promise<Settled> {
+      const id = row.user_group_id ?? '';
+      const current = await client.getUser({ user_group_id: id, name: row.name ?? '' });
+      const other = otherGroupOf(current, id);
+      if (other !== undefined) {
+        return {
+          kind: 'unknown',
+          why: `reading the group back answered for user group ${quote(other)}, so whether this row rotated is not known`,
+        };
+      }
+      if (current.created === true) {
+        return {
+          kind: 'unknown',
+          why: `no group had user_group_id ${id} (ugs get created it), so the token's group is not known`,
+        };
+      }
+      if (current.userGroup.token !== row.current_token)
+        return { kind: 'happened', result: current };
+      return { kind: 'not-happened' };
+    },
+  },
+};
+
+function rotateRow(
+  row: number,
+  line: number,
+  fields: RowFields,
+  problems: string[],
+): RotateRow | undefined {
+  const token = fields.current_token;
+  let current_token = '';
+  // The token itself is never shown: messages name the problem only.
+  if (token === undefined || token === null) problems.push('current_token is missing');
+  else if (typeof token !== 'string') {
+    problems.push(`current_token must be a string, got ${typeOf(token)}`);
+  } else {
+    // Trimmed like --current-token: a pasted token often brings a newline or a space along.
+    current_token = token.trim();
+    if (current_token === '') problems.push('current_token is empty');
+    else {
+      // Named by kind only: the token itself is never shown.
+      const problem = groupTextProblem(current_token, 'id');
+      if (problem?.includes('format character')) {
+        problems.push('current_token contains an invisible format character');
+      } else if (problem !== undefined) {
+        problems.push('current_token contains a control character or U+FFFD');
+      }
+    }
+  }
+  const user_group_id = groupText(fields, 'user_group_id', false, problems);
+  const name = groupText(fields, 'name', false, problems);
+  if (problems.length > 0) return undefined;
+  const result: RotateRow = { row, line, current_token };
+  if (user_group_id !== undefined) result.user_group_id = user_group_id;
+  if (name !== undefined) result.name = name;
+  return result;
+}

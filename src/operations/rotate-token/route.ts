@@ -1,0 +1,26 @@
+/** Create User (token rotation) in the emulator: the old token stops working at once. */
+import { parseRotateBody, RequestError } from '../../emulator/validation.js';
+import type { Route } from '../route.js';
+
+export const route: Route = {
+  async handle({ store, environment, text, markChanged, durable }) {
+    const currentToken = parseRotateBody(text);
+    const group = store.rotate(environment, currentToken);
+    // DRF's get_object_or_404; the token is not echoed: it is a credential.
+    if (!group) throw RequestError.detail(404, 'Not found.');
+    markChanged();
+    const body = {
+      success: 1,
+      user_group: {
+        team_id: group.teamId,
+        token: group.token,
+        name: group.name,
+        provided_id: group.providedId,
+        // The field name the vendor documents; the interface leaves it unnamed.
+        api_environment_tag: environment,
+      },
+    };
+    await durable();
+    return { status: 200, body, outcome: 'rotated', id: group.providedId };
+  },
+};
