@@ -25,7 +25,8 @@ import {
   stdoutColumns,
   watchOutput,
 } from './io.js';
-import { formatExamples, printError } from './render.js';
+import { formatExamples } from './output/help.js';
+import { printError } from './output/messages.js';
 import {
   type GlobalFlags,
   type Preferences,

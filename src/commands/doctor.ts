@@ -4,7 +4,7 @@ import { type Check, type CheckStatus, type DoctorOptions, runChecks } from '../
 import type { DoctorNetwork } from '../doctor/network.js';
 import { ChecksFailedError } from '../errors.js';
 import { colorEnabled, type Env, writeLine } from '../io.js';
-import { printJson } from '../render.js';
+import { printJson } from '../output/results.js';
 import { newCommand } from './shared.js';
 
 export interface DoctorRunOptions extends DoctorOptions {

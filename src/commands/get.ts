@@ -6,6 +6,13 @@ import { readJsonSource } from '../input.js';
 import { canPrompt, escapeControls } from '../io.js';
 import type { GetUserRequest } from '../operations/get-user.js';
 import { otherGroupOf, userGroupRecord } from '../operations/user-group.js';
+import { printWarningNote } from '../output/messages.js';
+import {
+  formatValue,
+  type OutputFormat,
+  printResult,
+  withJsonErrorBody,
+} from '../output/results.js';
 import {
   checkGroupText,
   collectKeyValues,
@@ -19,13 +26,6 @@ import {
   setOwn,
 } from '../parse.js';
 import type { Prompter } from '../prompter.js';
-import {
-  formatValue,
-  type OutputFormat,
-  printResult,
-  printWarningNote,
-  withJsonErrorBody,
-} from '../render.js';
 import { addBulkFlags, type BulkFlags, parseBulkFlags } from './bulk-flags.js';
 import {
   addOutputFlags,

@@ -4,8 +4,8 @@ import { apiTokenProblem, loginCommandFor, resolveCredentials } from '../credent
 import type { Deps } from '../deps.js';
 import { ConfigError, UsageError } from '../errors.js';
 import { canPrompt, escapeControls, readStdin } from '../io.js';
+import { printMessage } from '../output/messages.js';
 import { formatBaseUrl, parseBaseUrl, quote } from '../parse.js';
-import { printMessage } from '../render.js';
 import { CredentialStoreError, credentialAccount, credentialAccounts } from '../secure-store.js';
 import { type DepsFactory, newCommand } from './shared.js';
 

@@ -3,8 +3,8 @@ import { loginCommandFor } from '../credentials.js';
 import type { Deps } from '../deps.js';
 import { ConfigError } from '../errors.js';
 import { escapeControls } from '../io.js';
+import { printLine } from '../output/messages.js';
 import { quote } from '../parse.js';
-import { printLine } from '../render.js';
 import { CredentialStoreError, credentialAccounts } from '../secure-store.js';
 import { type DepsFactory, newCommand } from './shared.js';
 

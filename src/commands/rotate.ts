@@ -15,14 +15,14 @@ import {
 import { canPrompt, escapeControls, flushOutput, InFlight, readStdin } from '../io.js';
 import { READ_CURRENT_TOKEN_HINT } from '../operations/rotate-token.js';
 import { isUnrotated, userGroupRecord } from '../operations/user-group.js';
-import { endpointUrl, pasteProblem, quoteVisible, UNPASTEABLE } from '../parse.js';
+import { printMessage } from '../output/messages.js';
 import {
   formatValue,
   type OutputFormat,
-  printMessage,
   printResult,
   withJsonErrorBody,
-} from '../render.js';
+} from '../output/results.js';
+import { endpointUrl, pasteProblem, quoteVisible, UNPASTEABLE } from '../parse.js';
 import type { Target } from '../service.js';
 import { USER_PATH } from '../settings.js';
 import { addBulkFlags, type BulkFlags, parseBulkFlags } from './bulk-flags.js';

@@ -1,7 +1,8 @@
 import { Command } from 'commander';
 import type { Deps } from '../deps.js';
 import { UsageError } from '../errors.js';
-import { formatExamples, type OutputFormat } from '../render.js';
+import { formatExamples } from '../output/help.js';
+import type { OutputFormat } from '../output/results.js';
 
 /** Main hands each command a way to build its dependencies once the global flags are parsed. */
 export type DepsFactory = (command: Command) => Deps;

@@ -11,8 +11,8 @@ import {
 import { maskToken } from '../debug.js';
 import type { Deps } from '../deps.js';
 import { AuthError, UgsError } from '../errors.js';
+import { printFieldTable, printJson } from '../output/results.js';
 import { quote, redactUrl } from '../parse.js';
-import { printFieldTable, printJson } from '../render.js';
 import { type DepsFactory, newCommand } from './shared.js';
 
 export interface StatusOptions {

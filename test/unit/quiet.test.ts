@@ -11,7 +11,7 @@ import {
   printMessage,
   printNote,
   printWarningNote,
-} from '../../src/render.js';
+} from '../../src/output/messages.js';
 import { FakeService, groupResult, makeDeps, makeIO } from '../kit/fakes.js';
 
 describe('quiet comes from the settings', () => {
