@@ -8,6 +8,7 @@ import { StreamTracer, silentTracer, type Tracer } from './debug.js';
 import { createHttpClient, type HttpClient } from './http.js';
 import type { IO } from './io.js';
 import { printLine, printNote } from './output/messages.js';
+import type { Output } from './output/output.js';
 import { InquirerPrompter, type Prompter } from './prompter.js';
 import { type CredentialStore, OsCredentialStore } from './secure-store.js';
 import { HttpServiceClient, type ServiceClient, type Target } from './service.js';
@@ -17,6 +18,8 @@ import { userAgent } from './version.js';
 
 export interface Deps {
   io: IO;
+  /** Where and how output is written (streams, terminal or not, colour, quiet, CI masking). */
+  output: Output;
   settings: Settings;
   config: ConfigStore;
   /** The OS credential store (`login --secure-storage`); its native module loads on first use. */
@@ -54,6 +57,7 @@ export interface SystemInfo {
 export function createDeps(
   io: IO,
   settings: Settings,
+  output: Output,
   system: SystemInfo,
   clients: HttpClient[],
 ): Deps {
@@ -65,13 +69,14 @@ export function createDeps(
   const warnOnce = (message: string) => {
     if (warned) return;
     warned = true;
-    printLine(io, settings, message);
+    printLine(output, message);
   };
   return {
     io,
+    output,
     settings,
     config: new FileConfigStore(configDir(io.env, system.platform, system.homedir), {
-      warn: (m) => printLine(io, settings, m),
+      warn: (m) => printLine(output, m),
     }),
     credentialStore: new OsCredentialStore(system.platform),
     prompter: new InquirerPrompter(io),
@@ -96,7 +101,7 @@ export function createDeps(
       clients.push(http);
       return new HttpServiceClient(http, target, userAgent(system.nodeVersion), {
         // stderr, so a note goes with --json and --field too without touching their stdout.
-        notify: (message) => printNote(io, settings, message),
+        notify: (message) => printNote(output, message),
         keepJsonText: options.bulk !== true,
       });
     },

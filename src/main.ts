@@ -27,13 +27,8 @@ import {
 } from './io.js';
 import { formatExamples } from './output/help.js';
 import { printError } from './output/messages.js';
-import {
-  type GlobalFlags,
-  type Preferences,
-  parseSettings,
-  readPreferences,
-  type Settings,
-} from './settings.js';
+import { createOutput, type Output } from './output/output.js';
+import { type GlobalFlags, parseSettings, readPreferences, type Settings } from './settings.js';
 import { VERSION } from './version.js';
 
 export async function main(argv: readonly string[], io: IO, system: SystemInfo): Promise<number> {
@@ -50,14 +45,18 @@ export async function main(argv: readonly string[], io: IO, system: SystemInfo):
   const commandIO: IO = { ...io, inFlight };
   const clients: HttpClient[] = [];
   let settings: Settings | undefined;
+  // Built once per run: by the command's deps, or for the error report when none was built.
+  let output: Output | undefined;
   const makeDeps: DepsFactory = (command) => {
     settings = parseSettings(command.optsWithGlobals<GlobalFlags>(), io.env);
-    return createDeps(commandIO, settings, system, clients);
+    output = createOutput(commandIO, settings);
+    return createDeps(commandIO, settings, output, system, clients);
   };
   const program = buildProgram(commandIO, makeDeps, system);
   // An error before the settings were built (a usage error, a bad --timeout) is still reported
   // as --debug and --no-color ask: commander has parsed every global flag it got to by then.
-  const preferences = (): Preferences => settings ?? readPreferences(program.opts<GlobalFlags>());
+  const errorOutput = (): Output =>
+    output ?? createOutput(io, settings ?? readPreferences(program.opts<GlobalFlags>()));
   // A signal during a command ends it at once with 130 and one line saying what it cut short.
   // `serve` handles its own signals (a clean shutdown is its normal end), so it is not armed.
   let unsubscribe: (() => void) | undefined;
@@ -84,13 +83,13 @@ export async function main(argv: readonly string[], io: IO, system: SystemInfo):
     await flushOutput(io.stdout);
     return ExitCode.Ok;
   } catch (error) {
-    const code = await reportError(error, io, preferences());
+    const code = await reportError(error, errorOutput());
     if (code === ExitCode.Ok) {
       // Help or version: their text must have been written too.
       try {
         await flushOutput(io.stdout);
       } catch (flushError) {
-        return reportError(flushError, io, preferences());
+        return reportError(flushError, errorOutput());
       }
     }
     return code;
@@ -222,7 +221,7 @@ function refuseRepeatedOptions(command: Command): void {
   for (const sub of command.commands) refuseRepeatedOptions(sub);
 }
 
-async function reportError(error: unknown, io: IO, preferences: Preferences): Promise<number> {
+async function reportError(error: unknown, out: Output): Promise<number> {
   if (error instanceof CommanderError) {
     // Commander has already printed help or the version when asked for them.
     if (
@@ -232,15 +231,15 @@ async function reportError(error: unknown, io: IO, preferences: Preferences): Pr
     ) {
       return ExitCode.Ok;
     }
-    await printError(io, preferences, { ...usageReport(error.message), error });
+    await printError(out, { ...usageReport(error.message), error });
     return ExitCode.Usage;
   }
   if (error instanceof UgsError) {
-    await printError(io, preferences, { message: error.message, hint: error.hint, error });
+    await printError(out, { message: error.message, hint: error.hint, error });
     return error.exitCode;
   }
   const message = error instanceof Error ? error.message : String(error);
-  await printError(io, preferences, {
+  await printError(out, {
     message: `unexpected failure: ${message}`,
     hint: 'run again with --debug and report the output',
     error,

@@ -23,13 +23,13 @@ import {
 } from '../errors.js';
 import { errorCode } from '../guards.js';
 import { retryAfterMs } from '../http.js';
-import { canPrompt, escapeControls, type IO, stderrColumns } from '../io.js';
+import { canPrompt, escapeControls } from '../io.js';
 import { READ_CURRENT_TOKEN_HINT } from '../operations/rotate-token.js';
 import { isUnrotated, otherGroupOf } from '../operations/user-group.js';
 import { printLine, printNote } from '../output/messages.js';
+import type { Output } from '../output/output.js';
 import { quote } from '../parse.js';
 import type { GetUserRequest, ServiceClient, ServiceResult } from '../service.js';
-import type { Preferences } from '../settings.js';
 import { type InputFormat, inputSource, isStdinPath, stdinSource } from './input.js';
 import {
   type AppendFs,
@@ -193,8 +193,7 @@ async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Pro
     }
     if (state.tornLines > 0) {
       printNote(
-        io,
-        deps.settings,
+        deps.output,
         `--resume: ${state.tornLines} incomplete line(s) in the results were ignored`,
       );
     }
@@ -278,16 +277,14 @@ class BulkRun {
     this.lastSuccess = this.started;
     this.giveUpAfterMs = opts.giveUpAfterMs ?? DEFAULT_GIVE_UP_AFTER_MS;
     this.progress = new ProgressLine(
-      deps.io,
-      deps.settings,
+      deps.output,
       () => this.progressState(),
       rowCount - alreadyDone,
       hooks.every ?? realEvery,
     );
     if (alreadyDone > 0) {
       printNote(
-        deps.io,
-        deps.settings,
+        deps.output,
         `--resume: ${rowsText(alreadyDone)} ${alreadyDone === 1 ? 'is' : 'are'} done already and ${alreadyDone === 1 ? 'is' : 'are'} not sent again`,
       );
     }
@@ -596,8 +593,7 @@ class BulkRun {
     this.flushStdout();
     this.progress.stop();
     printLine(
-      this.deps.io,
-      this.deps.settings,
+      this.deps.output,
       formatSummary(this.counts, this.clock.now() - this.started, this.settledByGet),
     );
     await this.file?.flush();
@@ -827,15 +823,14 @@ class ProgressLine {
   private drawn = false;
 
   constructor(
-    private readonly io: IO,
-    private readonly preferences: Pick<Preferences, 'quiet'>,
+    private readonly out: Output,
     private readonly state: () => ProgressState,
     readonly total: number,
     every: (tick: () => void, ms: number) => () => void,
   ) {
     // --quiet: no progress at all, so no timer waking the run to print nothing.
-    if (preferences.quiet) return;
-    const interval = io.stderrIsTTY ? BAR_INTERVAL_MS : LOG_INTERVAL_MS;
+    if (out.quiet) return;
+    const interval = out.stderrIsTTY ? BAR_INTERVAL_MS : LOG_INTERVAL_MS;
     this.cancel = every(() => this.tick(), interval);
   }
 
@@ -844,20 +839,20 @@ class ProgressLine {
   }
 
   private tick(): void {
-    if (this.io.stderrIsTTY) {
+    if (this.out.stderrIsTTY) {
       if (!this.dirty) return;
       this.dirty = false;
-      const width = stderrColumns(this.io);
-      this.io.stderr.write(`\r${formatProgress(this.state(), Math.max(1, width - 1))}\u001b[K`);
+      const width = this.out.stderrColumns();
+      this.out.stderr.write(`\r${formatProgress(this.state(), Math.max(1, width - 1))}\u001b[K`);
       this.drawn = true;
     } else {
-      printLine(this.io, this.preferences, formatProgressLog(this.state()));
+      printLine(this.out, formatProgressLog(this.state()));
     }
   }
 
   stop(): void {
     this.cancel?.();
     this.cancel = undefined;
-    if (this.drawn) this.io.stderr.write('\r\u001b[K');
+    if (this.drawn) this.out.stderr.write('\r\u001b[K');
   }
 }

@@ -67,7 +67,7 @@ export async function runDoctor(opts: DoctorRunOptions, deps: DoctorDeps): Promi
   });
   const failed = checks.filter((check) => check.status === 'fail');
   if (opts.json) {
-    printJson(deps.io, { ok: failed.length === 0, checks });
+    printJson(deps.output, { ok: failed.length === 0, checks });
   } else {
     printChecks(deps, checks);
   }

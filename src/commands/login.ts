@@ -119,22 +119,20 @@ export async function runLogin(opts: LoginOptions, deps: Deps): Promise<void> {
   if (opts.secureStorage) {
     await saveInCredentialStore(deps, apiToken, profileChange);
     await printMessage(
-      io,
-      settings,
+      deps.output,
       `${loggedIn}; the API token is in the ${deps.credentialStore.name}, the profile in ${config.path}`,
       'success',
     );
   } else {
     const storedBefore = credentials.profile?.tokenStore === 'keyring';
     await config.updateProfile(settings.profile, profileChange);
-    await printMessage(io, settings, `${loggedIn}; saved to ${config.path}`, 'success');
+    await printMessage(deps.output, `${loggedIn}; saved to ${config.path}`, 'success');
     // Only a profile that used the store loads it here: a plain login stays free of it.
     if (storedBefore) await removeStoredCopy(deps);
   }
   if (io.env.UGS_API_TOKEN) {
     await printMessage(
-      io,
-      settings,
+      deps.output,
       'warning: UGS_API_TOKEN is set and overrides the token just saved; unset it to use this one',
       'warning',
     );
@@ -180,7 +178,7 @@ async function saveInCredentialStore(
 
 /** After a plain login the token lives in the file, so the store's old copy goes. */
 async function removeStoredCopy(deps: Deps): Promise<void> {
-  const { io, settings, config, credentialStore: store } = deps;
+  const { settings, config, credentialStore: store } = deps;
   const [account = '', ...older] = credentialAccounts(settings.profile, config.path);
   try {
     await store.delete(account);
@@ -189,8 +187,7 @@ async function removeStoredCopy(deps: Deps): Promise<void> {
     if (!(error instanceof CredentialStoreError)) throw error;
     // The login itself succeeded; the old copy is still a secret left behind, so say where.
     await printMessage(
-      io,
-      settings,
+      deps.output,
       `warning: could not remove the old API token of profile ${quote(settings.profile)} from the ${store.name} (${error.reason}); remove the entry of service "ugs", account "${escapeControls(account)}" there yourself`,
       'warning',
     );

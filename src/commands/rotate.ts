@@ -138,16 +138,16 @@ export async function runRotate(opts: RotateOptions, deps: Deps): Promise<void> 
     `Rotating ${tokenPhrase(currentToken, 'the token')}`,
     () =>
       inFlight.during(interruptedRotation, () =>
-        withJsonErrorBody(io, opts.format, () => client.rotateToken(currentToken)),
+        withJsonErrorBody(deps.output, opts.format, () => client.rotateToken(currentToken)),
       ),
   );
   if (isUnrotated(result, currentToken)) throw notRotated(result.status);
   const id = escapeControls(formatValue(result.userGroup.provided_id ?? ''));
   try {
     if (opts.format.kind !== 'table') {
-      await printMessage(io, deps.settings, PREVIOUS_TOKEN_WARNING, 'warning');
+      await printMessage(deps.output, PREVIOUS_TOKEN_WARNING, 'warning');
     }
-    await printResult(io, deps.settings, {
+    await printResult(deps.output, {
       format: opts.format,
       body: result.body,
       record: userGroupRecord(result),

@@ -90,9 +90,9 @@ function apiPathOf(
 export async function runStatus(opts: StatusOptions, deps: Deps): Promise<void> {
   const { status, tokenError } = await collectStatusReport(deps);
   if (opts.json) {
-    printJson(deps.io, status);
+    printJson(deps.output, status);
   } else {
-    await printFieldTable(deps.io, deps.settings, [
+    await printFieldTable(deps.output, [
       ['profile', status.profile],
       ['base URL', status.baseUrl ? `${status.baseUrl} (${status.baseUrlSource})` : null],
       ['API path', `${status.apiPath} (${status.apiPathSource})`],

@@ -2,19 +2,18 @@
  * Messages for the person, on stderr whatever the output format (stdout is for results): notes,
  * warnings, success lines, and the one `error:`/`hint:` report.
  */
-import { detectCi, errorCommand, writeCiCommand } from '../ci.js';
-import { type IO, stderrColumns, writeLine } from '../io.js';
-import type { Preferences } from '../settings.js';
-import { styleFor } from './style.js';
+import { errorCommand, writeCiCommand } from '../ci.js';
+import { writeLine } from '../io.js';
+import type { Output } from './output.js';
 import { displayWidth } from './text.js';
 
 /**
  * A message for the person, on stderr whatever the output format: stdout is for results.
  * `--quiet` silences every such note, warning and progress line; errors go through `printError`.
  */
-export function printLine(io: IO, preferences: Pick<Preferences, 'quiet'>, text: string): void {
-  if (preferences.quiet) return;
-  writeLine(io.stderr, io.stderrIsTTY ? fitMessage(text, stderrColumns(io)) : text);
+export function printLine(out: Output, text: string): void {
+  if (out.quiet) return;
+  writeLine(out.stderr, out.stderrIsTTY ? fitMessage(text, out.stderrColumns()) : text);
 }
 
 /**
@@ -51,28 +50,23 @@ export function fitMessage(text: string, columns: number): string {
 
 /** A message in the colour of success or of a warning (when colour is on). */
 export async function printMessage(
-  io: IO,
-  preferences: Pick<Preferences, 'noColor' | 'quiet'>,
+  out: Output,
   text: string,
   tone: 'success' | 'warning',
 ): Promise<void> {
-  const style = await styleFor(io, preferences, 'stderr');
-  printLine(io, preferences, tone === 'success' ? style.green(text) : style.yellow(text));
+  const style = await out.style('stderr');
+  printLine(out, tone === 'success' ? style.green(text) : style.yellow(text));
 }
 
 /** A `note:` the service client reports, e.g. a redirect it followed. */
-export function printNote(io: IO, preferences: Pick<Preferences, 'quiet'>, text: string): void {
-  printLine(io, preferences, `note: ${text}`);
+export function printNote(out: Output, text: string): void {
+  printLine(out, `note: ${text}`);
 }
 
 /** `note:` in the warning colour, then the text. */
-export async function printWarningNote(
-  io: IO,
-  preferences: Pick<Preferences, 'noColor' | 'quiet'>,
-  text: string,
-): Promise<void> {
-  const style = await styleFor(io, preferences, 'stderr');
-  printLine(io, preferences, `${style.yellow('note:')} ${text}`);
+export async function printWarningNote(out: Output, text: string): Promise<void> {
+  const style = await out.style('stderr');
+  printLine(out, `${style.yellow('note:')} ${text}`);
 }
 
 /**
@@ -80,21 +74,20 @@ export async function printWarningNote(
  * each cause.
  */
 export async function printError(
-  io: IO,
-  preferences: Pick<Preferences, 'noColor' | 'debug'>,
+  out: Output,
   report: { message: string; hint: string | undefined; error: unknown },
 ): Promise<void> {
-  const style = await styleFor(io, preferences, 'stderr');
-  writeLine(io.stderr, `${style.red('error:')} ${report.message}`);
-  if (report.hint) writeLine(io.stderr, `${style.dim('hint:')} ${report.hint}`);
-  const ci = detectCi(io.env);
+  const style = await out.style('stderr');
+  writeLine(out.stderr, `${style.red('error:')} ${report.message}`);
+  if (report.hint) writeLine(out.stderr, `${style.dim('hint:')} ${report.hint}`);
+  const ci = out.ci;
   if (ci !== undefined) {
     // An annotation on the run's page, with the hint as its second line.
     const text = report.hint ? `${report.message}\n${report.hint}` : report.message;
-    writeCiCommand(io.stderr, errorCommand(ci, text));
+    writeCiCommand(out.stderr, errorCommand(ci, text));
   }
-  if (!preferences.debug) return;
+  if (!out.debug) return;
   for (let current: unknown = report.error; current instanceof Error; current = current.cause) {
-    writeLine(io.stderr, current.stack ?? String(current));
+    writeLine(out.stderr, current.stack ?? String(current));
   }
 }

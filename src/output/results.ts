@@ -3,14 +3,14 @@
  * command, then shown. Colour and table borders are decoration for a terminal; the libraries that
  * draw them are loaded only when a table or colour is actually wanted.
  */
-import { hasCiMarker, maskSecret, maskTokensIn, underCiRunner } from '../ci.js';
+import { hasCiMarker } from '../ci.js';
 import { ApiError, CiMarkerError, UgsError } from '../errors.js';
-import { escapeControls, type IO, stdoutColumns, unicodeTerminal, writeLine } from '../io.js';
+import { escapeControls, writeLine } from '../io.js';
 import { compactJson, prettyJson } from '../json-text.js';
 import { type JsonObject, quote } from '../parse.js';
-import type { Preferences } from '../settings.js';
 import { printLine } from './messages.js';
-import { type Style, styleFor } from './style.js';
+import type { Output } from './output.js';
+import type { Style } from './style.js';
 import { displayWidth, type Piece, wrapText } from './text.js';
 
 export type OutputFormat = { kind: 'table' } | { kind: 'json' } | { kind: 'field'; name: string };
@@ -45,9 +45,9 @@ export type TableLayout = { kind: 'lines' } | { kind: 'box'; columns: number; as
 const UNLIMITED_BOX: TableLayout = { kind: 'box', columns: Number.POSITIVE_INFINITY, ascii: false };
 
 /** The layout for a table on this run's stdout. */
-function tableLayout(io: Pick<IO, 'stdout' | 'stdoutIsTTY' | 'env'>): TableLayout {
-  if (!io.stdoutIsTTY) return { kind: 'lines' };
-  return { kind: 'box', columns: stdoutColumns(io), ascii: !unicodeTerminal(io.env) };
+function tableLayout(out: Output): TableLayout {
+  if (!out.stdoutIsTTY) return { kind: 'lines' };
+  return { kind: 'box', columns: out.stdoutColumns(), ascii: !out.unicode };
 }
 
 /**
@@ -288,7 +288,7 @@ function renderJson(body: unknown): string {
  * characters, and one that does (a newline, an ESC) is the server's mischief, which `$(...)` would
  * otherwise carry into a terminal or split into two lines.
  */
-function renderField(record: ResultRecord, name: string, io: Pick<IO, 'env'>): string {
+function renderField(record: ResultRecord, name: string, out: Output): string {
   if (!Object.hasOwn(record.fields, name)) {
     throw new ApiError(`the answer's ${record.name} has no field ${quote(name)}`, {
       hint: `fields in this answer: ${listFields(orderedFields(record.fields, record.order))}`,
@@ -297,7 +297,7 @@ function renderField(record: ResultRecord, name: string, io: Pick<IO, 'env'>): s
   const text = escapeControls(formatValue(record.fields[name]));
   // Printed escaped, `$(ugs ... --field x)` would capture another value than the service's;
   // printed raw, the runner would obey it. --json carries it JSON-escaped: the same value.
-  if (underCiRunner(io.env) && hasCiMarker(text)) {
+  if (out.underCiRunner && hasCiMarker(text)) {
     throw new CiMarkerError(
       `the answer's ${record.name} field ${quote(name)} holds text that the CI runner would run as a workflow command; ugs does not print it as a bare value`,
       { hint: 'use --json instead: it carries the value with the marker JSON-escaped' },
@@ -330,50 +330,46 @@ interface ResultOutput {
   headline: (style: Style) => string[];
 }
 
-export async function printResult(
-  io: IO,
-  preferences: Pick<Preferences, 'noColor' | 'quiet'>,
-  output: ResultOutput,
-): Promise<void> {
+export async function printResult(out: Output, output: ResultOutput): Promise<void> {
   // Under a CI runner, every token in the answer is masked before any of it is written.
   const token = output.record.fields.token;
-  if (typeof token === 'string') maskSecret(io, token);
-  maskTokensIn(io, output.body);
-  maskTokensIn(io, output.record.fields);
+  if (typeof token === 'string') out.maskSecret(token);
+  out.maskTokensIn(output.body);
+  out.maskTokensIn(output.record.fields);
   switch (output.format.kind) {
     case 'json':
-      writeLine(io.stdout, renderJson(output.body));
+      writeLine(out.stdout, renderJson(output.body));
       return;
     case 'field':
-      writeLine(io.stdout, renderField(output.record, output.format.name, io));
+      writeLine(out.stdout, renderField(output.record, output.format.name, out));
       return;
     case 'table': {
-      const style = await styleFor(io, preferences, 'stdout');
-      const layout = tableLayout(io);
+      const style = await out.style('stdout');
+      const layout = tableLayout(out);
       if (layout.kind === 'lines') {
         // Into a pipe stdout carries only `key<TAB>value` lines; the headline is a message for
         // the person, so it goes to stderr, except a line that repeats the token (stdout has
         // it, and a log must not get a copy).
-        const stderrStyle = await styleFor(io, preferences, 'stderr');
+        const stderrStyle = await out.style('stderr');
         const shownToken = typeof token === 'string' ? escapeControls(token) : '';
         for (const line of output.headline(stderrStyle)) {
           if (shownToken === '' || !line.includes(shownToken)) {
-            printLine(io, preferences, line);
+            printLine(out, line);
           }
         }
       } else if (layout.kind === 'box') {
         // Fitted to the terminal like the table; a line with the token is never broken.
         const shownToken = typeof token === 'string' ? escapeControls(token) : '';
         for (const line of output.headline(style)) {
-          if (shownToken !== '' && line.includes(shownToken)) writeLine(io.stdout, line);
+          if (shownToken !== '' && line.includes(shownToken)) writeLine(out.stdout, line);
           else
             for (const piece of wrapText(line, layout.columns, layout.columns)) {
-              writeLine(io.stdout, piece.text);
+              writeLine(out.stdout, piece.text);
             }
         }
       }
       writeLine(
-        io.stdout,
+        out.stdout,
         await renderRecordTable(output.record.fields, style, output.record.order, layout),
       );
       return;
@@ -386,7 +382,7 @@ export async function printResult(
  * stdout, so scripts can read the service's own words.
  */
 export async function withJsonErrorBody<T>(
-  io: IO,
+  out: Output,
   format: OutputFormat,
   call: () => Promise<T>,
 ): Promise<T> {
@@ -394,28 +390,27 @@ export async function withJsonErrorBody<T>(
     return await call();
   } catch (error) {
     if (format.kind === 'json' && error instanceof UgsError && error.body !== undefined) {
-      maskTokensIn(io, error.body);
-      writeLine(io.stdout, renderJson(error.body));
+      out.maskTokensIn(error.body);
+      writeLine(out.stdout, renderJson(error.body));
     }
     throw error;
   }
 }
 
 /** A value of ours (not a server body) as `--json` output. */
-export function printJson(io: IO, value: unknown): void {
-  writeLine(io.stdout, renderJson(value));
+export function printJson(out: Output, value: unknown): void {
+  writeLine(out.stdout, renderJson(value));
 }
 
 /** A field/value table on stdout (e.g. `ugs status`); a missing value shows as a dim `(none)`. */
 export async function printFieldTable(
-  io: IO,
-  preferences: Pick<Preferences, 'noColor'>,
+  out: Output,
   rows: readonly (readonly [field: string, text: string | null])[],
 ): Promise<void> {
-  const style = await styleFor(io, preferences, 'stdout');
+  const style = await out.style('stdout');
   // Dimmed by the table after escaping, so the colour codes are not shown as text.
   const tableRows = rows.map(
     ([field, text]): TableRow => (text === null ? [field, '(none)', style.dim] : [field, text]),
   );
-  writeLine(io.stdout, await renderTable(tableRows, style, tableLayout(io)));
+  writeLine(out.stdout, await renderTable(tableRows, style, tableLayout(out)));
 }

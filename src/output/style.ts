@@ -2,9 +2,6 @@
  * Colour as decoration: plain text unless the stream is a terminal that shows colour (or colour is
  * forced). chalk is imported only when colour is actually wanted.
  */
-import { colorEnabled, type IO } from '../io.js';
-import type { Preferences } from '../settings.js';
-
 export interface Style {
   bold(text: string): string;
   dim(text: string): string;
@@ -23,12 +20,8 @@ export const plainStyle: Style = {
   cyan: (t) => t,
 };
 
-export async function styleFor(
-  io: IO,
-  preferences: Pick<Preferences, 'noColor'>,
-  stream: 'stdout' | 'stderr',
-): Promise<Style> {
-  if (!colorEnabled(io, preferences.noColor, stream)) return plainStyle;
+/** Colours by chalk, imported on first use: a run that prints no colour never loads it. */
+export async function loadColorStyle(): Promise<Style> {
   const { Chalk } = await import('../vendor/chalk.js');
   const chalk = new Chalk({ level: 1 });
   return {

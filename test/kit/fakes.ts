@@ -9,6 +9,7 @@ import { StreamTracer, silentTracer, type Tracer } from '../../src/debug.js';
 import type { Deps } from '../../src/deps.js';
 import { ApiError } from '../../src/errors.js';
 import type { IO } from '../../src/io.js';
+import { createOutput } from '../../src/output/output.js';
 import type { Prompter, Validate } from '../../src/prompter.js';
 import { type CredentialStore, CredentialStoreError } from '../../src/secure-store.js';
 import type { GetUserRequest, ServiceClient, ServiceResult, Target } from '../../src/service.js';
@@ -234,6 +235,7 @@ export function makeDeps(
   const settings = defaultSettings(options.settings);
   return {
     io,
+    output: createOutput(io, settings),
     settings,
     config: new MemoryConfigStore(
       options.profiles ?? {
