@@ -6,13 +6,13 @@
  * and the `ugs login` command for the profile in use.
  */
 import type { Profile } from './config.js';
-import type { Deps } from './deps.js';
+import type { Deps } from './context/factory.js';
+import { parseApiPath, type Settings, USER_PATH } from './context/settings.js';
 import { AuthError, ConfigError, UsageError } from './errors.js';
 import { escapeControls } from './io.js';
 import { parseBaseUrl, quote } from './parse.js';
 import { CredentialStoreError, credentialAccounts } from './secure-store.js';
 import type { Target } from './service.js';
-import { parseApiPath, type Settings, USER_PATH } from './settings.js';
 
 /** Where the API token came from: hints about a refused token must name it. */
 export type TokenSource = 'profile' | 'env UGS_API_TOKEN';

@@ -5,7 +5,7 @@
  */
 import { Command, CommanderError, type Option } from 'commander';
 import { guardCiOutput, underCiRunner } from './ci.js';
-import { completionCommand, completionDeps } from './commands/completion.js';
+import { completionCommand } from './commands/completion.js';
 import { doctorCommand } from './commands/doctor.js';
 import { getCommand } from './commands/get.js';
 import { loginCommand } from './commands/login.js';
@@ -14,7 +14,9 @@ import { rotateCommand } from './commands/rotate.js';
 import { serveCommand } from './commands/serve.js';
 import type { DepsFactory } from './commands/shared.js';
 import { statusCommand } from './commands/status.js';
-import { createDeps, type SystemInfo } from './deps.js';
+import { createDeps } from './context/default-factory.js';
+import type { SystemInfo } from './context/factory.js';
+import { type GlobalFlags, readPreferences } from './context/settings.js';
 import { ExitCode, InterruptedError, UgsError, UsageError } from './errors.js';
 import type { HttpClient } from './http.js';
 import {
@@ -28,7 +30,6 @@ import {
 import { formatExamples } from './output/help.js';
 import { printError } from './output/messages.js';
 import { createOutput, type Output } from './output/output.js';
-import { type GlobalFlags, parseSettings, readPreferences, type Settings } from './settings.js';
 import { VERSION } from './version.js';
 
 export async function main(argv: readonly string[], io: IO, system: SystemInfo): Promise<number> {
@@ -44,19 +45,21 @@ export async function main(argv: readonly string[], io: IO, system: SystemInfo):
   const inFlight = io.inFlight ?? new InFlight();
   const commandIO: IO = { ...io, inFlight };
   const clients: HttpClient[] = [];
-  let settings: Settings | undefined;
-  // Built once per run: by the command's deps, or for the error report when none was built.
+  // Built once per run: with the command's factory, or for the error report when none was built.
   let output: Output | undefined;
-  const makeDeps: DepsFactory = (command) => {
-    settings = parseSettings(command.optsWithGlobals<GlobalFlags>(), io.env);
-    output = createOutput(commandIO, settings);
-    return createDeps(commandIO, settings, output, system, clients);
+  const makeDeps: DepsFactory = (command, options = {}) => {
+    const flags = command.optsWithGlobals<GlobalFlags>();
+    output ??= createOutput(commandIO, readPreferences(flags));
+    const deps = createDeps(commandIO, flags, system, clients, output);
+    // Checked now, before the command does anything: an invalid global option is the first error.
+    if (options.checkSettings !== false) void deps.settings;
+    return deps;
   };
-  const program = buildProgram(commandIO, makeDeps, system);
+  const program = buildProgram(commandIO, makeDeps);
   // An error before the settings were built (a usage error, a bad --timeout) is still reported
   // as --debug and --no-color ask: commander has parsed every global flag it got to by then.
   const errorOutput = (): Output =>
-    output ?? createOutput(io, settings ?? readPreferences(program.opts<GlobalFlags>()));
+    output ?? createOutput(io, readPreferences(program.opts<GlobalFlags>()));
   // A signal during a command ends it at once with 130 and one line saying what it cut short.
   // `serve` handles its own signals (a clean shutdown is its normal end), so it is not armed.
   let unsubscribe: (() => void) | undefined;
@@ -101,8 +104,20 @@ export async function main(argv: readonly string[], io: IO, system: SystemInfo):
   }
 }
 
-/** Any command's `run`; each builder takes one as its second argument. */
-type AnyRun = (...args: unknown[]) => Promise<void>;
+/** A command's `run`, as its builder (`getCommand(makeDeps, run)`) takes it. */
+type RunOf<Builder extends (...args: never[]) => Command> = NonNullable<Parameters<Builder>[1]>;
+
+/** Every command's `run`, typed from the commands: what a test may put in their place. */
+export interface Runs {
+  login: RunOf<typeof loginCommand>;
+  logout: RunOf<typeof logoutCommand>;
+  status: RunOf<typeof statusCommand>;
+  get: RunOf<typeof getCommand>;
+  rotate: RunOf<typeof rotateCommand>;
+  completion: RunOf<typeof completionCommand>;
+  doctor: RunOf<typeof doctorCommand>;
+  serve: RunOf<typeof serveCommand>;
+}
 
 /**
  * `runs` replaces commands' `run` by name (the argv tables record what each receives); a command
@@ -111,8 +126,7 @@ type AnyRun = (...args: unknown[]) => Promise<void>;
 export function buildProgram(
   io: IO,
   makeDeps: DepsFactory,
-  system: SystemInfo,
-  runs: Readonly<Partial<Record<string, AnyRun>>> = {},
+  runs: Readonly<Partial<Runs>> = {},
 ): Command {
   const helpWidth = Math.min(HELP_COLUMNS, stdoutColumns(io));
   const program = new Command('ugs')
@@ -172,19 +186,9 @@ Exit codes: 0 ok, 1 service error, 2 usage, 3 auth, 4 network,
     statusCommand(makeDeps, runs.status),
     getCommand(makeDeps, runs.get),
     rotateCommand(makeDeps, runs.rotate),
-    completionCommand((command) => completionDeps(io, system, command), runs.completion),
-    doctorCommand((command) => ({ deps: makeDeps(command), system }), runs.doctor),
-    serveCommand(
-      (command) => ({
-        deps: {
-          io,
-          start: async (options) => (await import('./emulator/server.js')).startEmulator(options),
-          waitForShutdown: system.waitForShutdown,
-        },
-        preferences: readPreferences(command.optsWithGlobals<GlobalFlags>()),
-      }),
-      runs.serve,
-    ),
+    completionCommand(makeDeps, runs.completion),
+    doctorCommand(makeDeps, runs.doctor),
+    serveCommand(makeDeps, runs.serve),
   ]) {
     // addCommand (unlike .command()) inherits nothing: without this, a subcommand's usage error
     // calls process.exit(1) itself instead of reaching reportError (exit 2, with a hint).

@@ -5,6 +5,7 @@
  * call for.
  */
 import { type Answer, classifyAnswer, retryAfterText, successOf } from './answer.js';
+import { USER_PATH } from './context/settings.js';
 import { loginCommandFor, type TokenSource } from './credentials.js';
 import { ApiError, AuthError, OutcomeUnknownError, type UgsError } from './errors.js';
 import {
@@ -18,7 +19,6 @@ import { rememberJsonText } from './json-text.js';
 import { type OperationName, operations, type ServiceClient } from './operations/index.js';
 import { isUnreadable, type Operation } from './operations/operation.js';
 import { endpointUrl, quote, redactUrl } from './parse.js';
-import { USER_PATH } from './settings.js';
 
 export type { GetUserRequest } from './operations/get-user.js';
 export type { ServiceClient } from './operations/index.js';

@@ -9,8 +9,8 @@
  */
 import type { Writable } from 'node:stream';
 import { maskSecret } from '../ci.js';
+import type { Deps } from '../context/factory.js';
 import { resolveTarget } from '../credentials.js';
-import type { Deps } from '../deps.js';
 import {
   ApiError,
   AuthError,

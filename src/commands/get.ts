@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
+import type { Deps } from '../context/factory.js';
 import { resolveTarget } from '../credentials.js';
-import type { Deps } from '../deps.js';
 import { ApiError, UsageError } from '../errors.js';
 import { readJsonSource } from '../input.js';
 import { canPrompt, escapeControls } from '../io.js';

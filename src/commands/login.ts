@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { Profile } from '../config.js';
+import type { Deps } from '../context/factory.js';
 import { apiTokenProblem, loginCommandFor, resolveCredentials } from '../credentials.js';
-import type { Deps } from '../deps.js';
 import { ConfigError, UsageError } from '../errors.js';
 import { canPrompt, escapeControls, readStdin } from '../io.js';
 import { printMessage } from '../output/messages.js';

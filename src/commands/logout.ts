@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
+import type { Deps } from '../context/factory.js';
 import { loginCommandFor } from '../credentials.js';
-import type { Deps } from '../deps.js';
 import { ConfigError } from '../errors.js';
 import { escapeControls } from '../io.js';
 import { printLine } from '../output/messages.js';

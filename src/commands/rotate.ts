@@ -1,8 +1,9 @@
 import type { Command } from 'commander';
 import { maskSecret } from '../ci.js';
+import type { Deps } from '../context/factory.js';
+import { USER_PATH } from '../context/settings.js';
 import { resolveTarget } from '../credentials.js';
 import { fingerprint, REDACTED } from '../debug.js';
-import type { Deps } from '../deps.js';
 import {
   ApiError,
   CancelledError,
@@ -24,7 +25,6 @@ import {
 } from '../output/results.js';
 import { endpointUrl, pasteProblem, quoteVisible, UNPASTEABLE } from '../parse.js';
 import type { Target } from '../service.js';
-import { USER_PATH } from '../settings.js';
 import { addBulkFlags, type BulkFlags, parseBulkFlags } from './bulk-flags.js';
 import {
   addOutputFlags,

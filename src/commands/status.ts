@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import type { Deps } from '../context/factory.js';
 import {
   type ApiToken,
   loginCommandFor,
@@ -9,7 +10,6 @@ import {
   type TokenSource,
 } from '../credentials.js';
 import { maskToken } from '../debug.js';
-import type { Deps } from '../deps.js';
 import { AuthError, UgsError } from '../errors.js';
 import { printFieldTable, printJson } from '../output/results.js';
 import { quote, redactUrl } from '../parse.js';
