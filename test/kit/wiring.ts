@@ -11,6 +11,19 @@ import { makeDeps, makeIO } from './fakes.js';
 export type RunOptions<K extends keyof Runs> =
   Parameters<Runs[K]> extends [infer Options, unknown] ? Options : Record<string, never>;
 
+/**
+ * A row of an argv table: the argv, the command it runs, and what that command's `run` receives
+ * (fields whose value is undefined may be left out), checked by the typechecker against the
+ * command's own options type.
+ */
+export type ArgvRow = {
+  [K in keyof Runs]: readonly [
+    argv: readonly string[],
+    command: K,
+    options: Partial<RunOptions<K>>,
+  ];
+}[keyof Runs];
+
 /** What one command's `run` received, typed from that command. */
 export type Parsed = {
   [K in keyof Runs]: {
