@@ -4,8 +4,9 @@
  * commands go to stderr and `X=$(ugs ... --field token)` stays one clean line.
  *
  * A secret must be masked BEFORE it is written anywhere: the runner masks only what it reads
- * after the mask command. Every writer of a user group token (render.ts, the bulk records) calls
- * `maskSecret` first; the mask line is written synchronously to stderr ahead of the token.
+ * after the mask command. Every writer of a user group token (output/results.ts, the bulk
+ * records) calls `maskSecret` first; the mask line is written synchronously to stderr ahead of
+ * the token.
  */
 import type { Writable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';

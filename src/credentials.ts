@@ -6,12 +6,12 @@
  * and the `ugs login` command for the profile in use.
  */
 import type { Profile } from './config.js';
-import type { Deps } from './deps.js';
+import type { Deps } from './context/factory.js';
+import { parseApiPath, type Settings, USER_PATH } from './context/settings.js';
 import { AuthError, ConfigError, UsageError } from './errors.js';
 import { escapeControls } from './io.js';
 import { parseBaseUrl, quote } from './parse.js';
 import { CredentialStoreError, credentialAccounts } from './secure-store.js';
-import { parseApiPath, type Settings, USER_PATH } from './settings.js';
 import { loginCommandFor, type Target, type TokenSource } from './target.js';
 
 /** Where the API token lives: what `status` shows and what `logout` removes. */

@@ -5,9 +5,11 @@
  */
 import { Command, CommanderError, type Option } from 'commander';
 import { guardCiOutput, underCiRunner } from './ci.js';
-import { type AnyRun, commands } from './commands/index.js';
+import { buildCommands, type Runs } from './commands/index.js';
 import type { DepsFactory } from './commands/shared.js';
-import { createDeps, type SystemInfo } from './deps.js';
+import { createDeps } from './context/default-factory.js';
+import type { SystemInfo } from './context/factory.js';
+import { type GlobalFlags, readPreferences } from './context/settings.js';
 import { ExitCode, InterruptedError, UgsError, UsageError } from './errors.js';
 import type { HttpClient } from './http.js';
 import {
@@ -18,14 +20,9 @@ import {
   stdoutColumns,
   watchOutput,
 } from './io.js';
-import { formatExamples, printError } from './render.js';
-import {
-  type GlobalFlags,
-  type Preferences,
-  parseSettings,
-  readPreferences,
-  type Settings,
-} from './settings.js';
+import { formatExamples } from './output/help.js';
+import { printError } from './output/messages.js';
+import { createOutput, type Output } from './output/output.js';
 import { VERSION } from './version.js';
 
 export async function main(argv: readonly string[], io: IO, system: SystemInfo): Promise<number> {
@@ -41,15 +38,21 @@ export async function main(argv: readonly string[], io: IO, system: SystemInfo):
   const inFlight = io.inFlight ?? new InFlight();
   const commandIO: IO = { ...io, inFlight };
   const clients: HttpClient[] = [];
-  let settings: Settings | undefined;
-  const makeDeps: DepsFactory = (command) => {
-    settings = parseSettings(command.optsWithGlobals<GlobalFlags>(), io.env);
-    return createDeps(commandIO, settings, system, clients);
+  // Built once per run: with the command's factory, or for the error report when none was built.
+  let output: Output | undefined;
+  const makeDeps: DepsFactory = (command, options = {}) => {
+    const flags = command.optsWithGlobals<GlobalFlags>();
+    output ??= createOutput(commandIO, readPreferences(flags));
+    const deps = createDeps(commandIO, flags, system, clients, output);
+    // Checked now, before the command does anything: an invalid global option is the first error.
+    if (options.checkSettings !== false) void deps.settings;
+    return deps;
   };
-  const program = buildProgram(commandIO, makeDeps, system);
+  const program = buildProgram(commandIO, makeDeps);
   // An error before the settings were built (a usage error, a bad --timeout) is still reported
   // as --debug and --no-color ask: commander has parsed every global flag it got to by then.
-  const preferences = (): Preferences => settings ?? readPreferences(program.opts<GlobalFlags>());
+  const errorOutput = (): Output =>
+    output ?? createOutput(io, readPreferences(program.opts<GlobalFlags>()));
   // A signal during a command ends it at once with 130 and one line saying what it cut short.
   // `serve` handles its own signals (a clean shutdown is its normal end), so it is not armed.
   let unsubscribe: (() => void) | undefined;
@@ -76,13 +79,13 @@ export async function main(argv: readonly string[], io: IO, system: SystemInfo):
     await flushOutput(io.stdout);
     return ExitCode.Ok;
   } catch (error) {
-    const code = await reportError(error, io, preferences());
+    const code = await reportError(error, errorOutput());
     if (code === ExitCode.Ok) {
       // Help or version: their text must have been written too.
       try {
         await flushOutput(io.stdout);
       } catch (flushError) {
-        return reportError(flushError, io, preferences());
+        return reportError(flushError, errorOutput());
       }
     }
     return code;
@@ -94,6 +97,8 @@ export async function main(argv: readonly string[], io: IO, system: SystemInfo):
   }
 }
 
+export type { Runs } from './commands/index.js';
+
 /**
  * `runs` replaces commands' `run` by name (the argv tables record what each receives); a command
  * it has no entry for gets its real `run`.
@@ -101,8 +106,7 @@ export async function main(argv: readonly string[], io: IO, system: SystemInfo):
 export function buildProgram(
   io: IO,
   makeDeps: DepsFactory,
-  system: SystemInfo,
-  runs: Readonly<Partial<Record<string, AnyRun>>> = {},
+  runs: Readonly<Partial<Runs>> = {},
 ): Command {
   const helpWidth = Math.min(HELP_COLUMNS, stdoutColumns(io));
   const program = new Command('ugs')
@@ -157,8 +161,7 @@ Exit codes: 0 ok, 1 service error, 2 usage, 3 auth, 4 network,
       outputError: () => {},
     });
   // The commands come from one registry (commands/index.ts): adding one changes nothing here.
-  for (const entry of commands) {
-    const command = entry.build({ io, makeDeps, system }, runs[entry.name]);
+  for (const command of buildCommands(makeDeps, runs)) {
     // addCommand (unlike .command()) inherits nothing: without this, a subcommand's usage error
     // calls process.exit(1) itself instead of reaching reportError (exit 2, with a hint).
     program.addCommand(command.copyInheritedSettings(program));
@@ -194,7 +197,7 @@ function refuseRepeatedOptions(command: Command): void {
   for (const sub of command.commands) refuseRepeatedOptions(sub);
 }
 
-async function reportError(error: unknown, io: IO, preferences: Preferences): Promise<number> {
+async function reportError(error: unknown, out: Output): Promise<number> {
   if (error instanceof CommanderError) {
     // Commander has already printed help or the version when asked for them.
     if (
@@ -204,15 +207,15 @@ async function reportError(error: unknown, io: IO, preferences: Preferences): Pr
     ) {
       return ExitCode.Ok;
     }
-    await printError(io, preferences, { ...usageReport(error.message), error });
+    await printError(out, { ...usageReport(error.message), error });
     return ExitCode.Usage;
   }
   if (error instanceof UgsError) {
-    await printError(io, preferences, { message: error.message, hint: error.hint, error });
+    await printError(out, { message: error.message, hint: error.hint, error });
     return error.exitCode;
   }
   const message = error instanceof Error ? error.message : String(error);
-  await printError(io, preferences, {
+  await printError(out, {
     message: `unexpected failure: ${message}`,
     hint: 'run again with --debug and report the output',
     error,

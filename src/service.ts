@@ -5,6 +5,7 @@
  * call for.
  */
 import { type Answer, classifyAnswer, retryAfterText, successOf } from './answer.js';
+import { USER_PATH } from './context/settings.js';
 import { ApiError, AuthError, OutcomeUnknownError, type UgsError } from './errors.js';
 import {
   type HttpClient,
@@ -17,7 +18,6 @@ import { rememberJsonText } from './json-text.js';
 import { type OperationName, operations, type ServiceClient } from './operations/index.js';
 import { isUnreadable, type Operation } from './operations/operation.js';
 import { endpointUrl, quote, redactUrl } from './parse.js';
-import { USER_PATH } from './settings.js';
 import { loginCommandFor, type Target, type TokenSource } from './target.js';
 
 export type { GetUserRequest } from './operations/get-user/operation.js';

@@ -8,7 +8,7 @@
  */
 import { silentTracer, type Tracer } from './debug.js';
 import { colorEnabled, type IO } from './io.js';
-import type { Preferences } from './settings.js';
+import type { OutputPreferences } from './output/output.js';
 import type { Color, Spinner } from './vendor/spinner.js';
 
 /** How long a request may take before the spinner appears. */
@@ -28,7 +28,7 @@ export const noProgress: Progress = {
 
 export function createProgress(
   io: IO,
-  preferences: Preferences,
+  preferences: OutputPreferences,
   delayMs = SPINNER_DELAY_MS,
 ): Progress {
   const wanted =

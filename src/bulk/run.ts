@@ -9,8 +9,8 @@
  */
 import type { Writable } from 'node:stream';
 import { maskSecret } from '../ci.js';
+import type { Deps } from '../context/factory.js';
 import { resolveTarget } from '../credentials.js';
-import type { Deps } from '../deps.js';
 import {
   ApiError,
   AuthError,
@@ -23,12 +23,12 @@ import {
 } from '../errors.js';
 import { errorCode } from '../guards.js';
 import { retryAfterMs } from '../http.js';
-import { canPrompt, escapeControls, type IO, stderrColumns } from '../io.js';
+import { canPrompt, escapeControls } from '../io.js';
 import { type OperationName, operations } from '../operations/index.js';
+import { printLine, printNote } from '../output/messages.js';
+import type { Output } from '../output/output.js';
 import { quote } from '../parse.js';
-import { printLine, printNote } from '../render.js';
 import type { ServiceClient, ServiceResult } from '../service.js';
-import type { Preferences } from '../settings.js';
 import { type InputFormat, inputSource, isStdinPath, stdinSource } from './input.js';
 import {
   type AppendFs,
@@ -183,8 +183,7 @@ async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Pro
     }
     if (state.tornLines > 0) {
       printNote(
-        io,
-        deps.settings,
+        deps.output,
         `--resume: ${state.tornLines} incomplete line(s) in the results were ignored`,
       );
     }
@@ -265,16 +264,14 @@ class BulkRun {
     this.lastSuccess = this.started;
     this.giveUpAfterMs = opts.giveUpAfterMs ?? DEFAULT_GIVE_UP_AFTER_MS;
     this.progress = new ProgressLine(
-      deps.io,
-      deps.settings,
+      deps.output,
       () => this.progressState(),
       rowCount - alreadyDone,
       hooks.every ?? realEvery,
     );
     if (alreadyDone > 0) {
       printNote(
-        deps.io,
-        deps.settings,
+        deps.output,
         `--resume: ${rowsText(alreadyDone)} ${alreadyDone === 1 ? 'is' : 'are'} done already and ${alreadyDone === 1 ? 'is' : 'are'} not sent again`,
       );
     }
@@ -593,8 +590,7 @@ class BulkRun {
     this.flushStdout();
     this.progress.stop();
     printLine(
-      this.deps.io,
-      this.deps.settings,
+      this.deps.output,
       formatSummary(this.counts, this.clock.now() - this.started, this.settledByGet),
     );
     await this.file?.flush();
@@ -784,15 +780,14 @@ class ProgressLine {
   private drawn = false;
 
   constructor(
-    private readonly io: IO,
-    private readonly preferences: Pick<Preferences, 'quiet'>,
+    private readonly out: Output,
     private readonly state: () => ProgressState,
     readonly total: number,
     every: (tick: () => void, ms: number) => () => void,
   ) {
     // --quiet: no progress at all, so no timer waking the run to print nothing.
-    if (preferences.quiet) return;
-    const interval = io.stderrIsTTY ? BAR_INTERVAL_MS : LOG_INTERVAL_MS;
+    if (out.quiet) return;
+    const interval = out.stderrIsTTY ? BAR_INTERVAL_MS : LOG_INTERVAL_MS;
     this.cancel = every(() => this.tick(), interval);
   }
 
@@ -801,20 +796,20 @@ class ProgressLine {
   }
 
   private tick(): void {
-    if (this.io.stderrIsTTY) {
+    if (this.out.stderrIsTTY) {
       if (!this.dirty) return;
       this.dirty = false;
-      const width = stderrColumns(this.io);
-      this.io.stderr.write(`\r${formatProgress(this.state(), Math.max(1, width - 1))}\u001b[K`);
+      const width = this.out.stderrColumns();
+      this.out.stderr.write(`\r${formatProgress(this.state(), Math.max(1, width - 1))}\u001b[K`);
       this.drawn = true;
     } else {
-      printLine(this.io, this.preferences, formatProgressLog(this.state()));
+      printLine(this.out, formatProgressLog(this.state()));
     }
   }
 
   stop(): void {
     this.cancel?.();
     this.cancel = undefined;
-    if (this.drawn) this.io.stderr.write('\r\u001b[K');
+    if (this.drawn) this.out.stderr.write('\r\u001b[K');
   }
 }

@@ -11,9 +11,9 @@ import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs
 import { join } from 'node:path';
 import { Argument, type Command, type Option } from 'commander';
 import { CONFIG_FILE_NAME, configDir } from '../config.js';
-import type { SystemInfo } from '../deps.js';
+import type { Deps } from '../context/factory.js';
 import { controlCharacters, type IO, writeLine } from '../io.js';
-import { newCommand } from './shared.js';
+import { type DepsFactory, newCommand } from './shared.js';
 
 const MAX_CONFIG_BYTES = 1024 * 1024;
 
@@ -32,8 +32,6 @@ export type CompletionOptions =
   | { kind: 'script'; shell: Shell }
   | { kind: 'complete'; words: string[] };
 
-export type CompletionDepsFactory = (command: Command) => CompletionDeps;
-
 const INSTALL_HELP = `Install (then open a new shell):
   bash        echo 'source <(ugs completion bash)' >> ~/.bashrc
   zsh         echo 'source <(ugs completion zsh)' >> ~/.zshrc
@@ -47,7 +45,9 @@ names in your config file. The script asks ugs on each Tab: nothing is sent
 over the network and nothing prompts.
 `;
 
-export function completionCommand(makeDeps: CompletionDepsFactory, run = runCompletion): Command {
+export function completionCommand(makeDeps: DepsFactory, run = runCompletion): Command {
+  // A Tab never fails on an invalid global option: the settings are not read.
+  const depsFor = (cmd: Command) => completionDeps(makeDeps(cmd, { checkSettings: false }), cmd);
   const command = newCommand('completion', 'Print a shell completion script', [
     'source <(ugs completion bash)',
     'ugs completion fish > ~/.config/fish/completions/ugs.fish',
@@ -56,7 +56,7 @@ export function completionCommand(makeDeps: CompletionDepsFactory, run = runComp
     .addArgument(new Argument('<shell>', 'the shell to print a script for').choices(SHELLS))
     .addHelpText('after', INSTALL_HELP)
     .action(async (shell: Shell, _flags: unknown, cmd: Command) => {
-      await run({ kind: 'script', shell }, makeDeps(cmd));
+      await run({ kind: 'script', shell }, depsFor(cmd));
     });
   // What the scripts call: hidden, and never a usage error (a Tab must not print one).
   command
@@ -72,7 +72,7 @@ export function completionCommand(makeDeps: CompletionDepsFactory, run = runComp
     .action(async (words: string[], flags: { newWord?: boolean }, cmd: Command) => {
       await run(
         { kind: 'complete', words: flags.newWord === true ? [...words, ''] : words },
-        makeDeps(cmd),
+        depsFor(cmd),
       );
     });
   return command;
@@ -93,8 +93,11 @@ export async function runCompletion(opts: CompletionOptions, deps: CompletionDep
   }
 }
 
-/** The real deps: the program is the root of the command that runs. */
-export function completionDeps(io: IO, system: SystemInfo, command: Command): CompletionDeps {
+/** What completion takes from the factory: the program is the root of the command that runs. */
+export function completionDeps(
+  { io, system }: Pick<Deps, 'io' | 'system'>,
+  command: Command,
+): CompletionDeps {
   let program = command;
   while (program.parent) program = program.parent;
   return {

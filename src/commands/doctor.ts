@@ -1,27 +1,19 @@
 import type { Command } from 'commander';
-import type { Deps, SystemInfo } from '../deps.js';
+import type { Deps } from '../context/factory.js';
 import { type Check, type CheckStatus, type DoctorOptions, runChecks } from '../doctor/checks.js';
-import type { DoctorNetwork } from '../doctor/network.js';
 import { ChecksFailedError } from '../errors.js';
-import { colorEnabled, type Env, writeLine } from '../io.js';
-import { printJson } from '../render.js';
-import { newCommand } from './shared.js';
+import { type Env, writeLine } from '../io.js';
+import { printJson } from '../output/results.js';
+import { type DepsFactory, newCommand } from './shared.js';
 
 export interface DoctorRunOptions extends DoctorOptions {
   json: boolean;
 }
 
-export interface DoctorDeps extends Deps {
-  network: DoctorNetwork;
-  platform: NodeJS.Platform;
-  nodeVersion: string;
-  now(): Date;
-}
+/** The factory: the network probe, the clock and the platform included. */
+export type DoctorDeps = Deps;
 
-/** The usual deps, and the platform (file modes mean nothing on Windows) and Node version. */
-export type DoctorDepsFactory = (command: Command) => { deps: Deps; system: SystemInfo };
-
-export function doctorCommand(makeDeps: DoctorDepsFactory, run = runDoctor): Command {
+export function doctorCommand(makeDeps: DepsFactory, run = runDoctor): Command {
   return newCommand('doctor', 'Check the config, network, TLS and API token', [
     'ugs doctor',
     'ugs doctor --probe --profile staging',
@@ -37,22 +29,14 @@ Exit 0 when no check fails, 1 otherwise.
 `,
     )
     .action(async (flags: { probe?: boolean; json?: boolean }, cmd: Command) => {
-      const { deps, system } = makeDeps(cmd);
-      // Loaded here: the DNS, socket and TLS modules cost start-up time no other command pays.
-      const { realNetwork } = await import('../doctor/network.js');
+      const deps = makeDeps(cmd);
       await run(
         {
           probe: flags.probe === true,
           json: flags.json === true,
           profileSource: deps.settings.profileSource ?? 'default',
         },
-        {
-          ...deps,
-          network: realNetwork(deps.io.env),
-          platform: system.platform,
-          nodeVersion: system.nodeVersion,
-          now: () => new Date(),
-        },
+        deps,
       );
     });
 }
@@ -61,13 +45,13 @@ export async function runDoctor(opts: DoctorRunOptions, deps: DoctorDeps): Promi
   const checks = await runChecks(opts, {
     deps,
     network: deps.network,
-    platform: deps.platform,
-    nodeVersion: deps.nodeVersion,
+    platform: deps.system.platform,
+    nodeVersion: deps.system.nodeVersion,
     now: deps.now,
   });
   const failed = checks.filter((check) => check.status === 'fail');
   if (opts.json) {
-    printJson(deps.io, { ok: failed.length === 0, checks });
+    printJson(deps.output, { ok: failed.length === 0, checks });
   } else {
     printChecks(deps, checks);
   }
@@ -93,9 +77,9 @@ export function unicodeOutput(env: Env): boolean {
 }
 
 function printChecks(deps: DoctorDeps, checks: readonly Check[]): void {
-  const { io, settings } = deps;
+  const { io } = deps;
   const unicode = unicodeOutput(io.env);
-  const color = colorEnabled(io, settings.noColor, 'stdout');
+  const color = deps.output.color('stdout');
   const width = Math.max(...checks.map((check) => check.title.length));
   const indent = ' '.repeat((unicode ? 1 : 2) + 1 + width + 2);
   for (const check of checks) {

@@ -1,11 +1,11 @@
 import type { Command } from 'commander';
 import type { Profile } from '../config.js';
+import type { Deps } from '../context/factory.js';
 import { apiTokenProblem, resolveCredentials } from '../credentials.js';
-import type { Deps } from '../deps.js';
 import { ConfigError, UsageError } from '../errors.js';
 import { canPrompt, escapeControls, readStdin } from '../io.js';
+import { printMessage } from '../output/messages.js';
 import { formatBaseUrl, parseBaseUrl, quote } from '../parse.js';
-import { printMessage } from '../render.js';
 import { CredentialStoreError, credentialAccount, credentialAccounts } from '../secure-store.js';
 import { loginCommandFor } from '../target.js';
 import { type DepsFactory, newCommand } from './shared.js';
@@ -120,22 +120,20 @@ export async function runLogin(opts: LoginOptions, deps: Deps): Promise<void> {
   if (opts.secureStorage) {
     await saveInCredentialStore(deps, apiToken, profileChange);
     await printMessage(
-      io,
-      settings,
+      deps.output,
       `${loggedIn}; the API token is in the ${deps.credentialStore.name}, the profile in ${config.path}`,
       'success',
     );
   } else {
     const storedBefore = credentials.profile?.tokenStore === 'keyring';
     await config.updateProfile(settings.profile, profileChange);
-    await printMessage(io, settings, `${loggedIn}; saved to ${config.path}`, 'success');
+    await printMessage(deps.output, `${loggedIn}; saved to ${config.path}`, 'success');
     // Only a profile that used the store loads it here: a plain login stays free of it.
     if (storedBefore) await removeStoredCopy(deps);
   }
   if (io.env.UGS_API_TOKEN) {
     await printMessage(
-      io,
-      settings,
+      deps.output,
       'warning: UGS_API_TOKEN is set and overrides the token just saved; unset it to use this one',
       'warning',
     );
@@ -181,7 +179,7 @@ async function saveInCredentialStore(
 
 /** After a plain login the token lives in the file, so the store's old copy goes. */
 async function removeStoredCopy(deps: Deps): Promise<void> {
-  const { io, settings, config, credentialStore: store } = deps;
+  const { settings, config, credentialStore: store } = deps;
   const [account = '', ...older] = credentialAccounts(settings.profile, config.path);
   try {
     await store.delete(account);
@@ -190,8 +188,7 @@ async function removeStoredCopy(deps: Deps): Promise<void> {
     if (!(error instanceof CredentialStoreError)) throw error;
     // The login itself succeeded; the old copy is still a secret left behind, so say where.
     await printMessage(
-      io,
-      settings,
+      deps.output,
       `warning: could not remove the old API token of profile ${quote(settings.profile)} from the ${store.name} (${error.reason}); remove the entry of service "ugs", account "${escapeControls(account)}" there yourself`,
       'warning',
     );

@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
-import type { Deps } from '../deps.js';
+import type { Deps } from '../context/factory.js';
 import { ConfigError } from '../errors.js';
 import { escapeControls } from '../io.js';
+import { printLine } from '../output/messages.js';
 import { quote } from '../parse.js';
-import { printLine } from '../render.js';
 import { CredentialStoreError, credentialAccounts } from '../secure-store.js';
 import { loginCommandFor } from '../target.js';
 import { type DepsFactory, newCommand } from './shared.js';
@@ -29,8 +29,7 @@ export async function runLogout(deps: Deps): Promise<void> {
   const inStore = profile?.tokenStore === 'keyring';
   if (!inFile && !inStore) {
     printLine(
-      io,
-      settings,
+      deps.output,
       `Profile ${quote(settings.profile)} has no saved API token; nothing to remove.`,
     );
   } else {
@@ -41,23 +40,18 @@ export async function runLogout(deps: Deps): Promise<void> {
     });
     if (inFile) {
       printLine(
-        io,
-        settings,
+        deps.output,
         `Removed the API token of profile ${quote(settings.profile)} from ${escapeControls(config.path)}`,
       );
     }
   }
   if (io.env.UGS_API_TOKEN) {
-    printLine(
-      io,
-      settings,
-      'note: UGS_API_TOKEN is still set in this environment and will be used',
-    );
+    printLine(deps.output, 'note: UGS_API_TOKEN is still set in this environment and will be used');
   }
 }
 
 async function removeFromStore(deps: Deps): Promise<void> {
-  const { io, settings, config, credentialStore: store } = deps;
+  const { settings, config, credentialStore: store } = deps;
   let removed = false;
   try {
     // Under the current account and an earlier version's (see credentialAccounts).
@@ -75,8 +69,7 @@ async function removeFromStore(deps: Deps): Promise<void> {
     );
   }
   printLine(
-    io,
-    settings,
+    deps.output,
     removed
       ? `Removed the API token of profile ${quote(settings.profile)} from the ${store.name}`
       : `The ${store.name} held no API token for profile ${quote(settings.profile)}; removed the profile's reference to it`,

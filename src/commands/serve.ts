@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
-import type { EmulatorOptions, FaultSpec, RunningEmulator } from '../emulator/server.js';
+import type { Deps } from '../context/factory.js';
+import type { FaultSpec, RunningEmulator } from '../emulator/server.js';
 import { UsageError } from '../errors.js';
-import { type IO, writeLine } from '../io.js';
-import type { Preferences } from '../settings.js';
-import { collect, newCommand } from './shared.js';
+import { writeLine } from '../io.js';
+import { collect, type DepsFactory, newCommand } from './shared.js';
 
 export interface ServeOptions {
   host: string;
@@ -17,12 +17,13 @@ export interface ServeOptions {
   trailingSlash: boolean;
 }
 
-export interface ServeDeps {
-  io: IO;
-  start(options: EmulatorOptions): Promise<RunningEmulator>;
-  /** Resolves with the signal's name when the emulator is asked to stop (SIGINT, SIGTERM). */
-  waitForShutdown(): Promise<string>;
-}
+/**
+ * What `serve` takes from the factory: the streams, the emulator, and the wait for SIGINT or
+ * SIGTERM (`system.waitForShutdown` resolves with the signal's name).
+ */
+export type ServeDeps = Pick<Deps, 'io' | 'startEmulator'> & {
+  system: Pick<Deps['system'], 'waitForShutdown'>;
+};
 
 interface ServeFlags {
   port: string;
@@ -35,10 +36,7 @@ interface ServeFlags {
   trailingSlash?: boolean;
 }
 
-/** The emulator needs no settings beyond the preferences: an invalid UGS_API_PATH must not stop it. */
-export type ServeDepsFactory = (command: Command) => { deps: ServeDeps; preferences: Preferences };
-
-export function serveCommand(makeDeps: ServeDepsFactory, run = runServe): Command {
+export function serveCommand(makeDeps: DepsFactory, run = runServe): Command {
   return newCommand('serve', 'Run a local emulator of the User Group Service', [
     'ugs serve                                    # http://127.0.0.1:4010, prints its API tokens',
     'ugs serve --port 0 --data ./ugs-state.json --api-token dev-token:Testing',
@@ -67,8 +65,10 @@ export function serveCommand(makeDeps: ServeDepsFactory, run = runServe): Comman
       'route /api/user/ and redirect /api/user to it with a 301, as the Django service does',
     )
     .action(async (flags: ServeFlags, cmd: Command) => {
-      const { deps, preferences } = makeDeps(cmd);
-      await run(parseServeFlags(flags, preferences.debug), deps);
+      // The emulator needs no settings beyond the preferences: an invalid UGS_API_PATH must not
+      // stop it.
+      const deps = makeDeps(cmd, { checkSettings: false });
+      await run(parseServeFlags(flags, deps.preferences.debug), deps);
     });
 }
 
@@ -125,7 +125,7 @@ export async function runServe(opts: ServeOptions, deps: ServeDeps): Promise<voi
   let running: RunningEmulator;
   try {
     const faults: FaultSpec[] = opts.faults.map((spec) => emulator.parseFaultSpec(spec));
-    running = await deps.start({
+    running = await deps.startEmulator({
       host: opts.host,
       port: opts.port,
       apiTokens: opts.apiTokens.map((spec) => emulator.parseApiTokenSpec(spec)),
@@ -143,7 +143,7 @@ export async function runServe(opts: ServeOptions, deps: ServeDeps): Promise<voi
   }
   // Listen for SIGINT/SIGTERM before announcing the URL: a script that reads the banner and
   // signals at once must get a clean stop, not Node's default death by signal.
-  const shutdown = deps.waitForShutdown();
+  const shutdown = deps.system.waitForShutdown();
   const local = localUrl(running.url);
   if (opts.json) {
     // `url` is what a script on this machine passes to --base-url; `listening` tells it that

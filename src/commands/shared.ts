@@ -1,10 +1,16 @@
 import { Command } from 'commander';
-import type { Deps } from '../deps.js';
+import type { Deps } from '../context/factory.js';
 import { UsageError } from '../errors.js';
-import { formatExamples, type OutputFormat } from '../render.js';
+import { formatExamples } from '../output/help.js';
+import type { OutputFormat } from '../output/results.js';
 
-/** Main hands each command a way to build its dependencies once the global flags are parsed. */
-export type DepsFactory = (command: Command) => Deps;
+/**
+ * Main hands each command a way to build the run's factory once the global flags are parsed.
+ * The global options are checked then, so an invalid one is the error reported before anything
+ * else; a command that never reads them (`serve`, `completion`) passes `checkSettings: false`, so
+ * that an invalid UGS_API_PATH, say, does not stop it.
+ */
+export type DepsFactory = (command: Command, options?: { checkSettings?: boolean }) => Deps;
 
 /** For repeatable flags such as `--mapping a=b --mapping c=d`. */
 export function collect(value: string, previous: string[]): string[] {

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import type { Deps } from '../context/factory.js';
 import {
   type ApiToken,
   readApiToken,
@@ -6,11 +7,10 @@ import {
   resolveCredentials,
   type TokenLocation,
 } from '../credentials.js';
-import type { Deps } from '../deps.js';
 import { AuthError, UgsError } from '../errors.js';
+import { printFieldTable, printJson } from '../output/results.js';
 import { quote, redactUrl } from '../parse.js';
 import { maskToken } from '../redact.js';
-import { printFieldTable, printJson } from '../render.js';
 import { loginCommandFor, type TokenSource } from '../target.js';
 import { type DepsFactory, newCommand } from './shared.js';
 
@@ -89,9 +89,9 @@ function apiPathOf(
 export async function runStatus(opts: StatusOptions, deps: Deps): Promise<void> {
   const { status, tokenError } = await collectStatusReport(deps);
   if (opts.json) {
-    printJson(deps.io, status);
+    printJson(deps.output, status);
   } else {
-    await printFieldTable(deps.io, deps.settings, [
+    await printFieldTable(deps.output, [
       ['profile', status.profile],
       ['base URL', status.baseUrl ? `${status.baseUrl} (${status.baseUrlSource})` : null],
       ['API path', `${status.apiPath} (${status.apiPathSource})`],

@@ -6,6 +6,7 @@
  */
 import { lstatSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
+import type { Deps } from '../context/factory.js';
 import {
   apiTokenProblem,
   type Credentials,
@@ -13,7 +14,6 @@ import {
   resolveApiPath,
   resolveCredentials,
 } from '../credentials.js';
-import type { Deps } from '../deps.js';
 import { UgsError } from '../errors.js';
 import { errorCode, errorCodeInChain } from '../guards.js';
 import { escapeControls, readFileCapped } from '../io.js';

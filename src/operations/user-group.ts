@@ -3,8 +3,8 @@
  * other field is kept as sent.
  */
 import { isPlainObject } from '../guards.js';
+import type { ResultRecord } from '../output/results.js';
 import type { JsonObject } from '../parse.js';
-import type { ResultRecord } from '../render.js';
 import type { SuccessAnswer, Unreadable } from './operation.js';
 
 /** A user group as the service sent it: every field kept, the ones we rely on checked. */

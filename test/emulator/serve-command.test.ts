@@ -29,11 +29,11 @@ async function serve(opts: ServeOptions) {
   const started: EmulatorOptions[] = [];
   await runServe(opts, {
     io,
-    start: (o) => {
+    startEmulator: (o) => {
       started.push(o);
       return Promise.resolve(running);
     },
-    waitForShutdown: () => Promise.resolve('SIGTERM'),
+    system: { waitForShutdown: () => Promise.resolve('SIGTERM') },
   });
   return { io, started };
 }
@@ -44,10 +44,12 @@ describe('ugs serve signals', () => {
     let printedWhenListening: string | undefined;
     await runServe(options, {
       io,
-      start: () => Promise.resolve(running),
-      waitForShutdown: () => {
-        printedWhenListening = io.stdout.text;
-        return Promise.resolve('SIGTERM');
+      startEmulator: () => Promise.resolve(running),
+      system: {
+        waitForShutdown: () => {
+          printedWhenListening = io.stdout.text;
+          return Promise.resolve('SIGTERM');
+        },
       },
     });
     expect(printedWhenListening).toBe('');
@@ -91,8 +93,8 @@ describe('ugs serve on every interface', () => {
       { ...options, host },
       {
         io,
-        start: () => Promise.resolve({ ...running, url }),
-        waitForShutdown: () => Promise.resolve('SIGTERM'),
+        startEmulator: () => Promise.resolve({ ...running, url }),
+        system: { waitForShutdown: () => Promise.resolve('SIGTERM') },
       },
     );
     const lines = io.stdout.text.split('\n');
@@ -108,8 +110,8 @@ describe('ugs serve on every interface', () => {
       { ...options, host: '0.0.0.0', json: true },
       {
         io,
-        start: () => Promise.resolve({ ...running, url: 'http://0.0.0.0:4567' }),
-        waitForShutdown: () => Promise.resolve('SIGTERM'),
+        startEmulator: () => Promise.resolve({ ...running, url: 'http://0.0.0.0:4567' }),
+        system: { waitForShutdown: () => Promise.resolve('SIGTERM') },
       },
     );
     expect(JSON.parse(io.stdout.text)).toEqual({

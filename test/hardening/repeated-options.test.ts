@@ -26,13 +26,9 @@ function valueOptions(command: Command, path: string[] = []): Case[] {
   return [...own, ...command.commands.flatMap((sub) => valueOptions(sub, [...path, sub.name()]))];
 }
 
-const program = buildProgram(
-  makeIO(),
-  () => {
-    throw new Error('no command may run');
-  },
-  system,
-);
+const program = buildProgram(makeIO(), () => {
+  throw new Error('no command may run');
+});
 const cases = valueOptions(program);
 
 async function run(argv: string[]) {

@@ -10,7 +10,7 @@ import { ApiError, UsageError } from '../../src/errors.js';
 import { main } from '../../src/main.js';
 import { parseGetFlags, runGet } from '../../src/operations/get-user/command.js';
 import { runRotate } from '../../src/operations/rotate-token/command.js';
-import type { OutputFormat } from '../../src/render.js';
+import type { OutputFormat } from '../../src/output/results.js';
 import { FakeService, groupResult, makeDeps, makeIO } from '../kit/fakes.js';
 
 /** Each attack class: a raw 7-bit sequence, and the 8-bit C1 forms some terminals obey. */

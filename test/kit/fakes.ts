@@ -5,15 +5,17 @@
  */
 import { PassThrough, Writable } from 'node:stream';
 import type { ConfigStore, Profile } from '../../src/config.js';
+import type { Deps, SystemInfo } from '../../src/context/factory.js';
+import { parseSettings, type Settings } from '../../src/context/settings.js';
 import { StreamTracer, silentTracer, type Tracer } from '../../src/debug.js';
-import type { Deps } from '../../src/deps.js';
+import type { DoctorNetwork } from '../../src/doctor/network.js';
 import { ApiError } from '../../src/errors.js';
 import type { IO } from '../../src/io.js';
 import { type OperationName, operations } from '../../src/operations/index.js';
+import { createOutput } from '../../src/output/output.js';
 import type { Prompter, Validate } from '../../src/prompter.js';
 import { type CredentialStore, CredentialStoreError } from '../../src/secure-store.js';
 import type { GetUserRequest, ServiceClient, ServiceResult } from '../../src/service.js';
-import { parseSettings, type Settings } from '../../src/settings.js';
 import { noProgress, type Progress } from '../../src/spinner.js';
 import type { Target } from '../../src/target.js';
 
@@ -264,6 +266,19 @@ export interface TestDeps extends Deps {
   targets: Target[];
 }
 
+/** The machine of every fake run: Linux, a home that does not exist, Node 20. */
+export const testSystem: SystemInfo = {
+  platform: 'linux',
+  homedir: '/nonexistent-home',
+  nodeVersion: 'v20.0.0',
+  waitForShutdown: () => new Promise<string>(() => {}),
+};
+
+/** A member a test did not provide: using it fails the test with what was unexpected. */
+function unexpected(what: string): never {
+  throw new Error(`unexpected ${what}: none in this test`);
+}
+
 export function makeDeps(
   options: {
     io?: TestIO;
@@ -274,14 +289,22 @@ export function makeDeps(
     tracer?: Tracer;
     credentialStore?: MemoryCredentialStore;
     progress?: Progress;
+    system?: Partial<SystemInfo>;
+    network?: DoctorNetwork;
+    now?: () => Date;
+    startEmulator?: Deps['startEmulator'];
   } = {},
 ): TestDeps {
   const io = options.io ?? makeIO();
   const targets: Target[] = [];
   const settings = defaultSettings(options.settings);
+  const { debug, noColor, noInput, quiet } = settings;
   return {
     io,
+    output: createOutput(io, settings),
+    preferences: { debug, noColor, noInput, quiet },
     settings,
+    system: { ...testSystem, ...options.system },
     config: new MemoryConfigStore(
       options.profiles ?? {
         default: { baseUrl: 'https://ugs.example.com', apiToken: 'api-token-0123456789' },
@@ -296,6 +319,15 @@ export function makeDeps(
       targets.push(target);
       if (!options.service) throw new Error('unexpected connect: no service in this test');
       return options.service;
+    },
+    startEmulator: options.startEmulator ?? (() => unexpected('emulator start')),
+    now: options.now ?? (() => new Date()),
+    network: options.network ?? {
+      lookup: () => unexpected('DNS lookup'),
+      connect: () => unexpected('TCP connect'),
+      tls: () => unexpected('TLS handshake'),
+      probe: () => unexpected('probe'),
+      now: () => performance.now(),
     },
   };
 }

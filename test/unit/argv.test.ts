@@ -5,12 +5,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
-import { parseArgv } from '../kit/wiring.js';
+import { type ArgvRow, parseArgv } from '../kit/wiring.js';
 
 /** The globals every command sees when none is given. */
 const DEFAULT_GLOBALS = { timeout: '30', input: true, color: true };
 
-const table = { kind: 'table' };
+const table = { kind: 'table' } as const;
 
 describe('argv -> the options run receives', () => {
   it.each([
@@ -127,7 +127,7 @@ describe('argv -> the options run receives', () => {
       'completion',
       { kind: 'complete', words: ['get', ''] },
     ],
-  ] as const)('%j', async (argv, command, options) => {
+  ] satisfies readonly ArgvRow[])('%j', async (argv, command, options) => {
     const parsed = await parseArgv(argv);
     expect(parsed.command).toBe(command);
     expect(parsed.options).toEqual(options);

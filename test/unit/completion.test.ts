@@ -12,16 +12,9 @@ import { buildProgram } from '../../src/main.js';
 import { tempDir } from '../kit/binary.js';
 import { makeDeps, makeIO } from '../kit/fakes.js';
 
-const system = {
-  platform: 'linux' as const,
-  homedir: '/nonexistent-home',
-  nodeVersion: 'v20.0.0',
-  waitForShutdown: () => new Promise<string>(() => {}),
-};
-
 function program(): Command {
   const io = makeIO();
-  return buildProgram(io, () => makeDeps({ io }), system);
+  return buildProgram(io, () => makeDeps({ io }));
 }
 
 const values = (p: Command, words: string[], profiles: string[] = []) =>

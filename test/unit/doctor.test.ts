@@ -84,13 +84,7 @@ async function doctor(
     settings: { insecureHttp: options.insecureHttp ?? false },
   });
   const { network, calls, probes } = fakeNetwork(options.network);
-  const deps: DoctorDeps = {
-    ...base,
-    network,
-    platform: 'linux',
-    nodeVersion: 'v20.0.0',
-    now: () => NOW,
-  };
+  const deps: DoctorDeps = { ...base, network, now: () => NOW };
   let error: unknown;
   try {
     await runDoctor(
@@ -305,13 +299,7 @@ describe('runDoctor', () => {
   it('nothing configured: the same nine checks, those that need a base URL skipped', async () => {
     const io = makeIO({ env: { LANG: 'C.UTF-8' } });
     const { network, calls } = fakeNetwork();
-    const deps: DoctorDeps = {
-      ...makeDeps({ io, profiles: {} }),
-      network,
-      platform: 'linux',
-      nodeVersion: 'v20.0.0',
-      now: () => NOW,
-    };
+    const deps: DoctorDeps = makeDeps({ io, profiles: {}, network, now: () => NOW });
     const error = await rejection(
       runDoctor({ probe: true, json: false, profileSource: 'default' }, deps),
     );

@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { classifyAnswer } from '../../src/answer.js';
+import { readPreferences } from '../../src/context/settings.js';
 import { ApiError, NetworkError, OutcomeUnknownError } from '../../src/errors.js';
 import { errorCode, errorCodeInChain, isPlainObject } from '../../src/guards.js';
 import {
@@ -19,7 +20,6 @@ import { main } from '../../src/main.js';
 import { operations } from '../../src/operations/index.js';
 import type { Operation } from '../../src/operations/operation.js';
 import { HttpServiceClient } from '../../src/service.js';
-import { readPreferences } from '../../src/settings.js';
 import { makeIO } from '../kit/fakes.js';
 
 const json = (status: number, body: unknown, headers: Record<string, string> = {}) => ({

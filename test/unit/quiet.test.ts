@@ -11,7 +11,8 @@ import {
   printMessage,
   printNote,
   printWarningNote,
-} from '../../src/render.js';
+} from '../../src/output/messages.js';
+import { createOutput } from '../../src/output/output.js';
 import { FakeService, groupResult, makeDeps, makeIO } from '../kit/fakes.js';
 
 describe('quiet comes from the settings', () => {
@@ -49,14 +50,15 @@ describe('quiet comes from the settings', () => {
   it('each printing function stays silent under quiet; errors still print', async () => {
     const io = makeIO();
     const preferences = { quiet: true, noColor: true, debug: false };
-    printLine(io, preferences, 'a line');
-    printNote(io, preferences, 'a note');
-    await printMessage(io, preferences, 'a message', 'warning');
-    await printWarningNote(io, preferences, 'a warning');
+    const out = createOutput(io, preferences);
+    printLine(out, 'a line');
+    printNote(out, 'a note');
+    await printMessage(out, 'a message', 'warning');
+    await printWarningNote(out, 'a warning');
     expect(io.stderr.text).toBe('');
-    await printError(io, preferences, { message: 'it failed', hint: 'try', error: undefined });
+    await printError(out, { message: 'it failed', hint: 'try', error: undefined });
     expect(io.stderr.text).toBe('error: it failed\nhint: try\n');
-    printNote(io, { quiet: false }, 'shown');
+    printNote(createOutput(io, { ...preferences, quiet: false }), 'shown');
     expect(io.stderr.text).toMatch(/note: shown\n$/);
   });
 });

@@ -1,11 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import {
-  fitMessage,
-  plainStyle,
-  renderTable,
-  type TableLayout,
-  wrapText,
-} from '../../src/render.js';
+import { fitMessage } from '../../src/output/messages.js';
+import { renderTable, type TableLayout } from '../../src/output/results.js';
+import { plainStyle } from '../../src/output/style.js';
+import { wrapText } from '../../src/output/text.js';
 
 const plain = plainStyle;
 

@@ -4,7 +4,8 @@
  */
 import CliTable from 'cli-table3';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { plainStyle, renderTable, type TableLayout } from '../../src/render.js';
+import { renderTable, type TableLayout } from '../../src/output/results.js';
+import { plainStyle } from '../../src/output/style.js';
 
 /** What every cli-table3 table drawn through src/vendor/table.ts printed, in order. */
 const drawnByLibrary = vi.hoisted((): string[] => []);

@@ -8,11 +8,18 @@ import {
   outputFormat,
   withProgress,
 } from '../../commands/shared.js';
+import type { Deps } from '../../context/factory.js';
 import { resolveTarget } from '../../credentials.js';
-import type { Deps } from '../../deps.js';
 import { ApiError, UsageError } from '../../errors.js';
 import { readJsonSource } from '../../input.js';
 import { canPrompt, escapeControls } from '../../io.js';
+import { printWarningNote } from '../../output/messages.js';
+import {
+  formatValue,
+  type OutputFormat,
+  printResult,
+  withJsonErrorBody,
+} from '../../output/results.js';
 import {
   checkGroupText,
   collectKeyValues,
@@ -26,13 +33,6 @@ import {
   setOwn,
 } from '../../parse.js';
 import type { Prompter } from '../../prompter.js';
-import {
-  formatValue,
-  type OutputFormat,
-  printResult,
-  printWarningNote,
-  withJsonErrorBody,
-} from '../../render.js';
 import type { BulkFlagSpec } from '../bulk.js';
 import { otherGroupOf, userGroupRecord } from '../user-group.js';
 import type { GetUserRequest } from './operation.js';
@@ -191,12 +191,12 @@ export async function runGet(opts: GetOptions, deps: Deps): Promise<void> {
     deps,
     opts.format,
     `Creating or finding ${escapeControls(request.user_group_id)}`,
-    () => withJsonErrorBody(deps.io, opts.format, () => client.getUser(request)),
+    () => withJsonErrorBody(deps.output, opts.format, () => client.getUser(request)),
   );
   const other = otherGroupOf(result, request.user_group_id);
   if (other !== undefined) throw answeredForAnother(request.user_group_id, other, result.status);
   const id = escapeControls(formatValue(result.userGroup.provided_id ?? request.user_group_id));
-  await printResult(deps.io, deps.settings, {
+  await printResult(deps.output, {
     format: opts.format,
     body: result.body,
     record: userGroupRecord(result),
@@ -212,8 +212,7 @@ export async function runGet(opts: GetOptions, deps: Deps): Promise<void> {
     // The service returns an existing group unchanged ("no action will be taken"); a person who
     // just typed a new name or properties would otherwise believe they were saved.
     await printWarningNote(
-      deps.io,
-      deps.settings,
+      deps.output,
       `user group ${id} already existed: the name, mapping and properties sent were not applied (the service leaves an existing group as it is)`,
     );
   }

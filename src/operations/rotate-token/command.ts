@@ -8,8 +8,9 @@ import {
   outputFormat,
   withProgress,
 } from '../../commands/shared.js';
+import type { Deps } from '../../context/factory.js';
+import { USER_PATH } from '../../context/settings.js';
 import { resolveTarget } from '../../credentials.js';
-import type { Deps } from '../../deps.js';
 import {
   ApiError,
   CancelledError,
@@ -20,6 +21,13 @@ import {
   UsageError,
 } from '../../errors.js';
 import { canPrompt, escapeControls, flushOutput, InFlight, readStdin } from '../../io.js';
+import { printMessage } from '../../output/messages.js';
+import {
+  formatValue,
+  type OutputFormat,
+  printResult,
+  withJsonErrorBody,
+} from '../../output/results.js';
 import {
   endpointUrl,
   pasteProblem,
@@ -29,14 +37,6 @@ import {
   UNPASTEABLE,
 } from '../../parse.js';
 import { fingerprint, REDACTED } from '../../redact.js';
-import {
-  formatValue,
-  type OutputFormat,
-  printMessage,
-  printResult,
-  withJsonErrorBody,
-} from '../../render.js';
-import { USER_PATH } from '../../settings.js';
 import type { Target } from '../../target.js';
 import type { BulkFlagSpec } from '../bulk.js';
 import { isUnrotated, userGroupRecord } from '../user-group.js';
@@ -171,16 +171,16 @@ export async function runRotate(opts: RotateOptions, deps: Deps): Promise<void> 
     `Rotating ${tokenPhrase(currentToken, 'the token')}`,
     () =>
       inFlight.during(interruptedRotation, () =>
-        withJsonErrorBody(io, opts.format, () => client.rotateToken(currentToken)),
+        withJsonErrorBody(deps.output, opts.format, () => client.rotateToken(currentToken)),
       ),
   );
   if (isUnrotated(result, currentToken)) throw notRotated(result.status);
   const id = escapeControls(formatValue(result.userGroup.provided_id ?? ''));
   try {
     if (opts.format.kind !== 'table') {
-      await printMessage(io, deps.settings, PREVIOUS_TOKEN_WARNING, 'warning');
+      await printMessage(deps.output, PREVIOUS_TOKEN_WARNING, 'warning');
     }
-    await printResult(io, deps.settings, {
+    await printResult(deps.output, {
       format: opts.format,
       body: result.body,
       record: userGroupRecord(result),

@@ -3,9 +3,9 @@
  * environment: flags over environment variables over defaults (the profile's values come later,
  * in credentials.ts). Everything below `main` takes its preferences from here.
  */
-import { UsageError } from './errors.js';
-import { controlCharacters, type Env } from './io.js';
-import { parseTimeoutSeconds } from './parse.js';
+import { UsageError } from '../errors.js';
+import { controlCharacters, type Env } from '../io.js';
+import { parseTimeoutSeconds } from '../parse.js';
 
 /** The endpoint both operations use when neither a flag, the environment nor the profile says. */
 export const USER_PATH = '/api/user';

@@ -1,69 +1,19 @@
 /**
- * Every line ugs writes goes through here: results (a table, the raw JSON body, or one field),
- * messages and notes on stderr, and `error:`/`hint:` lines. The data is collected once by a
+ * Results on stdout: a table, the raw JSON body, or one field. The data is collected once by a
  * command, then shown. Colour and table borders are decoration for a terminal; the libraries that
  * draw them are loaded only when a table or colour is actually wanted.
  */
-import {
-  detectCi,
-  errorCommand,
-  hasCiMarker,
-  maskSecret,
-  maskTokensIn,
-  underCiRunner,
-  writeCiCommand,
-} from './ci.js';
-import { ApiError, CiMarkerError, UgsError } from './errors.js';
-import {
-  colorEnabled,
-  escapeControls,
-  type IO,
-  stderrColumns,
-  stdoutColumns,
-  unicodeTerminal,
-  writeLine,
-} from './io.js';
-import { compactJson, prettyJson } from './json-text.js';
-import { type JsonObject, quote } from './parse.js';
-import type { Preferences } from './settings.js';
+import { hasCiMarker } from '../ci.js';
+import { ApiError, CiMarkerError, UgsError } from '../errors.js';
+import { escapeControls, writeLine } from '../io.js';
+import { compactJson, prettyJson } from '../json-text.js';
+import { type JsonObject, quote } from '../parse.js';
+import { printLine } from './messages.js';
+import type { Output } from './output.js';
+import type { Style } from './style.js';
+import { displayWidth, type Piece, wrapText } from './text.js';
 
 export type OutputFormat = { kind: 'table' } | { kind: 'json' } | { kind: 'field'; name: string };
-
-interface Style {
-  bold(text: string): string;
-  dim(text: string): string;
-  green(text: string): string;
-  yellow(text: string): string;
-  red(text: string): string;
-  cyan(text: string): string;
-}
-
-export const plainStyle: Style = {
-  bold: (t) => t,
-  dim: (t) => t,
-  green: (t) => t,
-  yellow: (t) => t,
-  red: (t) => t,
-  cyan: (t) => t,
-};
-
-async function styleFor(
-  io: IO,
-  preferences: Pick<Preferences, 'noColor'>,
-  stream: 'stdout' | 'stderr',
-): Promise<Style> {
-  if (!colorEnabled(io, preferences.noColor, stream)) return plainStyle;
-  const { Chalk } = await import('./vendor/chalk.js');
-  const chalk = new Chalk({ level: 1 });
-  return {
-    bold: (t) => chalk.bold(t),
-    dim: (t) => chalk.dim(t),
-    green: (t) => chalk.green(t),
-    yellow: (t) => chalk.yellow(t),
-    red: (t) => chalk.red(t),
-    cyan: (t) => chalk.cyan(t),
-  };
-}
 
 /** One value as text: strings raw, `null` as such, everything else as compact JSON. */
 export function formatValue(value: unknown): string {
@@ -95,9 +45,9 @@ export type TableLayout = { kind: 'lines' } | { kind: 'box'; columns: number; as
 const UNLIMITED_BOX: TableLayout = { kind: 'box', columns: Number.POSITIVE_INFINITY, ascii: false };
 
 /** The layout for a table on this run's stdout. */
-function tableLayout(io: Pick<IO, 'stdout' | 'stdoutIsTTY' | 'env'>): TableLayout {
-  if (!io.stdoutIsTTY) return { kind: 'lines' };
-  return { kind: 'box', columns: stdoutColumns(io), ascii: !unicodeTerminal(io.env) };
+function tableLayout(out: Output): TableLayout {
+  if (!out.stdoutIsTTY) return { kind: 'lines' };
+  return { kind: 'box', columns: out.stdoutColumns(), ascii: !out.unicode };
 }
 
 /**
@@ -211,7 +161,7 @@ async function drawWithLibrary(
   valueWidth: number,
   ascii: boolean,
 ): Promise<string> {
-  const { Table, cellWidth } = await import('./vendor/table.js');
+  const { Table, cellWidth } = await import('../vendor/table.js');
   const measuredAlike = rows.every(
     (row) =>
       cellWidth(row.key.text) === row.key.width &&
@@ -310,103 +260,6 @@ function keyValueLines(
   return lines.join('\n');
 }
 
-interface Piece {
-  text: string;
-  width: number;
-}
-
-// biome-ignore lint/suspicious/noControlCharactersInRegex: colour codes are units of their own
-const UNITS = /\u001b\[[0-9;]*m|[\s\S]/gu;
-
-/** After these a line may break: spaces, and JSON's `,` and `:`. */
-const BREAK_AFTER = new Set([' ', ',', ':', '/', '-']);
-
-/**
- * Greedy wrapping by display width: the first line gets `firstWidth` columns, the others
- * `restWidth`. A line breaks after the last space or punctuation that fits, or mid-word when a
- * word is longer than a line. Each character is looked at a bounded number of times.
- */
-export function wrapText(text: string, firstWidth: number, restWidth: number): Piece[] {
-  // Colour codes are kept whole and take no room (a terminal keeps the colour across lines).
-  const chars = text.includes('\u001b') ? (text.match(UNITS) ?? []) : Array.from(text);
-  const widths = chars.map((unit) => (unit.startsWith('\u001b') ? 0 : charWidth(unit)));
-  const pieces: Piece[] = [];
-  let start = 0;
-  while (start < chars.length) {
-    // A continuation line does not start with the space it was broken at.
-    if (pieces.length > 0) {
-      while (start < chars.length && chars[start] === ' ') start++;
-      if (start === chars.length) break;
-    }
-    const limit = Math.max(1, pieces.length === 0 ? firstWidth : restWidth);
-    let width = 0;
-    let end = start;
-    let lastBreak = -1;
-    while (end < chars.length && width + (widths[end] as number) <= limit) {
-      width += widths[end] as number;
-      if (BREAK_AFTER.has(chars[end] as string)) lastBreak = end + 1;
-      end++;
-    }
-    // A character wider than the whole line still has to go somewhere.
-    if (end === start) end = start + 1;
-    // Mid-word: go back to the last break, unless the word ends exactly at the edge.
-    if (end < chars.length && chars[end] !== ' ' && lastBreak > start) end = lastBreak;
-    let lineEnd = end;
-    while (lineEnd > start + 1 && chars[lineEnd - 1] === ' ') lineEnd--;
-    const slice = chars.slice(start, lineEnd);
-    let sliceWidth = 0;
-    for (let i = start; i < lineEnd; i++) sliceWidth += widths[i] as number;
-    pieces.push({ text: slice.join(''), width: sliceWidth });
-    start = end;
-  }
-  return pieces.length === 0 ? [{ text: '', width: 0 }] : pieces;
-}
-
-/**
- * Columns a terminal gives to text, in one pass: colour codes take none, combining marks and
- * zero-width characters none, East Asian wide and fullwidth characters and emoji two.
- */
-function displayWidth(text: string): number {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: colour codes are what is removed
-  const visible = text.includes('\u001b') ? text.replace(/\u001b\[[0-9;]*m/g, '') : text;
-  let width = 0;
-  for (const char of visible) width += charWidth(char);
-  return width;
-}
-
-function charWidth(char: string): number {
-  const code = char.codePointAt(0) as number;
-  if (code < 0x300) return 1;
-  // The numeric ranges first: CJK text would otherwise pay for two regex tests per character.
-  if (isWide(code)) return 2;
-  if (ZERO_WIDTH.test(char)) return 0;
-  return EMOJI.test(char) ? 2 : 1;
-}
-
-const ZERO_WIDTH = /^[\p{Mn}\p{Me}\p{Cf}]$/u;
-const EMOJI = /^\p{Extended_Pictographic}$/u;
-
-/** East Asian Wide (W) and Fullwidth (F) blocks, as terminals draw them. */
-function isWide(code: number): boolean {
-  return (
-    (code >= 0x1100 && code <= 0x115f) ||
-    (code >= 0x2e80 && code <= 0x303e) ||
-    (code >= 0x3041 && code <= 0x33ff) ||
-    (code >= 0x3400 && code <= 0x4dbf) ||
-    (code >= 0x4e00 && code <= 0x9fff) ||
-    (code >= 0xa000 && code <= 0xa4cf) ||
-    (code >= 0xa960 && code <= 0xa97f) ||
-    (code >= 0xac00 && code <= 0xd7a3) ||
-    (code >= 0xf900 && code <= 0xfaff) ||
-    (code >= 0xfe30 && code <= 0xfe4f) ||
-    (code >= 0xff00 && code <= 0xff60) ||
-    (code >= 0xffe0 && code <= 0xffe6) ||
-    (code >= 0x1f300 && code <= 0x1f64f) ||
-    (code >= 0x1f900 && code <= 0x1f9ff) ||
-    (code >= 0x20000 && code <= 0x3fffd)
-  );
-}
-
 /** One row per field of `record`, `order`'s fields first; `null` dimmed. */
 export async function renderRecordTable(
   record: JsonObject,
@@ -435,7 +288,7 @@ function renderJson(body: unknown): string {
  * characters, and one that does (a newline, an ESC) is the server's mischief, which `$(...)` would
  * otherwise carry into a terminal or split into two lines.
  */
-function renderField(record: ResultRecord, name: string, io: Pick<IO, 'env'>): string {
+function renderField(record: ResultRecord, name: string, out: Output): string {
   if (!Object.hasOwn(record.fields, name)) {
     throw new ApiError(`the answer's ${record.name} has no field ${quote(name)}`, {
       hint: `fields in this answer: ${listFields(orderedFields(record.fields, record.order))}`,
@@ -444,7 +297,7 @@ function renderField(record: ResultRecord, name: string, io: Pick<IO, 'env'>): s
   const text = escapeControls(formatValue(record.fields[name]));
   // Printed escaped, `$(ugs ... --field x)` would capture another value than the service's;
   // printed raw, the runner would obey it. --json carries it JSON-escaped: the same value.
-  if (underCiRunner(io.env) && hasCiMarker(text)) {
+  if (out.underCiRunner && hasCiMarker(text)) {
     throw new CiMarkerError(
       `the answer's ${record.name} field ${quote(name)} holds text that the CI runner would run as a workflow command; ugs does not print it as a bare value`,
       { hint: 'use --json instead: it carries the value with the marker JSON-escaped' },
@@ -477,50 +330,46 @@ interface ResultOutput {
   headline: (style: Style) => string[];
 }
 
-export async function printResult(
-  io: IO,
-  preferences: Pick<Preferences, 'noColor' | 'quiet'>,
-  output: ResultOutput,
-): Promise<void> {
+export async function printResult(out: Output, output: ResultOutput): Promise<void> {
   // Under a CI runner, every token in the answer is masked before any of it is written.
   const token = output.record.fields.token;
-  if (typeof token === 'string') maskSecret(io, token);
-  maskTokensIn(io, output.body);
-  maskTokensIn(io, output.record.fields);
+  if (typeof token === 'string') out.maskSecret(token);
+  out.maskTokensIn(output.body);
+  out.maskTokensIn(output.record.fields);
   switch (output.format.kind) {
     case 'json':
-      writeLine(io.stdout, renderJson(output.body));
+      writeLine(out.stdout, renderJson(output.body));
       return;
     case 'field':
-      writeLine(io.stdout, renderField(output.record, output.format.name, io));
+      writeLine(out.stdout, renderField(output.record, output.format.name, out));
       return;
     case 'table': {
-      const style = await styleFor(io, preferences, 'stdout');
-      const layout = tableLayout(io);
+      const style = await out.style('stdout');
+      const layout = tableLayout(out);
       if (layout.kind === 'lines') {
         // Into a pipe stdout carries only `key<TAB>value` lines; the headline is a message for
         // the person, so it goes to stderr, except a line that repeats the token (stdout has
         // it, and a log must not get a copy).
-        const stderrStyle = await styleFor(io, preferences, 'stderr');
+        const stderrStyle = await out.style('stderr');
         const shownToken = typeof token === 'string' ? escapeControls(token) : '';
         for (const line of output.headline(stderrStyle)) {
           if (shownToken === '' || !line.includes(shownToken)) {
-            printLine(io, preferences, line);
+            printLine(out, line);
           }
         }
       } else if (layout.kind === 'box') {
         // Fitted to the terminal like the table; a line with the token is never broken.
         const shownToken = typeof token === 'string' ? escapeControls(token) : '';
         for (const line of output.headline(style)) {
-          if (shownToken !== '' && line.includes(shownToken)) writeLine(io.stdout, line);
+          if (shownToken !== '' && line.includes(shownToken)) writeLine(out.stdout, line);
           else
             for (const piece of wrapText(line, layout.columns, layout.columns)) {
-              writeLine(io.stdout, piece.text);
+              writeLine(out.stdout, piece.text);
             }
         }
       }
       writeLine(
-        io.stdout,
+        out.stdout,
         await renderRecordTable(output.record.fields, style, output.record.order, layout),
       );
       return;
@@ -533,7 +382,7 @@ export async function printResult(
  * stdout, so scripts can read the service's own words.
  */
 export async function withJsonErrorBody<T>(
-  io: IO,
+  out: Output,
   format: OutputFormat,
   call: () => Promise<T>,
 ): Promise<T> {
@@ -541,191 +390,27 @@ export async function withJsonErrorBody<T>(
     return await call();
   } catch (error) {
     if (format.kind === 'json' && error instanceof UgsError && error.body !== undefined) {
-      maskTokensIn(io, error.body);
-      writeLine(io.stdout, renderJson(error.body));
+      out.maskTokensIn(error.body);
+      writeLine(out.stdout, renderJson(error.body));
     }
     throw error;
   }
 }
 
 /** A value of ours (not a server body) as `--json` output. */
-export function printJson(io: IO, value: unknown): void {
-  writeLine(io.stdout, renderJson(value));
+export function printJson(out: Output, value: unknown): void {
+  writeLine(out.stdout, renderJson(value));
 }
 
 /** A field/value table on stdout (e.g. `ugs status`); a missing value shows as a dim `(none)`. */
 export async function printFieldTable(
-  io: IO,
-  preferences: Pick<Preferences, 'noColor'>,
+  out: Output,
   rows: readonly (readonly [field: string, text: string | null])[],
 ): Promise<void> {
-  const style = await styleFor(io, preferences, 'stdout');
+  const style = await out.style('stdout');
   // Dimmed by the table after escaping, so the colour codes are not shown as text.
   const tableRows = rows.map(
     ([field, text]): TableRow => (text === null ? [field, '(none)', style.dim] : [field, text]),
   );
-  writeLine(io.stdout, await renderTable(tableRows, style, tableLayout(io)));
-}
-
-/**
- * A message for the person, on stderr whatever the output format: stdout is for results.
- * `--quiet` silences every such note, warning and progress line; errors go through `printError`.
- */
-export function printLine(io: IO, preferences: Pick<Preferences, 'quiet'>, text: string): void {
-  if (preferences.quiet) return;
-  writeLine(io.stderr, io.stderrIsTTY ? fitMessage(text, stderrColumns(io)) : text);
-}
-
-/**
- * A message at a terminal, broken at spaces to fit its width. A word longer than a line (a path,
- * a URL, a token) stays whole, so it still copies as one; into a log, lines are left as they are.
- */
-export function fitMessage(text: string, columns: number): string {
-  return text
-    .split('\n')
-    .map((paragraph) => {
-      if (displayWidth(paragraph) <= columns) return paragraph;
-      const lines: string[] = [];
-      let line: string | undefined;
-      let width = 0;
-      for (const word of paragraph.split(' ')) {
-        const wordWidth = displayWidth(word);
-        if (line === undefined) {
-          line = word;
-          width = wordWidth;
-        } else if (width + 1 + wordWidth <= columns) {
-          line += ` ${word}`;
-          width += 1 + wordWidth;
-        } else {
-          lines.push(line);
-          line = word;
-          width = wordWidth;
-        }
-      }
-      if (line !== undefined) lines.push(line);
-      return lines.join('\n');
-    })
-    .join('\n');
-}
-
-/** A message in the colour of success or of a warning (when colour is on). */
-export async function printMessage(
-  io: IO,
-  preferences: Pick<Preferences, 'noColor' | 'quiet'>,
-  text: string,
-  tone: 'success' | 'warning',
-): Promise<void> {
-  const style = await styleFor(io, preferences, 'stderr');
-  printLine(io, preferences, tone === 'success' ? style.green(text) : style.yellow(text));
-}
-
-/** A `note:` the service client reports, e.g. a redirect it followed. */
-export function printNote(io: IO, preferences: Pick<Preferences, 'quiet'>, text: string): void {
-  printLine(io, preferences, `note: ${text}`);
-}
-
-/** `note:` in the warning colour, then the text. */
-export async function printWarningNote(
-  io: IO,
-  preferences: Pick<Preferences, 'noColor' | 'quiet'>,
-  text: string,
-): Promise<void> {
-  const style = await styleFor(io, preferences, 'stderr');
-  printLine(io, preferences, `${style.yellow('note:')} ${text}`);
-}
-
-/**
- * `error: <message>` and `hint: <hint>` on stderr; with `--debug`, the stack of the error and of
- * each cause.
- */
-export async function printError(
-  io: IO,
-  preferences: Pick<Preferences, 'noColor' | 'debug'>,
-  report: { message: string; hint: string | undefined; error: unknown },
-): Promise<void> {
-  const style = await styleFor(io, preferences, 'stderr');
-  writeLine(io.stderr, `${style.red('error:')} ${report.message}`);
-  if (report.hint) writeLine(io.stderr, `${style.dim('hint:')} ${report.hint}`);
-  const ci = detectCi(io.env);
-  if (ci !== undefined) {
-    // An annotation on the run's page, with the hint as its second line.
-    const text = report.hint ? `${report.message}\n${report.hint}` : report.message;
-    writeCiCommand(io.stderr, errorCommand(ci, text));
-  }
-  if (!preferences.debug) return;
-  for (let current: unknown = report.error; current instanceof Error; current = current.cause) {
-    writeLine(io.stderr, current.stack ?? String(current));
-  }
-}
-
-/**
- * The `Examples:` section of a help text, fitted to `width` columns: a trailing `# comment` that
- * does not fit goes on its own line above its command, and a command longer than a line is
- * continued with ` \\` at a space outside quotes, so every line still pastes into a shell.
- */
-export function formatExamples(examples: readonly string[], width = 80): string {
-  const lines = ['Examples:'];
-  for (const example of examples) {
-    if (displayWidth(`  $ ${example}`) <= width) {
-      lines.push(`  $ ${example}`);
-      continue;
-    }
-    const commented = /^(.*?)\s{2,}#\s+(.*)$/.exec(example);
-    const command = commented?.[1] ?? example;
-    if (commented?.[2] !== undefined) {
-      for (const piece of wrapText(commented[2], width - 4, width - 4)) {
-        lines.push(`  # ${piece.text}`);
-      }
-    }
-    lines.push(...continueCommand(command, width));
-  }
-  return lines.join('\n');
-}
-
-const SHELL_OPERATOR = /^(\||\|\||&&|;|<|>|>>|2>&1)$/;
-
-/** `  $ words...`, broken at spaces outside quotes into ` \\`-continued lines of `width`. */
-function continueCommand(command: string, width: number): string[] {
-  const words: string[] = [];
-  let word = '';
-  let quote: string | undefined;
-  for (const char of command) {
-    if (quote !== undefined) {
-      if (char === quote) quote = undefined;
-    } else if (char === '"' || char === "'") {
-      quote = char;
-    } else if (char === ' ') {
-      if (word !== '') words.push(word);
-      word = '';
-      continue;
-    }
-    word += char;
-  }
-  if (word !== '') words.push(word);
-  // `--field token` stays together on one line: a flag and its value read as one.
-  const units: string[] = [];
-  for (const next of words) {
-    const last = units.at(-1);
-    const joins =
-      last !== undefined &&
-      /^--?[\w-]+$/.test(last) &&
-      !next.startsWith('-') &&
-      !SHELL_OPERATOR.test(next);
-    if (joins) units[units.length - 1] = `${last} ${next}`;
-    else units.push(next);
-  }
-  const lines: string[] = [];
-  let line = '  $';
-  for (const next of units) {
-    // Room for " word" and, unless it is the last word, the " \\" that continues the line.
-    if (line.trim() !== '$' && line.trim() !== '' && displayWidth(`${line} ${next} \\`) > width) {
-      lines.push(`${line} \\`);
-      line = '      ';
-      line += next;
-      continue;
-    }
-    line += line.endsWith(' ') ? next : ` ${next}`;
-  }
-  lines.push(line);
-  return lines;
+  writeLine(out.stdout, await renderTable(tableRows, style, tableLayout(out)));
 }

@@ -1,0 +1,138 @@
+/**
+ * The real factory (its type is in factory.ts), made once per run from the parsed global flags.
+ * Nothing here does work until asked: each member is created on first use, the settings are
+ * checked when a command first reads them, the config file is read when a command reads it, and
+ * the HTTP stack (undici), the emulator and doctor's network code are imported only when used.
+ */
+import { configDir, FileConfigStore } from '../config.js';
+import { StreamTracer, silentTracer, type Tracer } from '../debug.js';
+import type { DoctorNetwork } from '../doctor/network.js';
+import { createHttpClient, type HttpClient } from '../http.js';
+import type { IO } from '../io.js';
+import { printLine, printNote } from '../output/messages.js';
+import { createOutput, type Output } from '../output/output.js';
+import { InquirerPrompter, type Prompter } from '../prompter.js';
+import { type CredentialStore, OsCredentialStore } from '../secure-store.js';
+import { HttpServiceClient } from '../service.js';
+import { createProgress, type Progress } from '../spinner.js';
+import { userAgent } from '../version.js';
+import type { Deps, SystemInfo } from './factory.js';
+import { type GlobalFlags, parseSettings, readPreferences, type Settings } from './settings.js';
+
+/** The statuses a bulk run handles itself, for all rows at once. */
+const THROTTLE_STATUSES: ReadonlySet<number> = new Set([429, 503]);
+
+/**
+ * The real dependencies. `clients` collects HTTP clients so `main` can close their sockets.
+ * `output`, when given, is the run's output object already made (one per run).
+ */
+export function createDeps(
+  io: IO,
+  flags: GlobalFlags,
+  system: SystemInfo,
+  clients: HttpClient[],
+  output: Output = createOutput(io, readPreferences(flags)),
+): Deps {
+  const preferences = readPreferences(flags);
+  let settings: Settings | undefined;
+  let config: FileConfigStore | undefined;
+  let credentialStore: CredentialStore | undefined;
+  let prompter: Prompter | undefined;
+  let progress: Progress | undefined;
+  let tracer: Tracer | undefined;
+  let network: DoctorNetwork | undefined;
+  // Once per run, however many clients the command makes.
+  let warned = false;
+  const warnOnce = (message: string) => {
+    if (warned) return;
+    warned = true;
+    printLine(output, message);
+  };
+  const deps: Deps = {
+    io,
+    output,
+    preferences,
+    system,
+    get settings() {
+      settings ??= parseSettings(flags, io.env);
+      return settings;
+    },
+    get config() {
+      config ??= new FileConfigStore(configDir(io.env, system.platform, system.homedir), {
+        warn: (m) => printLine(output, m),
+      });
+      return config;
+    },
+    get credentialStore() {
+      credentialStore ??= new OsCredentialStore(system.platform);
+      return credentialStore;
+    },
+    get prompter() {
+      prompter ??= new InquirerPrompter(io);
+      return prompter;
+    },
+    get progress() {
+      progress ??= createProgress(io, preferences);
+      return progress;
+    },
+    get tracer() {
+      // Without --debug the client's retries go to the spinner (a no-op where there is none).
+      tracer ??= preferences.debug ? new StreamTracer(io.stderr) : deps.progress.tracer;
+      return tracer;
+    },
+    async connect(target, options = {}) {
+      const { settings } = deps;
+      deps.tracer.addSecret(target.apiToken);
+      const http = await createHttpClient({
+        ...(options.bulk === true && {
+          reuseConnections: true,
+          passStatuses: THROTTLE_STATUSES,
+        }),
+        ...(options.connections !== undefined && { connectionsPerHost: options.connections }),
+        timeoutMs: settings.timeoutMs,
+        env: io.env,
+        caFile: settings.caFile,
+        warn: warnOnce,
+        // A bulk run draws its own progress, never the spinner: without --debug no one reads the
+        // trace, and the client skips building it per request only for the silent tracer.
+        tracer: options.bulk === true && !settings.debug ? silentTracer : deps.tracer,
+      });
+      clients.push(http);
+      return new HttpServiceClient(http, target, userAgent(system.nodeVersion), {
+        // stderr, so a note goes with --json and --field too without touching their stdout.
+        notify: (message) => printNote(output, message),
+        keepJsonText: options.bulk !== true,
+      });
+    },
+    async startEmulator(options) {
+      // The emulator is its own bundle: no other command pays for it at start-up.
+      return (await import('../emulator/server.js')).startEmulator(options);
+    },
+    now: () => new Date(),
+    get network() {
+      network ??= lazyNetwork(io.env);
+      return network;
+    },
+  };
+  return deps;
+}
+
+/**
+ * Doctor's network, its module (DNS, socket and TLS code) loaded on the first call: start-up
+ * time is paid by no other command.
+ */
+function lazyNetwork(env: IO['env']): DoctorNetwork {
+  let real: Promise<DoctorNetwork> | undefined;
+  const load = () => {
+    real ??= import('../doctor/network.js').then((module) => module.realNetwork(env));
+    return real;
+  };
+  return {
+    lookup: async (host) => (await load()).lookup(host),
+    connect: async (host, port, timeoutMs) => (await load()).connect(host, port, timeoutMs),
+    tls: async (target) => (await load()).tls(target),
+    probe: async (request) => (await load()).probe(request),
+    // Timings of the calls above: the same clock as the real network's.
+    now: () => performance.now(),
+  };
+}
