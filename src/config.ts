@@ -24,6 +24,8 @@ export interface Profile {
   apiToken?: string;
   /** `ugs login --api-path`: the endpoint path when it is not `/api/user`. */
   apiPath?: string;
+  /** `ugs login --ca-file`: the absolute path of the CA certificate that verifies the service. */
+  caFile?: string;
   /** `ugs login --secure-storage`: the API token is in the OS credential store, not in this file. */
   tokenStore?: 'keyring';
 }
@@ -205,6 +207,7 @@ async function serialiseWithConf(dir: string, data: ConfigFile): Promise<string>
             baseUrl: { type: 'string' },
             apiToken: { type: 'string' },
             apiPath: { type: 'string' },
+            caFile: { type: 'string' },
             tokenStore: { enum: ['keyring'] },
           },
         },
@@ -265,7 +268,7 @@ function parseConfigFile(text: string, path: string): ConfigFile {
   for (const [name, profile] of Object.entries(profiles)) {
     if (!isPlainObject(profile))
       throw corrupt(path, `profile "${escapeControls(name)}" must be an object`);
-    for (const key of ['baseUrl', 'apiToken', 'apiPath'] as const) {
+    for (const key of ['baseUrl', 'apiToken', 'apiPath', 'caFile'] as const) {
       if (profile[key] !== undefined && typeof profile[key] !== 'string') {
         throw corrupt(path, `${quote(key)} of profile "${escapeControls(name)}" must be a string`);
       }

@@ -122,6 +122,26 @@ export function resolveApiPath(settings: Settings, credentials: Credentials): Ap
   return { value: USER_PATH, source: 'default' };
 }
 
+export interface CaFileSetting {
+  value: string;
+  source: 'flag' | 'env' | 'profile';
+}
+
+/**
+ * `--ca-file` over UGS_CA_FILE over the profile's (saved by `login --ca-file` as an absolute
+ * path, so it works from any directory); undefined: the public roots alone.
+ */
+export function resolveCaFile(
+  settings: Settings,
+  credentials: Pick<Credentials, 'profile'>,
+): CaFileSetting | undefined {
+  if (settings.caFile !== undefined) {
+    return { value: settings.caFile, source: settings.caFileSource ?? 'flag' };
+  }
+  const saved = credentials.profile?.caFile;
+  return saved ? { value: saved, source: 'profile' } : undefined;
+}
+
 /** Where to send requests, or a typed error saying what is missing and how to fix it. */
 export async function resolveTarget(deps: Deps): Promise<Target> {
   const credentials = resolveCredentials(deps);
@@ -166,7 +186,12 @@ export async function resolveTarget(deps: Deps): Promise<Target> {
     apiPath: resolveApiPath(deps.settings, credentials).value,
     profile: credentials.profileName,
     tokenSource,
+    ...withCaFile(resolveCaFile(deps.settings, credentials)),
   };
+}
+
+function withCaFile(caFile: CaFileSetting | undefined): { caFile?: string } {
+  return caFile === undefined ? {} : { caFile: caFile.value };
 }
 
 /** The first lines of a `--debug` trace: the settings in use and where each came from. */

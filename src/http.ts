@@ -7,6 +7,7 @@
  * undici's `request()` is used rather than `fetch()`, which refuses a GET with a body; the Get
  * User operation sends its parameters in exactly such a body.
  */
+import { basename } from 'node:path';
 import type { Dispatcher } from 'undici';
 import { silentTracer, type Tracer } from './debug.js';
 import { ApiError, NetworkError, UsageError } from './errors.js';
@@ -286,12 +287,20 @@ export class HttpClient {
       );
     }
     if (code !== undefined && isTlsCode(code)) {
+      // With a CA file given, "pass --ca-file" would send the user round in a circle: that CA is
+      // the one that did not verify the certificate.
+      const { caFile } = this.options;
+      const untrusted = caFile !== undefined && isUntrustedCode(code);
       return new TransportError(
-        `TLS connection to ${host} failed: ${tlsReason(code)} (${code})`,
+        untrusted
+          ? `TLS connection to ${host} failed: the CA in ${escapeControls(basename(caFile))} did not verify its certificate (${code})`
+          : `TLS connection to ${host} failed: ${tlsReason(code)} (${code})`,
         false,
         {
           code,
-          hint: 'if the service uses a private certificate authority, pass --ca-file <pem> (or set UGS_CA_FILE or NODE_EXTRA_CA_CERTS)',
+          hint: untrusted
+            ? `the certificate is not signed by the CA in ${escapeControls(caFile)}: give the CA (or chain) that signed it, e.g. \`openssl s_client -connect ${host} -showcerts\` shows the issuer`
+            : 'if the service uses a private certificate authority, pass --ca-file <pem> (or set UGS_CA_FILE or NODE_EXTRA_CA_CERTS)',
           cause: error,
         },
       );
@@ -565,6 +574,18 @@ function isTlsCode(code: string): boolean {
     code === 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' ||
     code === 'EPROTO'
   );
+}
+
+/** The codes of a certificate no trusted CA vouches for (not an expired or misnamed one). */
+function isUntrustedCode(code: string): boolean {
+  return [
+    'DEPTH_ZERO_SELF_SIGNED_CERT',
+    'SELF_SIGNED_CERT_IN_CHAIN',
+    'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+    'UNABLE_TO_GET_ISSUER_CERT',
+    'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+    'CERT_UNTRUSTED',
+  ].includes(code);
 }
 
 function tlsReason(code: string): string {

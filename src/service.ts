@@ -254,11 +254,11 @@ function answerError(
           body: answer.body,
         });
       }
-      // A 4xx refused the request before it ran: for a rotation that means the token was not
-      // rotated, which is the first thing its caller needs to know (429 and 413 above all: a
-      // throttle or a proxy's size limit says nothing about the token).
+      // A throttle (429) or a size limit (413, often a proxy's) refused the request before it ran,
+      // and says nothing about the token: for a rotation the first thing its caller needs to know
+      // is that it did not happen. (Other 4xx answers explain themselves: a 404 is the token's.)
       return new ApiError(
-        risk !== undefined && answer.status < 500
+        risk !== undefined && (answer.status === 429 || answer.status === 413)
           ? `${risk.notDone}: ${answer.message}`
           : answer.message,
         {

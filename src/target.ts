@@ -16,6 +16,8 @@ export interface Target {
   /** The profile in use, for `ugs login --profile <name>` hints. */
   profile?: string;
   tokenSource?: TokenSource;
+  /** The CA certificate file that verifies the service (`--ca-file`, `UGS_CA_FILE`, the profile). */
+  caFile?: string;
 }
 
 /** `ugs login` for the default profile, `ugs login --profile <name>` (shell-quoted) otherwise. */

@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { Profile } from '../config.js';
 import type { Deps } from '../context/factory.js';
@@ -113,9 +114,15 @@ export async function runLogin(opts: LoginOptions, deps: Deps): Promise<void> {
       ...(opts.secureStorage ? { tokenStore: 'keyring' as const } : { apiToken }),
       // --api-path (or UGS_API_PATH) is remembered for the profile; without it the saved one stays.
       ...(settings.apiPath !== undefined && { apiPath: settings.apiPath }),
+      // So is --ca-file (or UGS_CA_FILE), as an absolute path: later commands run from anywhere.
+      ...(settings.caFile !== undefined && { caFile: resolve(settings.caFile) }),
     };
   };
-  const apiPathNote = settings.apiPath === undefined ? '' : ` (API path ${settings.apiPath})`;
+  const notes = [
+    settings.apiPath === undefined ? undefined : `API path ${settings.apiPath}`,
+    settings.caFile === undefined ? undefined : `CA ${escapeControls(resolve(settings.caFile))}`,
+  ].filter((note): note is string => note !== undefined);
+  const apiPathNote = notes.length === 0 ? '' : ` (${notes.join(', ')})`;
   const loggedIn = `Logged in to ${saved}${apiPathNote} as profile ${quote(settings.profile)}`;
   if (opts.secureStorage) {
     await saveInCredentialStore(deps, apiToken, profileChange);

@@ -2,8 +2,10 @@ import type { Command } from 'commander';
 import type { Deps } from '../context/factory.js';
 import {
   type ApiToken,
+  type CaFileSetting,
   readApiToken,
   resolveApiPath,
+  resolveCaFile,
   resolveCredentials,
   type TokenLocation,
 } from '../credentials.js';
@@ -29,6 +31,9 @@ export interface Status {
   tokenLocation: TokenLocation | null;
   token: string | null;
   configPath: string;
+  /** Only when a CA file is in use (`--ca-file`, `UGS_CA_FILE`, or saved by `login --ca-file`). */
+  caFile?: string;
+  caFileSource?: CaFileSetting['source'];
 }
 
 export function statusCommand(makeDeps: DepsFactory, run = runStatus): Command {
@@ -74,6 +79,7 @@ async function collectStatusReport(
     tokenLocation: credentials.tokenLocation ?? null,
     token: apiToken ? maskToken(apiToken.value) : null,
     configPath: deps.config.path,
+    ...caFileOf(deps, credentials),
   };
   return { status, tokenError };
 }
@@ -86,6 +92,14 @@ function apiPathOf(
   return { apiPath: value, apiPathSource: source };
 }
 
+function caFileOf(
+  deps: Deps,
+  credentials: ReturnType<typeof resolveCredentials>,
+): Pick<Status, 'caFile' | 'caFileSource'> {
+  const caFile = resolveCaFile(deps.settings, credentials);
+  return caFile === undefined ? {} : { caFile: caFile.value, caFileSource: caFile.source };
+}
+
 export async function runStatus(opts: StatusOptions, deps: Deps): Promise<void> {
   const { status, tokenError } = await collectStatusReport(deps);
   if (opts.json) {
@@ -95,6 +109,9 @@ export async function runStatus(opts: StatusOptions, deps: Deps): Promise<void> 
       ['profile', status.profile],
       ['base URL', status.baseUrl ? `${status.baseUrl} (${status.baseUrlSource})` : null],
       ['API path', `${status.apiPath} (${status.apiPathSource})`],
+      ...(status.caFile === undefined
+        ? []
+        : [['CA file', `${status.caFile} (${status.caFileSource})`] as [string, string]]),
       ['token', status.token],
       ['token source', status.tokenSource],
       ['token stored in', tokenLocationText(status, deps.credentialStore.name)],

@@ -91,7 +91,7 @@ export function createDeps(
         ...(options.connections !== undefined && { connectionsPerHost: options.connections }),
         timeoutMs: settings.timeoutMs,
         env: io.env,
-        caFile: settings.caFile,
+        caFile: target.caFile,
         warn: warnOnce,
         // A bulk run draws its own progress, never the spinner: without --debug no one reads the
         // trace, and the client skips building it per request only for the silent tracer.

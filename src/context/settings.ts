@@ -35,7 +35,9 @@ export interface Settings extends Preferences {
   apiPathSource?: 'flag' | 'env' | undefined;
   timeoutMs: number;
   insecureHttp: boolean;
+  /** `--ca-file` or `UGS_CA_FILE`, the flag winning; the profile's (saved by login) comes later. */
   caFile: string | undefined;
+  caFileSource?: 'flag' | 'env' | undefined;
 }
 
 /** Raw global options as commander parsed them. */
@@ -93,6 +95,12 @@ export function parseSettings(flags: GlobalFlags, env: Env): Settings {
     ...readPreferences(flags),
     insecureHttp: flags.insecureHttp === true,
     caFile: nonEmpty(flags.caFile) ?? nonEmpty(env.UGS_CA_FILE),
+    caFileSource:
+      nonEmpty(flags.caFile) !== undefined
+        ? 'flag'
+        : nonEmpty(env.UGS_CA_FILE) !== undefined
+          ? 'env'
+          : undefined,
   };
 }
 

@@ -9,9 +9,11 @@ import { dirname } from 'node:path';
 import type { Deps } from '../context/factory.js';
 import {
   apiTokenProblem,
+  type CaFileSetting,
   type Credentials,
   readApiToken,
   resolveApiPath,
+  resolveCaFile,
   resolveCredentials,
 } from '../credentials.js';
 import { UgsError } from '../errors.js';
@@ -110,7 +112,8 @@ export async function runChecks(options: DoctorOptions, context: DoctorContext):
   } else {
     reachable = await checkDnsAndTcp(context, route, checks);
   }
-  checks.push(await checkTls(context, url, route, reachable, options.probe === true));
+  const caFile = credentials === undefined ? undefined : resolveCaFile(deps.settings, credentials);
+  checks.push(await checkTls(context, url, route, reachable, options.probe === true, caFile));
   const token =
     storeProblem === undefined
       ? checkToken(credentials)
@@ -408,6 +411,7 @@ async function checkTls(
   route: Route | undefined,
   reachable: boolean,
   probing: boolean,
+  caFile: CaFileSetting | undefined,
 ): Promise<Check> {
   const title = 'TLS';
   if (url === undefined || route === undefined) return skip('tls', title, 'no valid base URL');
@@ -427,23 +431,23 @@ async function checkTls(
   if (!reachable) return skip('tls', title, 'no connection');
   const { settings, io } = context.deps;
   const customCa = [
-    settings.caFile === undefined
-      ? undefined
-      : `--ca-file/UGS_CA_FILE ${escapeControls(settings.caFile)}`,
+    caFile === undefined ? undefined : `${caFileOrigin(caFile)} ${escapeControls(caFile.value)}`,
     io.env.NODE_EXTRA_CA_CERTS
       ? `NODE_EXTRA_CA_CERTS ${escapeControls(io.env.NODE_EXTRA_CA_CERTS)}`
       : undefined,
   ].filter((part): part is string => part !== undefined);
   let ca: string[] | undefined;
-  if (settings.caFile !== undefined) {
+  if (caFile !== undefined) {
     try {
-      ca = await caList(settings.caFile, io.env.NODE_EXTRA_CA_CERTS);
+      ca = await caList(caFile.value, io.env.NODE_EXTRA_CA_CERTS);
     } catch (error) {
       return fail(
         'tls',
         title,
-        `cannot read the CA file ${escapeControls(settings.caFile)}: ${errorCodeInChain(error) ?? String(error)}`,
-        'point --ca-file (or UGS_CA_FILE) at a PEM file',
+        `cannot read the CA file ${escapeControls(caFile.value)} (${caFileOrigin(caFile)}): ${errorCodeInChain(error) ?? String(error)}`,
+        caFile.source === 'profile'
+          ? 'run `ugs login --ca-file <pem>` again with the file where it is now'
+          : 'point --ca-file (or UGS_CA_FILE) at a PEM file',
       );
     }
   }
@@ -487,6 +491,15 @@ async function checkTls(
 }
 
 /** As the transport builds it: the public roots, the CA file, and NODE_EXTRA_CA_CERTS. */
+/** Where a CA file came from, as a user would set it. */
+function caFileOrigin(caFile: CaFileSetting): string {
+  return caFile.source === 'flag'
+    ? '--ca-file'
+    : caFile.source === 'env'
+      ? 'UGS_CA_FILE'
+      : 'profile';
+}
+
 async function caList(caFile: string, extra: string | undefined): Promise<string[]> {
   const { rootCertificates } = await import('node:tls');
   const list = [
@@ -563,7 +576,7 @@ async function checkProbe(
         headers,
         body: '{}',
         timeoutMs: settings.timeoutMs,
-        caFile: settings.caFile,
+        caFile: credentials === undefined ? undefined : resolveCaFile(settings, credentials)?.value,
         tracer,
       });
     response = await send(endpoint);

@@ -282,9 +282,7 @@ describe("DRF's answers, read properly", () => {
       const error = await failure(service.rotateToken('ugt_nobody_has_this'));
       expect(error).toBeInstanceOf(ApiError);
       expect(error.exitCode).toBe(1);
-      expect(error.message).toBe(
-        'the token was not rotated: the service answered HTTP 404: Not found.',
-      );
+      expect(error.message).toBe('the service answered HTTP 404: Not found.');
       expect(error.hint).toContain('rotated already');
       expect(error.hint).toContain('--field token');
       expect(error.hint).not.toContain('--base-url');
