@@ -13,7 +13,7 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
-import { basename, dirname } from 'node:path';
+import { basename, dirname, relative } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { build } from 'esbuild';
 import { bundledPackages, noticesText } from './notices.mjs';
@@ -82,13 +82,149 @@ const vendorCjs = await build({
   plugins: [lazyHttp2()],
 });
 
-const core = await build({
-  ...common,
-  entryPoints: { main: 'src/main.ts' },
-  outfile: 'dist/main.cjs',
-  format: 'cjs',
-  plugins: [lazyModules(), lazyChildProcess()],
-});
+const { core, chunks } = await buildCore();
+
+/**
+ * dist/main.cjs and its lazy chunks. A project module that the code loads with `import()` (the
+ * bulk engine, doctor's checks and network probe, ...) is not bundled into main.cjs but into a
+ * CommonJS chunk of its own, `dist/<path-with-dashes>.cjs`, required when that `import()` runs: a
+ * single request never parses or runs it. A chunk does not bundle what main.cjs already holds: it
+ * takes those modules from main.cjs (`__core`, one namespace object per module it imports), so
+ * every class and every module-level state exists once per process (`instanceof` holds across
+ * chunks). A project module bundled into two chunks would exist twice: the build refuses that.
+ */
+async function buildCore() {
+  const cwd = process.cwd();
+  const core = { format: 'cjs', ...common };
+  const lazy = new Set();
+  let coreInputs = new Set();
+  // main.cjs's modules decide what a chunk takes from it, and an import() of one of them is no
+  // chunk: repeat until neither changes.
+  for (;;) {
+    const before = [...coreInputs].join();
+    lazy.clear();
+    const pass = await build({
+      ...core,
+      entryPoints: { main: 'src/main.ts' },
+      outfile: 'dist/main.cjs',
+      write: false,
+      plugins: [lazyModules(), lazyChunks(lazy, coreInputs), lazyChildProcess()],
+    });
+    coreInputs = new Set(Object.keys(pass.metafile.inputs));
+    if ([...coreInputs].join() === before) break;
+  }
+  const fromCore = new Set();
+  let chunkBuild;
+  for (;;) {
+    const before = lazy.size;
+    chunkBuild = await buildChunks(core, lazy, coreInputs, fromCore, false);
+    if (lazy.size === before) break;
+  }
+  const owners = new Map();
+  for (const [output, { inputs }] of Object.entries(chunkBuild.metafile.outputs)) {
+    for (const input of Object.keys(inputs)) {
+      if (!input.startsWith('src/')) continue;
+      if (owners.has(input)) {
+        throw new Error(
+          `${input} is bundled into both ${owners.get(input)} and ${output}, so it would exist twice: import it statically from the core, or load it with import() in both places`,
+        );
+      }
+      owners.set(input, output);
+    }
+  }
+  const names = [...fromCore].sort();
+  const entry = [
+    "export * from './src/main.ts';",
+    ...names.map((input, i) => `import * as m${i} from './${input}';`),
+    `export const __core = { ${names.map((input, i) => `${JSON.stringify(input)}: m${i}`).join(', ')} };`,
+  ].join('\n');
+  const main = await build({
+    ...core,
+    stdin: { contents: entry, resolveDir: cwd, sourcefile: 'main-entry.ts', loader: 'ts' },
+    outfile: 'dist/main.cjs',
+    plugins: [lazyModules(), lazyChunks(new Set(), coreInputs), lazyChildProcess()],
+  });
+  const chunks = await buildChunks(core, lazy, coreInputs, new Set(), true);
+  return { core: main, chunks };
+}
+
+/** The chunks of `lazy` (src paths), each taking what main.cjs holds (`coreInputs`) from it. */
+function buildChunks(core, lazy, coreInputs, fromCore, write) {
+  return build({
+    ...core,
+    entryPoints: Object.fromEntries([...lazy].map((input) => [chunkName(input), input])),
+    outdir: 'dist',
+    outExtension: { '.js': '.cjs' },
+    write,
+    plugins: [
+      lazyModules(),
+      takeFromCore(coreInputs, fromCore),
+      lazyChunks(lazy, coreInputs),
+      lazyChildProcess(),
+    ],
+  });
+}
+
+/** `src/bulk/run.ts` -> `bulk-run`: the chunk's file name in dist/. */
+function chunkName(input) {
+  return input
+    .replace(/^src\//, '')
+    .replace(/\.ts$/, '')
+    .replaceAll('/', '-');
+}
+
+/** Resolves an import as esbuild would, to a path relative to the working directory. */
+async function resolvedInput(esbuild, args) {
+  const result = await esbuild.resolve(args.path, {
+    kind: args.kind,
+    importer: args.importer,
+    resolveDir: args.resolveDir,
+    pluginData: { resolving: true },
+  });
+  if (result.errors.length > 0 || result.external || result.namespace !== 'file') return undefined;
+  return relative(process.cwd(), result.path).replaceAll('\\', '/');
+}
+
+/** An `import()` of a project module that main.cjs does not hold: a chunk, required when run. */
+function lazyChunks(lazy, coreInputs) {
+  return {
+    name: 'lazy-chunks',
+    setup(esbuild) {
+      esbuild.onResolve({ filter: /^\./ }, async (args) => {
+        if (args.kind !== 'dynamic-import' || args.pluginData?.resolving) return undefined;
+        const input = await resolvedInput(esbuild, args);
+        if (input === undefined || !input.startsWith('src/') || coreInputs.has(input)) return;
+        lazy.add(input);
+        return { path: `./${chunkName(input)}.cjs`, namespace: 'ugs-require' };
+      });
+    },
+  };
+}
+
+/** In a chunk, a module that main.cjs holds is main.cjs's own instance of it. */
+function takeFromCore(coreInputs, fromCore) {
+  return {
+    name: 'take-from-core',
+    setup(esbuild) {
+      esbuild.onResolve({ filter: /.*/ }, async (args) => {
+        if (args.kind === 'entry-point' || args.pluginData?.resolving) return undefined;
+        if (args.namespace !== 'file') return undefined;
+        const input = await resolvedInput(esbuild, args);
+        if (input === undefined || !coreInputs.has(input)) return undefined;
+        fromCore.add(input);
+        return { path: input, namespace: 'ugs-core' };
+      });
+      esbuild.onLoad({ filter: /.*/, namespace: 'ugs-core' }, (args) => ({
+        contents: `module.exports = require('./main.cjs').__core[${JSON.stringify(args.path)}];`,
+        loader: 'js',
+      }));
+      esbuild.onResolve({ filter: /^\.\/main\.cjs$/, namespace: 'ugs-core' }, (args) => ({
+        path: args.path,
+        external: true,
+      }));
+    },
+  };
+}
 
 /**
  * commander requires child_process at load time for executable subcommands, which ugs does not
@@ -177,7 +313,10 @@ function lazyModules() {
 writeFileSync(
   'dist/THIRD-PARTY-NOTICES',
   noticesText(
-    bundledPackages([vendor.metafile, vendorCjs.metafile, core.metafile], process.cwd()),
+    bundledPackages(
+      [vendor.metafile, vendorCjs.metafile, core.metafile, chunks.metafile],
+      process.cwd(),
+    ),
     process.cwd(),
   ),
 );

@@ -46,7 +46,11 @@ export async function main(argv: readonly string[], io: IO, system: SystemInfo):
     guardCiOutput(io.stderr);
   }
   const inFlight = io.inFlight ?? new InFlight();
-  const commandIO: IO = { ...io, inFlight };
+  // Not a spread, which would read `io.stdin`: bin/ugs.js makes process.stdin on first read only.
+  const commandIO: IO = Object.defineProperties({} as IO, {
+    ...Object.getOwnPropertyDescriptors(io),
+    inFlight: { value: inFlight, enumerable: true, writable: true, configurable: true },
+  });
   const clients: HttpClient[] = [];
   let settings: Settings | undefined;
   const makeDeps: DepsFactory = (command) => {

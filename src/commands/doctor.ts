@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { Deps, SystemInfo } from '../deps.js';
-import { type Check, type CheckStatus, type DoctorOptions, runChecks } from '../doctor/checks.js';
+import type { Check, CheckStatus, DoctorOptions } from '../doctor/checks.js';
 import type { DoctorNetwork } from '../doctor/network.js';
 import { ChecksFailedError } from '../errors.js';
 import { colorEnabled, type Env, writeLine } from '../io.js';
@@ -38,8 +38,9 @@ Exit 0 when no check fails, 1 otherwise.
     )
     .action(async (flags: { probe?: boolean; json?: boolean }, cmd: Command) => {
       const { deps, system } = makeDeps(cmd);
-      // Loaded here: the DNS, socket and TLS modules cost start-up time no other command pays.
-      const { realNetwork } = await import('../doctor/network.js');
+      // Loaded here: doctor's code, and the DNS, socket and TLS modules it uses, cost start-up
+      // time that no other command should pay.
+      const { realNetwork } = await import('../doctor/index.js');
       await run(
         {
           probe: flags.probe === true,
@@ -58,6 +59,7 @@ Exit 0 when no check fails, 1 otherwise.
 }
 
 export async function runDoctor(opts: DoctorRunOptions, deps: DoctorDeps): Promise<void> {
+  const { runChecks } = await import('../doctor/index.js');
   const checks = await runChecks(opts, {
     deps,
     network: deps.network,
