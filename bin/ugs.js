@@ -85,8 +85,9 @@ function run() {
   }
 
   // Node 22.1+ keeps V8's compiled code of dist/ between runs (in the OS temporary directory);
-  // Node 20 has no such cache and compiles it every time.
-  require('node:module').enableCompileCache?.();
+  // Node 20 has no such cache and compiles it every time (and is spared loading node:module).
+  if (Number.parseInt(process.versions.node, 10) >= 22)
+    require('node:module').enableCompileCache?.();
   // Stack traces (printed with --debug only) point at src/*.ts through dist/*.map; Node reads a
   // map when it loads a module, so this comes before main.cjs, and only --debug pays for it.
   if (args.includes('--debug')) process.setSourceMapsEnabled(true);

@@ -52,8 +52,12 @@ const BULK_FLAG_MODULES: ReadonlySet<string> = new Set([
   'src/bulk/scheduler.ts',
 ]);
 
-/** Built-ins that only HTTPS, HTTP/2, crypto or an ES module would load. */
+/**
+ * Built-ins that only HTTPS, HTTP/2, crypto or an ES module would load, and node:assert (undici
+ * loads it when one of its assertions fails).
+ */
 const BUILTINS_NOT_LOADED = [
+  'NativeModule assert',
   'NativeModule http2',
   'NativeModule tls',
   'NativeModule crypto',
