@@ -2,10 +2,14 @@
 //
 // - dist/main.cjs: commander, the commands and the core, bundled as CommonJS. Node starts a
 //   CommonJS entry several milliseconds sooner than an ES module, and every run pays that.
-// - dist/vendor/*.js: each heavy library (src/vendor/*.ts: undici, conf, the prompts, cli-table3,
-//   chalk, csv-parse with csv-stringify) and the emulator as ES module bundles, loaded by dynamic
-//   import() only on the code path that needs them. They hold third-party or emulator code only,
-//   never the core, so no class exists twice.
+// - dist/vendor/*.cjs: each heavy library (src/vendor/*.ts: undici, conf, the prompts, cli-table3,
+//   chalk, csv-parse with csv-stringify) and the emulator as CommonJS bundles of their own,
+//   required only on the code path that needs them (an `import()` in src/). They hold
+//   third-party or emulator code only, never the core, so no class exists twice. CommonJS, not
+//   ES modules: `require()` skips Node's ES-module loader (about 7 ms of a `ugs get` on Node 20),
+//   and no file of dist/ then calls `import()`, which the compile cache of Node 20
+//   (src/compile-cache.ts: V8's code cache loses a script's `import()` support) could not run.
+// - dist/<path>.cjs: the lazy chunks of the core (see buildCore).
 // - dist/early.json: what `--version` and `--help` print, recorded from the real program, for
 //   bin/ugs.js to answer them without loading dist/main.cjs (see writeEarlyOutputs below).
 // - dist/THIRD-PARTY-NOTICES: the licence files of every library bundled above, collected from
@@ -19,6 +23,7 @@ import { build } from 'esbuild';
 import { bundledPackages, noticesText } from './notices.mjs';
 
 const LAZY = {
+  undici: 'src/vendor/undici.ts',
   prompts: 'src/vendor/prompts.ts',
   chalk: 'src/vendor/chalk.ts',
   table: 'src/vendor/table.ts',
@@ -46,16 +51,8 @@ const common = {
   external: ['@napi-rs/keyring'],
   // Which files went into the bundles: the list of libraries whose notices must ship.
   metafile: true,
-};
-
-/**
- * Libraries that a single request loads, bundled as CommonJS of their own (no shared chunk):
- * `require()` of a CommonJS file skips Node's ES-module loader, about 7 ms of a `ugs get` on
- * Node 20 (its resolution, module jobs and `import.meta` machinery). Nothing else bundles them,
- * so their classes still exist once.
- */
-const LAZY_CJS = {
-  undici: 'src/vendor/undici.ts',
+  // `import()` of a built-in or a native addon becomes `require()`: see dist/vendor above.
+  supported: { 'dynamic-import': false },
 };
 
 rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
@@ -64,25 +61,21 @@ const vendor = await build({
   ...common,
   entryPoints: LAZY,
   outdir: 'dist/vendor',
-  format: 'esm',
-  splitting: true,
-  chunkNames: 'chunk-[hash]',
-  // Some libraries `require()` Node built-ins, and an ES module has no `require` of its own.
-  banner: {
-    js: "import { createRequire as __ugsCreateRequire } from 'node:module'; const require = __ugsCreateRequire(import.meta.url);",
-  },
-});
-
-const vendorCjs = await build({
-  ...common,
-  entryPoints: LAZY_CJS,
-  outdir: 'dist/vendor',
   outExtension: { '.js': '.cjs' },
   format: 'cjs',
   plugins: [lazyHttp2(), lazyAssert()],
 });
 
 const { core, chunks } = await buildCore();
+
+// bin/ugs.js installs it before main.cjs on Node versions without module.enableCompileCache().
+await build({
+  ...common,
+  entryPoints: { 'compile-cache': 'src/compile-cache.ts' },
+  outdir: 'dist',
+  outExtension: { '.js': '.cjs' },
+  format: 'cjs',
+});
 
 /**
  * dist/main.cjs and its lazy chunks. A project module that the code loads with `import()` (the
@@ -303,9 +296,6 @@ module.exports = new Proxy(assert, { get: (target, key) => (key in target ? targ
 /** Points the core's dynamic imports of src/vendor/* and the emulator at their own bundles. */
 function lazyModules() {
   const byFile = new Map(Object.entries(LAZY).map(([name, file]) => [basename(file, '.ts'), name]));
-  const cjsByFile = new Map(
-    Object.entries(LAZY_CJS).map(([name, file]) => [basename(file, '.ts'), name]),
-  );
   return {
     name: 'lazy-modules',
     setup(esbuild) {
@@ -316,13 +306,11 @@ function lazyModules() {
           );
         }
         const file = basename(args.path, '.js');
-        const cjs = args.path.includes('emulator/') ? undefined : cjsByFile.get(file);
-        // import() of a CommonJS bundle becomes its require() (through a stand-in module that
-        // esbuild wraps as `Promise.resolve().then(...)`), so the ES-module loader stays unloaded.
-        if (cjs !== undefined) return { path: `./vendor/${cjs}.cjs`, namespace: 'ugs-require' };
         const name = args.path.includes('emulator/') ? 'emulator' : byFile.get(file);
         if (name === undefined) throw new Error(`no bundle for ${args.path}`);
-        return { path: `./vendor/${name}.js`, external: true };
+        // import() of a bundle becomes its require() (through a stand-in module that esbuild
+        // wraps as `Promise.resolve().then(...)`).
+        return { path: `./vendor/${name}.cjs`, namespace: 'ugs-require' };
       });
       esbuild.onLoad({ filter: /.*/, namespace: 'ugs-require' }, (args) => ({
         contents: `module.exports = require(${JSON.stringify(args.path)});`,
@@ -340,7 +328,7 @@ writeFileSync(
   'dist/THIRD-PARTY-NOTICES',
   noticesText(
     bundledPackages(
-      [vendor.metafile, vendorCjs.metafile, core.metafile, chunks.metafile],
+      [vendor.metafile, core.metafile, chunks.metafile],
       process.cwd(),
     ),
     process.cwd(),
