@@ -22,6 +22,7 @@ import {
   lstatSync,
   mkdirSync,
   openSync,
+  readdirSync,
   readFileSync,
   renameSync,
   rmSync,
@@ -173,12 +174,24 @@ function readCache(file: string): Buffer | undefined {
   }
 }
 
-/** Written whole under a temporary name, then renamed: a reader never sees half a file. */
+/**
+ * Written whole under a temporary name, then renamed: a reader never sees half a file. The files
+ * of earlier builds of the same bundle (same name and flags) go: an update leaves no garbage.
+ */
 function writeCache(file: string, script: Script): void {
   const temporary = `${file}.${process.pid}.tmp`;
   try {
     writeFileSync(temporary, script.createCachedData(), { mode: 0o600, flag: 'wx' });
     renameSync(temporary, file);
+    const dir = dirname(file);
+    const name = file.slice(dir.length + 1);
+    const [bundle] = name.split('-', 1);
+    const flags = name.slice(name.lastIndexOf('-'));
+    for (const other of readdirSync(dir)) {
+      if (other !== name && other.startsWith(`${bundle}-`) && other.endsWith(flags)) {
+        rmSync(join(dir, other), { force: true });
+      }
+    }
   } catch {
     try {
       rmSync(temporary, { force: true });
