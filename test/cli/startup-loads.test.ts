@@ -84,12 +84,20 @@ interface Loads {
   builtins: string[];
 }
 
-async function loadsOf(sb: Sandbox, env: Record<string, string>): Promise<Loads> {
+const GET = ['get', '--id', 'acme', '--name', 'Acme Corp', '--json'];
+
+async function loadsOf(
+  sb: Sandbox,
+  env: Record<string, string>,
+  args: readonly string[] = GET,
+  stdin = '',
+): Promise<Loads> {
   const probe = join(sb.root, 'loads-probe.cjs');
   const out = join(sb.root, 'loads.json');
   writeFileSync(probe, PROBE);
-  const result = await runUgs(['get', '--id', 'acme', '--name', 'Acme Corp', '--json'], {
+  const result = await runUgs(args, {
     sandbox: sb,
+    stdin,
     env: { NODE_OPTIONS: `--require ${probe}`, UGS_TEST_LOADS: out, ...env },
   });
   expect(result.code, describeRun(result)).toBe(0);
@@ -132,6 +140,18 @@ describe('a single-row `ugs get --json` over http://', () => {
     writeConfig(sb, { profiles: { default: { baseUrl: service.url, apiToken: API_TOKEN } } });
     const loads = await loadsOf(sb, {});
     expectSingleRequestLoads(loads);
+  });
+});
+
+describe('a single `ugs rotate --yes --json` over http://', () => {
+  it('loads main.cjs and undici only', async () => {
+    const sb = makeSandbox();
+    const env = { UGS_API_TOKEN: API_TOKEN, UGS_BASE_URL: service.url };
+    const created = await runUgs(GET, { sandbox: sb, env });
+    const token = (JSON.parse(created.stdout) as { user_group: { token: string } }).user_group
+      .token;
+    const args = ['rotate', '--current-token-stdin', '--yes', '--json'];
+    expectSingleRequestLoads(await loadsOf(sb, env, args, token));
   });
 });
 
