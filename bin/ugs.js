@@ -44,20 +44,20 @@ function earlyOutput(argv) {
   const colourSet = ['NO_COLOR', 'FORCE_COLOR', 'CLICOLOR_FORCE'].some((key) => key in env);
   const rightInPipe = recorded.pipe || !colourSet;
   if (recorded.terminal === rightInPipe) return rightInPipe ? recorded.text : undefined;
-  return (stdoutIsTerminal() ? recorded.terminal : rightInPipe) ? recorded.text : undefined;
+  return (isTerminal(1) ? recorded.terminal : rightInPipe) ? recorded.text : undefined;
 }
 
 /**
  * A pipe or a file is no terminal. Only a character device (a terminal, /dev/null) needs
  * node:tty to tell, which loads node:net: about 2 ms.
  */
-function stdoutIsTerminal() {
+function isTerminal(fd) {
   try {
-    if (!require('node:fs').fstatSync(1).isCharacterDevice()) return false;
+    if (!require('node:fs').fstatSync(fd).isCharacterDevice()) return false;
   } catch {
     return false;
   }
-  return require('node:tty').isatty(1);
+  return require('node:tty').isatty(fd);
 }
 
 function run() {
@@ -125,7 +125,7 @@ function run() {
       stderr: process.stderr,
       // Not process.stdin.isTTY: making process.stdin costs about 1.5 ms (a file stream for
       // /dev/null or a file), which a command that never reads it should not pay.
-      stdinIsTTY: require('node:tty').isatty(0),
+      stdinIsTTY: isTerminal(0),
       stdoutIsTTY: process.stdout.isTTY === true,
       stderrIsTTY: process.stderr.isTTY === true,
       env,
