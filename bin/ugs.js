@@ -44,20 +44,20 @@ function earlyOutput(argv) {
   const colourSet = ['NO_COLOR', 'FORCE_COLOR', 'CLICOLOR_FORCE'].some((key) => key in env);
   const rightInPipe = recorded.pipe || !colourSet;
   if (recorded.terminal === rightInPipe) return rightInPipe ? recorded.text : undefined;
-  return (stdoutIsTerminal() ? recorded.terminal : rightInPipe) ? recorded.text : undefined;
+  return (isTerminal(1) ? recorded.terminal : rightInPipe) ? recorded.text : undefined;
 }
 
 /**
  * A pipe or a file is no terminal. Only a character device (a terminal, /dev/null) needs
  * node:tty to tell, which loads node:net: about 2 ms.
  */
-function stdoutIsTerminal() {
+function isTerminal(fd) {
   try {
-    if (!require('node:fs').fstatSync(1).isCharacterDevice()) return false;
+    if (!require('node:fs').fstatSync(fd).isCharacterDevice()) return false;
   } catch {
     return false;
   }
-  return require('node:tty').isatty(1);
+  return require('node:tty').isatty(fd);
 }
 
 function run() {
@@ -80,16 +80,29 @@ function run() {
   );
   // Bulk runs (`--from`) too: measured on 50,000 rows, the optimised parser saved no CPU time and
   // cost 15 MB (35 MB at 200,000 rows) of peak memory.
-  if (command === 'get' || command === 'rotate') {
-    require('node:v8').setFlagsFromString('--liftoff-only');
-  }
+  const liftoff = command === 'get' || command === 'rotate';
+  if (liftoff) require('node:v8').setFlagsFromString('--liftoff-only');
 
-  // Node 22.1+ keeps V8's compiled code of dist/ between runs (in the OS temporary directory);
-  // Node 20 has no such cache and compiles it every time.
-  require('node:module').enableCompileCache?.();
   // Stack traces (printed with --debug only) point at src/*.ts through dist/*.map; Node reads a
   // map when it loads a module, so this comes before main.cjs, and only --debug pays for it.
-  if (args.includes('--debug')) process.setSourceMapsEnabled(true);
+  const debug = args.includes('--debug');
+  if (debug) process.setSourceMapsEnabled(true);
+  // V8's compiled code of dist/ is kept between runs: compiling main.cjs and undici's bundle is
+  // most of what a single request costs beyond Node's own start. Node 22.1+ does it itself (in
+  // the OS temporary directory); before it, dist/compile-cache.cjs does (src/compile-cache.ts),
+  // except under --debug, whose source-mapped stack traces need Node's own loader.
+  const { enableCompileCache } = require('node:module');
+  if (enableCompileCache) {
+    enableCompileCache();
+  } else if (!debug) {
+    require('../dist/compile-cache.cjs').installCompileCache({
+      distDir: require('node:path').join(__dirname, '..', 'dist'),
+      env: process.env,
+      platform: process.platform,
+      homedir: require('node:os').homedir(),
+      flags: liftoff ? 'liftoff' : 'default',
+    });
+  }
   const { homedir } = require('node:os');
   // Node reads NODE_TLS_REJECT_UNAUTHORIZED itself at every TLS connection and, at "0", warns
   // that certificates go unchecked. ugs checks them whatever it says (src/http.ts) and says that
@@ -110,7 +123,9 @@ function run() {
       },
       stdout: process.stdout,
       stderr: process.stderr,
-      stdinIsTTY: process.stdin.isTTY === true,
+      // Not process.stdin.isTTY: making process.stdin costs about 1.5 ms (a file stream for
+      // /dev/null or a file), which a command that never reads it should not pay.
+      stdinIsTTY: isTerminal(0),
       stdoutIsTTY: process.stdout.isTTY === true,
       stderrIsTTY: process.stderr.isTTY === true,
       env,

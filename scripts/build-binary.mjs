@@ -184,6 +184,17 @@ function programFromSource() {
       esbuild.onResolve({ filter: /\/dist\/main\.cjs$/ }, () => ({
         path: join(root, 'src', 'main.ts'),
       }));
+      // The executable carries V8's code cache of the whole program already (useCodeCache):
+      // bin/ugs.js's cache for dist/ files on Node 20 has nothing to do there, and must not make
+      // a cache directory.
+      esbuild.onResolve({ filter: /\/dist\/compile-cache\.cjs$/ }, () => ({
+        path: 'compile-cache',
+        namespace: 'ugs-no-compile-cache',
+      }));
+      esbuild.onLoad({ filter: /.*/, namespace: 'ugs-no-compile-cache' }, () => ({
+        contents: 'module.exports = { installCompileCache: () => false };',
+        loader: 'js',
+      }));
     },
   };
 }

@@ -2,10 +2,14 @@
 //
 // - dist/main.cjs: commander, the commands and the core, bundled as CommonJS. Node starts a
 //   CommonJS entry several milliseconds sooner than an ES module, and every run pays that.
-// - dist/vendor/*.js: each heavy library (src/vendor/*.ts: undici, conf, the prompts, cli-table3,
-//   chalk, csv-parse with csv-stringify) and the emulator as ES module bundles, loaded by dynamic
-//   import() only on the code path that needs them. They hold third-party or emulator code only,
-//   never the core, so no class exists twice.
+// - dist/vendor/*.cjs: each heavy library (src/vendor/*.ts: undici, conf, the prompts, cli-table3,
+//   chalk, csv-parse with csv-stringify) and the emulator as CommonJS bundles of their own,
+//   required only on the code path that needs them (an `import()` in src/). They hold
+//   third-party or emulator code only, never the core, so no class exists twice. CommonJS, not
+//   ES modules: `require()` skips Node's ES-module loader (about 7 ms of a `ugs get` on Node 20),
+//   and no file of dist/ then calls `import()`, which the compile cache of Node 20
+//   (src/compile-cache.ts: V8's code cache loses a script's `import()` support) could not run.
+// - dist/<path>.cjs: the lazy chunks of the core (see buildCore).
 // - dist/early.json: what `--version` and `--help` print, recorded from the real program, for
 //   bin/ugs.js to answer them without loading dist/main.cjs (see writeEarlyOutputs below).
 // - dist/THIRD-PARTY-NOTICES: the licence files of every library bundled above, collected from
@@ -13,7 +17,7 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
-import { basename } from 'node:path';
+import { basename, dirname, relative } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { build } from 'esbuild';
 import { bundledPackages, noticesText } from './notices.mjs';
@@ -47,6 +51,8 @@ const common = {
   external: ['@napi-rs/keyring'],
   // Which files went into the bundles: the list of libraries whose notices must ship.
   metafile: true,
+  // `import()` of a built-in or a native addon becomes `require()`: see dist/vendor above.
+  supported: { 'dynamic-import': false },
 };
 
 rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
@@ -55,22 +61,163 @@ const vendor = await build({
   ...common,
   entryPoints: LAZY,
   outdir: 'dist/vendor',
-  format: 'esm',
-  splitting: true,
-  chunkNames: 'chunk-[hash]',
-  // Some libraries `require()` Node built-ins, and an ES module has no `require` of its own.
-  banner: {
-    js: "import { createRequire as __ugsCreateRequire } from 'node:module'; const require = __ugsCreateRequire(import.meta.url);",
-  },
+  outExtension: { '.js': '.cjs' },
+  format: 'cjs',
+  plugins: [lazyHttp2(), lazyAssert()],
 });
 
-const core = await build({
+const { core, chunks } = await buildCore();
+
+// bin/ugs.js installs it before main.cjs on Node versions without module.enableCompileCache().
+await build({
   ...common,
-  entryPoints: { main: 'src/main.ts' },
-  outfile: 'dist/main.cjs',
+  entryPoints: { 'compile-cache': 'src/compile-cache.ts' },
+  outdir: 'dist',
+  outExtension: { '.js': '.cjs' },
   format: 'cjs',
-  plugins: [lazyModules(), lazyChildProcess()],
 });
+
+/**
+ * dist/main.cjs and its lazy chunks. A project module that the code loads with `import()` (the
+ * bulk engine, doctor's checks and network probe, ...) is not bundled into main.cjs but into a
+ * CommonJS chunk of its own, `dist/<path-with-dashes>.cjs`, required when that `import()` runs: a
+ * single request never parses or runs it. A chunk does not bundle what main.cjs already holds: it
+ * takes those modules from main.cjs (`__core`, one namespace object per module it imports), so
+ * every class and every module-level state exists once per process (`instanceof` holds across
+ * chunks). A project module bundled into two chunks would exist twice: the build refuses that.
+ */
+async function buildCore() {
+  const cwd = process.cwd();
+  const core = { format: 'cjs', ...common };
+  const lazy = new Set();
+  let coreInputs = new Set();
+  // main.cjs's modules decide what a chunk takes from it, and an import() of one of them is no
+  // chunk: repeat until neither changes.
+  for (;;) {
+    const before = [...coreInputs].join();
+    lazy.clear();
+    const pass = await build({
+      ...core,
+      entryPoints: { main: 'src/main.ts' },
+      outfile: 'dist/main.cjs',
+      write: false,
+      plugins: [lazyModules(), lazyChunks(lazy, coreInputs), lazyChildProcess()],
+    });
+    coreInputs = new Set(Object.keys(pass.metafile.inputs));
+    if ([...coreInputs].join() === before) break;
+  }
+  const fromCore = new Set();
+  let chunkBuild;
+  for (;;) {
+    const before = lazy.size;
+    chunkBuild = await buildChunks(core, lazy, coreInputs, fromCore, false);
+    if (lazy.size === before) break;
+  }
+  const owners = new Map();
+  for (const [output, { inputs }] of Object.entries(chunkBuild.metafile.outputs)) {
+    for (const input of Object.keys(inputs)) {
+      if (!input.startsWith('src/')) continue;
+      if (owners.has(input)) {
+        throw new Error(
+          `${input} is bundled into both ${owners.get(input)} and ${output}, so it would exist twice: import it statically from the core, or load it with import() in both places`,
+        );
+      }
+      owners.set(input, output);
+    }
+  }
+  const names = [...fromCore].sort();
+  const entry = [
+    "export * from './src/main.ts';",
+    ...names.map((input, i) => `import * as m${i} from './${input}';`),
+    `export const __core = { ${names.map((input, i) => `${JSON.stringify(input)}: m${i}`).join(', ')} };`,
+  ].join('\n');
+  const main = await build({
+    ...core,
+    stdin: { contents: entry, resolveDir: cwd, sourcefile: 'main-entry.ts', loader: 'ts' },
+    outfile: 'dist/main.cjs',
+    plugins: [lazyModules(), lazyChunks(new Set(), coreInputs), lazyChildProcess()],
+  });
+  const chunks = await buildChunks(core, lazy, coreInputs, new Set(), true);
+  return { core: main, chunks };
+}
+
+/** The chunks of `lazy` (src paths), each taking what main.cjs holds (`coreInputs`) from it. */
+function buildChunks(core, lazy, coreInputs, fromCore, write) {
+  return build({
+    ...core,
+    entryPoints: Object.fromEntries([...lazy].map((input) => [chunkName(input), input])),
+    outdir: 'dist',
+    outExtension: { '.js': '.cjs' },
+    write,
+    plugins: [
+      lazyModules(),
+      takeFromCore(coreInputs, fromCore),
+      lazyChunks(lazy, coreInputs),
+      lazyChildProcess(),
+    ],
+  });
+}
+
+/** `src/bulk/run.ts` -> `bulk-run`: the chunk's file name in dist/. */
+function chunkName(input) {
+  return input
+    .replace(/^src\//, '')
+    .replace(/\.ts$/, '')
+    .replaceAll('/', '-');
+}
+
+/** Resolves an import as esbuild would, to a path relative to the working directory. */
+async function resolvedInput(esbuild, args) {
+  const result = await esbuild.resolve(args.path, {
+    kind: args.kind,
+    importer: args.importer,
+    resolveDir: args.resolveDir,
+    pluginData: { resolving: true },
+  });
+  if (result.errors.length > 0 || result.external || result.namespace !== 'file') return undefined;
+  return relative(process.cwd(), result.path).replaceAll('\\', '/');
+}
+
+/** An `import()` of a project module that main.cjs does not hold: a chunk, required when run. */
+function lazyChunks(lazy, coreInputs) {
+  return {
+    name: 'lazy-chunks',
+    setup(esbuild) {
+      esbuild.onResolve({ filter: /^\./ }, async (args) => {
+        if (args.kind !== 'dynamic-import' || args.pluginData?.resolving) return undefined;
+        const input = await resolvedInput(esbuild, args);
+        if (input === undefined || !input.startsWith('src/') || coreInputs.has(input)) return;
+        lazy.add(input);
+        return { path: `./${chunkName(input)}.cjs`, namespace: 'ugs-require' };
+      });
+    },
+  };
+}
+
+/** In a chunk, a module that main.cjs holds is main.cjs's own instance of it. */
+function takeFromCore(coreInputs, fromCore) {
+  return {
+    name: 'take-from-core',
+    setup(esbuild) {
+      esbuild.onResolve({ filter: /.*/ }, async (args) => {
+        if (args.kind === 'entry-point' || args.pluginData?.resolving) return undefined;
+        if (args.namespace !== 'file') return undefined;
+        const input = await resolvedInput(esbuild, args);
+        if (input === undefined || !coreInputs.has(input)) return undefined;
+        fromCore.add(input);
+        return { path: input, namespace: 'ugs-core' };
+      });
+      esbuild.onLoad({ filter: /.*/, namespace: 'ugs-core' }, (args) => ({
+        contents: `module.exports = require('./main.cjs').__core[${JSON.stringify(args.path)}];`,
+        loader: 'js',
+      }));
+      esbuild.onResolve({ filter: /^\.\/main\.cjs$/, namespace: 'ugs-core' }, (args) => ({
+        path: args.path,
+        external: true,
+      }));
+    },
+  };
+}
 
 /**
  * commander requires child_process at load time for executable subcommands, which ugs does not
@@ -95,6 +242,57 @@ function lazyChildProcess() {
   };
 }
 
+/**
+ * undici's Client requires its HTTP/2 half at load time, and that half requires `node:http2`,
+ * which loads `node:tls` and `node:crypto`: about 10 ms of every request over plain http://, and
+ * ugs never asks undici for HTTP/2 (`allowH2` stays off, so `connectH2` is never called). Hand
+ * the Client a stand-in that loads the real module on first call.
+ */
+function lazyHttp2() {
+  return {
+    name: 'lazy-http2',
+    setup(esbuild) {
+      esbuild.onResolve({ filter: /^\.\/client-h2\.js$/ }, (args) =>
+        args.importer.includes('/node_modules/undici/lib/dispatcher/client.js')
+          ? { path: 'client-h2', namespace: 'ugs-lazy', pluginData: dirname(args.importer) }
+          : undefined,
+      );
+      esbuild.onLoad({ filter: /^client-h2$/, namespace: 'ugs-lazy' }, (args) => ({
+        contents:
+          "module.exports = function connectH2(...args) { return require('./client-h2.js')(...args); };",
+        loader: 'js',
+        resolveDir: args.pluginData,
+      }));
+    },
+  };
+}
+
+/**
+ * undici checks its invariants with `assert(value)` and nothing else, and requires node:assert at
+ * load time: about 1.2 ms of every request. Its files get a function that loads the real module
+ * only when an assertion fails (and forwards any other member to it).
+ */
+function lazyAssert() {
+  return {
+    name: 'lazy-assert',
+    setup(esbuild) {
+      esbuild.onResolve({ filter: /^(node:)?assert$/ }, (args) =>
+        args.importer.includes('/node_modules/undici/')
+          ? { path: 'assert', namespace: 'ugs-lazy' }
+          : undefined,
+      );
+      esbuild.onLoad({ filter: /^assert$/, namespace: 'ugs-lazy' }, () => ({
+        contents: `const real = () => require('node:assert');
+function assert(value, message) {
+  if (!value) real()(value, message);
+}
+module.exports = new Proxy(assert, { get: (target, key) => (key in target ? target[key] : real()[key]) });`,
+        loader: 'js',
+      }));
+    },
+  };
+}
+
 /** Points the core's dynamic imports of src/vendor/* and the emulator at their own bundles. */
 function lazyModules() {
   const byFile = new Map(Object.entries(LAZY).map(([name, file]) => [basename(file, '.ts'), name]));
@@ -110,15 +308,28 @@ function lazyModules() {
         const file = basename(args.path, '.js');
         const name = args.path.includes('emulator/') ? 'emulator' : byFile.get(file);
         if (name === undefined) throw new Error(`no bundle for ${args.path}`);
-        return { path: `./vendor/${name}.js`, external: true };
+        // import() of a bundle becomes its require() (through a stand-in module that esbuild
+        // wraps as `Promise.resolve().then(...)`).
+        return { path: `./vendor/${name}.cjs`, namespace: 'ugs-require' };
       });
+      esbuild.onLoad({ filter: /.*/, namespace: 'ugs-require' }, (args) => ({
+        contents: `module.exports = require(${JSON.stringify(args.path)});`,
+        loader: 'js',
+      }));
+      esbuild.onResolve({ filter: /\.cjs$/, namespace: 'ugs-require' }, (args) => ({
+        path: args.path,
+        external: true,
+      }));
     },
   };
 }
 
 writeFileSync(
   'dist/THIRD-PARTY-NOTICES',
-  noticesText(bundledPackages([vendor.metafile, core.metafile], process.cwd()), process.cwd()),
+  noticesText(
+    bundledPackages([vendor.metafile, core.metafile, chunks.metafile], process.cwd()),
+    process.cwd(),
+  ),
 );
 
 await writeEarlyOutputs();

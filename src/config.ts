@@ -175,23 +175,12 @@ export class FileConfigStore implements ConfigStore {
 }
 
 /**
- * Conf's part of a write: defaults, schema validation and serialisation. Its `_write` (bytes to
- * disk through `atomically`) and `_ensureDirectory` (mkdir with a loose mode) are replaced, so
- * the text comes back here and writeFileDurably puts it on disk.
+ * What Conf is told about the config file, its schema above all. Only writes go through Conf;
+ * reads (parseConfigFile) check the same rules without loading it and its validator (ajv), and
+ * test/unit/config-files.test.ts checks that both accept and refuse the same files.
  */
-async function serialiseWithConf(dir: string, data: ConfigFile): Promise<string> {
-  const { Conf } = await import('./vendor/conf.js');
-  let captured: string | undefined;
-  class SchemaOnlyConf extends Conf<ConfigFile> {}
-  const hooks = SchemaOnlyConf.prototype as unknown as {
-    _write(this: { _serialize(value: unknown): string }, value: unknown): void;
-    _ensureDirectory(): void;
-  };
-  hooks._write = function (value) {
-    captured = this._serialize(value);
-  };
-  hooks._ensureDirectory = () => {};
-  const conf = new SchemaOnlyConf({
+export function confOptions(dir: string) {
+  return {
     projectName: 'ugs',
     projectSuffix: '',
     cwd: dir,
@@ -213,7 +202,27 @@ async function serialiseWithConf(dir: string, data: ConfigFile): Promise<string>
         },
       },
     },
-  });
+  } as const;
+}
+
+/**
+ * Conf's part of a write: defaults, schema validation and serialisation. Its `_write` (bytes to
+ * disk through `atomically`) and `_ensureDirectory` (mkdir with a loose mode) are replaced, so
+ * the text comes back here and writeFileDurably puts it on disk.
+ */
+async function serialiseWithConf(dir: string, data: ConfigFile): Promise<string> {
+  const { Conf } = await import('./vendor/conf.js');
+  let captured: string | undefined;
+  class SchemaOnlyConf extends Conf<ConfigFile> {}
+  const hooks = SchemaOnlyConf.prototype as unknown as {
+    _write(this: { _serialize(value: unknown): string }, value: unknown): void;
+    _ensureDirectory(): void;
+  };
+  hooks._write = function (value) {
+    captured = this._serialize(value);
+  };
+  hooks._ensureDirectory = () => {};
+  const conf = new SchemaOnlyConf(confOptions(dir));
   captured = undefined;
   conf.store = data;
   if (captured === undefined) throw new Error('Conf did not serialise the config');

@@ -459,7 +459,8 @@ export async function createHttpClient(options: HttpClientOptions): Promise<Http
     // a NO_PROXY check per request that a bulk run pays thousands of times.
     return new HttpClient(undici, direct, options, direct);
   }
-  const dispatcher = new undici.EnvHttpProxyAgent({
+  const EnvHttpProxyAgent = await undici.loadProxyAgent();
+  const dispatcher = new EnvHttpProxyAgent({
     httpProxy,
     httpsProxy,
     noProxy: env.no_proxy ?? env.NO_PROXY ?? '',

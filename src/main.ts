@@ -36,7 +36,11 @@ export async function main(argv: readonly string[], io: IO, system: SystemInfo):
     guardCiOutput(io.stderr);
   }
   const inFlight = io.inFlight ?? new InFlight();
-  const commandIO: IO = { ...io, inFlight };
+  // Not a spread, which would read `io.stdin`: bin/ugs.js makes process.stdin on first read only.
+  const commandIO: IO = Object.defineProperties({} as IO, {
+    ...Object.getOwnPropertyDescriptors(io),
+    inFlight: { value: inFlight, enumerable: true, writable: true, configurable: true },
+  });
   const clients: HttpClient[] = [];
   // Built once per run: with the command's factory, or for the error report when none was built.
   let output: Output | undefined;

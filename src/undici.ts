@@ -12,7 +12,8 @@ export interface Undici {
     url: URL,
     options: RequestOptions,
   ): Promise<Dispatcher.ResponseData>;
-  EnvHttpProxyAgent: typeof EnvHttpProxyAgent;
+  /** undici's proxy-aware agent: its code runs only when a proxy is configured. */
+  loadProxyAgent(): Promise<typeof EnvHttpProxyAgent>;
   Agent: typeof Agent;
   buildConnector: typeof buildConnector;
 }
@@ -24,12 +25,7 @@ const urlParts = new WeakMap<URL, { origin: string; path: string }>();
 export async function loadUndici(): Promise<Undici> {
   // bin/ugs.js sets V8's --liftoff-only for the commands that send one request: a library loader
   // changes no process-wide setting.
-  const { request, connect, Dispatcher, EnvHttpProxyAgent, Agent, buildConnector } = await import(
-    './vendor/undici.js'
-  );
-  // The proxy agent opens its tunnel with `dispatcher.connect()`, a method undici's index adds to
-  // every dispatcher: without it every request through HTTP(S)_PROXY fails.
-  Dispatcher.prototype.connect ??= connect;
+  const { request, Agent, buildConnector, loadProxyAgent } = await import('./vendor/undici.js');
   return {
     request: (dispatcher, url, options) => {
       // URL getters build new strings on each read: a bulk run asks thousands of times.
@@ -42,7 +38,13 @@ export async function loadUndici(): Promise<Undici> {
       // copy per request costs a bulk run.
       return request.call(dispatcher, Object.assign(options, parts));
     },
-    EnvHttpProxyAgent,
+    loadProxyAgent: async () => {
+      const { connect, Dispatcher, EnvHttpProxyAgent } = await loadProxyAgent();
+      // The proxy agent opens its tunnel with `dispatcher.connect()`, a method undici's index
+      // adds to every dispatcher: without it every request through HTTP(S)_PROXY fails.
+      Dispatcher.prototype.connect ??= connect;
+      return EnvHttpProxyAgent;
+    },
     Agent,
     buildConnector,
   };

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { Deps } from '../context/factory.js';
-import { type Check, type CheckStatus, type DoctorOptions, runChecks } from '../doctor/checks.js';
+import type { Check, CheckStatus, DoctorOptions } from '../doctor/checks.js';
 import { ChecksFailedError } from '../errors.js';
 import { type Env, writeLine } from '../io.js';
 import { printJson } from '../output/results.js';
@@ -42,6 +42,7 @@ Exit 0 when no check fails, 1 otherwise.
 }
 
 export async function runDoctor(opts: DoctorRunOptions, deps: DoctorDeps): Promise<void> {
+  const { runChecks } = await import('../doctor/index.js');
   const checks = await runChecks(opts, {
     deps,
     network: deps.network,

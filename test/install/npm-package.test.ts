@@ -63,7 +63,7 @@ describe('npm pack, then npm install -g of the tarball', () => {
     for (const needed of ['bin/ugs.js', 'bin/package.json', 'dist/main.cjs', 'dist/early.json']) {
       expect(packedFiles).toContain(needed);
     }
-    expect(packedFiles).toContain('dist/vendor/undici.js');
+    expect(packedFiles).toContain('dist/vendor/undici.cjs');
     for (const path of packedFiles) {
       expect(path).toMatch(/^(bin\/|dist\/|package\.json$|README\.md$|LICEN[CS]E)/);
       expect(path).not.toMatch(/^dist\/bin\//);

@@ -126,6 +126,8 @@ describe('the single executable, alone in a directory, no node on PATH', () => {
       const rotated = rotate.stdout.trim();
       expect(rotated).toMatch(/^[0-9a-f]{64}$/);
       expect(rotated).not.toBe(created.user_group.token);
+      // It carries V8's code cache itself: it keeps none in the user's cache directory.
+      expect(existsSync(join(sandbox.home, '.cache', 'ugs'))).toBe(false);
 
       const again = await runUgs(
         ['get', '--id', 'acme', '--name', 'Acme', '--field', 'token'],

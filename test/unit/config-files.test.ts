@@ -15,8 +15,14 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { CONFIG_FILE_NAME, FileConfigStore, findJsonSyntaxError } from '../../src/config.js';
+import {
+  CONFIG_FILE_NAME,
+  confOptions,
+  FileConfigStore,
+  findJsonSyntaxError,
+} from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
 import { processStartTime } from '../../src/file-lock.js';
 import { liveProcess, tempDir } from '../kit/binary.js';
@@ -301,3 +307,78 @@ describe('temp files of an interrupted write', () => {
     expect(readFileSync(file, 'utf8')).not.toContain('token-a');
   });
 });
+
+describe('the read path, which does without Conf, and Conf (which owns the schema and writes)', () => {
+  const field = fc.oneof(
+    fc.constant(undefined),
+    fc.string({ maxLength: 8 }),
+    fc.constant('keyring'),
+    fc.integer(),
+    fc.boolean(),
+    fc.constant(null),
+    fc.constant([]),
+    fc.constant({}),
+  );
+  const profile = fc.oneof(
+    {
+      weight: 4,
+      arbitrary: fc.record(
+        { baseUrl: field, apiToken: field, apiPath: field, tokenStore: field, extra: field },
+        { requiredKeys: [] },
+      ),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.oneof(fc.constant(null), fc.string({ maxLength: 4 }), fc.constant([1])),
+    },
+  );
+  const profiles = fc.oneof(
+    {
+      weight: 4,
+      arbitrary: fc.dictionary(fc.string({ minLength: 1, maxLength: 6 }), profile, { maxKeys: 3 }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.oneof(fc.constant(null), fc.constant([]), fc.string({ maxLength: 4 })),
+    },
+  );
+  const file = fc.oneof(
+    { weight: 6, arbitrary: fc.record({ profiles, other: field }, { requiredKeys: [] }) },
+    { weight: 1, arbitrary: fc.oneof(fc.constant([]), fc.constant(null), fc.constant('text')) },
+  );
+
+  it('accept and refuse the same files, and read the same profiles', async () => {
+    const { Conf } = await import('../../src/vendor/conf.js');
+    fc.assert(
+      fc.property(file, (data) => {
+        const text = writeConfig(data);
+        const written: unknown = data;
+        const names =
+          isObject(written) && isObject(written.profiles) ? Object.keys(written.profiles) : [];
+        let read: unknown[] | undefined;
+        try {
+          const store = new FileConfigStore(dir);
+          read = ['default', ...names].map((name) => store.readProfile(name));
+        } catch (error) {
+          expect(error).toBeInstanceOf(ConfigError);
+        }
+        let confRead: unknown[] | undefined;
+        try {
+          const conf = new Conf<{ profiles: Record<string, unknown> }>(confOptions(dir));
+          const all = conf.get('profiles');
+          confRead = ['default', ...names].map((name) =>
+            Object.hasOwn(all, name) ? all[name] : undefined,
+          );
+        } catch {
+          confRead = undefined;
+        }
+        expect(read, `${text}: the reader and Conf disagree`).toEqual(confRead);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

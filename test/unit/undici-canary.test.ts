@@ -21,9 +21,12 @@ const WHAT_TO_CHECK =
   'then pin the new version exactly (npm install --save-exact undici@<version>).';
 
 /** src/vendor/undici.ts, imported here so that a file it cannot find fails one test, with a hint. */
-async function loadVendor(): Promise<typeof import('../../src/vendor/undici.js')> {
+async function loadVendor(): Promise<
+  typeof import('../../src/vendor/undici.js') & typeof import('../../src/vendor/undici-proxy.js')
+> {
   try {
-    return await import('../../src/vendor/undici.js');
+    const vendor = await import('../../src/vendor/undici.js');
+    return { ...vendor, ...(await vendor.loadProxyAgent()) };
   } catch (error) {
     return expect.fail(`src/vendor/undici.ts does not load (${String(error)}). ${WHAT_TO_CHECK}`);
   }
@@ -75,7 +78,10 @@ describe('the undici version', () => {
 });
 
 describe('the undici internals ugs imports', () => {
-  const imported = undiciLibSpecifiers('src/vendor/undici.ts');
+  const imported = [
+    ...undiciLibSpecifiers('src/vendor/undici.ts'),
+    ...undiciLibSpecifiers('src/vendor/undici-proxy.ts'),
+  ].sort();
 
   it('are the files the type declarations describe', () => {
     expect(
@@ -84,7 +90,7 @@ describe('the undici internals ugs imports', () => {
     ).toBeGreaterThan(0);
     expect(
       undiciLibSpecifiers('src/undici-modules.d.ts'),
-      'src/undici-modules.d.ts must declare exactly the undici files src/vendor/undici.ts imports',
+      'src/undici-modules.d.ts must declare exactly the undici files src/vendor/undici.ts and undici-proxy.ts import',
     ).toEqual(imported);
   });
 
@@ -124,7 +130,7 @@ describe('the undici internals ugs imports', () => {
 
   it('give every method the proxy agent calls on its client once loadUndici() has run', async () => {
     const { Dispatcher } = await loadVendor();
-    await loadUndici();
+    await (await loadUndici()).loadProxyAgent();
     // ProxyAgent talks to the proxy through `this[kClient].<method>(...)`: undici's index adds
     // some of those methods (connect) to Dispatcher.prototype, and ugs does not load the index.
     const proxyAgentSource = readFileSync(
@@ -162,7 +168,8 @@ describe('a request through a proxy with only the vendored files', () => {
   });
 
   it('tunnels with CONNECT and gets the answer', async () => {
-    const { request, EnvHttpProxyAgent } = await loadUndici();
+    const { request, loadProxyAgent } = await loadUndici();
+    const EnvHttpProxyAgent = await loadProxyAgent();
     const targetPort = target.port;
     const agent = new EnvHttpProxyAgent({
       httpProxy: proxy.url,
