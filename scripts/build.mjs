@@ -107,22 +107,22 @@ async function buildCore() {
     if ([...coreInputs].join() === before) break;
   }
   const fromCore = new Set();
-  let chunkBuild;
+  // A project module that two chunks import statically (the bulk engine and an operation's bulk
+  // spec both use the record helpers) becomes a chunk of its own that both require: bundled into
+  // each, it would exist twice. Repeat until every module is in one chunk.
+  const shared = new Set();
   for (;;) {
-    const before = lazy.size;
-    chunkBuild = await buildChunks(core, lazy, coreInputs, fromCore, false);
-    if (lazy.size === before) break;
-  }
-  const owners = new Map();
-  for (const [output, { inputs }] of Object.entries(chunkBuild.metafile.outputs)) {
-    for (const input of Object.keys(inputs)) {
-      if (!input.startsWith('src/')) continue;
-      if (owners.has(input)) {
-        throw new Error(
-          `${input} is bundled into both ${owners.get(input)} and ${output}, so it would exist twice: import it statically from the core, or load it with import() in both places`,
-        );
-      }
-      owners.set(input, output);
+    for (;;) {
+      const before = lazy.size;
+      await buildChunks(core, lazy, coreInputs, fromCore, false, shared);
+      if (lazy.size === before) break;
+    }
+    const twice = inTwoChunks(await buildChunks(core, lazy, coreInputs, fromCore, false, shared));
+    if (twice.length === 0) break;
+    for (const input of twice) {
+      if (shared.has(input)) throw new Error(`${input} is still bundled into two chunks`);
+      shared.add(input);
+      lazy.add(input);
     }
   }
   const names = [...fromCore].sort();
@@ -137,12 +137,29 @@ async function buildCore() {
     outfile: 'dist/main.cjs',
     plugins: [lazyModules(), lazyChunks(new Set(), coreInputs), lazyChildProcess()],
   });
-  const chunks = await buildChunks(core, lazy, coreInputs, new Set(), true);
+  const chunks = await buildChunks(core, lazy, coreInputs, new Set(), true, shared);
   return { core: main, chunks };
 }
 
-/** The chunks of `lazy` (src paths), each taking what main.cjs holds (`coreInputs`) from it. */
-function buildChunks(core, lazy, coreInputs, fromCore, write) {
+/** The project modules that more than one chunk of `chunkBuild` bundles. */
+function inTwoChunks(chunkBuild) {
+  const owners = new Map();
+  const twice = new Set();
+  for (const [output, { inputs }] of Object.entries(chunkBuild.metafile.outputs)) {
+    for (const input of Object.keys(inputs)) {
+      if (!input.startsWith('src/')) continue;
+      if (owners.has(input) && owners.get(input) !== output) twice.add(input);
+      owners.set(input, output);
+    }
+  }
+  return [...twice];
+}
+
+/**
+ * The chunks of `lazy` (src paths), each taking what main.cjs holds (`coreInputs`) from it, and
+ * the modules in `shared` from their own chunks.
+ */
+function buildChunks(core, lazy, coreInputs, fromCore, write, shared) {
   return build({
     ...core,
     entryPoints: Object.fromEntries([...lazy].map((input) => [chunkName(input), input])),
@@ -152,7 +169,7 @@ function buildChunks(core, lazy, coreInputs, fromCore, write) {
     plugins: [
       lazyModules(),
       takeFromCore(coreInputs, fromCore),
-      lazyChunks(lazy, coreInputs),
+      lazyChunks(lazy, coreInputs, shared),
       lazyChildProcess(),
     ],
   });
@@ -178,15 +195,21 @@ async function resolvedInput(esbuild, args) {
   return relative(process.cwd(), result.path).replaceAll('\\', '/');
 }
 
-/** An `import()` of a project module that main.cjs does not hold: a chunk, required when run. */
-function lazyChunks(lazy, coreInputs) {
+/**
+ * An `import()` of a project module that main.cjs does not hold: a chunk, required when run. A
+ * static import of a module in `shared` (a chunk of its own) is that chunk's `require()` too.
+ */
+function lazyChunks(lazy, coreInputs, shared = new Set()) {
   return {
     name: 'lazy-chunks',
     setup(esbuild) {
       esbuild.onResolve({ filter: /^\./ }, async (args) => {
-        if (args.kind !== 'dynamic-import' || args.pluginData?.resolving) return undefined;
+        if (args.kind === 'entry-point' || args.pluginData?.resolving) return undefined;
+        const dynamic = args.kind === 'dynamic-import';
+        if (!dynamic && shared.size === 0) return undefined;
         const input = await resolvedInput(esbuild, args);
         if (input === undefined || !input.startsWith('src/') || coreInputs.has(input)) return;
+        if (!dynamic && !shared.has(input)) return undefined;
         lazy.add(input);
         return { path: `./${chunkName(input)}.cjs`, namespace: 'ugs-require' };
       });

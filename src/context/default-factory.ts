@@ -124,7 +124,7 @@ export function createDeps(
 function lazyNetwork(env: IO['env']): DoctorNetwork {
   let real: Promise<DoctorNetwork> | undefined;
   const load = () => {
-    real ??= import('../doctor/network.js').then((module) => module.realNetwork(env));
+    real ??= import('../doctor/index.js').then((module) => module.realNetwork(env));
     return real;
   };
   return {
