@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { DurableWriter } from '../../src/emulator/persistence.js';
 
 /** A save whose completion the test controls, recording what state each save captured. */
@@ -130,9 +130,15 @@ describe('DurableWriter', () => {
     await expect(writer.sync()).resolves.toBeUndefined();
     expect(calls).toBe(2);
     expect(saved).toBe(1);
-    const started = performance.now();
-    await writer.drain();
-    expect(performance.now() - started).toBeLessThan(1_000);
+    // Nothing is left to wait for: drain() ends without arming its time limit. (The stuck
+    // rejection made it loop on that limit until it ran out.)
+    const timers = vi.spyOn(globalThis, 'setTimeout');
+    try {
+      await writer.drain();
+      expect(timers).not.toHaveBeenCalled();
+    } finally {
+      timers.mockRestore();
+    }
   });
 
   it('a save that throws synchronously while others wait does not wedge them', async () => {
@@ -165,10 +171,20 @@ describe('DurableWriter', () => {
     writer.markChanged();
     void writer.sync().catch(() => undefined);
     await tick();
-    const started = performance.now();
-    await writer.drain(200);
-    const elapsed = performance.now() - started;
-    expect(elapsed).toBeGreaterThanOrEqual(150);
-    expect(elapsed).toBeLessThan(3_000);
+    // On a fake clock: it waits exactly its limit, neither less nor (on a loaded machine) more.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    try {
+      let drained = false;
+      const drain = writer.drain(200).then(() => {
+        drained = true;
+      });
+      await vi.advanceTimersByTimeAsync(199);
+      expect(drained).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(drained).toBe(true);
+      await drain;
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -126,14 +126,29 @@ describe('SecretSet', () => {
   });
 
   it('is linear in the number of secrets (a bulk run of many rows with --debug)', () => {
-    const secrets = new SecretSet();
-    for (let i = 0; i < 100_000; i++) secrets.add(`row-token-${i.toString(36).padStart(8, '0')}`);
-    const line = `{"note":"row-token-${(77_777).toString(36).padStart(8, '0')}"} `.repeat(20);
-    const started = performance.now();
+    const tokenOf = (i: number) => `row-token-${i.toString(36).padStart(8, '0')}`;
+    const setOf = (count: number) => {
+      const secrets = new SecretSet();
+      for (let i = 0; i < count; i++) secrets.add(tokenOf(i));
+      return secrets;
+    };
+    const line = `{"note":"${tokenOf(777)}"} `.repeat(20);
     let out = '';
-    for (let i = 0; i < 1000; i++) out = secrets.redact(line, () => '***');
-    // 1,000 lines against 100,000 secrets; the split-per-secret loop took minutes for this.
-    expect(performance.now() - started).toBeLessThan(5000);
+    /** The best of three passes of 1,000 lines: the least the machine's load added. */
+    const time = (secrets: SecretSet) => {
+      let best = Number.POSITIVE_INFINITY;
+      for (let pass = 0; pass < 3; pass++) {
+        const started = performance.now();
+        for (let i = 0; i < 1000; i++) out = secrets.redact(line, () => '***');
+        best = Math.min(best, performance.now() - started);
+      }
+      return best;
+    };
+    // A ratio, not a wall-clock bound: 100 times the secrets may not cost 100 times the time
+    // (the split-per-secret loop did, and took minutes for this), whatever the machine's load.
+    const few = time(setOf(1_000));
+    const many = time(setOf(100_000));
+    expect(many, `${Math.round(many)} ms vs ${Math.round(few)} ms`).toBeLessThan(10 * few + 50);
     expect(out).not.toContain('row-token');
   });
 });

@@ -29,8 +29,8 @@ import { describe, expect, test } from 'vitest';
 import {
   describeRun,
   expectFailure,
-  IS_ROOT,
   makeSandbox,
+  NOBODY,
   okBody,
   type RunOptions,
   type RunResult,
@@ -42,10 +42,10 @@ import {
   startServer,
   startUgsWorker,
   tempDir,
+  unprivileged,
   userGroup,
 } from '../kit/index.js';
 
-const NOBODY = 65534;
 const BASE_URL = 'https://ugs.example.com';
 
 function mode(path: string): number {
@@ -87,17 +87,6 @@ function writeJson(path: string, data: unknown, fileMode: number): string {
   writeFileSync(path, text, { mode: fileMode });
   chmodSync(path, fileMode); // the umask may have narrowed it
   return text;
-}
-
-/** The run as someone permission bits apply to: `nobody` when we are root. */
-function unprivileged(sandbox: Sandbox): { uid?: number; gid?: number } {
-  if (!IS_ROOT) return {};
-  // mkdtemp makes 0700 directories: let nobody through to the sandbox, and give it the sandbox.
-  for (let dir = sandbox.root; dir.includes('ugs-test-'); dir = join(dir, '..')) {
-    chmodSync(dir, 0o711);
-  }
-  for (const path of [sandbox.root, sandbox.home]) chownSync(path, NOBODY, NOBODY);
-  return { uid: NOBODY, gid: NOBODY };
 }
 
 describe('file and directory modes', () => {

@@ -150,6 +150,44 @@ function silentWriter(path: string, text: string): ChildProcess {
   );
 }
 
+/**
+ * Until process `pid` catches SIGINT and SIGTERM and waits on `fifo` (a thread in the kernel's
+ * wait for a FIFO's writer, or the FIFO open), instead of a sleep a loaded machine can outrun.
+ */
+async function waitUntilWaitingOn(pid: number, fifo: string): Promise<void> {
+  const { readFileSync, readdirSync, readlinkSync } = await import('node:fs');
+  const read = (path: string, read: (path: string) => string) => {
+    try {
+      return read(path);
+    } catch {
+      return '';
+    }
+  };
+  const catches = () => {
+    const mask = /^SigCgt:\s*([0-9a-f]+)$/m.exec(
+      read(`/proc/${pid}/status`, (p) => readFileSync(p, 'utf8')),
+    )?.[1];
+    if (mask === undefined) return false;
+    const caught = BigInt(`0x${mask}`);
+    return ((caught >> 1n) & 1n) === 1n && ((caught >> 14n) & 1n) === 1n; // SIGINT 2, SIGTERM 15
+  };
+  const waits = () => {
+    const tasks = read(`/proc/${pid}/task`, (p) => readdirSync(p).join(' ')).split(' ');
+    if (
+      tasks.some(
+        (t) =>
+          read(`/proc/${pid}/task/${t}/wchan`, (p) => readFileSync(p, 'utf8')) ===
+          'wait_for_partner',
+      )
+    ) {
+      return true;
+    }
+    const fds = read(`/proc/${pid}/fd`, (p) => readdirSync(p).join(' ')).split(' ');
+    return fds.some((fd) => read(`/proc/${pid}/fd/${fd}`, readlinkSync) === fifo);
+  };
+  while (!(catches() && waits())) await new Promise((r) => setTimeout(r, 20));
+}
+
 async function waitForPath(path: string): Promise<void> {
   const { existsSync } = await import('node:fs');
   for (let i = 0; i < 200 && !existsSync(path); i++) await new Promise((r) => setTimeout(r, 10));
@@ -238,15 +276,25 @@ describe('--from a FIFO or a pipe', () => {
             env: { UGS_BASE_URL: 'http://127.0.0.1:9', UGS_API_TOKEN: API_TOKEN },
             stdin: null,
           });
-          // Let it reach the wait on the FIFO.
-          await new Promise((r) => setTimeout(r, 700));
+          await waitUntilWaitingOn(child.pid ?? 0, fifo);
           child.kill(signal);
+          // The first signal may end the run (it does while no row is in flight) or stop it;
+          // either way it must be over within 2 s of the second.
           await new Promise((r) => setTimeout(r, 200));
           const second = performance.now();
           child.kill(signal);
           const run = await result;
-          expect(performance.now() - second, describeRun(run)).toBeLessThan(2_000);
+          const ended = performance.now() - second;
           expect(run.code, describeRun(run)).toBe(130);
+          // The contract is 2 s from the second signal. Where the machine is so loaded that a
+          // whole run of ugs (start, a usage error, exit) takes longer, measured now, that run
+          // is the bound: ending takes less than starting, and a run that ignored the second
+          // signal would wait on the FIFO until its deadline.
+          const baseline = await runUgs(['get', '--from', join(dir, 'missing.csv')], {
+            env: { UGS_API_TOKEN: API_TOKEN },
+          });
+          expect(baseline.code, describeRun(baseline)).toBe(2);
+          expect(ended, describeRun(run)).toBeLessThan(Math.max(2_000, baseline.elapsedMs));
         } finally {
           writer?.kill('SIGKILL');
           if (writer !== undefined) await once(writer, 'close');

@@ -7,6 +7,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import {
   chmodSync,
+  chownSync,
   cpSync,
   mkdirSync,
   mkdtempSync,
@@ -382,6 +383,23 @@ export async function liveProcess(args: readonly string[] = []): Promise<number>
 export function skipOutsideCi(context: { skip(note?: string): never }, reason: string): never {
   if (process.env.CI) throw new Error(`${reason}: CI must be able to run this test`);
   return context.skip(reason);
+}
+
+/** The uid (and gid) of `nobody` on Debian, for runs that permission bits must apply to. */
+export const NOBODY = 65534;
+
+/**
+ * Options for a run as someone permission bits apply to: `nobody` when we are root (CI runs as
+ * root), nothing otherwise. Lets nobody through to the sandbox and gives it the sandbox.
+ */
+export function unprivileged(sandbox: Sandbox): { uid?: number; gid?: number } {
+  if (!IS_ROOT) return {};
+  // mkdtemp makes 0700 directories.
+  for (let dir = sandbox.root; dir.includes('ugs-test-'); dir = join(dir, '..')) {
+    chmodSync(dir, 0o711);
+  }
+  for (const path of [sandbox.root, sandbox.home]) chownSync(path, NOBODY, NOBODY);
+  return { uid: NOBODY, gid: NOBODY };
 }
 
 // ---- many runs in one process ----

@@ -14,6 +14,9 @@
  * - main.ts     runMain(args, { sandbox, env, stdin, tty, columns, timeoutMs }): main() in the test
  *               process with the same sandbox and result shape as runUgs, for tests of output
  *               and exit codes that need no real process (milliseconds instead of a Node start).
+ * - clock.ts    withTimersStopped(what, work): `work` with setTimeout stopped (and Date frozen on
+ *               request): "ends quickly" without a wall-clock bound, since waiting on a timer
+ *               never ends.
  * - terminal.ts startPty(sandbox, args, { env, columns }): the binary on a real pseudo-terminal
  *               (node-pty: prompts, Ctrl+C, output fitted to the width).
  * - server.ts   startServer([{ tls, port }], ...replies): one scripted server on 127.0.0.1 that
@@ -42,6 +45,7 @@
  * builders they fake or drive): a moved src module is fixed here, not in every test.
  */
 export * from './binary.js';
+export * from './clock.js';
 export * from './drf.js';
 export * from './emulator.js';
 export * from './main.js';

@@ -1,5 +1,6 @@
 import {
   chmodSync,
+  chownSync,
   existsSync,
   mkdirSync,
   readdirSync,
@@ -19,7 +20,15 @@ import { resolveCredentials, resolveTarget } from '../../src/credentials.js';
 import { AuthError, ConfigError, UsageError } from '../../src/errors.js';
 import { processStartTime } from '../../src/file-lock.js';
 import { main } from '../../src/main.js';
-import { liveProcess, tempDir } from '../kit/binary.js';
+import {
+  expectFailure,
+  liveProcess,
+  makeSandbox,
+  NOBODY,
+  runUgs,
+  tempDir,
+  unprivileged,
+} from '../kit/binary.js';
 import { type Deps, makeDeps, makeIO, rejection } from '../kit/fakes.js';
 
 const posix = process.platform !== 'win32';
@@ -279,7 +288,9 @@ describe('FileConfigStore', () => {
     expect((error as Error).message).toMatch(/it is a directory/);
   });
 
-  it.skipIf(!posix || root)('an unreadable file is a ConfigError, and is left alone', async () => {
+  it.skipIf(!posix)('an unreadable file is a ConfigError, and is left alone', async () => {
+    // Root reads any file (and CI runs as root): there the case runs as nobody, through the binary.
+    if (root) return unreadableAsNobody();
     writeRaw(JSON.stringify({ profiles: { default: A } }), 0o000);
     const store = new FileConfigStore(dir);
     const error = thrownBy(() => store.readProfile('default'));
@@ -617,3 +628,24 @@ describe('profile names are data', () => {
     }
   });
 });
+
+/** The unreadable-file case as `nobody`, where the tests run as root: `ugs status` and `ugs login`. */
+async function unreadableAsNobody(): Promise<void> {
+  const sandbox = makeSandbox();
+  const user = unprivileged(sandbox);
+  mkdirSync(sandbox.configDir, { mode: 0o700 });
+  const text = JSON.stringify({ profiles: { default: A } });
+  writeFileSync(sandbox.configPath, text, { mode: 0o000 });
+  chmodSync(sandbox.configPath, 0o000);
+  for (const path of [sandbox.configDir, sandbox.configPath]) chownSync(path, NOBODY, NOBODY);
+  const read = await runUgs(['status'], { sandbox, ...user });
+  expect(expectFailure(read, 2).error).toMatch(/permission denied/);
+  const write = await runUgs(['login', '--with-token', '--base-url', B.baseUrl], {
+    sandbox,
+    ...user,
+    stdin: `${B.apiToken}\n`,
+  });
+  expect(expectFailure(write, 2).error).toContain(sandbox.configPath);
+  chmodSync(sandbox.configPath, 0o600);
+  expect(readFileSync(sandbox.configPath, 'utf8')).toBe(text);
+}
