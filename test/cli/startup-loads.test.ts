@@ -43,17 +43,6 @@ const NOT_LOADED: readonly RegExp[] = [
 ];
 
 /**
- * Bulk modules that `commands/bulk-flags.ts` still imports for its flags' constants and
- * `--format` check (issue 19, point 7 moves those into each operation's bulk spec; then this
- * list is empty). They are parsed at load, but the bulk engine (bulk/run.ts and what it imports)
- * is not.
- */
-const BULK_FLAG_MODULES: ReadonlySet<string> = new Set([
-  'src/bulk/input.ts',
-  'src/bulk/scheduler.ts',
-]);
-
-/**
  * Built-ins that only HTTPS, HTTP/2, crypto or an ES module would load, and node:assert (undici
  * loads it when one of its assertions fails).
  */
@@ -118,10 +107,7 @@ function expectSingleRequestLoads(loads: Loads): void {
     'vendor/undici.cjs',
   ]);
   const sources = distFiles.flatMap((file) => bundledSources(join(DIST, file)));
-  const unwanted = sources.filter(
-    (source) =>
-      NOT_LOADED.some((pattern) => pattern.test(source)) && !BULK_FLAG_MODULES.has(source),
-  );
+  const unwanted = sources.filter((source) => NOT_LOADED.some((pattern) => pattern.test(source)));
   expect(unwanted, 'modules a single get does not run').toEqual([]);
   for (const builtin of BUILTINS_NOT_LOADED) expect(loads.builtins).not.toContain(builtin);
 }
