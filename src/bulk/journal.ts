@@ -397,39 +397,6 @@ function lostFrom(chunks: readonly Chunk[], data: Buffer, done: number): BulkRec
   return lost;
 }
 
-/** Rows journaled per fsync by `journalAhead`. */
-const JOURNAL_BATCH = 256;
-
-/**
- * Rows for rotation (in batches, as read), yielded in batches once their `sending` records are
- * on disk. Rows are journaled a batch ahead of need, one fsync per batch: with one fsync per
- * wave of requests in flight a run
- * would go no faster than the disk syncs (measured: 50,000 rows, waves of 8, 8 s of fsync alone).
- * The price is that an interrupted run leaves up to a batch of rows marked `sending` that were
- * never sent; `--resume` settles them like any other (their old token still works).
- */
-export async function* journalAhead<R>(
-  rows: AsyncIterable<readonly R[]>,
-  file: ResultFile,
-  sendingRecord: (row: R) => BulkRecord,
-  batchSize = JOURNAL_BATCH,
-): AsyncGenerator<R[]> {
-  let batch: R[] = [];
-  const release = async () => {
-    await file.markSending(batch.map(sendingRecord));
-    const ready = batch;
-    batch = [];
-    return ready;
-  };
-  for await (const some of rows) {
-    for (const row of some) {
-      batch.push(row);
-      if (batch.length >= batchSize) yield await release();
-    }
-  }
-  if (batch.length > 0) yield await release();
-}
-
 /**
  * One run per results file: two runs appending to one file would interleave their `sending`
  * records and settle each other's rows. The lock is `<file>.lock` (file-lock.ts), released at the

@@ -30,13 +30,7 @@ import type { Output } from '../output/output.js';
 import { quote } from '../parse.js';
 import type { ServiceClient, ServiceResult } from '../service.js';
 import { type InputFormat, inputSource, isStdinPath, stdinSource } from './input.js';
-import {
-  type AppendFs,
-  journalAhead,
-  lockResultsFile,
-  ResultFile,
-  type ResultFileFailure,
-} from './journal.js';
+import { type AppendFs, lockResultsFile, ResultFile, type ResultFileFailure } from './journal.js';
 import {
   formatDuration,
   formatProgress,
@@ -365,10 +359,8 @@ class BulkRun {
       this.plan.settle.size === 0
         ? this.notDone(input.batches())
         : filterRows(this.notDone(input.batches()), (row) => !this.plan.settle.has(row.row));
-    const file = this.file;
-    if (file === undefined) throw new Error('a bulk run at risk runs with --output only');
-    const journaled = journalAhead(toSend, file, (row) => this.record(row, 'sending'));
-    await this.drive(task, this.untilFileFails(journaled));
+    if (this.file === undefined) throw new Error('a bulk run at risk runs with --output only');
+    await this.drive(task, toSend);
   }
 
   /** A row's record from an answer (or from reading the state back: `settled`). */
@@ -385,6 +377,20 @@ class BulkRun {
     attempt: number,
   ): Promise<Attempt<BulkRecord>> {
     this.knownRowSecrets(row);
+    // The row's `sending` record is fsynced right before its first request, not journaled ahead:
+    // a kill leaves at most --concurrency rows to settle (a throttled row waiting to be retried
+    // holds a place, since no new row starts while one waits). Overlapping rows share one fsync.
+    if (attempt === 1) {
+      try {
+        await this.file?.markSending([this.record(row, 'sending')]);
+      } catch (error) {
+        if (this.file?.failed === undefined) throw error;
+        this.stop('disk');
+        return done(
+          this.record(row, 'skipped', { error: 'not sent: the results file could not be written' }),
+        );
+      }
+    }
     try {
       return done(this.answered(row, await this.opts.spec.send(client, row), false));
     } catch (error) {
@@ -497,19 +503,6 @@ class BulkRun {
       await this.drained();
     }
     this.scheduler = undefined;
-  }
-
-  /**
-   * Rows whose `sending` records are on disk, until the file fails: a batch whose records could
-   * not be written is never sent, and the run stops (rows in flight still finish).
-   */
-  private async *untilFileFails<R>(rows: AsyncIterable<R[]>): AsyncGenerator<R[]> {
-    try {
-      yield* rows;
-    } catch (error) {
-      if (this.file?.failed === undefined) throw error;
-      this.stop('disk');
-    }
   }
 
   /** Rows an earlier run finished are not sent again. */

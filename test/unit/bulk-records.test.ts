@@ -10,7 +10,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type AppendFs, journalAhead, nodeAppendFs, ResultFile } from '../../src/bulk/journal.js';
+import { type AppendFs, nodeAppendFs, ResultFile } from '../../src/bulk/journal.js';
 import {
   type BulkRecord,
   guardCell,
@@ -363,46 +363,6 @@ describe('the journal (markSending)', () => {
     // close reports the failure in `failed` (the run says what it lost), not as a rejection.
     await file.close();
     expect(String(file.failed?.error)).toMatch(/short write/);
-  });
-});
-
-describe('journalAhead', () => {
-  it('yields each row only after its sending record is fsynced, one fsync per batch', async () => {
-    const path = fresh('ndjson');
-    const syncedRows = new Set<number>();
-    let fsyncs = 0;
-    const fs: AppendFs = {
-      ...nodeAppendFs,
-      fsync: async (fd) => {
-        await nodeAppendFs.fsync(fd);
-        fsyncs++;
-        for (const line of readFileSync(path, 'utf8').split('\n').filter(Boolean)) {
-          syncedRows.add(JSON.parse(line).row);
-        }
-      },
-    };
-    const file = await ResultFile.open({
-      path,
-      format: 'ndjson',
-      records: bulkSpecs.rotate.records,
-      fs,
-    });
-    // Batches as the input reads them: of uneven sizes, crossing the journal's batches.
-    async function* rows() {
-      for (let row = 1; row <= 1000; row += 100) {
-        yield Array.from({ length: Math.min(100, 1001 - row) }, (_, i) => row + i);
-      }
-    }
-    const seen: number[] = [];
-    for await (const batch of journalAhead(rows(), file, sending, 256)) {
-      for (const row of batch) {
-        expect(syncedRows.has(row), `row ${row} synced before it is sent`).toBe(true);
-        seen.push(row);
-      }
-    }
-    await file.close();
-    expect(seen).toHaveLength(1000);
-    expect(fsyncs).toBe(4); // 256, 256, 256, 232 (close has nothing left to sync)
   });
 });
 

@@ -89,3 +89,30 @@ describe('settling a rotation whose answer was lost', () => {
     expect(last?.token).toBeNull();
   });
 });
+
+describe('the journal of a bulk rotation', () => {
+  it('has at most --concurrency rows `sending` without an answer at any time', async () => {
+    const rows = Array.from({ length: 40 }, (_, i) => ({
+      current_token: `t-g${i + 1}`,
+      user_group_id: `g${i + 1}`,
+      name: `g${i + 1}`,
+    }));
+    const opts = { ...rotateRun(rows), concurrency: 3 };
+    // Rows whose last record was `sending` at the moment of each rotation request.
+    let most = 0;
+    const service = new FakeService({
+      rotate: async (token) => {
+        const last = new Map<number, string>();
+        for (const rec of records(opts.output ?? '')) last.set(rec.row, rec.status);
+        most = Math.max(most, [...last.values()].filter((s) => s === 'sending').length);
+        await new Promise((resolve) => setImmediate(resolve));
+        const id = token.replace(/^t-/, '');
+        return groupResult({ provided_id: id, name: id, token: `new-${id}` });
+      },
+    });
+    await runBulk(opts, makeDeps({ service }), noTimer);
+    expect(service.rotations).toHaveLength(40);
+    expect(most).toBeGreaterThan(0);
+    expect(most).toBeLessThanOrEqual(3);
+  });
+});
