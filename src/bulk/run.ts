@@ -78,7 +78,10 @@ export interface BulkOptions {
 
 /** Tries of one row that the service throttled (429/503) before the row is given up as failed. */
 const MAX_THROTTLED_ATTEMPTS = 20;
-/** Rounds of "read the token, rotate again" for one row before it is left `unknown`. */
+/**
+ * Rounds of "read the token, rotate again" for one row; then one final read decides (`failed` when
+ * the token is unchanged, `rotated` when not), and only a failing read leaves it `unknown`.
+ */
 const MAX_SETTLE_ROUNDS = 3;
 const BAR_INTERVAL_MS = 100;
 const LOG_INTERVAL_MS = 10_000;
@@ -227,6 +230,8 @@ class BulkRun {
   private readonly counts: StatusCounts = {};
   /** Rows whose outcome was learnt by reading the group back (`settled_by: "get"`). */
   private settledByGet = 0;
+  /** The `unknown` records: the exit-5 hint names their cause. */
+  private readonly unknowns: BulkRecord[] = [];
   /** 1 when a row has its outcome (from this run, or done in an earlier one). */
   private readonly finished: Uint8Array;
   private stdoutText = '';
@@ -420,10 +425,12 @@ class BulkRun {
       try {
         settled = await risk.settle(client, row);
       } catch (error) {
-        if (error instanceof AuthError) this.stop('auth', error);
-        return this.record(row, 'unknown', {
-          error: `${lastWhy}; reading the group's token failed: ${messageOf(error)}`,
-        });
+        if (error instanceof AuthError) {
+          this.stop('auth', error);
+          return this.unreadable(row, lastWhy, error);
+        }
+        // One read failed: the final read below decides (or names this cause when it fails too).
+        break;
       }
       if (settled.kind === 'unknown') {
         return this.record(row, 'unknown', { error: `${lastWhy}; ${settled.why}` });
@@ -453,7 +460,41 @@ class BulkRun {
         lastWhy = error.message;
       }
     }
-    return this.record(row, 'unknown', { error: lastWhy });
+    return this.finalReadBack(client, row, risk, lastWhy);
+  }
+
+  /**
+   * The retries are spent: one last read of the state decides, so a row ends in a fact. An
+   * unchanged token is `failed` (nothing happened, exit 1); a changed one `rotated`. The row
+   * stays `unknown` (exit 5) only when this read fails too, and its record says why.
+   */
+  private async finalReadBack(
+    client: ServiceClient,
+    row: RowOf,
+    risk: AtRisk<RowOf>,
+    lastWhy: string,
+  ): Promise<BulkRecord> {
+    let settled: Settled;
+    try {
+      settled = await risk.settle(client, row);
+    } catch (error) {
+      if (error instanceof AuthError) this.stop('auth', error);
+      return this.unreadable(row, lastWhy, error);
+    }
+    if (settled.kind === 'happened') return this.answered(row, settled.result, true);
+    if (settled.kind === 'unknown') {
+      return this.record(row, 'unknown', { error: `${lastWhy}; ${settled.why}` });
+    }
+    return this.record(row, 'failed', {
+      error: `not rotated (checked): the last try ended "${lastWhy}", and reading the group back still finds the row's token`,
+    });
+  }
+
+  /** Reading the state back failed: whether the request happened is not known. */
+  private unreadable(row: RowOf, lastWhy: string, error: unknown): BulkRecord {
+    return this.record(row, 'unknown', {
+      error: `${lastWhy}; reading the group's token failed: ${messageOf(error)}`,
+    });
   }
 
   /** What a failed try means for the row and for the run. */
@@ -548,6 +589,7 @@ class BulkRun {
       this.finished[record.row] = 1;
       this.counts[record.status] = (this.counts[record.status] ?? 0) + 1;
       if (record.settled_by !== undefined) this.settledByGet++;
+      if (record.status === 'unknown') this.unknowns.push(record);
       this.done++;
       this.progress.changed();
     }
@@ -594,6 +636,27 @@ class BulkRun {
     return this.opts.spec.risk?.delivery.check ?? '';
   }
 
+  /**
+   * What the `unknown` rows' records say: the cause of the first (and how many others), and a
+   * request for user_group_id and name only for the rows that lack them.
+   */
+  private unknownHint(): string {
+    const first = this.unknowns[0];
+    const others = this.unknowns.length - 1;
+    const cause =
+      first === undefined
+        ? ''
+        : `row ${first.row}: ${first.error ?? 'no answer'}${others > 0 ? ` (and ${others} more: the error field of their records says why)` : ''}; `;
+    const anonymous = this.unknowns.filter(
+      (record) => record.user_group_id === null || record.name === null,
+    ).length;
+    const missing =
+      anonymous === 0
+        ? ''
+        : `give ${anonymous === this.unknowns.length ? (anonymous === 1 ? 'that row' : 'those rows') : `the ${anonymous} ${anonymous === 1 ? 'row' : 'rows'} without them`} user_group_id and name so ugs can check, then `;
+    return `${cause}${missing}run again with --resume to settle ${this.unknowns.length === 1 ? 'it' : 'them'}; or ${this.readBackHint()}`;
+  }
+
   /** The run's exit: the worst of its outcomes. */
   throwOutcome(): void {
     // New tokens that exist only in this process come first; a get's lost records are sent again.
@@ -611,9 +674,7 @@ class BulkRun {
     if (unknown > 0) {
       throw new OutcomeUnknownError(
         `${unknown} ${unknown === 1 ? 'rotation has' : 'rotations have'} an unknown outcome: the token may or may not have been rotated`,
-        {
-          hint: `give those rows user_group_id and name so ugs can check, then run again with --resume; or ${this.readBackHint()}`,
-        },
+        { hint: this.unknownHint() },
       );
     }
     if (failure !== undefined) {

@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type BulkOptions, runBulk } from '../../src/bulk/run.js';
-import { OutcomeUnknownError } from '../../src/errors.js';
+import { ApiError, OutcomeUnknownError } from '../../src/errors.js';
 import type { ServiceResult } from '../../src/service.js';
 import { bulkSpecs } from '../kit/bulk.js';
 import { FakeService, groupResult, makeDeps, rejection } from '../kit/fakes.js';
@@ -82,11 +82,77 @@ describe('settling a rotation whose answer was lost', () => {
       get: () => unchanged('acme', 't-acme'),
     });
     const error = await rejection(runBulk(opts, makeDeps({ service }), noTimer));
-    expect((error as { exitCode?: number }).exitCode).not.toBe(0);
-    const last = records(opts.output ?? '').at(-1);
-    expect(last?.status).not.toBe('rotated');
-    expect(last?.status).not.toBe('sending');
-    expect(last?.token).toBeNull();
+    // Settling ends in a fact: the final read-back saw the token unchanged, so it did not rotate.
+    expect((error as { exitCode?: number }).exitCode).toBe(1);
+    const last = records(opts.output ?? '').at(-1) as Rec & { error: string };
+    expect(last.status).toBe('failed');
+    expect(last.error).toContain('not rotated (checked)');
+    expect(last.token).toBeNull();
+  });
+
+  it('is `rotated` when the final read-back, after the last round, finds the token changed', async () => {
+    const opts = rotateRun([{ current_token: 't-acme', user_group_id: 'acme', name: 'acme' }]);
+    const service = new FakeService({
+      rotate: () => {
+        throw new OutcomeUnknownError('the rotation request failed: HTTP 500');
+      },
+      // Every round's read sees the old token; the last rotation landed after all.
+      get: () =>
+        service.gets.length === 4 ? unchanged('acme', 'new-acme') : unchanged('acme', 't-acme'),
+    });
+    await runBulk(opts, makeDeps({ service }), noTimer);
+    // The first try and three rounds' rotations; the fourth read is the final one.
+    expect(service.rotations.length).toBe(4);
+    expect(service.gets.length).toBe(4);
+    expect(records(opts.output ?? '').at(-1)).toMatchObject({
+      status: 'rotated',
+      token: 'new-acme',
+      settled_by: 'get',
+    });
+  });
+
+  it('stays `unknown` (exit 5) only when the final read fails, and the hint names the cause', async () => {
+    const opts = rotateRun([
+      { current_token: 't-acme', user_group_id: 'acme', name: 'acme' },
+      { current_token: 't-bare' },
+    ]);
+    const service = new FakeService({
+      rotate: () => {
+        throw new OutcomeUnknownError('the rotation request failed: HTTP 500');
+      },
+      get: () => {
+        throw new ApiError('HTTP 500 (database is locked)', { status: 500 });
+      },
+    });
+    const error = (await rejection(runBulk(opts, makeDeps({ service }), noTimer))) as
+      | OutcomeUnknownError
+      | undefined;
+    expect(error?.exitCode).toBe(5);
+    const byRow = new Map(records(opts.output ?? '').map((rec) => [rec.row, rec]));
+    expect(byRow.get(1)?.status).toBe('unknown');
+    expect(error?.hint).toContain(
+      "reading the group's token failed: HTTP 500 (database is locked)",
+    );
+    // Only the row without them is asked for user_group_id and name.
+    expect(error?.hint).toContain('give the 1 row without them user_group_id and name');
+  });
+
+  it('does not ask for user_group_id and name when every unknown row has them', async () => {
+    const opts = rotateRun([{ current_token: 't-acme', user_group_id: 'acme', name: 'acme' }]);
+    const service = new FakeService({
+      rotate: () => {
+        throw new OutcomeUnknownError('the rotation request failed: HTTP 500');
+      },
+      get: () => {
+        throw new ApiError('HTTP 502 (bad gateway)', { status: 502 });
+      },
+    });
+    const error = (await rejection(runBulk(opts, makeDeps({ service }), noTimer))) as
+      | OutcomeUnknownError
+      | undefined;
+    expect(error?.exitCode).toBe(5);
+    expect(error?.hint).toMatch(/^row 1: .*reading the group's token failed: HTTP 502/);
+    expect(error?.hint).not.toContain('give');
   });
 });
 
