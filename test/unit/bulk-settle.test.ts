@@ -92,13 +92,16 @@ describe('settling a rotation whose answer was lost', () => {
 
   it('is `rotated` when the final read-back, after the last round, finds the token changed', async () => {
     const opts = rotateRun([{ current_token: 't-acme', user_group_id: 'acme', name: 'acme' }]);
+    let reads = 0;
     const service = new FakeService({
       rotate: () => {
         throw new OutcomeUnknownError('the rotation request failed: HTTP 500');
       },
       // Every round's read sees the old token; the last rotation landed after all.
-      get: () =>
-        service.gets.length === 4 ? unchanged('acme', 'new-acme') : unchanged('acme', 't-acme'),
+      get: (): ServiceResult => {
+        reads++;
+        return reads === 4 ? unchanged('acme', 'new-acme') : unchanged('acme', 't-acme');
+      },
     });
     await runBulk(opts, makeDeps({ service }), noTimer);
     // The first try and three rounds' rotations; the fourth read is the final one.
