@@ -62,7 +62,10 @@ function progressFacts(state: ProgressState, troubleCounts: boolean): string[] {
   // Trouble is worth the space; successes are in the summary.
   if (troubleCounts) {
     facts.push(
-      ...formatCounts(state.counts, (s) => s === 'failed' || s === 'mismatch' || s === 'unknown'),
+      ...formatCounts(
+        state.counts,
+        (s) => s === 'failed' || s === 'mismatch' || s === 'stale' || s === 'unknown',
+      ),
     );
   }
   if ((state.waitingMs ?? 0) > 0) {

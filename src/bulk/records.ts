@@ -17,6 +17,12 @@ export type RecordStatus =
    * happen (the new token is recorded), but the run counts the row as failed.
    */
   | 'mismatch'
+  /**
+   * Rotate: the service did not know the row's token (404), and reading the group back found
+   * another token, with no earlier `sending` record of the row in the results: not rotated by
+   * ugs, the token was not current. The record carries the group's current token; a failure.
+   */
+  | 'stale'
   | 'failed'
   | 'unknown'
   | 'skipped'
@@ -28,6 +34,7 @@ export const RECORD_STATUSES: readonly RecordStatus[] = [
   'found',
   'rotated',
   'mismatch',
+  'stale',
   'failed',
   'unknown',
   'skipped',
@@ -36,17 +43,23 @@ export const RECORD_STATUSES: readonly RecordStatus[] = [
 
 /**
  * Outcomes that `--resume` does not send again. A `mismatch` rotation did happen: its current
- * token is dead, and sending it again could only fail or rotate the wrong group once more.
+ * token is dead, and sending it again could only fail or rotate the wrong group once more. A
+ * `stale` row's token is not the group's (its record holds the current one): sending it again
+ * could only be refused again.
  */
 export function isDone(status: RecordStatus): boolean {
   return (
-    status === 'created' || status === 'found' || status === 'rotated' || status === 'mismatch'
+    status === 'created' ||
+    status === 'found' ||
+    status === 'rotated' ||
+    status === 'mismatch' ||
+    status === 'stale'
   );
 }
 
 /** Outcomes the exit counts as failures (exit 1). */
 export function isFailure(status: RecordStatus): boolean {
-  return status === 'failed' || status === 'mismatch';
+  return status === 'failed' || status === 'mismatch' || status === 'stale';
 }
 
 /** Outcomes that `--resume` must settle (did the rotation happen?) before sending anything. */

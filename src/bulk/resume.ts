@@ -30,6 +30,8 @@ export interface ResumeState {
   outcomes: Map<number, BulkRecord>;
   /** Lines that were not whole records (torn by a kill), skipped. */
   tornLines: number;
+  /** Rows with a `sending` record (a request that went out in an earlier run). */
+  sent: Set<number>;
 }
 
 export interface ResumePlan {
@@ -37,11 +39,13 @@ export interface ResumePlan {
   done: Set<number>;
   /** Rows last seen as `sending` or `unknown`: settled (did it rotate?) before anything is sent. */
   settle: Map<number, BulkRecord>;
+  /** Rows an earlier run of this results file sent (a `sending` record). */
+  sent: ReadonlySet<number>;
 }
 
 /** What `--resume` does with each row an earlier run touched; rows not listed are sent. */
 export function planResume(state: ResumeState): ResumePlan {
-  const plan: ResumePlan = { done: new Set(), settle: new Map() };
+  const plan: ResumePlan = { done: new Set(), settle: new Map(), sent: state.sent };
   for (const [row, record] of state.outcomes) {
     if (isDone(record.status)) plan.done.add(row);
     else if (needsSettling(record.status)) plan.settle.set(row, record);
@@ -56,7 +60,11 @@ export async function readResumeState(
   schema: RecordSchema,
 ): Promise<ResumeState> {
   const kind = schema.command;
-  const state: ResumeState = { outcomes: new Map(), tornLines: 0 };
+  const state: ResumeState = { outcomes: new Map(), tornLines: 0, sent: new Set() };
+  const take = (record: BulkRecord) => {
+    state.outcomes.set(record.row, record);
+    if (record.status === 'sending') state.sent.add(record.row);
+  };
   const shown = escapeControls(path);
   const notOurs = (line: number, why: string) =>
     new UsageError(`--output ${shown} is not a ugs ${kind} results file: line ${line} ${why}`, {
@@ -83,7 +91,7 @@ export async function readResumeState(
     }
     const record = recordOf(csvValues(cells, columns), schema);
     if (record === undefined) throw notOurs(line, 'is not a result record');
-    state.outcomes.set(record.row, record);
+    take(record);
   };
   // CSV lines are parsed a thousand at a time (one parser call per line costs seconds on a
   // large file); a batch that does not come out as one record per line is redone line by line.
@@ -124,7 +132,7 @@ export async function readResumeState(
       if (writer !== undefined) throw writtenByOther(path, kind, writer);
       const record = recordOf(value, schema);
       if (record === undefined) throw notOurs(line, 'is not a result record');
-      state.outcomes.set(record.row, record);
+      take(record);
     }
     takeBatch();
   } catch (error) {

@@ -163,7 +163,7 @@ async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Pro
       : await inputSource(opts.from, { keep: risk !== undefined });
   const input = await openBulkInput(source, opts.format, spec.rows, check);
 
-  let plan: ResumePlan = { done: new Set(), settle: new Map() };
+  let plan: ResumePlan = { done: new Set(), settle: new Map(), sent: new Set() };
   if (state !== undefined && opts.output !== undefined) {
     let beyond = 0;
     for (const row of state.outcomes.keys()) if (row > beyond) beyond = row;
@@ -402,6 +402,9 @@ class BulkRun {
       if (error instanceof OutcomeUnknownError) {
         return done(await this.settle(client, row, risk, error.message));
       }
+      if (risk.spent(error) && risk.unsettleable(row) === undefined) {
+        return done(await this.settleSpent(client, row, risk, error, this.plan.sent.has(row.row)));
+      }
       return this.failure(row, error, attempt);
     }
   }
@@ -453,6 +456,8 @@ class BulkRun {
       try {
         return this.answered(row, await this.opts.spec.send(client, row), false);
       } catch (error) {
+        // Refused as spent after an earlier try of this run: that try did it, unseen.
+        if (risk.spent(error)) return this.settleSpent(client, row, risk, error, true);
         if (!(error instanceof OutcomeUnknownError)) {
           const attempt = this.failure(row, error, MAX_THROTTLED_ATTEMPTS);
           return attempt.kind === 'done' ? attempt.result : this.record(row, 'failed');
@@ -487,6 +492,49 @@ class BulkRun {
     }
     return this.record(row, 'failed', {
       error: `not rotated (checked): the last try ended "${lastWhy}", and reading the group back still finds the row's token`,
+    });
+  }
+
+  /**
+   * The service refused the row as spent (a 404: it does not know the token). Reading the state
+   * back says what that means: another token after an earlier `sending` record of the row (a
+   * killed or retried run, or an earlier try) is that request having happened, unseen: the row
+   * is done, settled. Without one, ugs did not do it: `stale`, with the current state recorded.
+   */
+  private async settleSpent(
+    client: ServiceClient,
+    row: RowOf,
+    risk: AtRisk<RowOf>,
+    error: unknown,
+    sentBefore: boolean,
+  ): Promise<BulkRecord> {
+    const refused = error instanceof ApiError ? error : undefined;
+    const failed = (why: string) =>
+      this.record(row, 'failed', {
+        error: `${messageOf(error)}; ${why}`,
+        http_status: refused?.status ?? null,
+      });
+    let settled: Settled;
+    try {
+      settled = await risk.settle(client, row);
+    } catch (readError) {
+      if (readError instanceof AuthError) this.stop('auth', readError);
+      return failed(`reading the group's token failed: ${messageOf(readError)}`);
+    }
+    if (settled.kind === 'unknown') return failed(settled.why);
+    if (settled.kind === 'not-happened') {
+      return failed("reading the group back still finds the row's token");
+    }
+    if (sentBefore) return this.answered(row, settled.result, true);
+    const {
+      status: _done,
+      settled_by: _by,
+      ...fields
+    } = this.opts.spec.outcome(row, settled.result, true);
+    return this.record(row, 'stale', {
+      ...fields,
+      error: `${messageOf(error)}; ${risk.stale}`,
+      http_status: refused?.status ?? null,
     });
   }
 
@@ -687,14 +735,27 @@ class BulkRun {
       );
     }
     const mismatched = this.counts.mismatch ?? 0;
-    const failed = (this.counts.failed ?? 0) + mismatched;
+    const stale = this.counts.stale ?? 0;
+    const failed = (this.counts.failed ?? 0) + mismatched + stale;
     if (failed > 0) {
-      const detail =
-        mismatched > 0
-          ? ` (${mismatched} ${mismatched === 1 ? 'was a mismatch' : 'were mismatches'}: rotated, but the answer named another group)`
+      const details: string[] = [];
+      if (mismatched > 0) {
+        details.push(
+          `${mismatched} ${mismatched === 1 ? 'was a mismatch' : 'were mismatches'}: rotated, but the answer named another group`,
+        );
+      }
+      if (stale > 0) {
+        details.push(
+          `${stale} ${stale === 1 ? 'was' : 'were'} stale: not rotated by ugs, ${stale === 1 ? 'its token was' : 'their tokens were'} not current`,
+        );
+      }
+      const detail = details.length > 0 ? ` (${details.join('; ')})` : '';
+      const staleHint =
+        stale > 0
+          ? "the stale rows were not rotated by ugs: their token was not the group's current one, which their records carry; "
           : '';
       throw new ApiError(`${failed} of ${rowsText(this.rowCount)} failed${detail}`, {
-        hint: `the error field of their records says why; ${resumeHint(this.opts)}`,
+        hint: `${staleHint}the error field of their records says why; ${resumeHint(this.opts)}`,
       });
     }
   }

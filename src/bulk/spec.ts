@@ -47,4 +47,12 @@ export interface AtRisk<Row extends BulkRow> {
   settle(client: ServiceClient, row: Row): Promise<Settled>;
   /** Why a row cannot be settled (it lacks what reading back needs), or undefined. */
   unsettleable(row: Row): string | undefined;
+  /**
+   * The answer says the row's input is spent (rotate: a 404, the service does not know the
+   * token): an earlier request of the row may have done it. Such a row is read back: after an
+   * earlier `sending` record of the row it is done (settled); otherwise it is `stale`.
+   */
+  spent(error: unknown): boolean;
+  /** A `stale` record's error: what the refusal and the state read back mean. */
+  stale: string;
 }

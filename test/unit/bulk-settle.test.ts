@@ -185,3 +185,96 @@ describe('the journal of a bulk rotation', () => {
     expect(most).toBeLessThanOrEqual(3);
   });
 });
+
+describe('a rotation the service answers 404 (it does not know the token)', () => {
+  const notFound = () =>
+    new ApiError('HTTP 404: Not found.', {
+      status: 404,
+      hint: 'the service does not know this token',
+    });
+
+  it("is `stale` with the group's current token when no earlier `sending` record exists (exit 1); rows without id/name stay `failed`", async () => {
+    const opts = rotateRun([
+      { current_token: 't-acme', user_group_id: 'acme', name: 'acme' },
+      { current_token: 't-bare' },
+    ]);
+    const service = new FakeService({
+      rotate: () => {
+        throw notFound();
+      },
+      get: () => unchanged('acme', 'elsewhere-acme'),
+    });
+    const deps = makeDeps({ service });
+    const error = (await rejection(runBulk(opts, deps, noTimer))) as ApiError;
+    expect(error.exitCode).toBe(1);
+    expect(error.message).toMatch(/^2 of 2 rows failed \(1 was stale: not rotated by ugs/);
+    expect(error.hint).toContain('not rotated by ugs');
+    const byRow = new Map(
+      records(opts.output ?? '')
+        .filter((rec) => rec.status !== 'sending')
+        .map((rec) => [rec.row, rec as Rec & { error: string; http_status: number }]),
+    );
+    expect(byRow.get(1)).toMatchObject({
+      status: 'stale',
+      token: 'elsewhere-acme',
+      http_status: 404,
+    });
+    expect(byRow.get(1)?.error).toContain("not rotated by ugs: the row's token was not current");
+    expect(byRow.get(2)).toMatchObject({ status: 'failed', token: null, http_status: 404 });
+    // Only the row with user_group_id and name was read back.
+    expect(service.gets).toHaveLength(1);
+    expect(deps.io.stderr.text).toMatch(/2 rows in .*: 1 stale, 1 failed/);
+  });
+
+  it('is `rotated`, settled, when an earlier run of this results file sent it (--resume after a 404 "failed")', async () => {
+    const opts = rotateRun([{ current_token: 't-acme', user_group_id: 'acme', name: 'acme' }]);
+    // What a killed run and a resume that raced its request left: sent twice, then a 404.
+    const base = { row: 1, user_group_id: 'acme', name: 'acme', token: null, team_id: null };
+    writeFileSync(
+      opts.output ?? '',
+      [
+        { ...base, status: 'sending', error: null, http_status: null },
+        { ...base, status: 'failed', error: 'HTTP 404: Not found.', http_status: 404 },
+      ]
+        .map((rec) => `${JSON.stringify(rec)}\n`)
+        .join(''),
+    );
+    const service = new FakeService({
+      rotate: () => {
+        throw notFound();
+      },
+      get: () => unchanged('acme', 'new-acme'),
+    });
+    await runBulk({ ...opts, resume: true }, makeDeps({ service }), noTimer);
+    expect(records(opts.output ?? '').at(-1)).toMatchObject({
+      status: 'rotated',
+      token: 'new-acme',
+      settled_by: 'get',
+    });
+  });
+
+  it('is `rotated`, settled, when an earlier try of this run was sent without an answer', async () => {
+    const opts = rotateRun([{ current_token: 't-acme', user_group_id: 'acme', name: 'acme' }]);
+    let reads = 0;
+    const service = new FakeService({
+      rotate: () => {
+        // The first try times out (it lands later); the second finds the token spent.
+        if (service.rotations.length === 1) {
+          throw new OutcomeUnknownError('the rotation request was sent but no answer came back');
+        }
+        throw notFound();
+      },
+      get: (): ServiceResult => {
+        reads++;
+        return unchanged('acme', reads === 1 ? 't-acme' : 'new-acme');
+      },
+    });
+    await runBulk(opts, makeDeps({ service }), noTimer);
+    expect(service.rotations).toHaveLength(2);
+    expect(records(opts.output ?? '').at(-1)).toMatchObject({
+      status: 'rotated',
+      token: 'new-acme',
+      settled_by: 'get',
+    });
+  });
+});

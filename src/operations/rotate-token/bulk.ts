@@ -7,6 +7,7 @@
 import { sentValue } from '../../bulk/records.js';
 import type { BulkSpec, RecordOutcome, Settled } from '../../bulk/spec.js';
 import { groupText, typeOf } from '../../bulk/validate.js';
+import { ApiError } from '../../errors.js';
 import { groupTextProblem, quote } from '../../parse.js';
 import type { RowFields } from '../bulk.js';
 import { isUnrotated, otherGroupOf, type ServiceResult } from '../user-group.js';
@@ -85,6 +86,10 @@ export const spec: BulkSpec<RotateRow> = {
       `Rotate the tokens of ${count} user ${count === 1 ? 'group' : 'groups'}? Dashboards using the old tokens may stop working.`,
     cancelled: 'rotation cancelled; nothing was sent',
     unanswered: 'an earlier run sent this rotation without an answer',
+    // DRF's get_object_or_404: the service does not know the token (its hint says so).
+    spent: (error) => error instanceof ApiError && error.status === 404,
+    stale:
+      "not rotated by ugs: the row's token was not current (the group has another token, recorded here)",
     unsettleable: (row) =>
       row.user_group_id === undefined || row.name === undefined
         ? `the row has no user_group_id and name to check it with (${READ_CURRENT_TOKEN_HINT})`
