@@ -68,10 +68,14 @@ export class HttpServiceClient {
   async call<Input, Result>(operation: Operation<Input, Result>, input: Input): Promise<Result> {
     const secrets = [this.target.apiToken, ...operation.secrets(input)];
     let response: HttpResponse;
+    let url: URL;
     try {
-      response = await this.send(operation, JSON.stringify(operation.body(input)));
+      ({ response, url } = await this.send(operation, JSON.stringify(operation.body(input))));
     } catch (error) {
       throw deliveryFailure(error, operation);
+    }
+    if (operation.readAnswer !== undefined) {
+      return operation.readAnswer({ ...response, url, secrets });
     }
     let answer: Answer = classifyAnswer(response, secrets);
     if (answer.kind === 'ok') {
@@ -108,12 +112,15 @@ export class HttpServiceClient {
    * sending a rotation again there cannot rotate twice. Any other redirect is refused: following
    * it would send the API token wherever a server points.
    */
-  private async send(operation: Operation<never, unknown>, body: string): Promise<HttpResponse> {
+  private async send(
+    operation: Operation<never, unknown>,
+    body: string,
+  ): Promise<{ response: HttpResponse; url: URL }> {
     const apiPath = this.target.apiPath ?? USER_PATH;
     this.url ??= endpointUrl(this.target.baseUrl, apiPath);
     const url = this.url;
     const first = await this.sendTo(url, body, operation);
-    if (!isRedirect(first.status)) return first;
+    if (!isRedirect(first.status)) return { response: first, url };
     const location = redirectTarget(first, url);
     if (
       location === undefined ||
@@ -127,7 +134,7 @@ export class HttpServiceClient {
     );
     const second = await this.sendTo(location, body, operation);
     if (isRedirect(second.status)) throw redirectError(second, operation);
-    return second;
+    return { response: second, url: location };
   }
 
   private sendTo(

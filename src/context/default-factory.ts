@@ -110,7 +110,7 @@ export function createDeps(
     },
     now: () => new Date(),
     get network() {
-      network ??= lazyNetwork(io.env);
+      network ??= lazyNetwork();
       return network;
     },
   };
@@ -121,17 +121,16 @@ export function createDeps(
  * Doctor's network, its module (DNS, socket and TLS code) loaded on the first call: start-up
  * time is paid by no other command.
  */
-function lazyNetwork(env: IO['env']): DoctorNetwork {
+function lazyNetwork(): DoctorNetwork {
   let real: Promise<DoctorNetwork> | undefined;
   const load = () => {
-    real ??= import('../doctor/network.js').then((module) => module.realNetwork(env));
+    real ??= import('../doctor/network.js').then((module) => module.realNetwork());
     return real;
   };
   return {
     lookup: async (host) => (await load()).lookup(host),
     connect: async (host, port, timeoutMs) => (await load()).connect(host, port, timeoutMs),
     tls: async (target) => (await load()).tls(target),
-    probe: async (request) => (await load()).probe(request),
     // Timings of the calls above: the same clock as the real network's.
     now: () => performance.now(),
   };

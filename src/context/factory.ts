@@ -44,7 +44,7 @@ export interface Deps {
   startEmulator(options: EmulatorOptions): Promise<RunningEmulator>;
   /** The clock (certificate expiry in `doctor`). */
   now(): Date;
-  /** `doctor`'s DNS, TCP, TLS and probe; each loads its modules on its first call. */
+  /** `doctor`'s DNS, TCP and TLS checks; each loads its modules on its first call. */
   network: DoctorNetwork;
 }
 

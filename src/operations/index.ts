@@ -4,9 +4,10 @@
  */
 import { getUser } from './get-user/operation.js';
 import type { Operation } from './operation.js';
+import { probe } from './probe/operation.js';
 import { rotateToken } from './rotate-token/operation.js';
 
-export const operations = { getUser, rotateToken };
+export const operations = { getUser, rotateToken, probe };
 
 export type OperationName = keyof typeof operations;
 

@@ -115,14 +115,19 @@ describe('the generic call path runs any declared operation', () => {
 
   it('every registered operation is a client method sending its own method and policy', async () => {
     const names = Object.keys(operations) as (keyof typeof operations)[];
-    expect(names).toEqual(['getUser', 'rotateToken']);
+    expect(names).toEqual(['getUser', 'rotateToken', 'probe']);
     const ok = json(200, { success: 1, user_group: { token: 'ugt_1234567890' } });
-    const { http, sent, policies } = scriptedHttp(ok, ok);
+    const { http, sent, policies } = scriptedHttp(ok, ok, json(400, { name: ['required'] }));
     const client = new HttpServiceClient(http, target, 'ugs/test');
     await client.getUser({ name: 'Acme', user_group_id: 'acme' });
     await client.rotateToken('ugt_old_token_1234');
-    expect(sent.map((r) => r.method)).toEqual(['GET', 'POST']);
-    expect(policies).toEqual([operations.getUser.retry, operations.rotateToken.retry]);
+    await client.probe();
+    expect(sent.map((r) => r.method)).toEqual(['GET', 'POST', 'GET']);
+    expect(policies).toEqual([
+      operations.getUser.retry,
+      operations.rotateToken.retry,
+      operations.probe.retry,
+    ]);
   });
 
   it("a refusal carries the operation's hint; an unusable success is an ApiError", async () => {
