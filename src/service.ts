@@ -15,13 +15,14 @@ import {
 } from './http.js';
 import { escapeControls } from './io.js';
 import { rememberJsonText } from './json-text.js';
-import { type OperationName, operations, type ServiceClient } from './operations/index.js';
+import type { OperationName, ServiceClient } from './operations/client.js';
+import { operations } from './operations/index.js';
 import { isUnreadable, type Operation } from './operations/operation.js';
 import { endpointUrl, quote, redactUrl } from './parse.js';
 import { loginCommandFor, type Target, type TokenSource } from './target.js';
 
+export type { ServiceClient } from './operations/client.js';
 export type { GetUserRequest } from './operations/get-user/operation.js';
-export type { ServiceClient } from './operations/index.js';
 export type { ServiceResult, UserGroup } from './operations/user-group.js';
 
 export interface ServiceClientOptions {

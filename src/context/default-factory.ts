@@ -9,6 +9,7 @@ import { StreamTracer, silentTracer, type Tracer } from '../debug.js';
 import type { DoctorNetwork } from '../doctor/network.js';
 import { createHttpClient, type HttpClient } from '../http.js';
 import type { IO } from '../io.js';
+import { operations } from '../operations/index.js';
 import { printLine, printNote } from '../output/messages.js';
 import { createOutput, type Output } from '../output/output.js';
 import { InquirerPrompter, type Prompter } from '../prompter.js';
@@ -106,7 +107,11 @@ export function createDeps(
     },
     async startEmulator(options) {
       // The emulator is its own bundle: no other command pays for it at start-up.
-      return (await import('../emulator/server.js')).startEmulator(options);
+      // It serves the operations of this registry, whose routes load from this bundle.
+      return (await import('../emulator/server.js')).startEmulator(
+        options,
+        Object.values(operations),
+      );
     },
     now: () => new Date(),
     get network() {

@@ -38,6 +38,12 @@ export const probe: Operation<void, ProbeResult> = {
   readAnswer: readProbe,
 };
 
+declare module '../client.js' {
+  interface ServiceOperations {
+    probe: typeof probe;
+  }
+}
+
 function readProbe(answer: ReceivedAnswer): ProbeResult {
   const { status } = answer;
   return {
