@@ -190,7 +190,8 @@ export async function resolveTarget(deps: Deps): Promise<Target> {
   };
 }
 
-function withCaFile(caFile: CaFileSetting | undefined): { caFile?: string } {
+/** The `caFile` member of a Target, present only when a CA file is in use. */
+export function withCaFile(caFile: CaFileSetting | undefined): { caFile?: string } {
   return caFile === undefined ? {} : { caFile: caFile.value };
 }
 

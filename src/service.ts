@@ -15,13 +15,14 @@ import {
 } from './http.js';
 import { escapeControls } from './io.js';
 import { rememberJsonText } from './json-text.js';
-import { type OperationName, operations, type ServiceClient } from './operations/index.js';
+import type { OperationName, ServiceClient } from './operations/client.js';
+import { operations } from './operations/index.js';
 import { isUnreadable, type Operation } from './operations/operation.js';
 import { endpointUrl, quote, redactUrl } from './parse.js';
 import { loginCommandFor, type Target, type TokenSource } from './target.js';
 
+export type { ServiceClient } from './operations/client.js';
 export type { GetUserRequest } from './operations/get-user/operation.js';
-export type { ServiceClient } from './operations/index.js';
 export type { ServiceResult, UserGroup } from './operations/user-group.js';
 
 export interface ServiceClientOptions {
@@ -68,10 +69,14 @@ export class HttpServiceClient {
   async call<Input, Result>(operation: Operation<Input, Result>, input: Input): Promise<Result> {
     const secrets = [this.target.apiToken, ...operation.secrets(input)];
     let response: HttpResponse;
+    let url: URL;
     try {
-      response = await this.send(operation, JSON.stringify(operation.body(input)));
+      ({ response, url } = await this.send(operation, JSON.stringify(operation.body(input))));
     } catch (error) {
       throw deliveryFailure(error, operation);
+    }
+    if (operation.readAnswer !== undefined) {
+      return operation.readAnswer({ ...response, url, secrets });
     }
     let answer: Answer = classifyAnswer(response, secrets);
     if (answer.kind === 'ok') {
@@ -108,12 +113,15 @@ export class HttpServiceClient {
    * sending a rotation again there cannot rotate twice. Any other redirect is refused: following
    * it would send the API token wherever a server points.
    */
-  private async send(operation: Operation<never, unknown>, body: string): Promise<HttpResponse> {
+  private async send(
+    operation: Operation<never, unknown>,
+    body: string,
+  ): Promise<{ response: HttpResponse; url: URL }> {
     const apiPath = this.target.apiPath ?? USER_PATH;
     this.url ??= endpointUrl(this.target.baseUrl, apiPath);
     const url = this.url;
     const first = await this.sendTo(url, body, operation);
-    if (!isRedirect(first.status)) return first;
+    if (!isRedirect(first.status)) return { response: first, url };
     const location = redirectTarget(first, url);
     if (
       location === undefined ||
@@ -127,7 +135,7 @@ export class HttpServiceClient {
     );
     const second = await this.sendTo(location, body, operation);
     if (isRedirect(second.status)) throw redirectError(second, operation);
-    return second;
+    return { response: second, url: location };
   }
 
   private sendTo(

@@ -24,11 +24,11 @@ import {
 import { errorCode } from '../guards.js';
 import { retryAfterMs } from '../http.js';
 import { canPrompt, escapeControls } from '../io.js';
-import { type OperationName, operations } from '../operations/index.js';
+import type { ServiceClient } from '../operations/client.js';
+import type { ServiceResult } from '../operations/user-group.js';
 import { printLine, printNote } from '../output/messages.js';
 import type { Output } from '../output/output.js';
 import { quote } from '../parse.js';
-import type { ServiceClient, ServiceResult } from '../service.js';
 import { type InputFormat, inputSource, isStdinPath, stdinSource } from './input.js';
 import { type AppendFs, lockResultsFile, ResultFile, type ResultFileFailure } from './journal.js';
 import {
@@ -282,12 +282,18 @@ class BulkRun {
       this.lastSuccess = this.clock.now();
       return result;
     };
-    const tracked = {} as Record<OperationName, (input: never) => Promise<unknown>>;
-    for (const name of Object.keys(operations) as OperationName[]) {
-      const call = client[name] as (input: never) => Promise<unknown>;
-      tracked[name] = (input) => call.call(client, input).then(succeeded);
-    }
-    return tracked as unknown as ServiceClient;
+    // Every method of the client, whatever operations it has: bulk imports no operation registry
+    // (the registry imports the commands, which load bulk).
+    // (A proxy of an empty object: the client's own methods may be read-only, which a proxy of
+    // the client itself would have to return unchanged.)
+    return new Proxy({} as ServiceClient, {
+      get(_empty, name) {
+        const value: unknown = Reflect.get(client, name);
+        if (typeof value !== 'function') return value;
+        return (input: never) =>
+          (value as (input: never) => Promise<unknown>).call(client, input).then(succeeded);
+      },
+    });
   }
 
   /** ms left before `--give-up-after` ends the run; 0 or less: time is up. */

@@ -6,8 +6,9 @@
  */
 
 import type { BulkRow, RowSchema } from '../operations/bulk.js';
+import type { ServiceClient } from '../operations/client.js';
 import type { DeliveryRisk } from '../operations/operation.js';
-import type { ServiceClient, ServiceResult } from '../service.js';
+import type { ServiceResult } from '../operations/user-group.js';
 import type { BulkRecord, RecordSchema, RecordStatus } from './records.js';
 
 export type { BulkRow, RowSchema };

@@ -47,7 +47,6 @@ export async function runDoctor(opts: DoctorRunOptions, deps: DoctorDeps): Promi
     deps,
     network: deps.network,
     platform: deps.system.platform,
-    nodeVersion: deps.system.nodeVersion,
     now: deps.now,
   });
   const failed = checks.filter((check) => check.status === 'fail');

@@ -1,12 +1,12 @@
 /**
  * Every command of `ugs`, in the order `ugs --help` lists them: main builds its program from this
- * list alone, so adding a command (an operation's, from its folder under `src/operations/`, or
- * one that is not an operation) is one line here and no change to main.ts. Each builder takes
+ * list alone. An operation's command is registered with its operation (`src/operations/index.ts`,
+ * one line per operation folder); a command that is not an operation is one line here. main.ts
+ * never changes. Each builder takes
  * the one factory (`DepsFactory`) and, for tests, a replacement of its `run`.
  */
 import type { Command } from 'commander';
-import { getCommand } from '../operations/get-user/command.js';
-import { rotateCommand } from '../operations/rotate-token/command.js';
+import { operationCommands } from '../operations/index.js';
 import { completionCommand } from './completion.js';
 import { doctorCommand } from './doctor.js';
 import { loginCommand } from './login.js';
@@ -19,8 +19,8 @@ export const commands = {
   login: loginCommand,
   logout: logoutCommand,
   status: statusCommand,
-  get: getCommand,
-  rotate: rotateCommand,
+  // The operations' commands (get, rotate, ...), from their registry: src/operations/index.ts.
+  ...operationCommands,
   completion: completionCommand,
   doctor: doctorCommand,
   serve: serveCommand,

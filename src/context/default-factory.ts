@@ -9,6 +9,7 @@ import { StreamTracer, silentTracer, type Tracer } from '../debug.js';
 import type { DoctorNetwork } from '../doctor/network.js';
 import { createHttpClient, type HttpClient } from '../http.js';
 import type { IO } from '../io.js';
+import { operations } from '../operations/index.js';
 import { printLine, printNote } from '../output/messages.js';
 import { createOutput, type Output } from '../output/output.js';
 import { InquirerPrompter, type Prompter } from '../prompter.js';
@@ -106,11 +107,15 @@ export function createDeps(
     },
     async startEmulator(options) {
       // The emulator is its own bundle: no other command pays for it at start-up.
-      return (await import('../emulator/server.js')).startEmulator(options);
+      // It serves the operations of this registry, whose routes load from this bundle.
+      return (await import('../emulator/server.js')).startEmulator(
+        options,
+        Object.values(operations),
+      );
     },
     now: () => new Date(),
     get network() {
-      network ??= lazyNetwork(io.env);
+      network ??= lazyNetwork();
       return network;
     },
   };
@@ -121,17 +126,16 @@ export function createDeps(
  * Doctor's network, its module (DNS, socket and TLS code) loaded on the first call: start-up
  * time is paid by no other command.
  */
-function lazyNetwork(env: IO['env']): DoctorNetwork {
+function lazyNetwork(): DoctorNetwork {
   let real: Promise<DoctorNetwork> | undefined;
   const load = () => {
-    real ??= import('../doctor/index.js').then((module) => module.realNetwork(env));
+    real ??= import('../doctor/index.js').then((module) => module.realNetwork());
     return real;
   };
   return {
     lookup: async (host) => (await load()).lookup(host),
     connect: async (host, port, timeoutMs) => (await load()).connect(host, port, timeoutMs),
     tls: async (target) => (await load()).tls(target),
-    probe: async (request) => (await load()).probe(request),
     // Timings of the calls above: the same clock as the real network's.
     now: () => performance.now(),
   };

@@ -8,12 +8,12 @@
 import type { ConfigStore } from '../config.js';
 import type { Tracer } from '../debug.js';
 import type { DoctorNetwork } from '../doctor/network.js';
-import type { EmulatorOptions, RunningEmulator } from '../emulator/server.js';
+import type { EmulatorOptions, RunningEmulator } from '../emulator/options.js';
 import type { IO } from '../io.js';
+import type { ServiceClient } from '../operations/client.js';
 import type { Output } from '../output/output.js';
 import type { Prompter } from '../prompter.js';
 import type { CredentialStore } from '../secure-store.js';
-import type { ServiceClient } from '../service.js';
 import type { Progress } from '../spinner.js';
 import type { Target } from '../target.js';
 import type { Preferences, Settings } from './settings.js';
@@ -44,7 +44,7 @@ export interface Deps {
   startEmulator(options: EmulatorOptions): Promise<RunningEmulator>;
   /** The clock (certificate expiry in `doctor`). */
   now(): Date;
-  /** `doctor`'s DNS, TCP, TLS and probe; each loads its modules on its first call. */
+  /** `doctor`'s DNS, TCP and TLS checks; each loads its modules on its first call. */
   network: DoctorNetwork;
 }
 

@@ -15,14 +15,15 @@ import {
   resolveApiPath,
   resolveCaFile,
   resolveCredentials,
+  withCaFile,
 } from '../credentials.js';
 import { UgsError } from '../errors.js';
 import { errorCode, errorCodeInChain } from '../guards.js';
 import { escapeControls, readFileCapped } from '../io.js';
+import type { ProbeResult } from '../operations/probe/operation.js';
 import { endpointUrl, isLoopbackHost, parseBaseUrl, shellWord } from '../parse.js';
 import { maskToken } from '../redact.js';
-import { loginCommandFor } from '../target.js';
-import { userAgent } from '../version.js';
+import { loginCommandFor, type Target } from '../target.js';
 import { type DoctorNetwork, isIpAddress } from './network.js';
 import { displayProxy, proxyFor } from './proxy.js';
 
@@ -47,7 +48,6 @@ export interface DoctorContext {
   deps: Deps;
   network: DoctorNetwork;
   platform: NodeJS.Platform;
-  nodeVersion: string;
   now: () => Date;
 }
 
@@ -555,90 +555,70 @@ async function checkProbe(
   const title = 'probe';
   const token = credentials?.apiToken;
   const apiPath = credentials ? safeApiPath(context, credentials) : undefined;
-  if (!ready || url === undefined || token === undefined || apiPath === undefined) {
+  if (
+    !ready ||
+    credentials === undefined ||
+    url === undefined ||
+    token === undefined ||
+    apiPath === undefined
+  ) {
     return skip('probe', title, 'not sent: fix the checks above first');
   }
-  const { settings, tracer } = context.deps;
-  tracer.addSecret(token.value);
-  let endpoint = endpointUrl(url, apiPath.value);
-  const headers = {
-    'Content-Type': 'application/json',
-    Accept: 'application/json',
-    Authorization: `Token ${token.value}`,
-    'User-Agent': userAgent(context.nodeVersion),
+  // The service client of `get` and `rotate`, from the same factory: whatever the probe meets
+  // (headers, proxy, CA, deadline, a redirect followed or refused) is what they will meet.
+  const target: Target = {
+    baseUrl: url,
+    apiToken: token.value,
+    apiPath: apiPath.value,
+    profile: credentials.profileName,
+    tokenSource: token.source === 'profile' ? 'profile' : 'env UGS_API_TOKEN',
+    // The CA file as get would use it: --ca-file, UGS_CA_FILE, or the one saved with the profile.
+    ...withCaFile(resolveCaFile(context.deps.settings, credentials)),
   };
   const started = context.network.now();
-  let response: Awaited<ReturnType<DoctorNetwork['probe']>>;
+  let result: ProbeResult;
   try {
-    const send = (target: URL) =>
-      context.network.probe({
-        url: target,
-        headers,
-        body: '{}',
-        timeoutMs: settings.timeoutMs,
-        caFile: credentials === undefined ? undefined : resolveCaFile(settings, credentials)?.value,
-        tracer,
-      });
-    response = await send(endpoint);
-    // The one redirect ugs follows: Django's APPEND_SLASH, to the same path with a slash.
-    const location = response.headers.location;
-    if ([301, 302, 307, 308].includes(response.status) && location !== undefined) {
-      const next = new URL(location, endpoint);
-      if (next.origin === endpoint.origin && next.pathname === `${endpoint.pathname}/`) {
-        endpoint = next;
-        response = await send(endpoint);
-      }
-    }
+    const client = await context.deps.connect(target);
+    result = await client.probe();
   } catch (error) {
     if (error instanceof UgsError)
       return fail('probe', title, error.message, error.hint ?? 'run again with --debug');
     throw error;
   }
   const time = elapsed(context.network, started);
-  const said = serverWords(response.text);
-  const where = `GET ${escapeControls(endpoint.pathname)} with {}`;
-  if (response.status === 400) {
-    return pass(
-      'probe',
-      title,
-      `${where}: HTTP 400 in ${time}, the token was accepted (an empty request changes nothing)`,
-    );
-  }
-  if (response.status === 401 || response.status === 403) {
-    return fail(
-      'probe',
-      title,
-      `${where}: HTTP ${response.status}${said}: the token was refused`,
-      token.source === 'profile'
-        ? `run \`${loginCommandFor(credentials?.profileName ?? 'default')}\` with a valid API token`
-        : 'set UGS_API_TOKEN to a valid API token',
-    );
-  }
-  const fixes: Record<number, string> = {
-    404: 'check the base URL (a missing path prefix?) and --api-path (/api/user or /api/user/)',
-    405: 'the service may want the trailing slash: pass --api-path /api/user/',
-  };
-  return fail(
-    'probe',
-    title,
-    `${where}: HTTP ${response.status}${said}, expected 400 (token good) or 401/403 (token refused)`,
-    fixes[response.status] ??
-      'check the base URL and any proxy in between; --debug shows the answer',
-  );
-}
-
-/** The `detail` of a DRF answer, short and escaped, as " (...)"; nothing for other bodies. */
-function serverWords(text: string): string {
-  try {
-    const body: unknown = JSON.parse(text);
-    if (typeof body === 'object' && body !== null && 'detail' in body) {
-      const detail = (body as { detail: unknown }).detail;
-      if (typeof detail === 'string') return ` (${escapeControls(detail.slice(0, 120))})`;
+  const said =
+    result.detail === undefined ? '' : ` (${escapeControls(result.detail.slice(0, 120))})`;
+  const where = `GET ${escapeControls(result.path)} with {}`;
+  switch (result.verdict) {
+    case 'accepted':
+      return pass(
+        'probe',
+        title,
+        `${where}: HTTP 400 in ${time}, the token was accepted (an empty request changes nothing)`,
+      );
+    case 'refused':
+      return fail(
+        'probe',
+        title,
+        `${where}: HTTP ${result.status}${said}: the token was refused`,
+        token.source === 'profile'
+          ? `run \`${loginCommandFor(credentials.profileName)}\` with a valid API token`
+          : 'set UGS_API_TOKEN to a valid API token',
+      );
+    case 'unexpected': {
+      const fixes: Record<number, string> = {
+        404: 'check the base URL (a missing path prefix?) and --api-path (/api/user or /api/user/)',
+        405: 'the service may want the trailing slash: pass --api-path /api/user/',
+      };
+      return fail(
+        'probe',
+        title,
+        `${where}: HTTP ${result.status}${said}, expected 400 (token good) or 401/403 (token refused)`,
+        fixes[result.status] ??
+          'check the base URL and any proxy in between; --debug shows the answer',
+      );
     }
-  } catch {
-    // Not JSON: the status says enough.
   }
-  return '';
 }
 
 function sourceName(source: 'flag' | 'env' | 'profile', flag: string, variable: string): string {

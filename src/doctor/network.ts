@@ -1,10 +1,9 @@
 /**
  * What `ugs doctor` does on the network, behind one interface so the checks can be tested with
  * fakes: a DNS lookup, a TCP connect, a TLS handshake that is inspected rather than trusted
- * blindly, and the one read-only authenticated request of `--probe`.
+ * blindly. (The one authenticated request of `--probe` is an operation, sent by the service
+ * client as `get` is: see operations/probe.)
  */
-import type { Tracer } from '../debug.js';
-import type { HttpResponse } from '../http.js';
 
 export interface TlsInfo {
   protocol: string | null;
@@ -26,24 +25,12 @@ export interface TlsTarget {
   timeoutMs: number;
 }
 
-export interface ProbeRequest {
-  url: URL;
-  headers: Record<string, string>;
-  body: string;
-  timeoutMs: number;
-  caFile: string | undefined;
-  /** `--debug`: the request and answer traced, the token redacted. */
-  tracer: Tracer;
-}
-
 export interface DoctorNetwork {
   /** Addresses of `host`; throws an error with `code` (ENOTFOUND, EAI_AGAIN) when it fails. */
   lookup(host: string): Promise<string[]>;
   /** Resolves once connected (then closes); throws an error with `code`. */
   connect(host: string, port: number, timeoutMs: number): Promise<void>;
   tls(target: TlsTarget): Promise<TlsInfo>;
-  /** One GET through ugs's own transport (proxy, CA, deadline), never retried. */
-  probe(request: ProbeRequest): Promise<HttpResponse>;
   /** Milliseconds, for timings. */
   now(): number;
 }
@@ -52,7 +39,7 @@ export class TimeoutError extends Error {
   readonly code = 'ETIMEDOUT';
 }
 
-export function realNetwork(env: Readonly<Record<string, string | undefined>>): DoctorNetwork {
+export function realNetwork(): DoctorNetwork {
   return {
     async lookup(host) {
       const { lookup } = await import('node:dns/promises');
@@ -119,23 +106,6 @@ export function realNetwork(env: Readonly<Record<string, string | undefined>>): 
           reject(error);
         });
       });
-    },
-    async probe(request) {
-      const { createHttpClient } = await import('../http.js');
-      const client = await createHttpClient({
-        timeoutMs: request.timeoutMs,
-        env,
-        caFile: request.caFile,
-        tracer: request.tracer,
-      });
-      try {
-        return await client.send(
-          { method: 'GET', url: request.url, headers: request.headers, body: request.body },
-          { maxRetries: 0, retryStatuses: new Set(), retryErrorCodes: new Set() },
-        );
-      } finally {
-        await client.close();
-      }
     },
     now: () => performance.now(),
   };

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { HttpMethod } from '../http.js';
-import { operations } from '../operations/index.js';
+import type { Operation } from '../operations/operation.js';
 import type { Route, RouteAnswer } from '../operations/route.js';
 import type { Authenticator } from './auth.js';
 import type { FaultInjector, FaultKind } from './faults.js';
@@ -14,8 +14,12 @@ const API_PATH = '/api/user';
 /** The path as the vendor documents it and Django routes it: with the trailing slash. */
 const API_PATH_SLASH = '/api/user/';
 
+/** The operations the emulator serves (its caller's registry): each one's route answers it. */
+export type ServedOperations = readonly Pick<Operation<never, unknown>, 'method' | 'route'>[];
+
 export interface HandlerDeps {
   store: Store;
+  operations: ServedOperations;
   auth: Authenticator;
   faults: FaultInjector;
   slowMs: number;
@@ -51,9 +55,9 @@ interface RouteTable {
   allow: string;
 }
 
-async function loadRoutes(): Promise<RouteTable> {
+async function loadRoutes(operations: ServedOperations): Promise<RouteTable> {
   const byMethod = new Map<HttpMethod, Route>();
-  for (const operation of Object.values(operations)) {
+  for (const operation of operations) {
     if (operation.route === undefined) continue;
     // Every operation is on the one API path (operation.ts): its method tells them apart.
     if (byMethod.has(operation.method)) {
@@ -227,7 +231,7 @@ export class RequestHandler {
       else sendJson(res, answer.status, answer.body);
       return { outcome: answer.outcome, id: answer.id, fault };
     } catch (err) {
-      if (err instanceof RequestError) {
+      if (RequestError.is(err)) {
         // Every refusal keeps the interface's envelope: success 0, then DRF's own fields.
         sendJson(res, err.status, { success: 0, ...err.body }, err.headers);
         return { outcome: 'refused', fault };
@@ -244,7 +248,7 @@ export class RequestHandler {
 
   /** In DRF's order: authentication, then the method, then the body. */
   private async api(req: IncomingMessage): Promise<RouteAnswer> {
-    this.routes ??= loadRoutes();
+    this.routes ??= loadRoutes(this.deps.operations);
     const routes = await this.routes;
     const environment = this.deps.auth.authenticate(req.headers.authorization);
     if (typeof environment !== 'string') {

@@ -4,7 +4,8 @@ import path from 'node:path';
 import { type ApiToken, Authenticator, type Environment, resolveApiTokens } from './auth.js';
 import { EmulatorStartError } from './errors.js';
 import { FaultInjector, type FaultSpec, parseFaultSpec } from './faults.js';
-import { pathOf, RequestHandler } from './handler.js';
+import { pathOf, RequestHandler, type ServedOperations } from './handler.js';
+import type { EmulatorOptions, RunningEmulator } from './options.js';
 import {
   DataFile,
   DataFileLock,
@@ -17,36 +18,8 @@ import { Store } from './store.js';
 export { parseApiTokenSpec } from './auth.js';
 export { EmulatorSpecError, EmulatorStartError } from './errors.js';
 export { parseFaultSpec } from './faults.js';
+export type { EmulatorOptions, RunningEmulator } from './options.js';
 export type { Environment, FaultSpec };
-
-export interface EmulatorOptions {
-  /** Default '127.0.0.1'. */
-  host?: string;
-  /** Default 4010; 0 picks a free port. */
-  port?: number;
-  /**
-   * None given: one Customer and one Testing token are generated; with a dataFile they are
-   * stored in it and reused on the next start, so a saved login keeps working.
-   */
-  apiTokens?: { token: string; environment: Environment }[];
-  /** Where state is kept across restarts; without it the state lives in memory only. */
-  dataFile?: string;
-  faults?: FaultSpec[];
-  /** Makes fault injection reproducible. */
-  seed?: number;
-  /** Delay of the 'slow' fault, default 2000. */
-  slowMs?: number;
-  /** Route `/api/user/` and redirect `/api/user` to it (Django's APPEND_SLASH); default false. */
-  trailingSlash?: boolean;
-  /** One line per request: method, path, status, duration. Never contains a token. */
-  log?: (line: string) => void;
-}
-
-export interface RunningEmulator {
-  url: string;
-  apiTokens: { token: string; environment: Environment }[];
-  close(): Promise<void>;
-}
 
 const DEFAULT_PORT = 4010;
 const DEFAULT_SLOW_MS = 2000;
@@ -98,7 +71,14 @@ function listenError(err: unknown, host: string, port: number): EmulatorStartErr
   return new EmulatorStartError(`cannot listen on ${where}: ${why}`);
 }
 
-export async function startEmulator(opts: EmulatorOptions = {}): Promise<RunningEmulator> {
+/**
+ * `operations`: what the emulator serves, from the caller's registry (`operations/index.ts`):
+ * the emulator imports no operation, so its bundle holds none of ugs's commands.
+ */
+export async function startEmulator(
+  opts: EmulatorOptions,
+  operations: ServedOperations,
+): Promise<RunningEmulator> {
   const faults = checkOptions(opts);
   const host = opts.host ?? '127.0.0.1';
   const port = opts.port ?? DEFAULT_PORT;
@@ -156,6 +136,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
   const sleeps = new Set<() => void>();
   const handler = new RequestHandler({
     store,
+    operations,
     auth: new Authenticator(apiTokens),
     faults: new FaultInjector(faults, opts.seed),
     slowMs: opts.slowMs ?? DEFAULT_SLOW_MS,

@@ -53,7 +53,13 @@ interface Snapshot {
  */
 export type StoreChange =
   | { op: 'create'; group: StoredGroup }
-  | { op: 'rotate'; team_id: number; token: string };
+  | { op: 'rotate'; team_id: number; token: string }
+  | { op: 'update'; team_id: number; fields: Partial<Pick<StoredGroup, UpdatableField>> }
+  | { op: 'delete'; team_id: number };
+
+/** What `update` may change: the group's own data, never its identity or its token. */
+type UpdatableField = 'name' | 'mapping' | 'properties';
+export type GroupUpdate = Partial<Pick<UserGroup, UpdatableField>>;
 
 export class CorruptStateError extends Error {
   override name = 'CorruptStateError';
@@ -62,6 +68,11 @@ export class CorruptStateError extends Error {
 /**
  * All user groups and the rules on them. Every method is synchronous: node runs one at a time,
  * so a check and the change that depends on it can never interleave with another request.
+ *
+ * A route (operations/<op>/route.ts) works on the generic primitives (`find`, `findByToken`,
+ * `create` through `getOrCreate`, `update`, `replaceToken` through `rotate`, `remove`), each of
+ * which keeps the indexes and records its change for the data file: a new operation needs no
+ * new method here.
  */
 export class Store {
   private nextTeamId = 1;
@@ -79,12 +90,25 @@ export class Store {
     return this.groups.length;
   }
 
+  /** The group with this id in this environment (ids are unique per environment). */
+  find(environment: Environment, providedId: string): UserGroup | undefined {
+    return this.byProvidedId.get(providedIdKey(environment, providedId));
+  }
+
+  /**
+   * The group holding this token in this environment. A token from another environment is
+   * treated as unknown, the same as if it did not exist.
+   */
+  findByToken(environment: Environment, token: string): UserGroup | undefined {
+    const group = this.byToken.get(token);
+    return group?.environment === environment ? group : undefined;
+  }
+
   getOrCreate(
     environment: Environment,
     input: GetOrCreateInput,
   ): { created: boolean; group: UserGroup } {
-    const key = providedIdKey(environment, input.userGroupId);
-    const existing = this.byProvidedId.get(key);
+    const existing = this.find(environment, input.userGroupId);
     if (existing) return { created: false, group: existing };
     const group: UserGroup = {
       teamId: this.nextTeamId,
@@ -107,13 +131,33 @@ export class Store {
    * unknown, the same as if it did not exist.
    */
   rotate(environment: Environment, currentToken: string): UserGroup | undefined {
-    const group = this.byToken.get(currentToken);
-    if (!group || group.environment !== environment) return undefined;
+    const group = this.findByToken(environment, currentToken);
+    if (!group) return undefined;
     this.byToken.delete(group.token);
     group.token = this.uniqueToken();
     this.byToken.set(group.token, group);
     this.onChange?.({ op: 'rotate', team_id: group.teamId, token: group.token });
     return group;
+  }
+
+  /** Changes a group's own data (name, mapping, properties); its id and token stay. */
+  update(group: UserGroup, fields: GroupUpdate): void {
+    this.owned(group);
+    const change: GroupUpdate = {};
+    if (fields.name !== undefined) change.name = fields.name;
+    if (fields.mapping !== undefined) change.mapping = fields.mapping;
+    if (fields.properties !== undefined) change.properties = fields.properties;
+    Object.assign(group, change);
+    this.onChange?.({ op: 'update', team_id: group.teamId, fields: change });
+  }
+
+  /** Removes a group: its token matches nothing any more, and its id can be created again. */
+  remove(group: UserGroup): void {
+    this.owned(group);
+    this.byToken.delete(group.token);
+    this.byProvidedId.delete(providedIdKey(group.environment, group.providedId));
+    this.groups.splice(this.groups.indexOf(group), 1);
+    this.onChange?.({ op: 'delete', team_id: group.teamId });
   }
 
   toJSON(): Snapshot {
@@ -202,6 +246,13 @@ export class Store {
     this.byToken.set(group.token, group);
   }
 
+  /** A group from another store (or one removed) would leave the indexes inconsistent. */
+  private owned(group: UserGroup): void {
+    if (this.byToken.get(group.token) !== group) {
+      throw new Error(`team ${group.teamId} is not a group of this store`);
+    }
+  }
+
   private uniqueToken(): string {
     // A collision of 256 random bits will not happen, but uniqueness is a promise, so check it.
     for (;;) {
@@ -250,8 +301,21 @@ function replay(data: unknown, changes: readonly unknown[]): unknown {
       const group = byTeamId.get(change.team_id);
       if (!group) throw new CorruptStateError(`${where} rotates a group that does not exist`);
       group.token = change.token;
+    } else if (change.op === 'update' && isPlainObject(change.fields)) {
+      const group = byTeamId.get(change.team_id);
+      if (!group) throw new CorruptStateError(`${where} updates a group that does not exist`);
+      const { name, mapping, properties } = change.fields;
+      // Only these fields: a change cannot rewrite a group's identity or token this way.
+      if (name !== undefined) group.name = name;
+      if (mapping !== undefined) group.mapping = mapping;
+      if (properties !== undefined) group.properties = properties;
+    } else if (change.op === 'delete') {
+      const group = byTeamId.get(change.team_id);
+      if (!group) throw new CorruptStateError(`${where} deletes a group that does not exist`);
+      groups.splice(groups.indexOf(group), 1);
+      byTeamId.delete(change.team_id);
     } else {
-      throw new CorruptStateError(`${where} is neither a create nor a rotate`);
+      throw new CorruptStateError(`${where} is not a create, rotate, update or delete`);
     }
   });
   data.next_team_id = next;

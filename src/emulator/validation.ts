@@ -7,7 +7,25 @@ import type { GetOrCreateInput, JsonObject } from './store.js';
  * the `success: 0` the handler adds): `{"detail": "..."}` for a refusal of the whole request,
  * `{"<field>": ["..."]}` for field errors.
  */
+/**
+ * Marks a RequestError whichever copy of this module made it: the routes come from the
+ * operations of ugs's own bundle (passed to startEmulator), the handler from the emulator's
+ * bundle, so one process holds two RequestError classes and `instanceof` would miss a refusal.
+ */
+const REQUEST_ERROR = Symbol.for('ugs.emulator.RequestError');
+
 export class RequestError extends Error {
+  readonly [REQUEST_ERROR] = true;
+
+  /** A RequestError from either copy of this module (see REQUEST_ERROR). */
+  static is(value: unknown): value is RequestError {
+    return (
+      typeof value === 'object' &&
+      value !== null &&
+      (value as Record<symbol, unknown>)[REQUEST_ERROR] === true
+    );
+  }
+
   constructor(
     readonly status: number,
     readonly body: Record<string, unknown>,

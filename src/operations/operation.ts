@@ -10,7 +10,8 @@ import type { HttpMethod, RetryPolicy } from '../http.js';
 import type { JsonObject } from '../parse.js';
 import type { Route } from './route.js';
 
-export interface Operation<Input, Result> {
+/** What every operation declares, however its answer is read. */
+interface OperationBase<Input> {
   method: HttpMethod;
   /** Which failures may be retried: only those that cannot make the operation happen twice. */
   retry: RetryPolicy;
@@ -18,8 +19,6 @@ export interface Operation<Input, Result> {
   body(input: Input): JsonObject;
   /** Input values that must never be shown, even when the server quotes them back. */
   secrets(input: Input): readonly string[];
-  /** The result in a `success: 1` answer, or why it is not one this operation can use. */
-  read(answer: SuccessAnswer): Result | Unreadable;
   /**
    * For an operation that changes something and must not be repeated blindly: how to word a
    * failure after which it may or may not have happened. Absent for operations that are safe to
@@ -33,6 +32,42 @@ export interface Operation<Input, Result> {
    * is another operation's route seen from elsewhere (doctor's probe).
    */
   route?(): Promise<{ route: Route }>;
+}
+
+/**
+ * An operation of the service's interface: its success is HTTP 2xx with `success: 1`, and every
+ * other answer is one typed error (`service.ts` words it, with the operation's hints).
+ */
+export interface EnvelopeOperation<Input, Result> extends OperationBase<Input> {
+  /** The result in a `success: 1` answer, or why it is not one this operation can use. */
+  read(answer: SuccessAnswer): Result | Unreadable;
+  readAnswer?: never;
+}
+
+/**
+ * A request whose every answer is its result, read as it came (doctor's probe, for which a 400
+ * is the good news). Everything before an answer is the same as for any operation: the headers,
+ * the transport, the one slash redirect (any other redirect is an error, as it is for `get`).
+ */
+export interface AnswerOperation<Input, Result> extends OperationBase<Input> {
+  readAnswer(answer: ReceivedAnswer): Result;
+  read?: never;
+}
+
+export type Operation<Input, Result> =
+  | EnvelopeOperation<Input, Result>
+  | AnswerOperation<Input, Result>;
+
+/** Any answer that is not a redirect, as received, and where it came from. */
+export interface ReceivedAnswer {
+  status: number;
+  headers: Readonly<Record<string, string>>;
+  /** The body as text, a UTF-8 BOM removed; the server's words, not yet cleaned. */
+  text: string;
+  /** The URL that answered: the endpoint, or where the one slash redirect led. */
+  url: URL;
+  /** The API token and the input's secrets: to be cut out of anything quoted from `text`. */
+  secrets: readonly string[];
 }
 
 /** An answer with HTTP 2xx and `success: 1`. */

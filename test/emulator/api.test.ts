@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEmulator as startServedEmulator } from '../../src/emulator/server.js';
+import { operations } from '../../src/operations/index.js';
 import {
   call,
   getUser,
@@ -429,10 +431,22 @@ describe('routing', () => {
     expect(reply.status).toBe(200);
   });
 
-  it.each(['PUT', 'DELETE', 'PATCH', 'OPTIONS'])('answers 405 for %s', async (method) => {
+  // The methods of the operations with a route, from their registry: an operation added there
+  // changes this test through it, not by an edit here.
+  const served = Object.values(operations).flatMap((operation) =>
+    operation.route === undefined ? [] : [operation.method],
+  );
+
+  it('serves Get User (GET) and Create User (POST), and every registered route', () => {
+    expect(served).toEqual(expect.arrayContaining(['GET', 'POST']));
+  });
+
+  it.each(
+    ['PUT', 'DELETE', 'PATCH', 'OPTIONS'].filter((method) => !served.includes(method as never)),
+  )('answers 405 for %s', async (method) => {
     const reply = await call(emu.url, { method, token: customer, body: {} });
     expect(reply.status).toBe(405);
-    expect(reply.headers.allow).toBe('GET, POST');
+    expect(reply.headers.allow).toBe(served.join(', '));
     expect(reply.json).toEqual({ success: 0, detail: `Method "${method}" not allowed.` });
   });
 
@@ -440,10 +454,45 @@ describe('routing', () => {
     expect(
       logLines.some((l) => / GET \/api\/user 200 \d+ms (created|found) id="[^"]+"$/.test(l)),
     ).toBe(true);
-    expect(logLines.some((l) => / PUT \/api\/user 405 \d+ms refused$/.test(l))).toBe(true);
+    expect(logLines.some((l) => / [A-Z]+ \/api\/user 405 \d+ms refused$/.test(l))).toBe(true);
     for (const line of logLines) {
       expect(line).not.toContain(customer);
       expect(line).not.toContain(testing);
+    }
+  });
+});
+
+const customerToken = { token: 'foreign-route-token', environment: 'Customer' as const };
+
+describe('routes from another bundle', () => {
+  it("a route's refusal is a refusal even when its RequestError class is another copy", async () => {
+    // `ugs serve` passes the operations of ugs's own bundle: their routes throw the RequestError
+    // of that bundle's validation.ts, not of the emulator bundle's, which the handler imports.
+    const foreign = Object.assign(new Error('Not found.'), {
+      [Symbol.for('ugs.emulator.RequestError')]: true,
+      status: 404,
+      body: { detail: 'Not found.' },
+      headers: {},
+    });
+    const served = [
+      {
+        method: 'GET' as const,
+        route: async () => ({
+          route: {
+            handle: async (): Promise<never> => {
+              throw foreign;
+            },
+          },
+        }),
+      },
+    ];
+    const emulator = await startServedEmulator({ port: 0, apiTokens: [customerToken] }, served);
+    try {
+      const reply = await call(emulator.url, { token: customerToken.token, body: {} });
+      expect(reply.status).toBe(404);
+      expect(reply.json).toEqual({ success: 0, detail: 'Not found.' });
+    } finally {
+      await emulator.close();
     }
   });
 });

@@ -173,7 +173,8 @@ describe('the data file while the emulator runs', () => {
       'a create that reuses a token',
       `{"op":"create","group":${JSON.stringify({ team_id: 2, token: '1'.padStart(64, '0'), name: 'n', provided_id: 'p', environment: 'Customer', mapping: {}, properties: null })}}`,
     ],
-    ['an unknown change', '{"op":"delete","team_id":1}'],
+    ['an unknown change', '{"op":"merge","team_id":1}'],
+    ['a deletion of a group that does not exist', '{"op":"delete","team_id":9}'],
   ])('refuses %s after the snapshot', async (_label, line) => {
     const dir = tempDir('journal-invalid');
     const dataFile = path.join(dir, 'state.json');

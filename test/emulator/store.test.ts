@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Store } from '../../src/emulator/store.js';
+import { Store, type StoreChange } from '../../src/emulator/store.js';
 
 const input = (userGroupId: string) => ({
   userGroupId,
@@ -28,6 +28,44 @@ describe('Store', () => {
     expect(rotated?.token).not.toBe(old);
     expect(store.rotate('Customer', old)).toBeUndefined();
     expect(store.rotate('Customer', rotated?.token ?? '')).toBe(g);
+  });
+
+  it('offers routes generic primitives: find, findByToken, update, remove, each recorded as a change', () => {
+    const store = new Store();
+    const changes: StoreChange[] = [];
+    const a = store.getOrCreate('Customer', input('a')).group;
+    const b = store.getOrCreate('Customer', input('b')).group;
+    const snapshot = JSON.parse(JSON.stringify(store));
+    store.onChange = (change) => changes.push(JSON.parse(store.changeLine(change)));
+    expect(store.find('Customer', 'a')).toBe(a);
+    expect(store.find('Testing', 'a')).toBeUndefined();
+    expect(store.findByToken('Customer', b.token)).toBe(b);
+    expect(store.findByToken('Testing', b.token)).toBeUndefined();
+
+    store.update(a, { name: 'Renamed', properties: null });
+    expect(store.find('Customer', 'a')).toMatchObject({ name: 'Renamed', properties: null });
+    const bToken = b.token;
+    store.remove(b);
+    expect(store.find('Customer', 'b')).toBeUndefined();
+    expect(store.findByToken('Customer', bToken)).toBeUndefined();
+    expect(store.size).toBe(1);
+    expect(() => store.remove(b)).toThrow(/not a group of this store/);
+    // The id is free again; the team id is never reused.
+    expect(store.getOrCreate('Customer', input('b'))).toMatchObject({
+      created: true,
+      group: { teamId: 3 },
+    });
+    expect(changes.map((change) => change.op)).toEqual(['update', 'delete', 'create']);
+    // The data file's snapshot and change lines rebuild exactly this store.
+    expect(Store.fromJSON(snapshot, changes).toJSON()).toEqual(store.toJSON());
+  });
+
+  it('refuses a change line that updates or deletes a group that does not exist', () => {
+    const empty = { version: 1, next_team_id: 1, user_groups: [] };
+    expect(() => Store.fromJSON(empty, [{ op: 'delete', team_id: 7 }])).toThrow(/deletes a group/);
+    expect(() =>
+      Store.fromJSON(structuredClone(empty), [{ op: 'update', team_id: 7, fields: {} }]),
+    ).toThrow(/updates a group/);
   });
 
   it.each([

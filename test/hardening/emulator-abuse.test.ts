@@ -7,11 +7,7 @@ import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseServeFlags } from '../../src/commands/serve.js';
-import {
-  EmulatorStartError,
-  type RunningEmulator,
-  startEmulator,
-} from '../../src/emulator/server.js';
+import { EmulatorStartError, type RunningEmulator } from '../../src/emulator/server.js';
 import { UsageError } from '../../src/errors.js';
 import {
   call,
@@ -19,6 +15,7 @@ import {
   rawExchange,
   rotate,
   runUgs,
+  startEmulator,
   tempDir,
   tokenOf,
   userGroupOf,

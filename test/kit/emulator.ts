@@ -15,6 +15,7 @@ import {
   type RunningEmulator,
   startEmulator as startInProcess,
 } from '../../src/emulator/server.js';
+import { operations } from '../../src/operations/index.js';
 import { BIN, type EnvChanges, makeSandbox, type Sandbox, sandboxEnv } from './binary.js';
 
 export interface ApiToken {
@@ -37,7 +38,7 @@ export interface InProcessEmulator extends RunningEmulator {
 
 /** The emulator in this process, on a free port unless told otherwise. */
 export async function startEmulator(options: EmulatorOptions = {}): Promise<InProcessEmulator> {
-  const running = await startInProcess({ port: 0, ...options });
+  const running = await startInProcess({ port: 0, ...options }, Object.values(operations));
   return Object.assign(running, {
     tokenFor: (environment: ApiToken['environment']) => tokenOf(running, environment),
   });

@@ -326,7 +326,6 @@ export function makeDeps(
       lookup: () => unexpected('DNS lookup'),
       connect: () => unexpected('TCP connect'),
       tls: () => unexpected('TLS handshake'),
-      probe: () => unexpected('probe'),
       now: () => performance.now(),
     },
   };

@@ -4,13 +4,15 @@
  */
 import { describe, expect, it } from 'vitest';
 import { type DoctorDeps, runDoctor, unicodeOutput } from '../../src/commands/doctor.js';
-import type { DoctorNetwork, ProbeRequest, TlsInfo } from '../../src/doctor/network.js';
+import type { DoctorNetwork, TlsInfo } from '../../src/doctor/network.js';
 import { noProxyEntry, proxyFor } from '../../src/doctor/proxy.js';
-import { ChecksFailedError } from '../../src/errors.js';
-import type { HttpResponse } from '../../src/http.js';
+import { ApiError, ChecksFailedError } from '../../src/errors.js';
+import type { HttpClient, HttpRequest, HttpResponse, RetryPolicy } from '../../src/http.js';
 import { redactUrl } from '../../src/parse.js';
 import { credentialAccount } from '../../src/secure-store.js';
-import { MemoryCredentialStore, makeDeps, makeIO, rejection } from '../kit/fakes.js';
+import { HttpServiceClient } from '../../src/service.js';
+import { userAgent } from '../../src/version.js';
+import { MemoryCredentialStore, makeDeps, makeIO, rejection, testSystem } from '../kit/fakes.js';
 
 const TOKEN = 'api-token-0123456789-wxyz';
 const NOW = new Date('2026-01-01T00:00:00Z');
@@ -19,12 +21,14 @@ interface FakeNetworkOptions {
   lookup?: (host: string) => string[];
   connect?: (host: string, port: number) => void;
   tls?: Partial<TlsInfo>;
-  probe?: (request: ProbeRequest) => HttpResponse;
+  /** Answers each HTTP request of the probe, which the real service client sends (service.ts). */
+  probe?: (request: HttpRequest) => HttpResponse;
 }
 
 function fakeNetwork(options: FakeNetworkOptions = {}) {
   const calls: string[] = [];
-  const probes: ProbeRequest[] = [];
+  const probes: HttpRequest[] = [];
+  const policies: RetryPolicy[] = [];
   const network: DoctorNetwork = {
     async lookup(host) {
       calls.push(`lookup ${host}`);
@@ -45,15 +49,19 @@ function fakeNetwork(options: FakeNetworkOptions = {}) {
         ...options.tls,
       };
     },
-    async probe(request) {
+    now: () => 0,
+  };
+  // The transport under the service client: the probe's requests, as they would go on the wire.
+  const http = {
+    async send(request: HttpRequest, policy: RetryPolicy) {
       probes.push(request);
+      policies.push(policy);
       return (
         options.probe ?? (() => ({ status: 400, headers: {}, text: '{"name":["required"]}' }))
       )(request);
     },
-    now: () => 0,
-  };
-  return { network, calls, probes };
+  } as unknown as HttpClient;
+  return { network, http, calls, probes, policies };
 }
 
 function codeError(code: string): Error {
@@ -83,8 +91,18 @@ async function doctor(
     ...(options.store && { credentialStore: options.store }),
     settings: { insecureHttp: options.insecureHttp ?? false },
   });
-  const { network, calls, probes } = fakeNetwork(options.network);
-  const deps: DoctorDeps = { ...base, network, now: () => NOW };
+  const { network, http, calls, probes, policies } = fakeNetwork(options.network);
+  const notes: string[] = [];
+  const deps: DoctorDeps = {
+    ...base,
+    network,
+    now: () => NOW,
+    // What the real factory's connect makes, over the fake transport.
+    connect: async (target) =>
+      new HttpServiceClient(http, target, userAgent(base.system.nodeVersion), {
+        notify: (note) => notes.push(note),
+      }),
+  };
   let error: unknown;
   try {
     await runDoctor(
@@ -96,7 +114,7 @@ async function doctor(
   }
   const out = io.stdout.text;
   const line = (title: string) => out.split('\n').find((l) => l.slice(2).startsWith(title)) ?? '';
-  return { out, error, calls, probes, line };
+  return { out, error, calls, probes, policies, notes, line };
 }
 
 describe('runDoctor', () => {
@@ -123,7 +141,7 @@ describe('runDoctor', () => {
     const [probe] = run.probes;
     expect(probe?.url.href).toBe('https://ugs.example.com/api/user');
     expect(probe?.body).toBe('{}');
-    expect(probe?.headers.Authorization).toBe(`Token ${TOKEN}`);
+    expect(probe?.headers.authorization).toBe(`Token ${TOKEN}`);
   });
 
   it.each([
@@ -164,6 +182,93 @@ describe('runDoctor', () => {
     expect(run.probes.map((p) => p.url.pathname)).toEqual(['/api/user', '/api/user/']);
     expect(run.line('probe')).toMatch(/GET \/api\/user\/ with \{\}: HTTP 400/);
   });
+
+  it('--probe is sent by the service client: the headers of get, never retried, no note on stdout', async () => {
+    const run = await doctor({
+      probe: true,
+      network: { probe: () => ({ status: 503, headers: {}, text: '' }) },
+    });
+    const [probe] = run.probes;
+    expect(probe?.method).toBe('GET');
+    expect(probe?.headers).toEqual({
+      'content-type': 'application/json',
+      accept: 'application/json',
+      authorization: `Token ${TOKEN}`,
+      'user-agent': userAgent(testSystem.nodeVersion),
+    });
+    // A 503 is shown as it came: a retry could hide the answer the user asked to see.
+    expect(run.probes).toHaveLength(1);
+    expect(run.policies[0]?.maxRetries).toBe(0);
+    expect(run.line('probe')).toMatch(/HTTP 503, expected 400/);
+  });
+
+  // The one redirect rule of service.ts, for the probe as for get: a 301/302/307/308 to the same
+  // origin, the same path with a slash appended, the same query and user information. doctor
+  // once had its own rule, which followed the last two cases below.
+  it.each([
+    ['the slash appended', 301, '/api/user/', true],
+    ['the slash appended, 308', 308, 'https://ugs.example.com/api/user/', true],
+    ['another path', 301, '/api/users/', false],
+    ['303 (which turns a request into a GET)', 303, '/api/user/', false],
+    ['another origin', 301, 'https://elsewhere.example.com/api/user/', false],
+    ['http instead of https', 301, 'http://ugs.example.com/api/user/', false],
+    ['a query added', 301, '/api/user/?next=%2Flogin', false],
+    ['user information added', 302, 'https://admin:pw@ugs.example.com/api/user/', false],
+  ])(
+    '--probe follows a redirect to %s exactly when get does',
+    async (_label, status, location, followed) => {
+      const endpoint = 'https://ugs.example.com/api/user';
+      const answer =
+        (final: HttpResponse) =>
+        (request: HttpRequest): HttpResponse =>
+          request.url.href === endpoint ? { status, headers: { location }, text: '' } : final;
+
+      const run = await doctor({
+        probe: true,
+        network: { probe: answer({ status: 400, headers: {}, text: '{}' }) },
+      });
+
+      const sent: HttpRequest[] = [];
+      const userGroup = {
+        success: 1,
+        user_group: { provided_id: 'acme', name: 'Acme', token: 'ugt_1234567890' },
+      };
+      const reply = answer({ status: 200, headers: {}, text: JSON.stringify(userGroup) });
+      const http = {
+        async send(request: HttpRequest) {
+          sent.push(request);
+          return reply(request);
+        },
+      } as unknown as HttpClient;
+      const target = { baseUrl: new URL('https://ugs.example.com'), apiToken: TOKEN };
+      const get = new HttpServiceClient(http, target, 'ugs/test').getUser({
+        name: 'Acme',
+        user_group_id: 'acme',
+      });
+      const getError = await get.then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+
+      // The same requests, to the same URLs, and the same refusal in the same words.
+      expect(run.probes.map((p) => p.url.href)).toEqual(sent.map((r) => r.url.href));
+      expect(run.probes).toHaveLength(followed ? 2 : 1);
+      if (followed) {
+        expect(getError).toBeUndefined();
+        expect(run.line('probe')).toMatch(/^✓ probe +GET \/api\/user\/ with \{\}: HTTP 400/);
+        expect(run.notes).toEqual([
+          'the service redirected /api/user to /api/user/; the request was sent there (pass --api-path /api/user/ to skip the redirect)',
+        ]);
+      } else {
+        expect(getError).toBeInstanceOf(ApiError);
+        const message = (getError as ApiError).message;
+        expect(message).toMatch(/a redirect .*which ugs does not follow/);
+        expect(run.line('probe').replace(/^✗ probe +/, '')).toBe(message);
+        expect(run.out).not.toContain('pw@');
+        expect(run.notes).toEqual([]);
+      }
+    },
+  );
 
   it('an unresolvable host fails DNS and skips what needs a connection', async () => {
     const run = await doctor({
@@ -284,7 +389,7 @@ describe('runDoctor', () => {
     expect(run.error).toBeUndefined();
     expect(run.line('API token')).toMatch(/^✓ API token +\*\*\*\*wxyz from profile "default"/);
     expect(run.line('probe')).toMatch(/^✓ probe +GET \/api\/user with \{\}: HTTP 400/);
-    expect(run.probes[0]?.headers.Authorization).toBe(`Token ${TOKEN}`);
+    expect(run.probes[0]?.headers.authorization).toBe(`Token ${TOKEN}`);
     expect(run.out).not.toContain(TOKEN);
 
     store.unreachable = 'no D-Bus session';

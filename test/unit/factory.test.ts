@@ -74,7 +74,6 @@ describe('doctor, completion and serve take the one factory', () => {
         authorized: true,
         authorizationError: undefined,
       }),
-      probe: async () => ({ status: 400, headers: {}, text: '{}' }),
       now: () => 0,
     };
     const deps = makeDeps({

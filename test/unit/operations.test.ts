@@ -115,14 +115,30 @@ describe('the generic call path runs any declared operation', () => {
 
   it('every registered operation is a client method sending its own method and policy', async () => {
     const names = Object.keys(operations) as (keyof typeof operations)[];
-    expect(names).toEqual(['getUser', 'rotateToken']);
+    // The registry's order, with the operations this code base has now among them.
+    expect(names).toEqual(expect.arrayContaining(['getUser', 'rotateToken', 'probe']));
     const ok = json(200, { success: 1, user_group: { token: 'ugt_1234567890' } });
-    const { http, sent, policies } = scriptedHttp(ok, ok);
+    const { http, sent, policies } = scriptedHttp(...names.map(() => ok));
     const client = new HttpServiceClient(http, target, 'ugs/test');
-    await client.getUser({ name: 'Acme', user_group_id: 'acme' });
-    await client.rotateToken('ugt_old_token_1234');
-    expect(sent.map((r) => r.method)).toEqual(['GET', 'POST']);
-    expect(policies).toEqual([operations.getUser.retry, operations.rotateToken.retry]);
+    for (const name of names) {
+      const call = client[name] as (input: unknown) => Promise<unknown>;
+      // Whatever its answer makes of this input: the request is what is checked here.
+      await call({ user_group_id: 'acme', name: 'Acme' }).catch(() => undefined);
+    }
+    expect(sent.map((request) => request.method)).toEqual(
+      names.map((name) => operations[name].method),
+    );
+    expect(policies).toEqual(names.map((name) => operations[name].retry));
+    expect(sent.map((request) => request.body)).toEqual(
+      names.map((name) =>
+        JSON.stringify(
+          (operations[name].body as (input: unknown) => unknown)({
+            user_group_id: 'acme',
+            name: 'Acme',
+          }),
+        ),
+      ),
+    );
   });
 
   it("a refusal carries the operation's hint; an unusable success is an ApiError", async () => {

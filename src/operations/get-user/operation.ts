@@ -33,3 +33,9 @@ export const getUser: Operation<GetUserRequest, ServiceResult> = {
   hints: { tooLarge: 'send smaller --properties or --mapping' },
   route: () => import('./route.js'),
 };
+
+declare module '../client.js' {
+  interface ServiceOperations {
+    getUser: typeof getUser;
+  }
+}

@@ -45,3 +45,9 @@ export const rotateToken: Operation<string, ServiceResult> = {
     jsonNotFound: `the service does not know this token: it is mistyped or was rotated already; ${READ_CURRENT_TOKEN_HINT}`,
   },
 };
+
+declare module '../client.js' {
+  interface ServiceOperations {
+    rotateToken: typeof rotateToken;
+  }
+}

@@ -1,0 +1,36 @@
+/**
+ * How `ugs serve`'s emulator is started and what a started one offers: types only, so the
+ * factory (`context/factory.ts`) can describe `startEmulator` without importing the emulator,
+ * whose routes come from the operations registry, which imports the commands.
+ */
+import type { Environment } from './auth.js';
+import type { FaultSpec } from './faults.js';
+
+export interface EmulatorOptions {
+  /** Default '127.0.0.1'. */
+  host?: string;
+  /** Default 4010; 0 picks a free port. */
+  port?: number;
+  /**
+   * None given: one Customer and one Testing token are generated; with a dataFile they are
+   * stored in it and reused on the next start, so a saved login keeps working.
+   */
+  apiTokens?: { token: string; environment: Environment }[];
+  /** Where state is kept across restarts; without it the state lives in memory only. */
+  dataFile?: string;
+  faults?: FaultSpec[];
+  /** Makes fault injection reproducible. */
+  seed?: number;
+  /** Delay of the 'slow' fault, default 2000. */
+  slowMs?: number;
+  /** Route `/api/user/` and redirect `/api/user` to it (Django's APPEND_SLASH); default false. */
+  trailingSlash?: boolean;
+  /** One line per request: method, path, status, duration. Never contains a token. */
+  log?: (line: string) => void;
+}
+
+export interface RunningEmulator {
+  url: string;
+  apiTokens: { token: string; environment: Environment }[];
+  close(): Promise<void>;
+}
