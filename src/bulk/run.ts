@@ -143,6 +143,7 @@ async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Pro
       format: outputFormat,
       records: spec.records,
       from: opts.from,
+      resume: opts.resume,
     });
   }
   // The results file is read before the input: the validation pass then also checks that the
