@@ -252,6 +252,7 @@ function answerError(
         return new OutcomeUnknownError(`${answer.message}; ${risk.outcome}`, {
           hint: `${risk.maybe}; ${risk.check}`,
           body: answer.body,
+          unavailable: answer.unavailable,
         });
       }
       // A throttle (429) or a size limit (413, often a proxy's) refused the request before it ran,
@@ -266,6 +267,7 @@ function answerError(
           body: answer.body,
           hint: hintForHttpError(answer, operation, context),
           retryAfter: answer.retryAfter,
+          unavailable: answer.unavailable,
         },
       );
     case 'unreadable': {

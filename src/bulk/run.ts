@@ -19,6 +19,7 @@ import {
   NetworkError,
   OutcomeUnknownError,
   OutputError,
+  UgsError,
   UsageError,
 } from '../errors.js';
 import { errorCode } from '../guards.js';
@@ -86,6 +87,14 @@ export interface BulkOptions {
 const MAX_THROTTLED_ATTEMPTS = 20;
 /** Rounds of "read the token, rotate again" for one row before it is left `unknown`. */
 const MAX_SETTLE_ROUNDS = 3;
+/**
+ * Requests in a row answered by a gateway saying the service is not there (502, 503 or 504, or an
+ * HTML error page), with no success between, before the run stops as for a service that is down
+ * (exit 4). Each is counted after its own retries (a Get User tries 3 times), so at most 18 HTTP
+ * answers: a down service costs a few dozen requests, not three per row. A 503 with Retry-After
+ * is the service pacing the run, as a 429 is: the run waits instead (and `--give-up-after` ends it).
+ */
+export const UNAVAILABLE_STREAK = 6;
 const BAR_INTERVAL_MS = 100;
 const LOG_INTERVAL_MS = 10_000;
 
@@ -240,6 +249,8 @@ class BulkRun {
   private stdoutFlushQueued = false;
   private done = 0;
   private readonly started: number;
+  /** Gateway answers saying the service is not there since the last success. */
+  private unavailableStreak = 0;
   /** When a request last succeeded (or the run started): `--give-up-after` counts from here. */
   private lastSuccess: number;
   private readonly giveUpAfterMs: number;
@@ -278,18 +289,42 @@ class BulkRun {
     }
   }
 
-  /** The client, noting every request that succeeds (for `--give-up-after`). */
+  /**
+   * The client, noting every request that succeeds (for `--give-up-after`) and every answer from
+   * a gateway saying the service is not there (UNAVAILABLE_STREAK).
+   */
   tracked(client: ServiceClient): ServiceClient {
     const succeeded = <T>(result: T): T => {
       this.lastSuccess = this.clock.now();
+      this.unavailableStreak = 0;
       return result;
+    };
+    const failed = (error: unknown): never => {
+      this.noteUnavailable(error);
+      throw error;
     };
     const tracked = {} as Record<OperationName, (input: never) => Promise<unknown>>;
     for (const name of Object.keys(operations) as OperationName[]) {
       const call = client[name] as (input: never) => Promise<unknown>;
-      tracked[name] = (input) => call.call(client, input).then(succeeded);
+      tracked[name] = (input) => call.call(client, input).then(succeeded, failed);
     }
     return tracked as unknown as ServiceClient;
+  }
+
+  /** A gateway's "unavailable" answer; UNAVAILABLE_STREAK of them in a row stop the run. */
+  private noteUnavailable(error: unknown): void {
+    if (!(error instanceof UgsError) || !error.unavailable) return;
+    const status = error instanceof ApiError ? error.status : undefined;
+    if (status === 503 && error instanceof ApiError && error.retryAfter !== undefined) return;
+    this.unavailableStreak++;
+    if (this.unavailableStreak < UNAVAILABLE_STREAK) return;
+    this.stop(
+      'network',
+      new NetworkError(
+        `the service is unavailable: ${UNAVAILABLE_STREAK} requests in a row were answered by a gateway (HTTP 502, 503, 504 or an HTML error page) and none succeeded; the rows not sent were skipped (the last answer: ${error.message})`,
+        { hint: `${resumeHint(this.opts)} once the service is back` },
+      ),
+    );
   }
 
   /** ms left before `--give-up-after` ends the run; 0 or less: time is up. */
