@@ -13,6 +13,7 @@ import {
   okBody,
   runMain,
   describeRun as show,
+  startEmulator,
   startServer,
   type TestServer,
   text,
@@ -122,4 +123,82 @@ describe('a service that is down stops the run early', () => {
     expect(result.stderr, show(result)).not.toMatch(/unavailable/);
     expect(server.requests.length, show(result)).toBe(count);
   }, 70_000);
+});
+
+describe('a slash-only service: the redirect is learnt once per run', () => {
+  it('get --from of 40 rows: at most one redirect per row in flight, one note, every row done', async () => {
+    const lines: string[] = [];
+    const emulator = await startEmulator({
+      trailingSlash: true,
+      log: (line) => void lines.push(line.slice(line.indexOf(' ') + 1)),
+    });
+    try {
+      const sandbox = makeSandbox();
+      const rows = join(sandbox.root, 'rows.ndjson');
+      writeFileSync(
+        rows,
+        Array.from({ length: 40 }, (_, i) =>
+          JSON.stringify({ user_group_id: `s-${i}`, name: `S ${i}` }),
+        ).join('\n'),
+      );
+      const result = await runMain(['get', '--from', rows, '--concurrency', '2'], {
+        sandbox,
+        env: { UGS_BASE_URL: emulator.url, UGS_API_TOKEN: emulator.tokenFor('Customer') },
+        timeoutMs: 60_000,
+      });
+      const context = show(result);
+      expect(result.code, context).toBe(0);
+      expect(result.stdout.trim().split('\n'), context).toHaveLength(40);
+      const notes = result.stderr.match(/^note: the service redirected .*$/gm) ?? [];
+      expect(notes, context).toHaveLength(1);
+      expect(notes[0]).toMatch(
+        /redirected \/api\/user to \/api\/user\/;.*--api-path \/api\/user\//,
+      );
+      const requests = lines.filter((line) => /^(GET|POST) \//.test(line));
+      // Only the rows sent before the first redirect came back meet it (2 in flight).
+      expect(requests.filter((line) => / 301 /.test(line)).length, context).toBeLessThanOrEqual(2);
+      expect(
+        requests.filter((line) => /^GET \/api\/user\/ /.test(line)),
+        context,
+      ).toHaveLength(40);
+    } finally {
+      await emulator.close();
+    }
+  });
+
+  it('rotate --from: the rotations go to the learnt path, each token rotated once', async () => {
+    const emulator = await startEmulator({ trailingSlash: true });
+    try {
+      const sandbox = makeSandbox();
+      const env = { UGS_BASE_URL: emulator.url, UGS_API_TOKEN: emulator.tokenFor('Customer') };
+      const groups = join(sandbox.root, 'groups.ndjson');
+      writeFileSync(
+        groups,
+        Array.from({ length: 10 }, (_, i) =>
+          JSON.stringify({ user_group_id: `r-${i}`, name: `R ${i}` }),
+        ).join('\n'),
+      );
+      const got = await runMain(['get', '--from', groups], { sandbox, env });
+      expect(got.code, show(got)).toBe(0);
+      const tokens = got.stdout
+        .trim()
+        .split('\n')
+        .map((line) => (JSON.parse(line) as { token: string }).token);
+      const input = join(sandbox.root, 'tokens.ndjson');
+      writeFileSync(input, tokens.map((t) => JSON.stringify({ current_token: t })).join('\n'));
+      const out = join(sandbox.root, 'rotated.ndjson');
+      const rotated = await runMain(
+        ['rotate', '--from', input, '--output', out, '--yes', '--concurrency', '2'],
+        { sandbox, env },
+      );
+      expect(rotated.code, show(rotated)).toBe(0);
+      expect(rotated.stderr.match(/^note: the service redirected/gm), show(rotated)).toHaveLength(
+        1,
+      );
+      const last = lastByRow(lines(out));
+      expect([...last.values()].map((rec) => rec.status)).toEqual(Array(10).fill('rotated'));
+    } finally {
+      await emulator.close();
+    }
+  });
 });
