@@ -120,3 +120,77 @@ describe('a results file belongs to one job (--output without --resume)', () => 
     expect(service.gets).toHaveLength(0);
   });
 });
+
+describe("rotate --from reads ugs's own results files", () => {
+  /** Rotates `tok-X` (or `tok-X-rN`) to the next `-rN+1` of group X. */
+  function rotatingService() {
+    return new FakeService({
+      get: found,
+      rotate: (token) => {
+        const [id, round] = token.replace(/^tok-/, '').split('-r');
+        return groupResult({
+          provided_id: id,
+          name: id,
+          token: `tok-${id}-r${Number(round ?? 0) + 1}`,
+        });
+      },
+    });
+  }
+
+  it('get results (NDJSON), then rotate results (CSV): each row rotated from its last token', async () => {
+    const service = rotatingService();
+    const deps = makeDeps({ service });
+    const got = join(tempDir('bulk-jobs'), 'provisioned.ndjson');
+    await runBulk(options('get', file('rows.ndjson', getRows), got), deps, noTimer);
+
+    const rotated = join(tempDir('bulk-jobs'), 'rotated.csv');
+    await runBulk(options('rotate', got, rotated), deps, noTimer);
+    expect(service.rotations.sort()).toEqual(['tok-acme', 'tok-globex']);
+
+    // The rotate results (CSV, `sending` records before each outcome) as the next input.
+    const again = join(tempDir('bulk-jobs'), 'again.ndjson');
+    await runBulk(options('rotate', rotated, again, { format: 'csv' }), deps, noTimer);
+    expect(service.rotations.slice(2).sort()).toEqual(['tok-acme-r1', 'tok-globex-r1']);
+    const recs = readFileSync(again, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((rec) => rec.status !== 'sending')
+      .sort((a, b) => Number(a.row) - Number(b.row));
+    expect(
+      recs.map((rec) => [rec.row, rec.user_group_id, rec.name, rec.status, rec.token]),
+    ).toEqual([
+      [1, 'acme', 'Acme', 'rotated', 'tok-acme-r2'],
+      [2, 'globex', 'Globex', 'rotated', 'tok-globex-r2'],
+    ]);
+  });
+
+  it('rows whose last status is not created, found or rotated are refused with their row numbers, nothing sent', async () => {
+    const results = file(
+      'mixed.ndjson',
+      ndjson([
+        { row: 1, user_group_id: 'acme', name: 'Acme', status: 'created', token: 'tok-acme' },
+        { row: 2, user_group_id: 'globex', name: 'Globex', status: 'failed', token: null },
+        { row: 3, user_group_id: 'initech', name: 'Initech', status: 'sending', token: null },
+        { row: 4, user_group_id: 'umbrella', name: 'U', status: 'found', token: 'tok-umbrella' },
+        { row: 2, user_group_id: 'globex', name: 'Globex', status: 'skipped', token: null },
+      ]),
+    );
+    const service = rotatingService();
+    const error = await rejection(
+      runBulk(
+        options('rotate', results, join(tempDir('bulk-jobs'), 'out.ndjson')),
+        makeDeps({ service }),
+        noTimer,
+      ),
+    );
+    expect(error).toBeInstanceOf(UsageError);
+    expect((error as UsageError).exitCode).toBe(2);
+    const message = (error as Error).message;
+    expect(message).toMatch(/row 2 \(line 5\): its last status in the results is "skipped"/);
+    expect(message).toMatch(/row 3 \(line 3\): its last status in the results is "sending"/);
+    expect(message).not.toMatch(/row [14] /);
+    expect(message).not.toMatch(/unknown field/);
+    expect(service.rotations).toEqual([]);
+  });
+});
