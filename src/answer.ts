@@ -23,6 +23,11 @@ export type Answer =
       message: string;
       body: JsonObject | undefined;
       retryAfter: string | undefined;
+      /**
+       * A gateway's "the service is not there": 502, 503 or 504, or an HTML error page (nginx's
+       * own 500 page, a load balancer's) where the service answers JSON.
+       */
+      unavailable: boolean;
     }
   /** 2xx with `success: 0`: the service says it did nothing. */
   | { kind: 'refused'; status: number; message: string; body: JsonObject }
@@ -82,6 +87,11 @@ function classifyFailure(
       message,
       body,
       retryAfter: response.headers['retry-after'],
+      unavailable:
+        status === 502 ||
+        status === 503 ||
+        status === 504 ||
+        (status >= 500 && body === undefined && /^\s*text\/html\b/i.test(contentType)),
     };
   }
   if (parsed === undefined) {

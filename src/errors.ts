@@ -17,6 +17,8 @@ export interface UgsErrorOptions {
   hint?: string;
   cause?: unknown;
   body?: unknown;
+  /** The answer came from a gateway saying the service is not there (502/503/504, HTML 5xx). */
+  unavailable?: boolean;
 }
 
 export abstract class UgsError extends Error {
@@ -25,11 +27,14 @@ export abstract class UgsError extends Error {
   readonly hint: string | undefined;
   /** The service's own JSON error body, when it sent one: `--json` prints it on stdout. */
   readonly body: unknown;
+  /** See UgsErrorOptions: a bulk run that keeps meeting these stops (the service is down). */
+  readonly unavailable: boolean;
   constructor(message: string, options: UgsErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.hint = options.hint;
     this.body = options.body;
+    this.unavailable = options.unavailable === true;
   }
 }
 

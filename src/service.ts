@@ -33,6 +33,11 @@ export interface ServiceClientOptions {
    * records, never `--json`, and keeping thousands of texts costs it time.
    */
   keepJsonText?: boolean;
+  /**
+   * A bulk run: the first slash redirect (Django's APPEND_SLASH) moves every later request of
+   * this client to the redirected path, with one note, instead of a redirect and a note per row.
+   */
+  learnRedirect?: boolean;
 }
 
 /** The statuses a framework redirects with; 303 would turn the request into a GET. */
@@ -46,6 +51,9 @@ export interface HttpServiceClient extends ServiceClient {}
 export class HttpServiceClient {
   private readonly notify: (message: string) => void;
   private readonly keepJsonText: boolean;
+  private readonly learnRedirect: boolean;
+  /** The learnt redirect was noted (once per client: a bulk run's rows in flight all meet it). */
+  private redirectNoted = false;
   /** The endpoint, made once: a bulk run sends thousands of requests to it. */
   private url: URL | undefined;
   private headers: Readonly<Record<string, string>> | undefined;
@@ -58,6 +66,7 @@ export class HttpServiceClient {
   ) {
     this.notify = options.notify ?? (() => {});
     this.keepJsonText = options.keepJsonText ?? true;
+    this.learnRedirect = options.learnRedirect ?? false;
     for (const name of Object.keys(operations) as OperationName[]) {
       const operation = operations[name] as Operation<unknown, unknown>;
       Object.defineProperty(this, name, {
@@ -130,9 +139,21 @@ export class HttpServiceClient {
     ) {
       throw redirectError(first, operation);
     }
-    this.notify(
-      `the service redirected ${url.pathname} to ${location.pathname}; the request was sent there (pass --api-path ${escapeControls(apiPath)}/ to skip the redirect)`,
-    );
+    if (this.learnRedirect) {
+      // Checked above: the same origin, path and query, one slash more. Every later row goes
+      // there directly; the rows already in flight each follow their own redirect, unnoted.
+      this.url = location;
+      if (!this.redirectNoted) {
+        this.redirectNoted = true;
+        this.notify(
+          `the service redirected ${url.pathname} to ${location.pathname}; this run sends every later request there (pass --api-path ${escapeControls(apiPath)}/ to skip the redirect)`,
+        );
+      }
+    } else {
+      this.notify(
+        `the service redirected ${url.pathname} to ${location.pathname}; the request was sent there (pass --api-path ${escapeControls(apiPath)}/ to skip the redirect)`,
+      );
+    }
     const second = await this.sendTo(location, body, operation);
     if (isRedirect(second.status)) throw redirectError(second, operation);
     return { response: second, url: location };
@@ -260,6 +281,7 @@ function answerError(
         return new OutcomeUnknownError(`${answer.message}; ${risk.outcome}`, {
           hint: `${risk.maybe}; ${risk.check}`,
           body: answer.body,
+          unavailable: answer.unavailable,
         });
       }
       // A throttle (429) or a size limit (413, often a proxy's) refused the request before it ran,
@@ -274,6 +296,7 @@ function answerError(
           body: answer.body,
           hint: hintForHttpError(answer, operation, context),
           retryAfter: answer.retryAfter,
+          unavailable: answer.unavailable,
         },
       );
     case 'unreadable': {

@@ -175,7 +175,9 @@ export class ResultFile {
    * results of this command, and not the `--from` file itself (by another name, a hard link or a
    * symlink). `open` checks its own descriptor again.
    */
-  static async preflight(options: ResultFileOptions & { from: string }): Promise<void> {
+  static async preflight(
+    options: ResultFileOptions & { from: string; resume: boolean },
+  ): Promise<void> {
     const fs = options.fs ?? nodeAppendFs;
     let fd: number;
     try {
@@ -188,9 +190,12 @@ export class ResultFile {
       const stats = await checkOpened(fs, fd, options);
       if (options.from !== '-') await refuseSameFile(options.from, stats, options.path);
       if (stats.size > 0) {
-        if (options.format === 'csv') {
-          await checkCsvHeader(fs, fd, options, await loadCsvStringify());
-        } else await checkNdjsonWriter(fs, fd, stats.size, options);
+        const stringify = options.format === 'csv' ? await loadCsvStringify() : undefined;
+        if (stringify) await checkCsvHeader(fs, fd, options, stringify);
+        else await checkNdjsonWriter(fs, fd, stats.size, options);
+        if (!options.resume && (await holdsRecords(fs, fd, stats.size, options, stringify))) {
+          throw anotherJob(options);
+        }
       }
     } finally {
       await fs.close(fd).catch(() => undefined);
@@ -530,6 +535,39 @@ async function checkCsvHeader(
       { hint: 'append to a results file of the same command, or name a new file' },
     );
   }
+}
+
+/**
+ * Anything past a CSV file's header, or any line in an NDJSON file that is not blank: the results
+ * of an earlier run (a torn line of a killed one too).
+ */
+async function holdsRecords(
+  fs: AppendFs,
+  fd: number,
+  size: number,
+  options: ResultFileOptions,
+  stringify: Stringify | undefined,
+): Promise<boolean> {
+  const skip = stringify === undefined ? 0 : stringify([[...options.records.columns]]).length;
+  if (size <= skip) return false;
+  const head = new Uint8Array(Math.min(size - skip, 64 * 1024));
+  const got = await fs.read(fd, head, 0, head.length, skip);
+  // Past 64 KiB it holds something, blank or not: not a file to append a new job to.
+  return Buffer.from(head.subarray(0, got)).toString('utf8').trim() !== '' || size - skip > got;
+}
+
+/**
+ * A results file belongs to one job: a second run appended to it (a retried CI job without
+ * --resume) would send every row again, and rotate each token twice.
+ */
+function anotherJob(options: ResultFileOptions): UsageError {
+  const path = escapeControls(options.path);
+  return new UsageError(
+    `--output ${path} already holds the results of an earlier run; nothing was sent`,
+    {
+      hint: `pass --resume to continue that job (rows done are not sent again), or name a new --output file to start another`,
+    },
+  );
 }
 
 async function readHead(fs: AppendFs, fd: number, length: number): Promise<string> {

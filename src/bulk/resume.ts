@@ -216,7 +216,8 @@ async function loadCsvParser(): Promise<CsvParser> {
   };
 }
 
-function csvValues(cells: string[], columns: readonly string[]): Record<string, unknown> {
+/** A CSV results record's values (cells unguarded, numbers read back). */
+export function csvValues(cells: string[], columns: readonly string[]): Record<string, unknown> {
   const value: Record<string, unknown> = {};
   columns.forEach((column, index) => {
     const cell = cells[index] ?? '';

@@ -19,6 +19,7 @@ import {
   NetworkError,
   OutcomeUnknownError,
   OutputError,
+  UgsError,
   UsageError,
 } from '../errors.js';
 import { errorCode } from '../guards.js';
@@ -83,6 +84,14 @@ const MAX_THROTTLED_ATTEMPTS = 20;
  * the token is unchanged, `rotated` when not), and only a failing read leaves it `unknown`.
  */
 const MAX_SETTLE_ROUNDS = 3;
+/**
+ * Requests in a row answered by a gateway saying the service is not there (502, 503 or 504, or an
+ * HTML error page), with no success between, before the run stops as for a service that is down
+ * (exit 4). Each is counted after its own retries (a Get User tries 3 times), so at most 18 HTTP
+ * answers: a down service costs a few dozen requests, not three per row. A 503 with Retry-After
+ * is the service pacing the run, as a 429 is: the run waits instead (and `--give-up-after` ends it).
+ */
+export const UNAVAILABLE_STREAK = 6;
 const BAR_INTERVAL_MS = 100;
 const LOG_INTERVAL_MS = 10_000;
 
@@ -140,6 +149,7 @@ async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Pro
       format: outputFormat,
       records: spec.records,
       from: opts.from,
+      resume: opts.resume,
     });
   }
   // The results file is read before the input: the validation pass then also checks that the
@@ -238,6 +248,8 @@ class BulkRun {
   private stdoutFlushQueued = false;
   private done = 0;
   private readonly started: number;
+  /** Gateway answers saying the service is not there since the last success. */
+  private unavailableStreak = 0;
   /** When a request last succeeded (or the run started): `--give-up-after` counts from here. */
   private lastSuccess: number;
   private readonly giveUpAfterMs: number;
@@ -276,11 +288,19 @@ class BulkRun {
     }
   }
 
-  /** The client, noting every request that succeeds (for `--give-up-after`). */
+  /**
+   * The client, noting every request that succeeds (for `--give-up-after`) and every answer from
+   * a gateway saying the service is not there (UNAVAILABLE_STREAK).
+   */
   tracked(client: ServiceClient): ServiceClient {
     const succeeded = <T>(result: T): T => {
       this.lastSuccess = this.clock.now();
+      this.unavailableStreak = 0;
       return result;
+    };
+    const failed = (error: unknown): never => {
+      this.noteUnavailable(error);
+      throw error;
     };
     // Every method of the client, whatever operations it has: bulk imports no operation registry
     // (the registry imports the commands, which load bulk).
@@ -291,9 +311,25 @@ class BulkRun {
         const value: unknown = Reflect.get(client, name);
         if (typeof value !== 'function') return value;
         return (input: never) =>
-          (value as (input: never) => Promise<unknown>).call(client, input).then(succeeded);
+          (value as (input: never) => Promise<unknown>).call(client, input).then(succeeded, failed);
       },
     });
+  }
+
+  /** A gateway's "unavailable" answer; UNAVAILABLE_STREAK of them in a row stop the run. */
+  private noteUnavailable(error: unknown): void {
+    if (!(error instanceof UgsError) || !error.unavailable) return;
+    const status = error instanceof ApiError ? error.status : undefined;
+    if (status === 503 && error instanceof ApiError && error.retryAfter !== undefined) return;
+    this.unavailableStreak++;
+    if (this.unavailableStreak < UNAVAILABLE_STREAK) return;
+    this.stop(
+      'network',
+      new NetworkError(
+        `the service is unavailable: ${UNAVAILABLE_STREAK} requests in a row were answered by a gateway (HTTP 502, 503, 504 or an HTML error page) and none succeeded; the rows not sent were skipped (the last answer: ${error.message})`,
+        { hint: `${resumeHint(this.opts)} once the service is back` },
+      ),
+    );
   }
 
   /** ms left before `--give-up-after` ends the run; 0 or less: time is up. */

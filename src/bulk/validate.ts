@@ -22,6 +22,7 @@ import {
   setOwn,
 } from '../parse.js';
 import { type ByteSource, type InputFormat, type RowCandidate, readCandidates } from './input.js';
+import { csvValues } from './resume.js';
 
 /** The cap of one JSON value (mapping, properties), the same as for `--properties @file`. */
 const MAX_JSON_VALUE_BYTES = 1024 * 1024;
@@ -47,6 +48,13 @@ export async function openBulkInput<Row extends BulkRow>(
   schema: RowSchema<Row>,
   check?: RowCheck,
 ): Promise<BulkInput<Row>> {
+  if (schema.fromResults !== undefined && format !== 'json') {
+    const rows = await resultsAsRows(source, format, schema.fromResults);
+    if (rows !== undefined) {
+      source = rows;
+      format = 'ndjson';
+    }
+  }
   const errors = new ErrorList();
   const seen = new DigestSet();
   // Keys as written, to tell an exact repeat from one that only normalises the same.
@@ -102,6 +110,67 @@ export async function openBulkInput<Row extends BulkRow>(
     async *rows() {
       for await (const batch of batches()) yield* batch;
     },
+  };
+}
+
+/**
+ * A results file of ugs (its records have `row` and `status`) as rows: the last record of each
+ * row, in row order, through the spec's `fromResults`; rows it refuses are listed by their row
+ * numbers in the results (exit 2, nothing sent). Undefined when the input is no results file.
+ * Held in memory, as a rotate input is anyway.
+ */
+async function resultsAsRows(
+  source: ByteSource,
+  format: InputFormat,
+  fromResults: (record: RowFields) => RowFields | string,
+): Promise<ByteSource | undefined> {
+  let columns: string[] | undefined;
+  const last = new Map<number, { line: number; record: RowFields }>();
+  let first = true;
+  for await (const items of readCandidates(source, format)) {
+    for (const item of items) {
+      if (item.kind === 'header') {
+        if (!item.cells.includes('row') || !item.cells.includes('status')) return undefined;
+        columns = item.cells;
+        continue;
+      }
+      let record: unknown;
+      if (item.kind === 'csv') record = csvValues(item.cells, columns ?? []);
+      else {
+        try {
+          record = JSON.parse(item.text);
+        } catch {
+          record = undefined;
+        }
+      }
+      const isRecord =
+        typeof record === 'object' &&
+        record !== null &&
+        !Array.isArray(record) &&
+        'row' in record &&
+        'status' in record;
+      if (first && !isRecord) return undefined;
+      first = false;
+      // A line torn by a kill, or no record: the row's outcome is whatever came before.
+      if (!isRecord) continue;
+      const fields = record as RowFields;
+      const row = fields.row;
+      if (typeof row !== 'number' || !Number.isSafeInteger(row) || row < 1) continue;
+      last.set(row, { line: item.line, record: fields });
+    }
+  }
+  if (first) return undefined;
+  const errors = new ErrorList();
+  let text = '';
+  for (const row of [...last.keys()].sort((a, b) => a - b)) {
+    const { line, record } = last.get(row) as { line: number; record: RowFields };
+    const fields = fromResults(record);
+    if (typeof fields === 'string') errors.add(row, line, fields);
+    else text += `${JSON.stringify(fields)}\n`;
+  }
+  errors.throwIfAny();
+  return async function* () {
+    yield text;
   };
 }
 

@@ -103,6 +103,7 @@ export function createDeps(
         // stderr, so a note goes with --json and --field too without touching their stdout.
         notify: (message) => printNote(output, message),
         keepJsonText: options.bulk !== true,
+        learnRedirect: options.bulk === true,
       });
     },
     async startEmulator(options) {

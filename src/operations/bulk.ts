@@ -97,6 +97,11 @@ export interface RowSchema<Row extends BulkRow> {
   quoteJsonErrors: boolean;
   /** The row, or undefined with `problems` said. */
   check(row: number, line: number, fields: RowFields, problems: string[]): Row | undefined;
+  /**
+   * Reads ugs's own results files (NDJSON or CSV records with `row` and `status`) as input: the
+   * last record of each row gives the row's fields, or a string saying why it cannot be sent.
+   */
+  fromResults?: (record: RowFields) => RowFields | string;
   /** Rows that must be unique by one field: its value (normalised when `normalize`). */
   unique: {
     key(row: Row): string;

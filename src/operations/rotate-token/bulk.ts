@@ -30,6 +30,7 @@ export const spec: BulkSpec<RotateRow> = {
     // V8 quotes the text near a JSON error, which may be a current token.
     quoteJsonErrors: false,
     check: rotateRow,
+    fromResults: rotateRowFromResults,
     unique: {
       key: (row) => row.current_token,
       normalize: false,
@@ -154,4 +155,25 @@ function rotateRow(
   if (user_group_id !== undefined) result.user_group_id = user_group_id;
   if (name !== undefined) result.name = name;
   return result;
+}
+
+/** Statuses of a results record whose token is the group's current one. */
+const CURRENT_TOKEN_STATUSES = new Set(['created', 'found', 'rotated']);
+
+/**
+ * A row of ugs's own results (`get --from --output`, `rotate --from --output`): the last record's
+ * token is the current token. Any other last status has no token to rotate (or one that may not
+ * be current: `mismatch`, `unknown`, `sending`).
+ */
+function rotateRowFromResults(record: RowFields): RowFields | string {
+  const status = typeof record.status === 'string' ? record.status : String(record.status);
+  if (!CURRENT_TOKEN_STATUSES.has(status)) {
+    return `its last status in the results is ${quote(status)}, not created, found or rotated: it has no current token to rotate (settle it first, e.g. with --resume of the run that wrote it)`;
+  }
+  const fields: RowFields = { current_token: record.token };
+  if (record.user_group_id !== undefined && record.user_group_id !== null) {
+    fields.user_group_id = record.user_group_id;
+  }
+  if (record.name !== undefined && record.name !== null) fields.name = record.name;
+  return fields;
 }
