@@ -34,9 +34,11 @@ import { quote } from '../parse.js';
 import {
   type BulkRecord,
   csvCells,
+  csvHeaders,
   loadCsvStringify,
   ndjsonLine,
   type OutputFormat,
+  type RecordColumn,
   type RecordSchema,
   type Stringify,
 } from './records.js';
@@ -120,13 +122,20 @@ export class ResultFile {
   private writing: Promise<void> = Promise.resolve();
   private syncing: Promise<void> | undefined;
   private closed = false;
+  /**
+   * The CSV columns of this file: today's, or those of the header an earlier version of ugs
+   * wrote (a record then has no `at` cell), so every line of one file has the same width.
+   */
+  private columns: readonly RecordColumn[];
 
   private constructor(
     private readonly fs: AppendFs,
     private readonly fd: number,
     private readonly records: RecordSchema,
     private readonly stringify: Stringify | undefined,
-  ) {}
+  ) {
+    this.columns = records.columns;
+  }
 
   /**
    * Opens (or creates, 0600) the file for appending. A last line left incomplete by a kill is
@@ -156,7 +165,7 @@ export class ResultFile {
         const last = new Uint8Array(1);
         await fs.read(fd, last, 0, 1, stats.size - 1);
         if (last[0] !== 0x0a) file.queue('\n', []);
-        if (stringify) await checkCsvHeader(fs, fd, options, stringify);
+        if (stringify) file.columns = await checkCsvHeader(fs, fd, options, stringify);
         else await checkNdjsonWriter(fs, fd, stats.size, options);
       } else if (stringify) {
         file.queue(stringify([[...options.records.columns]]), []);
@@ -191,9 +200,10 @@ export class ResultFile {
       if (options.from !== '-') await refuseSameFile(options.from, stats, options.path);
       if (stats.size > 0) {
         const stringify = options.format === 'csv' ? await loadCsvStringify() : undefined;
-        if (stringify) await checkCsvHeader(fs, fd, options, stringify);
-        else await checkNdjsonWriter(fs, fd, stats.size, options);
-        if (!options.resume && (await holdsRecords(fs, fd, stats.size, options, stringify))) {
+        const columns = stringify
+          ? await checkCsvHeader(fs, fd, options, stringify)
+          : (await checkNdjsonWriter(fs, fd, stats.size, options), undefined);
+        if (!options.resume && (await holdsRecords(fs, fd, stats.size, columns, stringify))) {
           throw anotherJob(options);
         }
       }
@@ -214,7 +224,10 @@ export class ResultFile {
       return;
     }
     if (this.stringify) {
-      this.queue(this.stringify(records.map((record) => csvCells(record, this.records))), records);
+      this.queue(
+        this.stringify(records.map((record) => csvCells(record, this.records, this.columns))),
+        records,
+      );
     } else {
       let text = '';
       for (const record of records) text += ndjsonLine(record, this.records);
@@ -513,28 +526,27 @@ async function refuseSameFile(
   }
 }
 
+/** The columns of the file's header: this command's, today's or an earlier version's. */
 async function checkCsvHeader(
   fs: AppendFs,
   fd: number,
   options: ResultFileOptions,
   stringify: Stringify,
-): Promise<void> {
-  const expected = stringify([[...options.records.columns]]);
-  const head = new Uint8Array(expected.length);
-  const got = await fs.read(fd, head, 0, head.length, 0);
-  const text = Buffer.from(head.subarray(0, got)).toString('utf8');
-  if (text !== expected) {
-    for (const other of options.records.others) {
-      const header = stringify([[...other.columns]]);
-      if ((await readHead(fs, fd, header.length)) === header) {
-        throw writtenByOther(options.path, options.records.command, other.command);
-      }
-    }
-    throw new UsageError(
-      `--output ${escapeControls(options.path)} is a CSV file without the header of ugs ${options.records.command} results`,
-      { hint: 'append to a results file of the same command, or name a new file' },
-    );
+): Promise<readonly RecordColumn[]> {
+  for (const columns of csvHeaders(options.records)) {
+    const expected = stringify([[...columns]]);
+    if ((await readHead(fs, fd, expected.length)) === expected) return columns;
   }
+  for (const other of options.records.others) {
+    const header = stringify([[...other.columns]]);
+    if ((await readHead(fs, fd, header.length)) === header) {
+      throw writtenByOther(options.path, options.records.command, other.command);
+    }
+  }
+  throw new UsageError(
+    `--output ${escapeControls(options.path)} is a CSV file without the header of ugs ${options.records.command} results`,
+    { hint: 'append to a results file of the same command, or name a new file' },
+  );
 }
 
 /**
@@ -545,10 +557,11 @@ async function holdsRecords(
   fs: AppendFs,
   fd: number,
   size: number,
-  options: ResultFileOptions,
+  columns: readonly RecordColumn[] | undefined,
   stringify: Stringify | undefined,
 ): Promise<boolean> {
-  const skip = stringify === undefined ? 0 : stringify([[...options.records.columns]]).length;
+  const skip =
+    stringify === undefined || columns === undefined ? 0 : stringify([[...columns]]).length;
   if (size <= skip) return false;
   const head = new Uint8Array(Math.min(size - skip, 64 * 1024));
   const got = await fs.read(fd, head, 0, head.length, skip);

@@ -14,6 +14,11 @@ export interface ProgressState {
   elapsedMs: number;
   /** ms left of a Retry-After wait; 0 or absent when not waiting. */
   waitingMs?: number;
+  /**
+   * `--resume`: ms left before the rows an earlier run sent are checked (its requests may still
+   * be in flight); absent when not waiting.
+   */
+  inFlightWaitMs?: number;
 }
 
 /** `1m05s`, `2h03m`, `12.3s`, `850ms`. */
@@ -66,6 +71,11 @@ function progressFacts(state: ProgressState, troubleCounts: boolean): string[] {
         state.counts,
         (s) => s === 'failed' || s === 'mismatch' || s === 'stale' || s === 'unknown',
       ),
+    );
+  }
+  if (state.inFlightWaitMs !== undefined) {
+    facts.push(
+      `waiting ${formatDuration(state.inFlightWaitMs)} for an earlier run's requests to end`,
     );
   }
   if ((state.waitingMs ?? 0) > 0) {

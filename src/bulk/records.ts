@@ -87,6 +87,11 @@ export interface BulkRecord {
   settled_by?: SettledBy;
   error: string | null;
   http_status: number | null;
+  /**
+   * When the engine wrote the record (UTC ISO 8601 with milliseconds); `sending` records carry it,
+   * so `--resume` knows whether that request may still be in flight. Absent in older files.
+   */
+  at?: string;
 }
 
 /** A value of the service's answer kept in a record as it was sent. */
@@ -137,8 +142,18 @@ export interface RecordSchema {
    * header); undefined when they contradict each other or it is no result record.
    */
   writerOf(value: Record<string, unknown>): string | undefined;
+  /**
+   * Headers written by earlier versions of ugs (e.g. before the `at` column): such a file is
+   * still read and resumed, and appended to in its own columns, so every line keeps one width.
+   */
+  formerColumns?: readonly (readonly RecordColumn[])[];
   /** The other commands whose results files must not be taken for this one's. */
   others: readonly { command: string; columns: readonly RecordColumn[] }[];
+}
+
+/** Every header a command's CSV results file may have: today's first, then earlier ones. */
+export function csvHeaders(schema: RecordSchema): readonly (readonly RecordColumn[])[] {
+  return [schema.columns, ...(schema.formerColumns ?? [])];
 }
 
 // Inside JSON text these can only occur in strings, so escaping them keeps the same JSON while a
@@ -159,7 +174,9 @@ export function ndjsonLine(record: BulkRecord, schema: RecordSchema): string {
     if (value !== undefined) line += `,"${field}":${json(value)}`;
     else if (always) line += `,"${field}":null`;
   }
-  line += `,"error":${json(record.error)},"http_status":${json(record.http_status)}}`;
+  line += `,"error":${json(record.error)},"http_status":${json(record.http_status)}`;
+  if (record.at !== undefined) line += `,"at":${json(record.at)}`;
+  line += '}';
   return `${line.replace(UNSAFE_IN_JSON, escapeUnsafe)}\n`;
 }
 
@@ -175,8 +192,12 @@ function json(value: string | number | boolean | null): string {
  * A record as CSV cells. Control characters are escaped so every record is one physical line,
  * and text that a spreadsheet would run as a formula is guarded (`guardCell`).
  */
-export function csvCells(record: BulkRecord, schema: RecordSchema): string[] {
-  return schema.columns.map((column) => {
+export function csvCells(
+  record: BulkRecord,
+  schema: RecordSchema,
+  columns: readonly RecordColumn[] = schema.columns,
+): string[] {
+  return columns.map((column) => {
     const value = record[column];
     if (value === undefined || value === null) return '';
     return typeof value === 'string' ? guardCell(escapeControls(value)) : String(value);

@@ -15,6 +15,7 @@ import { errorCode } from '../guards.js';
 import { escapeControls } from '../io.js';
 import {
   type BulkRecord,
+  csvHeaders,
   isDone,
   needsSettling,
   type OutputFormat,
@@ -32,6 +33,8 @@ export interface ResumeState {
   tornLines: number;
   /** Rows with a `sending` record (a request that went out in an earlier run). */
   sent: Set<number>;
+  /** Each row's latest `sending` record time (ms since the epoch), when the record has one. */
+  sentAt: Map<number, number>;
 }
 
 export interface ResumePlan {
@@ -41,11 +44,18 @@ export interface ResumePlan {
   settle: Map<number, BulkRecord>;
   /** Rows an earlier run of this results file sent (a `sending` record). */
   sent: ReadonlySet<number>;
+  /** When each row was last sent (ms since the epoch), from the `at` of its `sending` record. */
+  sentAt: ReadonlyMap<number, number>;
 }
 
 /** What `--resume` does with each row an earlier run touched; rows not listed are sent. */
 export function planResume(state: ResumeState): ResumePlan {
-  const plan: ResumePlan = { done: new Set(), settle: new Map(), sent: state.sent };
+  const plan: ResumePlan = {
+    done: new Set(),
+    settle: new Map(),
+    sent: state.sent,
+    sentAt: state.sentAt,
+  };
   for (const [row, record] of state.outcomes) {
     if (isDone(record.status)) plan.done.add(row);
     else if (needsSettling(record.status)) plan.settle.set(row, record);
@@ -60,17 +70,26 @@ export async function readResumeState(
   schema: RecordSchema,
 ): Promise<ResumeState> {
   const kind = schema.command;
-  const state: ResumeState = { outcomes: new Map(), tornLines: 0, sent: new Set() };
+  const state: ResumeState = {
+    outcomes: new Map(),
+    tornLines: 0,
+    sent: new Set(),
+    sentAt: new Map(),
+  };
   const take = (record: BulkRecord) => {
     state.outcomes.set(record.row, record);
-    if (record.status === 'sending') state.sent.add(record.row);
+    if (record.status !== 'sending') return;
+    state.sent.add(record.row);
+    const at = record.at === undefined ? Number.NaN : Date.parse(record.at);
+    if (Number.isFinite(at)) state.sentAt.set(record.row, at);
   };
   const shown = escapeControls(path);
   const notOurs = (line: number, why: string) =>
     new UsageError(`--output ${shown} is not a ugs ${kind} results file: line ${line} ${why}`, {
       hint: 'name the file the earlier run wrote its results to, or a new file',
     });
-  const columns = schema.columns;
+  // A CSV file's header says its columns: today's, or an earlier version's (without `at`).
+  let columns: readonly string[] = schema.columns;
   const csv = format === 'csv' ? await loadCsvParser() : undefined;
   let sawHeader = false;
   const takeCells = (cells: string[] | undefined, line: number) => {
@@ -79,9 +98,13 @@ export async function readResumeState(
         ({ columns }) => cells !== undefined && cells.join(',') === columns.join(','),
       );
       if (other !== undefined) throw writtenByOther(path, kind, other.command);
-      if (cells === undefined || cells.join(',') !== columns.join(',')) {
-        throw notOurs(line, `is not the header ${columns.join(',')}`);
+      const header = csvHeaders(schema).find(
+        (known) => cells !== undefined && cells.join(',') === known.join(','),
+      );
+      if (header === undefined) {
+        throw notOurs(line, `is not the header ${schema.columns.join(',')}`);
       }
+      columns = header;
       sawHeader = true;
       return;
     }
@@ -272,6 +295,12 @@ function recordOf(value: unknown, schema: RecordSchema): BulkRecord | undefined 
     error,
     http_status,
   };
+  // The record's time: an ISO 8601 text, else the record is no record of ugs.
+  const at = v.at ?? null;
+  if (at !== null) {
+    if (typeof at !== 'string' || !Number.isFinite(Date.parse(at))) return undefined;
+    record.at = at;
+  }
   for (const { field, always, resume } of schema.extras) {
     if (!resume || !(always || field in v)) continue;
     const value = v[field] ?? null;

@@ -173,7 +173,7 @@ async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Pro
       : await inputSource(opts.from, { keep: risk !== undefined });
   const input = await openBulkInput(source, opts.format, spec.rows, check);
 
-  let plan: ResumePlan = { done: new Set(), settle: new Map(), sent: new Set() };
+  let plan: ResumePlan = { done: new Set(), settle: new Map(), sent: new Set(), sentAt: new Map() };
   if (state !== undefined && opts.output !== undefined) {
     let beyond = 0;
     for (const row of state.outcomes.keys()) if (row > beyond) beyond = row;
@@ -256,6 +256,8 @@ class BulkRun {
   private readonly clock: Clock;
   private readonly progress: ProgressLine;
   private scheduler: Scheduler<RowOf, BulkRecord> | undefined;
+  /** While `--resume` waits out an earlier run's requests (clock.now() when the wait ends). */
+  private settleWaitUntil: number | undefined;
 
   constructor(
     private readonly opts: BulkOptions,
@@ -390,6 +392,8 @@ class BulkRun {
   ): Promise<void> {
     // --resume: rows whose request may have happened unseen are settled before anything else.
     if (this.plan.settle.size > 0) {
+      await this.waitForEarlierRequests();
+      if (this.stopping) return;
       const settleTask = async (row: RowOf): Promise<Attempt<BulkRecord>> => {
         this.knownRowSecrets(row);
         return done(await this.settle(client, row, risk, risk.unanswered));
@@ -408,6 +412,39 @@ class BulkRun {
         : filterRows(this.notDone(input.batches()), (row) => !this.plan.settle.has(row.row));
     if (this.file === undefined) throw new Error('a bulk run at risk runs with --output only');
     await this.drive(task, toSend);
+  }
+
+  /**
+   * A request of a killed run may still be on its way or being processed: reading the group back
+   * before it ends would see the old token, and a retry would then be refused (404) once it lands.
+   * So rows to settle whose last `sending` record is younger than the request timeout are read
+   * back only once that time has passed since the record was written (its `at`). Rows this run
+   * sent itself need no wait: the run saw its own request end. A record without a time (a file
+   * of an earlier version) cannot say, and is not waited for.
+   */
+  private async waitForEarlierRequests(): Promise<void> {
+    let latest = Number.NEGATIVE_INFINITY;
+    for (const row of this.plan.settle.keys()) {
+      const at = this.plan.sentAt.get(row);
+      if (at !== undefined && at > latest) latest = at;
+    }
+    const waitMs = latest + this.deps.settings.timeoutMs - this.epochMs();
+    if (!(waitMs > 0)) return;
+    this.settleWaitUntil = this.clock.now() + waitMs;
+    printNote(
+      this.deps.output,
+      `--resume: waiting ${formatDuration(waitMs)} before checking the rows an earlier run sent, so no request of that run is still in flight (--timeout)`,
+    );
+    this.progress.changed();
+    try {
+      await this.clock.sleep(waitMs, this.controller.signal);
+    } finally {
+      this.settleWaitUntil = undefined;
+    }
+  }
+
+  private epochMs(): number {
+    return this.clock.epochMs?.() ?? Date.now();
   }
 
   /** A row's record from an answer (or from reading the state back: `settled`). */
@@ -840,6 +877,9 @@ class BulkRun {
       counts: this.counts,
       elapsedMs: this.clock.now() - this.started,
       waitingMs: this.scheduler?.state().waitingMs ?? 0,
+      ...(this.settleWaitUntil !== undefined && {
+        inFlightWaitMs: Math.max(0, this.settleWaitUntil - this.clock.now()),
+      }),
     };
   }
 
@@ -855,6 +895,8 @@ class BulkRun {
       http_status: null,
       ...extra,
     };
+    // A request's record says when it went out: --resume waits until it cannot be in flight.
+    if (status === 'sending') record.at = new Date(this.epochMs()).toISOString();
     // Fields every record of this command has are there from the start (null until known).
     for (const { field, always } of this.opts.spec.records.extras) {
       if (always && record[field] === undefined) Object.assign(record, { [field]: null });

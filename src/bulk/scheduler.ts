@@ -18,13 +18,20 @@ function isAborted(signal: AbortSignal | undefined): boolean {
 }
 
 export interface Clock {
+  /** Monotonic ms, for durations. */
   now(): number;
+  /**
+   * Wall-clock ms since the epoch (Date.now), for the time records carry and for comparing it
+   * with the time an earlier run wrote. Absent: Date.now.
+   */
+  epochMs?(): number;
   /** Resolves after `ms`, or at once when the signal aborts. */
   sleep(ms: number, signal: AbortSignal): Promise<void>;
 }
 
 export const realClock: Clock = {
   now: () => performance.now(),
+  epochMs: () => Date.now(),
   sleep: (ms, signal) =>
     new Promise((resolve) => {
       if (signal.aborted) return resolve();

@@ -16,7 +16,8 @@ export const GET_COLUMNS: readonly RecordColumn[] = [
   'http_status',
 ];
 
-export const ROTATE_COLUMNS: readonly RecordColumn[] = [
+/** The rotate results header written before records carried their time (`at`). */
+export const ROTATE_COLUMNS_BEFORE_AT: readonly RecordColumn[] = [
   'row',
   'user_group_id',
   'name',
@@ -28,6 +29,9 @@ export const ROTATE_COLUMNS: readonly RecordColumn[] = [
   'http_status',
   'settled_by',
 ];
+
+/** `at`: when a `sending` record was written (`--resume` waits out a request still in flight). */
+export const ROTATE_COLUMNS: readonly RecordColumn[] = [...ROTATE_COLUMNS_BEFORE_AT, 'at'];
 
 /**
  * Which command wrote an NDJSON record (a CSV results file says it by its header). Every version

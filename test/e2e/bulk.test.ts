@@ -579,6 +579,68 @@ describe('bulk runs that stop', () => {
       await again.stop();
     }
   }, 90_000);
+
+  it('kill -9 while the service delays answers, then --resume at once: every row rotated exactly once, none failed or unknown', async () => {
+    const sandbox = makeSandbox();
+    const count = 6;
+    const dataFile = join(sandbox.root, 'state.json');
+    const quick = await startEmulator({ dataFile });
+    const input = await createGroups(sandbox, quick, count, 'ks').finally(() => quick.stop());
+    const inputTokens = new Map(
+      readFileSync(input, 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { user_group_id: string; current_token: string })
+        .map((row) => [row.user_group_id, row.current_token]),
+    );
+    const slow = await startEmulator({
+      dataFile,
+      faults: [{ kind: 'slow', rate: 1 }],
+      slowMs: 800,
+    });
+    const out = join(sandbox.root, 'ks-out.ndjson');
+    const args = ['rotate', '--from', input, '--output', out, '--yes', '--concurrency', '3'];
+    try {
+      const { child, result } = startUgs(args, { sandbox, env: envFor(slow) });
+      // Killed while three rotations are on their way (their `sending` records on disk).
+      for (let i = 0; i < 500; i++) {
+        if (existsSync(out) && readFileSync(out, 'utf8').split('"sending"').length > 3) break;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      child.kill('SIGKILL');
+      await result;
+      // Resumed at once; --timeout 2 bounds the wait for the killed run's requests.
+      const resumed = await ugs(sandbox, [...args, '--resume', '--timeout', '2'], {
+        env: envFor(slow),
+        timeoutMs: 30_000,
+      });
+      expect(resumed.code, show(resumed)).toBe(0);
+      const rotations = new Map<string, number>();
+      for (const line of slow.requestLines()) {
+        const id = /\brotated id="([^"]+)"/.exec(line)?.[1];
+        if (id !== undefined) rotations.set(id, (rotations.get(id) ?? 0) + 1);
+      }
+      const last = lastByRow(records(out));
+      expect(last.size).toBe(count);
+      for (const rec of last.values()) {
+        expect(rec.status, `row ${rec.row}: ${rec.error}`).toBe('rotated');
+        expect(rotations.get(rec.user_group_id ?? ''), `row ${rec.row}`).toBe(1);
+        expect(rec.token).not.toBe(inputTokens.get(rec.user_group_id ?? ''));
+      }
+    } finally {
+      await slow.stop();
+    }
+    const again = await startEmulator({ dataFile });
+    try {
+      const tokens = await currentTokens(sandbox, again, count, 'ks');
+      for (const rec of lastByRow(records(out)).values()) {
+        expect(rec.token).toBe(tokens.get(rec.user_group_id ?? ''));
+        expect(rec.token).not.toBe(inputTokens.get(rec.user_group_id ?? ''));
+      }
+    } finally {
+      await again.stop();
+    }
+  }, 60_000);
 });
 
 describe('bulk runs the service or the network stops', () => {

@@ -383,6 +383,26 @@ describe('a results file written by the other command', () => {
     });
   }
 
+  it("get --resume on rotate's CSV results written before the `at` column: exit 2, nothing sent", async () => {
+    const dir = tempDir('other-get-old');
+    const output = join(dir, 'rotated-old.csv');
+    writeFileSync(
+      output,
+      'row,user_group_id,name,status,token,team_id,api_environment_tag,error,http_status,settled_by\n1,g-1,Group 1,sending,,,,,,\n',
+      { mode: 0o600 },
+    );
+    const groupsFile = join(dir, 'groups.ndjson');
+    writeFileSync(groupsFile, groupLines(2));
+    const service = rotator();
+    for (const resume of [true, false]) {
+      const error = await usageError(
+        runBulk(options('get', groupsFile, output, { resume }), makeDeps({ service })),
+      );
+      expect(error.message).toContain('holds the results of ugs rotate --from, not of get');
+    }
+    expect(service.gets).toEqual([]);
+  });
+
   it('the same command resumes its own results as before (older files need no marker)', async () => {
     const dir = tempDir('own');
     const { from, groups } = rotateInput(dir, 2);

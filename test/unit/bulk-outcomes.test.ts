@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type AppendFs, nodeAppendFs } from '../../src/bulk/journal.js';
 import { type BulkOptions, runBulk } from '../../src/bulk/run.js';
+import { realClock } from '../../src/bulk/scheduler.js';
 import { ApiError, NetworkError, OutcomeUnknownError, type OutputError } from '../../src/errors.js';
 import type { ServiceResult } from '../../src/service.js';
 import { bulkSpecs } from '../kit/bulk.js';
@@ -385,7 +386,9 @@ describe('a full disk under --output', () => {
 
     disk.free();
     const again = makeDeps({ service: store.service });
-    await runBulk({ ...opts, resume: true }, again, { ...noTimer, fs: disk.fs });
+    // Resumed a minute later by the wall clock: no request of the first run can be in flight.
+    const later = { ...realClock, epochMs: () => Date.now() + 60_000 };
+    await runBulk({ ...opts, resume: true }, again, { ...noTimer, fs: disk.fs, clock: later });
     const last = new Map<number, Rec>();
     for (const line of readFileSync(output, 'utf8').split('\n')) {
       try {

@@ -52,6 +52,14 @@ describe('formatProgress', () => {
     expect(line).toContain('20 failed  2 unknown  throttled, waiting 12.0s');
   });
 
+  it('says when --resume waits for the requests of an earlier run to end', () => {
+    const line = formatProgress({ ...state, inFlightWaitMs: 9_000 }, 200);
+    expect(line).toContain("waiting 9.0s for an earlier run's requests to end");
+    expect(formatProgressLog({ ...state, inFlightWaitMs: 9_000 })).toContain(
+      "waiting 9.0s for an earlier run's requests to end",
+    );
+  });
+
   it('has no rate or eta before any time passed, and a full bar at the end', () => {
     expect(formatProgress({ done: 0, total: 5, counts: {}, elapsedMs: 0 }, 30)).toBe(
       `[${'.'.repeat(20)}] 0/5  0%`,

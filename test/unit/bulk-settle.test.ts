@@ -278,3 +278,121 @@ describe('a rotation the service answers 404 (it does not know the token)', () =
     });
   });
 });
+
+describe('--resume and a request of an earlier run that may still be in flight', () => {
+  const T = Date.parse('2026-11-26T12:00:00.123Z');
+  const base = { row: 1, user_group_id: 'acme', name: 'acme', token: null, team_id: null };
+
+  /** Monotonic and wall time move together, and only when the run sleeps. */
+  function clockAt(epoch: number) {
+    const clock = {
+      t: 0,
+      now: () => clock.t,
+      epochMs: () => epoch + clock.t,
+      sleep: async (ms: number) => {
+        clock.t += ms;
+      },
+    };
+    return clock;
+  }
+
+  /**
+   * The killed run's rotation lands 5 s after it was sent: a read-back before then sees the old
+   * token, and a retry then would rotate the group a second time.
+   */
+  function landingService(clock: { epochMs: () => number }) {
+    const lands = T + 5_000;
+    const service = new FakeService({
+      rotate: () => groupResult({ provided_id: 'acme', name: 'acme', token: 'second-acme' }),
+      get: () => unchanged('acme', clock.epochMs() < lands ? 't-acme' : 'new-acme'),
+    });
+    return service;
+  }
+
+  it('reads the row back only once the request timeout has passed since its `sending` record, and says so', async () => {
+    const opts = rotateRun([{ current_token: 't-acme', user_group_id: 'acme', name: 'acme' }]);
+    writeFileSync(
+      opts.output ?? '',
+      `${JSON.stringify({ ...base, status: 'sending', error: null, http_status: null, at: new Date(T).toISOString() })}\n`,
+    );
+    // Resumed 1 s after the kill, with --timeout 10.
+    const clock = clockAt(T + 1_000);
+    const service = landingService(clock);
+    const deps = makeDeps({ service, settings: { timeoutMs: 10_000 } });
+    await runBulk({ ...opts, resume: true }, deps, { ...noTimer, clock });
+    // The read-back came 10 s after the request was sent, not at once: the row rotated once.
+    expect(clock.epochMs()).toBeGreaterThanOrEqual(T + 10_000);
+    expect(service.rotations).toEqual([]);
+    expect(records(opts.output ?? '').at(-1)).toMatchObject({
+      status: 'rotated',
+      token: 'new-acme',
+      settled_by: 'get',
+    });
+    expect(deps.io.stderr.text).toMatch(
+      /--resume: waiting 9\.0s before checking the rows an earlier run sent/,
+    );
+  });
+
+  it('does not wait when the request timeout has passed already, or for a record without a time', async () => {
+    for (const at of [new Date(T - 60_000).toISOString(), undefined]) {
+      const opts = rotateRun([{ current_token: 't-acme', user_group_id: 'acme', name: 'acme' }]);
+      writeFileSync(
+        opts.output ?? '',
+        `${JSON.stringify({ ...base, status: 'sending', error: null, http_status: null, ...(at !== undefined && { at }) })}\n`,
+      );
+      const clock = clockAt(T + 10_000);
+      const deps = makeDeps({ service: landingService(clock), settings: { timeoutMs: 30_000 } });
+      await runBulk({ ...opts, resume: true }, deps, { ...noTimer, clock });
+      expect(clock.t).toBe(0);
+      expect(deps.io.stderr.text).not.toMatch(/waiting/);
+    }
+  });
+
+  it('writes the time of each `sending` record (UTC, milliseconds)', async () => {
+    const opts = rotateRun([{ current_token: 't-acme', user_group_id: 'acme', name: 'acme' }]);
+    const clock = clockAt(T);
+    const service = new FakeService({
+      rotate: () => groupResult({ provided_id: 'acme', name: 'acme', token: 'new-acme' }),
+    });
+    await runBulk(opts, makeDeps({ service }), { ...noTimer, clock });
+    const [sending, rotated] = records(opts.output ?? '') as (Rec & { at?: string })[];
+    expect(sending).toMatchObject({ status: 'sending', at: '2026-11-26T12:00:00.123Z' });
+    expect(rotated?.status).toBe('rotated');
+  });
+});
+
+describe('a CSV results file written before records carried their time', () => {
+  const OLD_HEADER =
+    'row,user_group_id,name,status,token,team_id,api_environment_tag,error,http_status,settled_by';
+
+  it('is resumed and appended to in its own columns; a new file has the `at` column', async () => {
+    const opts = rotateRun([
+      { current_token: 't-acme', user_group_id: 'acme', name: 'acme' },
+      { current_token: 't-beta', user_group_id: 'beta', name: 'beta' },
+    ]);
+    const output = (opts.output ?? '').replace(/\.ndjson$/, '.csv');
+    writeFileSync(output, `${OLD_HEADER}\n1,acme,acme,sending,,,,,,\n`);
+    const service = new FakeService({
+      rotate: (token) => {
+        const id = token.slice(2);
+        return groupResult({ provided_id: id, name: id, token: `new-${token}` });
+      },
+      get: () => unchanged('acme', 'new-acme'),
+    });
+    await runBulk({ ...opts, output, resume: true }, makeDeps({ service }), noTimer);
+    const lines = readFileSync(output, 'utf8').trim().split('\n');
+    expect(lines[0]).toBe(OLD_HEADER);
+    // Every line keeps the header's ten cells (no `at` cell added to an old file).
+    for (const line of lines) expect(line.split(',')).toHaveLength(10);
+    expect(lines.at(-1)).toMatch(/^2,beta,beta,rotated,new-t-beta,/);
+    expect(lines.some((line) => /^1,acme,acme,rotated,new-acme,.*,get$/.test(line))).toBe(true);
+    expect(service.rotations).toEqual(['t-beta']);
+    // The first run's answer was lost: no rotation was sent again when the group was read back.
+
+    const fresh = output.replace(/\.csv$/, '-new.csv');
+    await runBulk({ ...opts, output: fresh }, makeDeps({ service }), noTimer);
+    const [header, sending] = readFileSync(fresh, 'utf8').split('\n');
+    expect(header).toBe(`${OLD_HEADER},at`);
+    expect(sending).toMatch(/^1,acme,acme,sending,.*,\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  });
+});

@@ -7,7 +7,12 @@ import { type JsonObject, quote, quoteVisible, type StringMap } from '../../pars
 import type { RowFields } from '../bulk.js';
 import type { ServiceResult } from '../user-group.js';
 import { otherGroupOf } from '../user-group.js';
-import { GET_COLUMNS, ROTATE_COLUMNS, userGroupRecordWriter } from '../user-group-records.js';
+import {
+  GET_COLUMNS,
+  ROTATE_COLUMNS,
+  ROTATE_COLUMNS_BEFORE_AT,
+  userGroupRecordWriter,
+} from '../user-group-records.js';
 import type { GetUserRequest } from './operation.js';
 
 export interface GetRow {
@@ -38,7 +43,10 @@ export const spec: BulkSpec<GetRow> = {
     columns: GET_COLUMNS,
     extras: [{ field: 'new_user_group', always: true, resume: true }],
     writerOf: userGroupRecordWriter,
-    others: [{ command: 'rotate', columns: ROTATE_COLUMNS }],
+    others: [
+      { command: 'rotate', columns: ROTATE_COLUMNS },
+      { command: 'rotate', columns: ROTATE_COLUMNS_BEFORE_AT },
+    ],
   },
   secrets: () => [],
   send(client, row) {

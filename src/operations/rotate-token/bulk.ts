@@ -11,7 +11,12 @@ import { ApiError } from '../../errors.js';
 import { groupTextProblem, quote } from '../../parse.js';
 import type { RowFields } from '../bulk.js';
 import { isUnrotated, otherGroupOf, type ServiceResult } from '../user-group.js';
-import { GET_COLUMNS, ROTATE_COLUMNS, userGroupRecordWriter } from '../user-group-records.js';
+import {
+  GET_COLUMNS,
+  ROTATE_COLUMNS,
+  ROTATE_COLUMNS_BEFORE_AT,
+  userGroupRecordWriter,
+} from '../user-group-records.js';
 import { READ_CURRENT_TOKEN_HINT, rotateToken } from './operation.js';
 
 export interface RotateRow {
@@ -40,6 +45,8 @@ export const spec: BulkSpec<RotateRow> = {
   records: {
     command: 'rotate',
     columns: ROTATE_COLUMNS,
+    // Files written before records carried their time are resumed as they are.
+    formerColumns: [ROTATE_COLUMNS_BEFORE_AT],
     extras: [
       { field: 'api_environment_tag', always: false, resume: true },
       { field: 'settled_by', always: false, resume: false },
