@@ -200,9 +200,9 @@ export class ResultFile {
       if (options.from !== '-') await refuseSameFile(options.from, stats, options.path);
       if (stats.size > 0) {
         const stringify = options.format === 'csv' ? await loadCsvStringify() : undefined;
-        const columns = stringify
-          ? await checkCsvHeader(fs, fd, options, stringify)
-          : (await checkNdjsonWriter(fs, fd, stats.size, options), undefined);
+        let columns: Awaited<ReturnType<typeof checkCsvHeader>> | undefined;
+        if (stringify) columns = await checkCsvHeader(fs, fd, options, stringify);
+        else await checkNdjsonWriter(fs, fd, stats.size, options);
         if (!options.resume && (await holdsRecords(fs, fd, stats.size, columns, stringify))) {
           throw anotherJob(options);
         }
