@@ -154,6 +154,7 @@ async function currentTokens(
   return tokens;
 }
 
+// In sequence: these tests count the requests of one shared emulator.
 describe('bulk get: input and validation', () => {
   let emulator: Emulator;
   beforeAll(async () => {
@@ -261,7 +262,10 @@ describe('bulk get: input and validation', () => {
   });
 });
 
-describe('bulk rotate: exactly once', () => {
+// The suites below run side by side (describe.concurrent): most of their time is waiting (the
+// 'slow' fault's 2 s, Retry-After: 1, back-off), and each test has its own sandbox and group
+// names and, where it scripts faults or counts requests, its own emulator.
+describe.concurrent('bulk rotate: exactly once', () => {
   it('settles every rotation whose answer was lost (commit-reset): each group ends rotated once, with the service token', async () => {
     const emulator = await startEmulator({
       faults: [{ kind: 'commit-reset', rate: 0.3 }],
@@ -368,7 +372,7 @@ async function interruptInFlight(child: ChildProcess, count: number): Promise<vo
   child.kill('SIGINT');
 }
 
-describe('bulk runs that stop', () => {
+describe.concurrent('bulk runs that stop', () => {
   let emulator: Emulator;
   beforeAll(async () => {
     emulator = await startEmulator();
@@ -414,50 +418,6 @@ describe('bulk runs that stop', () => {
     const statuses = [...last.values()].map((rec) => rec.status);
     expect(statuses.every((s) => s === 'created' || s === 'found')).toBe(true);
     expect(statuses.filter((s) => s === 'found').length).toBeLessThanOrEqual(16);
-  }, 180_000);
-
-  it('rotate: kill -9 mid-run, then --resume settles the rows sent without an answer; every group rotated once', async () => {
-    const sandbox = makeSandbox();
-    const count = 3000;
-    const input = await createGroups(sandbox, emulator, count, 'kr');
-    const out = join(sandbox.root, 'kr-out.ndjson');
-    const { child, result: exited } = startUgs(
-      ['rotate', '--from', input, '--output', out, '--yes', '--concurrency', '4'],
-      {
-        sandbox,
-        env: envFor(emulator),
-      },
-    );
-    for (let i = 0; i < 500; i++) {
-      if (existsSync(out) && readFileSync(out, 'utf8').split('"rotated"').length > 300) break;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    child.kill('SIGKILL');
-    await exited;
-    const first = records(out);
-    const rotatedBefore = new Set(
-      first.filter((rec) => rec.status === 'rotated').map((rec) => rec.row),
-    );
-    expect(rotatedBefore.size).toBeGreaterThan(100);
-    expect(rotatedBefore.size).toBeLessThan(count);
-
-    const result = await ugs(
-      sandbox,
-      ['rotate', '--from', input, '--output', out, '--yes', '--resume', '--concurrency', '8'],
-      { env: envFor(emulator), timeoutMs: 120_000 },
-    );
-    expect(result.code, show(result)).toBe(0);
-    const all = records(out);
-    for (const rec of all.slice(first.length)) {
-      expect(rotatedBefore.has(rec.row), `row ${rec.row} was done before the kill`).toBe(false);
-    }
-    const last = lastByRow(all);
-    expect(last.size).toBe(count);
-    const tokens = await currentTokens(sandbox, emulator, count, 'kr');
-    for (const rec of last.values()) {
-      expect(rec.status).toBe('rotated');
-      expect(rec.token).toBe(tokens.get(rec.user_group_id ?? ''));
-    }
   }, 180_000);
 
   it('a 429 storm: the run waits and slows down, and every row still succeeds', async () => {
@@ -580,7 +540,7 @@ describe('bulk runs that stop', () => {
     }
   }, 90_000);
 
-  it('kill -9 while the service delays answers, then --resume at once: every row rotated exactly once, none failed or unknown', async () => {
+  it.sequential('kill -9 while the service delays answers, then --resume at once: every row rotated exactly once, none failed or unknown', async () => {
     const sandbox = makeSandbox();
     const count = 6;
     const dataFile = join(sandbox.root, 'state.json');
@@ -641,9 +601,69 @@ describe('bulk runs that stop', () => {
       await again.stop();
     }
   }, 60_000);
+
+  // Last and on its own (the tests above have ended): the kill must land while the run is
+  // mid-way, with no other test's in-process work on the emulator's event loop.
+  it.sequential('rotate: kill -9 mid-run, then --resume settles the rows sent without an answer; every group rotated once', async () => {
+    const sandbox = makeSandbox();
+    const count = 3000;
+    const input = await createGroups(sandbox, emulator, count, 'kr');
+    const out = join(sandbox.root, 'kr-out.ndjson');
+    const { child, result: exited } = startUgs(
+      ['rotate', '--from', input, '--output', out, '--yes', '--concurrency', '4'],
+      {
+        sandbox,
+        env: envFor(emulator),
+      },
+    );
+    for (let i = 0; i < 500; i++) {
+      if (existsSync(out) && readFileSync(out, 'utf8').split('"rotated"').length > 300) break;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    child.kill('SIGKILL');
+    await exited;
+    const first = records(out);
+    const rotatedBefore = new Set(
+      first.filter((rec) => rec.status === 'rotated').map((rec) => rec.row),
+    );
+    expect(rotatedBefore.size).toBeGreaterThan(100);
+    expect(rotatedBefore.size).toBeLessThan(count);
+
+    const result = await ugs(
+      sandbox,
+      // --timeout 2: --resume waits that long after the killed run's last `sending` record before
+      // reading rows back (its requests may still land); the in-process emulator answers in ms.
+      [
+        'rotate',
+        '--from',
+        input,
+        '--output',
+        out,
+        '--yes',
+        '--resume',
+        '--concurrency',
+        '8',
+        '--timeout',
+        '2',
+      ],
+      { env: envFor(emulator), timeoutMs: 120_000 },
+    );
+    expect(result.code, show(result)).toBe(0);
+    const all = records(out);
+    for (const rec of all.slice(first.length)) {
+      expect(rotatedBefore.has(rec.row), `row ${rec.row} was done before the kill`).toBe(false);
+    }
+    const last = lastByRow(all);
+    expect(last.size).toBe(count);
+    const tokens = await currentTokens(sandbox, emulator, count, 'kr');
+    for (const rec of last.values()) {
+      expect(rec.status).toBe('rotated');
+      expect(rec.token).toBe(tokens.get(rec.user_group_id ?? ''));
+    }
+  }, 180_000);
 });
 
-describe('bulk runs the service or the network stops', () => {
+describe.concurrent('bulk runs the service or the network stops', () => {
   function stdoutRecords(stdout: string): Rec[] {
     return stdout
       .trim()

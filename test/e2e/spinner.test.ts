@@ -4,13 +4,12 @@
  * `--json`), nor when the answer is quick. The binary runs on a real pty; the kit's
  * scripted server decides how long the answer takes.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, type TestContext } from 'vitest';
 import {
   acmeBody,
   delay,
   describeRun,
   json,
-  killAllPtys,
   makeSandbox,
   type PtySession,
   runUgs,
@@ -25,31 +24,49 @@ const GET = ['get', '--id', 'acme', '--name', 'Acme Corp'];
 // yocto-spinner erases its line with "cursor to column 1" then "erase to end of line".
 const ERASE = '\u001b[1G\u001b[0K';
 
-let server: TestServer | undefined;
+// The tests run side by side (describe.concurrent): each waits on its server's scripted delay,
+// and each has its own server and pty, closed through its own test context (a global
+// afterEach or killAllPtys would reach the other tests' sessions).
+type Ctx = Pick<TestContext, 'onTestFinished'>;
 
-afterEach(async () => {
-  killAllPtys();
-  await server?.close();
-  server = undefined;
-});
+async function serve(
+  context: Ctx,
+  ...replies: Parameters<typeof startServer>
+): Promise<TestServer> {
+  const server = await startServer(...replies);
+  context.onTestFinished(() => server.close());
+  return server;
+}
 
-async function atTerminal(
+function ptyFor(
+  context: Ctx,
+  server: TestServer,
   args: readonly string[],
   env: Record<string, string> = {},
-): Promise<PtySession> {
-  if (server === undefined) throw new Error('start the server first');
+): PtySession {
   const session = startPty(makeSandbox(), args, {
     env: { UGS_API_TOKEN: API_TOKEN, UGS_BASE_URL: server.url, ...env },
   });
+  context.onTestFinished(() => session.kill());
+  return session;
+}
+
+async function atTerminal(
+  context: Ctx,
+  server: TestServer,
+  args: readonly string[],
+  env: Record<string, string> = {},
+): Promise<PtySession> {
+  const session = ptyFor(context, server, args, env);
   const { code } = await session.finish();
   expect(code, session.text()).toBe(0);
   return session;
 }
 
-describe('spinner at a terminal', () => {
-  it('a slow answer shows what is happening, erased before the table', async () => {
-    server = await startServer(delay(1_500, json(200, acmeBody())));
-    const session = await atTerminal(GET);
+describe.concurrent('spinner at a terminal', () => {
+  it('a slow answer shows what is happening, erased before the table', async (context) => {
+    const server = await serve(context, delay(1_500, json(200, acmeBody())));
+    const session = await atTerminal(context, server, GET);
     const raw = session.raw;
     const shown = raw.lastIndexOf('Creating or finding acme...');
     const table = raw.indexOf('Found user group acme');
@@ -64,13 +81,14 @@ describe('spinner at a terminal', () => {
     expect(raw.split('Creating or finding acme...').length - 1).toBeGreaterThan(2);
   });
 
-  it('a retry says why it waits: "Rate limited, retrying in 1 s..."', async () => {
+  it('a retry says why it waits: "Rate limited, retrying in 1 s..."', async (context) => {
     // The shortest wait the header can ask for: the message, not the length, is the point.
-    server = await startServer(
+    const server = await serve(
+      context,
       json(429, { success: 0, detail: 'Request was throttled.' }, { 'retry-after': '1' }),
       json(200, acmeBody()),
     );
-    const session = await atTerminal(GET);
+    const session = await atTerminal(context, server, GET);
     const raw = session.raw;
     const waiting = raw.indexOf('Rate limited, retrying in 1 s...');
     expect(waiting, JSON.stringify(raw)).toBeGreaterThanOrEqual(0);
@@ -78,14 +96,20 @@ describe('spinner at a terminal', () => {
     expect(server.requests).toHaveLength(2);
   });
 
-  it('a rotation that is slow says which token it is rotating', async () => {
-    server = await startServer(
+  it('a rotation that is slow says which token it is rotating', async (context) => {
+    const server = await serve(
+      context,
       delay(
         1_000,
         json(200, { success: 1, user_group: { token: 'n'.repeat(64), provided_id: 'acme' } }),
       ),
     );
-    const session = await atTerminal(['rotate', '--current-token', 'old-token-wxyz', '--yes']);
+    const session = await atTerminal(context, server, [
+      'rotate',
+      '--current-token',
+      'old-token-wxyz',
+      '--yes',
+    ]);
     const raw = session.raw;
     const shown = raw.lastIndexOf('Rotating the token ending in …wxyz...');
     expect(shown, JSON.stringify(raw)).toBeGreaterThanOrEqual(0);
@@ -93,20 +117,18 @@ describe('spinner at a terminal', () => {
     expect(raw).not.toContain('old-token-wxyz');
   });
 
-  it('--no-color: the spinner draws no colour', async () => {
-    server = await startServer(delay(1_000, json(200, acmeBody())));
-    const session = await atTerminal([...GET, '--no-color']);
+  it('--no-color: the spinner draws no colour', async (context) => {
+    const server = await serve(context, delay(1_000, json(200, acmeBody())));
+    const session = await atTerminal(context, server, [...GET, '--no-color']);
     expect(session.raw).toContain('Creating or finding acme...');
     for (const colour of [30, 31, 32, 33, 34, 35, 36, 37, 90]) {
       expect(session.raw).not.toContain(`\u001b[${colour}m`);
     }
   });
 
-  it('Ctrl+C while it spins: erased and the cursor shown again before the error line', async () => {
-    server = await startServer(stall());
-    const session = startPty(makeSandbox(), GET, {
-      env: { UGS_API_TOKEN: API_TOKEN, UGS_BASE_URL: server.url },
-    });
+  it('Ctrl+C while it spins: erased and the cursor shown again before the error line', async (context) => {
+    const server = await serve(context, stall());
+    const session = ptyFor(context, server, GET);
     await session.waitFor('Creating or finding acme...');
     await session.type('\u0003');
     const { code } = await session.finish();
@@ -120,30 +142,32 @@ describe('spinner at a terminal', () => {
     expect(raw.slice(error)).not.toContain('Creating or finding');
   });
 
-  it('a quick answer shows no spinner at all', async () => {
-    server = await startServer(json(200, acmeBody()));
-    const session = await atTerminal(GET);
+  // On its own (it.sequential): a quick answer must come within the 300 ms before the spinner
+  // shows, which other ptys starting at the same moment could delay on two cores.
+  it.sequential('a quick answer shows no spinner at all', async (context) => {
+    const server = await serve(context, json(200, acmeBody()));
+    const session = await atTerminal(context, server, GET);
     expect(session.text()).toContain('Found user group acme');
     expect(session.raw).not.toContain('Creating or finding');
     expect(session.raw).not.toContain('\u001b[?25l');
   });
 
-  it.each<[string, readonly string[], Record<string, string>]>([
+  it.for<[string, readonly string[], Record<string, string>]>([
     ['CI is set', GET, { CI: 'true' }],
     ['--json', [...GET, '--json'], {}],
     ['--debug', [...GET, '--debug'], {}],
     ['TERM=dumb', GET, { TERM: 'dumb' }],
-  ])('none when %s, however slow', async (_label, args, env) => {
-    server = await startServer(delay(800, json(200, acmeBody())));
-    const session = await atTerminal(args, env);
+  ])('none when %s, however slow', async ([, args, env], context) => {
+    const server = await serve(context, delay(800, json(200, acmeBody())));
+    const session = await atTerminal(context, server, args, env);
     expect(session.raw).not.toContain('Creating or finding');
     expect(session.raw).not.toContain('\u001b[?25l');
   });
 });
 
-describe('spinner in a pipe', () => {
-  it('none on stderr, however slow', async () => {
-    server = await startServer(delay(800, json(200, acmeBody())));
+describe.concurrent('spinner in a pipe', () => {
+  it('none on stderr, however slow', async (context) => {
+    const server = await serve(context, delay(800, json(200, acmeBody())));
     const result = await runUgs(GET, {
       env: { UGS_API_TOKEN: API_TOKEN, UGS_BASE_URL: server.url },
     });

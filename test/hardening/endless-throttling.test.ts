@@ -6,7 +6,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   describeRun,
   json,
@@ -16,12 +16,6 @@ import {
   type TestServer,
 } from '../kit/index.js';
 
-let server: TestServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
-
 const env = (target: TestServer) => ({
   UGS_BASE_URL: target.url,
   UGS_API_TOKEN: 'api-token-0123456789',
@@ -30,21 +24,25 @@ const env = (target: TestServer) => ({
 /** What the service asks for each time: ugs's own cap (MAX_RETRY_AFTER_MS). */
 const RETRY_AFTER_S = 30;
 
-describe('endless throttling', () => {
-  it.each([
+// Side by side (describe.concurrent): each test waits out its own two seconds of trying,
+// against its own server, closed through its own test context.
+describe.concurrent('endless throttling', () => {
+  it.for([
     ['get', 429],
     ['get', 503],
     ['rotate', 429],
   ] as const)(
     '%s --from against %i + Retry-After: 30 forever ends with exit 4 after --give-up-after',
-    async (kind, status) => {
-      server = await startServer(
+    { timeout: RETRY_AFTER_S * 1000 + 5_000 },
+    async ([kind, status], { onTestFinished }) => {
+      const server = await startServer(
         json(
           status,
           { success: 0, detail: 'Request was throttled.' },
           { 'Retry-After': String(RETRY_AFTER_S) },
         ),
       );
+      onTestFinished(() => server.close());
       const sandbox = makeSandbox();
       const rows = join(sandbox.root, 'rows.ndjson');
       writeFileSync(
@@ -81,6 +79,5 @@ describe('endless throttling', () => {
         .filter((s) => s !== 'sending');
       expect(statuses.filter((s) => s === 'skipped').length, context).toBeGreaterThan(150);
     },
-    RETRY_AFTER_S * 1000 + 5_000,
   );
 });

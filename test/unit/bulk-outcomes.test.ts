@@ -289,23 +289,33 @@ describe('--give-up-after: a run always ends', () => {
  * The real file system with a byte budget, as a disk with that much room: a write past it is
  * short, the next one fails with ENOSPC. `free()` makes room again.
  */
-function fillingFs(budget: number) {
+/**
+ * A disk that fills up once `budget` bytes are written, at the first write after that which
+ * holds `carrying` (any write when not given). A rotate run fsyncs each row's `sending` record
+ * just before its request, so which write meets the full disk first depends on timing; a test of
+ * a lost rotation result says which. From then on every write fails.
+ */
+function fillingFs(budget: number, carrying = '') {
   const disk = {
     left: budget,
+    full: false,
     fs: {
       ...nodeAppendFs,
       write: async (fd: number, buffer: Uint8Array, offset: number, length: number) => {
-        if (disk.left <= 0) {
+        const text = Buffer.from(buffer.subarray(offset, offset + length)).toString('utf8');
+        if (disk.left <= 0 && text.includes(carrying)) disk.full = true;
+        if (disk.full) {
           throw Object.assign(new Error('ENOSPC: no space left on device, write'), {
             code: 'ENOSPC',
           });
         }
-        const n = await nodeAppendFs.write(fd, buffer, offset, Math.min(length, disk.left));
+        const n = await nodeAppendFs.write(fd, buffer, offset, length);
         disk.left -= n;
         return n;
       },
     } satisfies AppendFs,
     free() {
+      disk.full = false;
       disk.left = Number.POSITIVE_INFINITY;
     },
   };
@@ -350,7 +360,7 @@ describe('a full disk under --output', () => {
     const output = join(tempDir('bulk-outcomes'), 'full.ndjson');
     // Room for the first journal batch (256 `sending` records) and a few results.
     const oneSending = `${JSON.stringify({ row: 100, user_group_id: 'g-100', name: 'g-100', status: 'sending', token: null, team_id: null, error: null, http_status: null })}\n`;
-    const disk = fillingFs(256 * oneSending.length + 3_000);
+    const disk = fillingFs(256 * oneSending.length + 3_000, '"status":"rotated"');
     const deps = makeDeps({ service: store.service });
     const opts = { ...options('rotate', from, output), concurrency: 4 };
     const error = await rejection(runBulk(opts, deps, { ...noTimer, fs: disk.fs }));
