@@ -2,8 +2,8 @@
  * Every command of `ugs`, in the order `ugs --help` lists them: main builds its program from this
  * list alone. An operation's command is registered with its operation (`src/operations/index.ts`,
  * one line per operation folder); a command that is not an operation is one line here. main.ts
- * never changes. Each builder takes
- * the one factory (`DepsFactory`) and, for tests, a replacement of its `run`.
+ * never changes. Each builder takes the one factory (`DepsFactory`) and, for tests, a
+ * replacement of its `run`.
  */
 import type { Command } from 'commander';
 import { operationCommands } from '../operations/index.js';
