@@ -340,7 +340,8 @@ describe.concurrent('bulk rotate: exactly once', () => {
       const before = records(out).length;
       const again = await ugs(
         sandbox,
-        ['rotate', '--from', input, '--output', out, '--yes', '--resume'],
+        // --timeout 2: --resume waits that long after the rows' `sending` records first.
+        ['rotate', '--from', input, '--output', out, '--yes', '--resume', '--timeout', '2'],
         { env: envFor(healthy), timeoutMs: 30_000 },
       );
       expect(again.code, show(again)).toBe(5);

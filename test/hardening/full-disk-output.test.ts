@@ -109,7 +109,13 @@ describe('a full disk under --output (tmpfs; root only)', () => {
     expect(sentFirst, context1).toBeLessThan(count);
 
     rmSync(filler);
-    const resumed = await runUgs([...args, '--resume'], { sandbox, env, timeoutMs: 120_000 });
+    // --timeout 2: the first run has ended, but its lost records leave the rows `sending`, so
+    // --resume first waits that long after them for requests that might still be on their way.
+    const resumed = await runUgs([...args, '--resume', '--timeout', '2'], {
+      sandbox,
+      env,
+      timeoutMs: 120_000,
+    });
     expect(resumed.code, describeRun(resumed)).toBe(0);
     const last = new Map<number, Rec>();
     for (const rec of records(out)) if (rec.status !== 'sending') last.set(rec.row, rec);
