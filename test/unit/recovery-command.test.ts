@@ -7,7 +7,31 @@ import {
   runRotate,
 } from '../../src/operations/rotate-token/command.js';
 import { shellWord } from '../../src/parse.js';
+import type { ServiceResult } from '../../src/service.js';
 import { FakeService, groupResult, makeDeps, makeIO } from '../kit/fakes.js';
+
+/** `runRotate --field token` that rotates (answering `answer`), then finds stdout failing (EIO). */
+async function rotateWithFailingStdout(answer: ServiceResult): Promise<Error> {
+  const io = makeIO();
+  io.stdout.write = ((_chunk: unknown, callback?: (error?: Error) => void) => {
+    const error = Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' });
+    if (typeof callback === 'function') process.nextTick(() => callback(error));
+    return false;
+  }) as typeof io.stdout.write;
+  const service = new FakeService({ rotate: () => answer });
+  return runRotate(
+    {
+      currentToken: 'old-token-1234',
+      currentTokenFromStdin: false,
+      yes: true,
+      format: { kind: 'field', name: 'token' },
+    },
+    makeDeps({ io, service }),
+  ).then(
+    () => new Error('no error'),
+    (e: unknown) => e as Error,
+  );
+}
 
 describe('shellWord', () => {
   it.each([
@@ -52,25 +76,7 @@ describe('recoveryCommand', () => {
 
 describe('rotate whose output fails', () => {
   it('is OutcomeUnknown (exit 5) with the recovery command', async () => {
-    const io = makeIO();
-    io.stdout.write = ((_chunk: unknown, callback?: (error?: Error) => void) => {
-      const error = Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' });
-      if (typeof callback === 'function') process.nextTick(() => callback(error));
-      return false;
-    }) as typeof io.stdout.write;
-    const service = new FakeService({ rotate: () => groupResult({ name: 'Acme Corp' }) });
-    const error = await runRotate(
-      {
-        currentToken: 'old-token-1234',
-        currentTokenFromStdin: false,
-        yes: true,
-        format: { kind: 'field', name: 'token' },
-      },
-      makeDeps({ io, service }),
-    ).then(
-      () => new Error('no error'),
-      (e: unknown) => e as Error,
-    );
+    const error = await rotateWithFailingStdout(groupResult({ name: 'Acme Corp' }));
     expect(error).toBeInstanceOf(OutcomeUnknownError);
     expect(error.message).toMatch(/^could not write the output: EIO.*; the token WAS rotated/);
     expect((error as OutcomeUnknownError).hint).toContain(
@@ -119,25 +125,7 @@ describe('recovery of a group whose id cannot be pasted', () => {
   });
 
   it('rotate whose output fails, for such an id, is exit 5 with the JSON way', async () => {
-    const io = makeIO();
-    io.stdout.write = ((_chunk: unknown, callback?: (error?: Error) => void) => {
-      const error = Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' });
-      if (typeof callback === 'function') process.nextTick(() => callback(error));
-      return false;
-    }) as typeof io.stdout.write;
-    const service = new FakeService({ rotate: () => groupResult({ provided_id: 'acme\u0085' }) });
-    const error = await runRotate(
-      {
-        currentToken: 'old-token-1234',
-        currentTokenFromStdin: false,
-        yes: true,
-        format: { kind: 'field', name: 'token' },
-      },
-      makeDeps({ io, service }),
-    ).then(
-      () => new Error('no error'),
-      (e: unknown) => e as Error,
-    );
+    const error = await rotateWithFailingStdout(groupResult({ provided_id: 'acme\u0085' }));
     expect(error).toBeInstanceOf(OutcomeUnknownError);
     const hint = (error as OutcomeUnknownError).hint ?? '';
     expect(hint).toContain('"acme\\u0085"');
