@@ -7,6 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { UNAVAILABLE_STREAK } from '../../src/bulk/run.js';
+import { bulkRowsFile, lastByRow } from '../kit/bulk.js';
 import {
   json,
   makeSandbox,
@@ -39,12 +40,6 @@ function lines(path: string): { row: number; status: string; error: string | nul
     .map((line) => JSON.parse(line) as { row: number; status: string; error: string | null });
 }
 
-function lastByRow<R extends { row: number }>(recs: readonly R[]): Map<number, R> {
-  const last = new Map<number, R>();
-  for (const rec of recs) last.set(rec.row, rec);
-  return last;
-}
-
 describe('a service that is down stops the run early', () => {
   it.each([
     ['get', 502, 'HTML'],
@@ -61,17 +56,7 @@ describe('a service that is down stops the run early', () => {
           : json(status, { detail: 'Service temporarily unavailable.' }),
       );
       const sandbox = makeSandbox();
-      const rows = join(sandbox.root, 'rows.ndjson');
-      writeFileSync(
-        rows,
-        Array.from({ length: 200 }, (_, i) =>
-          JSON.stringify(
-            kind === 'get'
-              ? { user_group_id: `g-${i}`, name: `G ${i}` }
-              : { current_token: `tok-${i}-0123456789` },
-          ),
-        ).join('\n'),
-      );
+      const rows = bulkRowsFile(sandbox.root, kind, 200);
       const out = join(sandbox.root, 'out.ndjson');
       const args = [kind, '--from', rows, '--output', out];
       const result = await runMain(kind === 'rotate' ? [...args, '--yes'] : args, {

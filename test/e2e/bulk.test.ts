@@ -9,6 +9,7 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { lastByRow, readRecords } from '../kit/bulk.js';
 import {
   closedPort,
   type EmulatorOptions,
@@ -66,19 +67,7 @@ function envFor(emulator: Emulator) {
   return { UGS_BASE_URL: emulator.url, UGS_API_TOKEN: emulator.tokenFor('Customer') };
 }
 
-/** The result records of a file, without its first line (the input's fingerprint, row 0). */
-function records(path: string): Rec[] {
-  return readFileSync(path, 'utf8')
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) => JSON.parse(line) as Rec);
-}
-
-function lastByRow(recs: readonly Rec[]): Map<number, Rec> {
-  const last = new Map<number, Rec>();
-  for (const rec of recs) last.set(rec.row, rec);
-  return last;
-}
+const records = (path: string): Rec[] => readRecords<Rec>(path);
 
 function groupRows(count: number, prefix: string): string {
   return Array.from(

@@ -4,9 +4,10 @@
  * a service that is down (exit 4, `--resume` hint), instead of going on for days. The default
  * of ten minutes is covered in-process with a fake clock (test/unit/bulk-outcomes.test.ts).
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { bulkRowsFile } from '../kit/bulk.js';
 import {
   describeRun,
   json,
@@ -44,17 +45,7 @@ describe.concurrent('endless throttling', () => {
       );
       onTestFinished(() => server.close());
       const sandbox = makeSandbox();
-      const rows = join(sandbox.root, 'rows.ndjson');
-      writeFileSync(
-        rows,
-        Array.from({ length: 200 }, (_, i) =>
-          JSON.stringify(
-            kind === 'get'
-              ? { user_group_id: `g-${i}`, name: `G ${i}` }
-              : { current_token: `tok-${i}-0123456789` },
-          ),
-        ).join('\n'),
-      );
+      const rows = bulkRowsFile(sandbox.root, kind, 200);
       const out = join(sandbox.root, 'out.ndjson');
       const args = [kind, '--from', rows, '--output', out, '--give-up-after', '2s'];
       // Two seconds of trying, not 30 s per wait: a run that honoured one Retry-After before

@@ -24,7 +24,7 @@ import { describe, expect, it } from 'vitest';
 import { type BulkOptions, runBulk } from '../../src/bulk/run.js';
 import { ExitCode, UsageError } from '../../src/errors.js';
 import type { GetUserRequest, ServiceResult } from '../../src/service.js';
-import { bulkSpecs } from '../kit/bulk.js';
+import { bulkOptions, lastByRow, readRecords } from '../kit/bulk.js';
 import { FakeService, groupResult, makeDeps, rejection } from '../kit/fakes.js';
 import {
   describeRun,
@@ -48,18 +48,7 @@ interface Rec {
   token: string | null;
 }
 
-function records(path: string): Rec[] {
-  return readFileSync(path, 'utf8')
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) => JSON.parse(line) as Rec);
-}
-
-function lastByRow(recs: readonly Rec[]): Map<number, Rec> {
-  const last = new Map<number, Rec>();
-  for (const rec of recs) last.set(rec.row, rec);
-  return last;
-}
+const records = (path: string): Rec[] => readRecords<Rec>(path);
 
 function options(
   kind: 'get' | 'rotate',
@@ -67,16 +56,7 @@ function options(
   output: string | undefined,
   extra: Partial<BulkOptions> = {},
 ): BulkOptions {
-  return {
-    spec: bulkSpecs[kind],
-    from,
-    format: from.endsWith('.csv') ? 'csv' : 'ndjson',
-    concurrency: 4,
-    output,
-    resume: false,
-    yes: true,
-    ...extra,
-  };
+  return bulkOptions(kind, from, output, { concurrency: 4, ...extra });
 }
 
 /** A Get User that echoes the request, as the service does. */

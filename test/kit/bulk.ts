@@ -1,5 +1,8 @@
 /** The bulk specs of the operations, by command, for tests of the bulk engine. */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { ByteSource, InputFormat } from '../../src/bulk/input.js';
+import type { BulkOptions } from '../../src/bulk/run.js';
 import { openBulkInput, type RowCheck } from '../../src/bulk/validate.js';
 import { type GetRow, spec as getSpec } from '../../src/operations/get-user/bulk.js';
 import { type RotateRow, spec as rotateSpec } from '../../src/operations/rotate-token/bulk.js';
@@ -14,4 +17,57 @@ export function openGetInput(source: ByteSource, format: InputFormat, check?: Ro
 
 export function openRotateInput(source: ByteSource, format: InputFormat, check?: RowCheck) {
   return openBulkInput(source, format, rotateSpec.rows, check);
+}
+
+/** Options of a bulk run as the commands build them: NDJSON unless `from` ends in `.csv`. */
+export function bulkOptions(
+  kind: 'get' | 'rotate',
+  from: string,
+  output: string | undefined,
+  extra: Partial<BulkOptions> = {},
+): BulkOptions {
+  return {
+    spec: bulkSpecs[kind],
+    from,
+    format: from.endsWith('.csv') ? 'csv' : 'ndjson',
+    concurrency: 2,
+    output,
+    resume: false,
+    yes: true,
+    ...extra,
+  };
+}
+
+/** Every record of an NDJSON results file, in the order written. */
+export function readRecords<R>(path: string): R[] {
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line) as R);
+}
+
+/** The last record of each row: its outcome. */
+export function lastByRow<R extends { row: number }>(records: readonly R[]): Map<number, R> {
+  const last = new Map<number, R>();
+  for (const record of records) last.set(record.row, record);
+  return last;
+}
+
+/**
+ * An NDJSON input of `count` rows in `dir`: groups `g-0`… for get, tokens `tok-0-…` for rotate
+ * (no id or name, so nothing can be settled by reading back).
+ */
+export function bulkRowsFile(dir: string, kind: 'get' | 'rotate', count: number): string {
+  const path = join(dir, `${kind}-rows.ndjson`);
+  writeFileSync(
+    path,
+    Array.from({ length: count }, (_, i) =>
+      JSON.stringify(
+        kind === 'get'
+          ? { user_group_id: `g-${i}`, name: `G ${i}` }
+          : { current_token: `tok-${i}-0123456789` },
+      ),
+    ).join('\n'),
+  );
+  return path;
 }

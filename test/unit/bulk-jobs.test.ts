@@ -6,10 +6,10 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type BulkOptions, runBulk } from '../../src/bulk/run.js';
+import { runBulk } from '../../src/bulk/run.js';
 import { UsageError } from '../../src/errors.js';
 import type { GetUserRequest, ServiceResult } from '../../src/service.js';
-import { bulkSpecs } from '../kit/bulk.js';
+import { bulkOptions, bulkSpecs } from '../kit/bulk.js';
 import { FakeService, groupResult, makeDeps, rejection } from '../kit/fakes.js';
 import { tempDir } from '../kit/index.js';
 
@@ -25,23 +25,7 @@ function ndjson(rows: readonly Record<string, unknown>[]): string {
   return rows.map((row) => `${JSON.stringify(row)}\n`).join('');
 }
 
-function options(
-  kind: 'get' | 'rotate',
-  from: string,
-  output: string | undefined,
-  extra: Partial<BulkOptions> = {},
-): BulkOptions {
-  return {
-    spec: bulkSpecs[kind],
-    from,
-    format: from.endsWith('.csv') ? 'csv' : 'ndjson',
-    concurrency: 2,
-    output,
-    resume: false,
-    yes: true,
-    ...extra,
-  };
-}
+const options = bulkOptions;
 
 function found(request: GetUserRequest): ServiceResult {
   return groupResult(
