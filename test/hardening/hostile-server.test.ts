@@ -1,5 +1,6 @@
 /**
- * What a server answers, against the built binary: a server that answers with 100,000-level
+ * What a server answers, run in-process (`runMain`: the same main, argv, env and streams as the
+ * binary; nothing here needs a process of its own): a server that answers with 100,000-level
  * nesting in every position, with terminal escape sequences in every field that
  * reaches a message, a hint, a --debug line or --json, with numbers JSON.parse would change; and
  * the real Django REST Framework service (test/kit/drf.ts), in both routings.
@@ -16,7 +17,7 @@ import {
   hasRealDrf,
   makeSandbox,
   okBody,
-  runUgs,
+  runMain,
   STACK_LINE,
   startServer,
   type TestServer,
@@ -52,10 +53,10 @@ async function answering(
 
 const env = { UGS_API_TOKEN: API_TOKEN };
 const run = (server: TestServer, args: string[], stdin?: string) =>
-  runUgs([...args, '--base-url', server.url], { env, ...(stdin !== undefined && { stdin }) });
+  runMain([...args, '--base-url', server.url], { env, ...(stdin !== undefined && { stdin }) });
 
 /** No crash: no stack overflow, no "unexpected failure", no stack (--debug prints one). */
-function expectNoCrash(result: Awaited<ReturnType<typeof runUgs>>): void {
+function expectNoCrash(result: Awaited<ReturnType<typeof runMain>>): void {
   const all = result.stdout + result.stderr;
   expect(all, describeRun(result)).not.toContain('Maximum call stack');
   expect(all, describeRun(result)).not.toContain('unexpected failure');
@@ -150,7 +151,7 @@ describe.concurrent('100,000 levels of nesting in every answer position', () => 
 describe.concurrent('escape sequences from the server never reach the terminal raw', () => {
   const raw = (text: string) => text.match(controlCharacters()) ?? [];
   /** stderr lines may only hold their own newline; stdout the newlines of its JSON too. */
-  const expectClean = (result: Awaited<ReturnType<typeof runUgs>>) => {
+  const expectClean = (result: Awaited<ReturnType<typeof runMain>>) => {
     expect(raw(result.stderr.replace(/\n/g, '')), describeRun(result)).toEqual([]);
     expect(raw(result.stdout.replace(/\n/g, '')), describeRun(result)).toEqual([]);
   };
@@ -252,8 +253,8 @@ describe.concurrent('API tokens that cannot be sent are refused, nothing sent', 
     test(`UGS_API_TOKEN with ${what}: exit 3 naming the variable; rotate is not exit 5`, async () => {
       const server = await answering(200, JSON.stringify(okBody()));
       const [get, rotate] = await Promise.all([
-        runUgs([...GET, '--base-url', server.url], { env: { UGS_API_TOKEN: token } }),
-        runUgs([...ROTATE, '--base-url', server.url], {
+        runMain([...GET, '--base-url', server.url], { env: { UGS_API_TOKEN: token } }),
+        runMain([...ROTATE, '--base-url', server.url], {
           env: { UGS_API_TOKEN: token },
           stdin: OLD_TOKEN,
         }),
@@ -276,7 +277,10 @@ describe.concurrent('API tokens that cannot be sent are refused, nothing sent', 
       JSON.stringify({ profiles: { staging: { baseUrl: server.url, apiToken: 'tok-en\r\n' } } }),
       { mode: 0o600 },
     );
-    const result = await runUgs([...ROTATE, '--profile', 'staging'], { sandbox, stdin: OLD_TOKEN });
+    const result = await runMain([...ROTATE, '--profile', 'staging'], {
+      sandbox,
+      stdin: OLD_TOKEN,
+    });
     const { error, hint } = expectFailure(result, 3);
     expect(error).toBe(
       'the API token saved in profile "staging" contains a line break at position 7 of 8',
@@ -288,7 +292,7 @@ describe.concurrent('API tokens that cannot be sent are refused, nothing sent', 
   test('login --with-token refuses it: exit 2, nothing saved', async () => {
     const server = await answering(200, JSON.stringify(okBody()));
     const sandbox = makeSandbox();
-    const result = await runUgs(['login', '--base-url', server.url, '--with-token'], {
+    const result = await runMain(['login', '--base-url', server.url, '--with-token'], {
       sandbox,
       stdin: 'tok-en-part rest-of-token\n',
     });
@@ -306,7 +310,7 @@ describe('against the real DRF service, the built binary', {
 }, () => {
   const drf = drfSites(API_TOKEN);
   const drfRun = (server: DrfSite, args: string[], options: { stdin?: string } = {}) =>
-    runUgs([...args, '--base-url', server.url], { env, ...options });
+    runMain([...args, '--base-url', server.url], { env, ...options });
 
   test('APPEND_SLASH: get and rotate follow the slash redirect once, with a note on stderr', async () => {
     const server = await drf('api/user/');
@@ -330,7 +334,7 @@ describe('against the real DRF service, the built binary', {
     const server = await drf('api/user/');
     const [flag, viaEnv] = await Promise.all([
       drfRun(server, [...GET, '--api-path', '/api/user/']),
-      runUgs([...GET, '--base-url', server.url], {
+      runMain([...GET, '--base-url', server.url], {
         env: { ...env, UGS_API_PATH: '/api/user/' },
       }),
     ]);
@@ -340,14 +344,14 @@ describe('against the real DRF service, the built binary', {
       expect(result.stderr).not.toMatch(/note:.*redirect/i);
     }
     const sandbox = makeSandbox();
-    const login = await runUgs(
+    const login = await runMain(
       ['login', '--base-url', server.url, '--api-path', '/api/user/', '--with-token'],
       { sandbox, stdin: `${API_TOKEN}\n` },
     );
     expect(login.code, describeRun(login)).toBe(0);
     const [saved, status] = await Promise.all([
-      runUgs(GET, { sandbox }),
-      runUgs(['status', '--json'], { sandbox }),
+      runMain(GET, { sandbox }),
+      runMain(['status', '--json'], { sandbox }),
     ]);
     expect(saved.code, describeRun(saved)).toBe(0);
     expect(saved.stderr).not.toMatch(/note:.*redirect/i);
@@ -370,7 +374,7 @@ describe('against the real DRF service, the built binary', {
     const [ok, long, wrongToken, unknown] = await Promise.all([
       drfRun(server, GET),
       drfRun(server, ['get', '--id', 'acme', '--name', 'n'.repeat(300)]),
-      runUgs([...GET, '--base-url', server.url, '--profile', 'staging'], {
+      runMain([...GET, '--base-url', server.url, '--profile', 'staging'], {
         env: { UGS_API_TOKEN: 'not-the-token-1234' },
       }),
       drfRun(server, ROTATE, { stdin: 'ugt_unknown_token_9999' }),
