@@ -1,7 +1,9 @@
 /**
- * The whole story, as a user or a pipeline lives it: the built binary against the bundled
- * emulator (`ugs serve`), both real processes talking over loopback. Every exit code of the
- * contract is produced by a real failure, not a fake.
+ * The whole story, as a user or a pipeline lives it, against the bundled emulator (`ugs serve`,
+ * a real process on loopback). Every exit code of the contract is produced by a real failure, not
+ * a fake. The story itself runs the built binary; the profile, exit-code and secrets cases after
+ * it run the same main in-process (`runMain`), since a process of their own adds nothing to what
+ * they check and cost a Node start each.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
@@ -16,6 +18,7 @@ import {
   errorLines,
   makeSandbox,
   type RunResult,
+  runMain,
   runUgs,
   type Sandbox,
   type ServeProcess,
@@ -270,10 +273,10 @@ describe('profiles and environment overrides', () => {
   it('--profile testing (Testing API token) sees a different group for the same id', async () => {
     const sandbox = await twoProfiles();
     const id = uniqueId('shared');
-    const customer = await runUgs(['get', '--id', id, '--name', 'C', '--json'], { sandbox });
+    const customer = await runMain(['get', '--id', id, '--name', 'C', '--json'], { sandbox });
     expectExit(customer, 0);
     // The global option before the subcommand ...
-    const testing = await runUgs(
+    const testing = await runMain(
       ['--profile', 'testing', 'get', '--id', id, '--name', 'T', '--json'],
       { sandbox },
     );
@@ -287,7 +290,7 @@ describe('profiles and environment overrides', () => {
     expect(t.user_group.token).toMatch(HEX64);
     expect(t.user_group.token).not.toBe(c.user_group.token);
     // ... and after it (short form), and the Customer group is unchanged.
-    const testingAgain = await runUgs(
+    const testingAgain = await runMain(
       ['get', '--id', id, '--name', 'T', '-p', 'testing', '--json'],
       { sandbox },
     );
@@ -296,7 +299,7 @@ describe('profiles and environment overrides', () => {
       new_user_group: false,
       user_group: { token: t.user_group.token, name: 'T' },
     });
-    const customerAgain = await runUgs(['get', '--id', id, '--name', 'C', '--json'], { sandbox });
+    const customerAgain = await runMain(['get', '--id', id, '--name', 'C', '--json'], { sandbox });
     expect(JSON.parse(customerAgain.stdout)).toMatchObject({
       new_user_group: false,
       user_group: { token: c.user_group.token, name: 'C' },
@@ -317,7 +320,7 @@ describe('profiles and environment overrides', () => {
       fieldToken(sandbox, id, [], { UGS_API_TOKEN: testingToken }),
       fieldToken(sandbox, id, [], { UGS_PROFILE: 'testing' }),
       fieldToken(sandbox, id, ['--profile', 'default'], { UGS_PROFILE: 'testing' }),
-      runUgs(['status', '--json'], { sandbox, env: { UGS_API_TOKEN: testingToken } }),
+      runMain(['status', '--json'], { sandbox, env: { UGS_API_TOKEN: testingToken } }),
     ]);
     expect(envToken).toBe(testing);
     expect(envProfile).toBe(testing);
@@ -345,11 +348,11 @@ describe('profiles and environment overrides', () => {
     const get = ['get', '--id', id, '--name', id, '--field', 'token', '--timeout', '5'];
     const [envOverProfile, profileOnly, envOverGood, flagOverEnv, flagOverEnvGood] =
       await Promise.all([
-        runUgs([...get, '-p', 'dead'], { sandbox, env: { UGS_BASE_URL: emulator.url } }),
-        runUgs([...get, '-p', 'dead'], { sandbox }),
-        runUgs(get, { sandbox, env: { UGS_BASE_URL: dead } }),
-        runUgs([...get, '--base-url', dead], { sandbox, env: { UGS_BASE_URL: emulator.url } }),
-        runUgs([...get, '--base-url', emulator.url], { sandbox, env: { UGS_BASE_URL: dead } }),
+        runMain([...get, '-p', 'dead'], { sandbox, env: { UGS_BASE_URL: emulator.url } }),
+        runMain([...get, '-p', 'dead'], { sandbox }),
+        runMain(get, { sandbox, env: { UGS_BASE_URL: dead } }),
+        runMain([...get, '--base-url', dead], { sandbox, env: { UGS_BASE_URL: emulator.url } }),
+        runMain([...get, '--base-url', emulator.url], { sandbox, env: { UGS_BASE_URL: dead } }),
       ]);
     expectExit(envOverProfile, 0);
     expectExit(profileOnly, 4);
@@ -373,17 +376,17 @@ describe('exit codes', () => {
 
     const [missingId, missingName, noYes, notJson, notStrings, notObject, badPair] =
       await Promise.all([
-        runUgs(['get', '--name', 'x'], { sandbox }),
-        runUgs(['get', '--id', 'x'], { sandbox }),
-        runUgs(['rotate', '--current-token-stdin'], { sandbox, stdin: token }),
-        runUgs(['get', '--id', `${id}-b`, '--name', 'b', '--mapping-json', '{not json'], {
+        runMain(['get', '--name', 'x'], { sandbox }),
+        runMain(['get', '--id', 'x'], { sandbox }),
+        runMain(['rotate', '--current-token-stdin'], { sandbox, stdin: token }),
+        runMain(['get', '--id', `${id}-b`, '--name', 'b', '--mapping-json', '{not json'], {
           sandbox,
         }),
-        runUgs(['get', '--id', `${id}-b`, '--name', 'b', '--mapping-json', '{"sales":1}'], {
+        runMain(['get', '--id', `${id}-b`, '--name', 'b', '--mapping-json', '{"sales":1}'], {
           sandbox,
         }),
-        runUgs(['get', '--id', `${id}-b`, '--name', 'b', '--mapping-json', '["a"]'], { sandbox }),
-        runUgs(['get', '--id', `${id}-b`, '--name', 'b', '--mapping', 'no-equals-sign'], {
+        runMain(['get', '--id', `${id}-b`, '--name', 'b', '--mapping-json', '["a"]'], { sandbox }),
+        runMain(['get', '--id', `${id}-b`, '--name', 'b', '--mapping', 'no-equals-sign'], {
           sandbox,
         }),
       ]);
@@ -399,12 +402,12 @@ describe('exit codes', () => {
 
     // Nothing was sent: the token was not rotated, the group was not created.
     expect(await fieldToken(sandbox, id)).toBe(token);
-    const fresh = await runUgs(['get', '--id', `${id}-b`, '--name', 'b', '--json'], { sandbox });
+    const fresh = await runMain(['get', '--id', `${id}-b`, '--name', 'b', '--json'], { sandbox });
     expectExit(fresh, 0);
     expect(JSON.parse(fresh.stdout).new_user_group).toBe(true);
 
     // Unknown flags are usage errors too.
-    const unknown = await runUgs(['get', '--id', id, '--name', 'x', '--bogus'], { sandbox });
+    const unknown = await runMain(['get', '--id', id, '--name', 'x', '--bogus'], { sandbox });
     expectExit(unknown, 2);
   });
 
@@ -412,12 +415,12 @@ describe('exit codes', () => {
     const sandbox = makeSandbox();
     const wrong = `wrong-${randomBytes(16).toString('hex')}`;
     const [refused, none, status] = await Promise.all([
-      runUgs(['get', '--id', 'x', '--name', 'x', '--base-url', emulator.url], {
+      runMain(['get', '--id', 'x', '--name', 'x', '--base-url', emulator.url], {
         sandbox,
         env: { UGS_API_TOKEN: wrong },
       }),
-      runUgs(['get', '--id', 'x', '--name', 'x', '--base-url', emulator.url], { sandbox }),
-      runUgs(['status'], { sandbox }),
+      runMain(['get', '--id', 'x', '--name', 'x', '--base-url', emulator.url], { sandbox }),
+      runMain(['status'], { sandbox }),
     ]);
     const direct = await call(emulator.url, {
       method: 'GET',
@@ -452,8 +455,8 @@ describe('exit codes', () => {
     expect({ code, signal }).toEqual({ code: 0, signal: null });
 
     const [get, rotate] = await Promise.all([
-      runUgs(['get', '--id', 'x', '--name', 'x', '--timeout', '5'], { sandbox }),
-      runUgs(['rotate', '--current-token-stdin', '--yes', '--timeout', '5'], {
+      runMain(['get', '--id', 'x', '--name', 'x', '--timeout', '5'], { sandbox }),
+      runMain(['rotate', '--current-token-stdin', '--yes', '--timeout', '5'], {
         sandbox,
         stdin: token,
       }),
@@ -473,11 +476,11 @@ describe('exit codes', () => {
       await login(sandbox, faulty.tokenFor('Customer'), { url: faulty.url });
       const oldToken = randomBytes(32).toString('hex');
       const [rotate, get] = await Promise.all([
-        runUgs(['rotate', '--current-token-stdin', '--yes', '--timeout', '5'], {
+        runMain(['rotate', '--current-token-stdin', '--yes', '--timeout', '5'], {
           sandbox,
           stdin: oldToken,
         }),
-        runUgs(['get', '--id', 'x', '--name', 'x', '--timeout', '5'], { sandbox }),
+        runMain(['get', '--id', 'x', '--name', 'x', '--timeout', '5'], { sandbox }),
       ]);
       expectExit(rotate, 5);
       const errors = errorLines(rotate.stderr);
@@ -507,7 +510,7 @@ describe('secrets and colour', () => {
       code: number,
       options: { stdin?: string; env?: EnvChanges } = {},
     ) => {
-      const result = await runUgs(['--debug', ...args], { sandbox, ...options });
+      const result = await runMain(['--debug', ...args], { sandbox, ...options });
       expectExit(result, code);
       return result;
     };
@@ -594,12 +597,12 @@ describe('secrets and colour', () => {
     const table = ['get', '--id', id, '--name', id];
     const failing = ['rotate', '--current-token-stdin'];
     const [coloured, colouredError, noColor, noColorError, flag, flagError] = await Promise.all([
-      runUgs(table, { sandbox, env: { FORCE_COLOR: '1' } }),
-      runUgs(failing, { sandbox, env: { FORCE_COLOR: '1' }, stdin: 'x' }),
-      runUgs(table, { sandbox, env: { FORCE_COLOR: '1', NO_COLOR: '1' } }),
-      runUgs(failing, { sandbox, env: { FORCE_COLOR: '1', NO_COLOR: '1' }, stdin: 'x' }),
-      runUgs([...table, '--no-color'], { sandbox, env: { FORCE_COLOR: '1' } }),
-      runUgs([...failing, '--no-color'], { sandbox, env: { FORCE_COLOR: '1' }, stdin: 'x' }),
+      runMain(table, { sandbox, env: { FORCE_COLOR: '1' } }),
+      runMain(failing, { sandbox, env: { FORCE_COLOR: '1' }, stdin: 'x' }),
+      runMain(table, { sandbox, env: { FORCE_COLOR: '1', NO_COLOR: '1' } }),
+      runMain(failing, { sandbox, env: { FORCE_COLOR: '1', NO_COLOR: '1' }, stdin: 'x' }),
+      runMain([...table, '--no-color'], { sandbox, env: { FORCE_COLOR: '1' } }),
+      runMain([...failing, '--no-color'], { sandbox, env: { FORCE_COLOR: '1' }, stdin: 'x' }),
     ]);
     // The control: colour is really produced when forced, so the checks below can fail.
     expectExit(coloured, 0);
