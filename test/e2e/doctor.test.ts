@@ -1,5 +1,6 @@
 /**
- * `ugs doctor` from the built binary against loopback services: the emulator (every check
+ * `ugs doctor` against loopback services (the first case runs the built binary; the others run
+ * the same main in-process, `runMain`, as nothing they check needs a process of its own): the emulator (every check
  * passes), the scripted TLS server, a proxy, and the ways a setup goes wrong. Nothing leaves
  * 127.0.0.1 except one DNS question for a name under `.invalid`, which cannot exist.
  */
@@ -12,6 +13,7 @@ import {
   json,
   makeSandbox,
   type RunResult,
+  runMain,
   runUgs,
   type Sandbox,
   selfSignedCertificate,
@@ -34,7 +36,7 @@ const UTF8 = { LANG: 'C.UTF-8', LC_ALL: undefined, LC_CTYPE: undefined };
 
 async function loggedIn(url = emulator.url, token = apiToken): Promise<Sandbox> {
   const sandbox = makeSandbox();
-  const run = await runUgs(['login', '--base-url', url, '--with-token'], {
+  const run = await runMain(['login', '--base-url', url, '--with-token'], {
     sandbox,
     stdin: `${token}\n`,
   });
@@ -75,7 +77,7 @@ describe('ugs doctor', () => {
 
   it('--json: the same checks as data on stdout', async () => {
     const sandbox = await loggedIn();
-    const run = await runUgs(['doctor', '--probe', '--json'], { sandbox });
+    const run = await runMain(['doctor', '--probe', '--json'], { sandbox });
     expect(run.code, describeRun(run)).toBe(0);
     const report = JSON.parse(run.stdout) as {
       ok: boolean;
@@ -88,7 +90,7 @@ describe('ugs doctor', () => {
 
   it('a refused API token fails the probe: ✗ and exit 1', async () => {
     const sandbox = await loggedIn(emulator.url, 'f'.repeat(64));
-    const run = await runUgs(['doctor', '--probe'], { sandbox, env: UTF8 });
+    const run = await runMain(['doctor', '--probe'], { sandbox, env: UTF8 });
     expect(run.code, describeRun(run)).toBe(1);
     expect(line(run, 'probe')).toMatch(
       /^✗ probe +GET \/api\/user with \{\}: HTTP 401 \(Invalid token\.\): the token was refused/,
@@ -100,7 +102,7 @@ describe('ugs doctor', () => {
   it('a config file others can read fails, with the chmod that fixes it', async () => {
     const sandbox = await loggedIn();
     chmodSync(sandbox.configPath, 0o644);
-    const run = await runUgs(['doctor'], { sandbox, env: UTF8 });
+    const run = await runMain(['doctor'], { sandbox, env: UTF8 });
     expect(run.code, describeRun(run)).toBe(1);
     expect(line(run, 'config file')).toMatch(
       /^✗ config file +.*\(mode 0644, directory 0700\): other users can read the API token/,
@@ -112,7 +114,7 @@ describe('ugs doctor', () => {
     const sandbox = makeSandbox();
     writeConfig(sandbox, {});
     writeFileSync(sandbox.configPath, '{"profiles": {', { mode: 0o600 });
-    const run = await runUgs(['doctor'], { sandbox, env: UTF8 });
+    const run = await runMain(['doctor'], { sandbox, env: UTF8 });
     expect(run.code, describeRun(run)).toBe(1);
     expect(line(run, 'config file')).toMatch(/^✗ config file +config file .* is not valid JSON/);
     expect(run.stdout).not.toMatch(/^\s+at /m);
@@ -120,7 +122,7 @@ describe('ugs doctor', () => {
 
   it('an unresolvable host fails DNS; TCP, TLS and the probe are skipped', async () => {
     const sandbox = await loggedIn();
-    const run = await runUgs(['doctor', '--probe', '--base-url', 'https://ugs-doctor.invalid'], {
+    const run = await runMain(['doctor', '--probe', '--base-url', 'https://ugs-doctor.invalid'], {
       sandbox,
       env: UTF8,
     });
@@ -135,7 +137,7 @@ describe('ugs doctor', () => {
   it('a closed port fails TCP connect', async () => {
     const sandbox = await loggedIn();
     const port = await closedPort();
-    const run = await runUgs(['doctor', '--base-url', `http://127.0.0.1:${port}`], {
+    const run = await runMain(['doctor', '--base-url', `http://127.0.0.1:${port}`], {
       sandbox,
       env: UTF8,
     });
@@ -151,7 +153,7 @@ describe('ugs doctor', () => {
     const server = await startServer({ tls }, json(400, { name: ['This field is required.'] }));
     try {
       const sandbox = await loggedIn(server.url);
-      const trusted = await runUgs(['doctor', '--probe', '--ca-file', tls.certFile], {
+      const trusted = await runMain(['doctor', '--probe', '--ca-file', tls.certFile], {
         sandbox,
         env: UTF8,
       });
@@ -162,7 +164,7 @@ describe('ugs doctor', () => {
       expect(line(trusted, 'probe')).toMatch(/^✓ probe/);
       expect(server.requests.at(-1)).toMatchObject({ method: 'GET', body: '{}' });
 
-      const untrusted = await runUgs(['doctor'], { sandbox, env: UTF8 });
+      const untrusted = await runMain(['doctor'], { sandbox, env: UTF8 });
       expect(untrusted.code, describeRun(untrusted)).toBe(1);
       expect(line(untrusted, 'TLS')).toMatch(
         /^✗ TLS .*issuer ugs-doctor\.test.*not trusted \(DEPTH_ZERO_SELF_SIGNED_CERT\)/,
@@ -178,7 +180,7 @@ describe('ugs doctor', () => {
     try {
       const url = emulator.url.replace('127.0.0.1', 'service.ugs.test');
       const sandbox = await loggedIn();
-      const run = await runUgs(['doctor', '--probe', '--base-url', url, '--insecure-http'], {
+      const run = await runMain(['doctor', '--probe', '--base-url', url, '--insecure-http'], {
         sandbox,
         env: { ...UTF8, HTTP_PROXY: proxy.url },
       });
@@ -195,7 +197,7 @@ describe('ugs doctor', () => {
 
   it('ASCII marks for TERM=dumb', async () => {
     const sandbox = await loggedIn();
-    const run = await runUgs(['doctor'], { sandbox, env: { ...UTF8, TERM: 'dumb' } });
+    const run = await runMain(['doctor'], { sandbox, env: { ...UTF8, TERM: 'dumb' } });
     expect(run.code, describeRun(run)).toBe(0);
     expect(run.stdout).toMatch(/^ok config file/m);
     expect(run.stdout).not.toMatch(/[✓✗–]/);

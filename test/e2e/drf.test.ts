@@ -16,7 +16,7 @@ import {
   errorLines,
   hasRealDrf,
   makeSandbox,
-  runUgs,
+  runMain,
   type Sandbox,
   STACK_LINE,
   stripAnsi,
@@ -36,7 +36,7 @@ describe.skipIf(!hasRealDrf()).each([
   beforeAll(async () => {
     service = await drf(route);
     sandbox = makeSandbox();
-    const login = await runUgs(['login', '--base-url', service.url, '--with-token'], {
+    const login = await runMain(['login', '--base-url', service.url, '--with-token'], {
       sandbox,
       stdin: `${API_TOKEN}\n`,
     });
@@ -44,7 +44,7 @@ describe.skipIf(!hasRealDrf()).each([
   }, 30_000);
 
   it('gets or creates a group, then finds it; a slash redirect is followed once with a note', async () => {
-    const created = await runUgs(['get', '--id', 'acme', '--name', 'Acme', '--json'], { sandbox });
+    const created = await runMain(['get', '--id', 'acme', '--name', 'Acme', '--json'], { sandbox });
     expect(created.code, describeRun(created)).toBe(0);
     const body = JSON.parse(created.stdout) as { new_user_group: boolean };
     expect(body.new_user_group).toBe(true);
@@ -58,7 +58,7 @@ describe.skipIf(!hasRealDrf()).each([
       expect(notes, describeRun(created)).toEqual([]);
     }
 
-    const found = await runUgs(['get', '--id', 'acme', '--name', 'Acme', '--field', 'token'], {
+    const found = await runMain(['get', '--id', 'acme', '--name', 'Acme', '--field', 'token'], {
       sandbox,
     });
     expect(found.code, describeRun(found)).toBe(0);
@@ -67,16 +67,16 @@ describe.skipIf(!hasRealDrf()).each([
 
   it('rotates through the same routing, and the old token is then refused with the token hint', async () => {
     const token = (
-      await runUgs(['get', '--id', 'rot', '--name', 'Rot', '--field', 'token'], { sandbox })
+      await runMain(['get', '--id', 'rot', '--name', 'Rot', '--field', 'token'], { sandbox })
     ).stdout.trim();
-    const rotated = await runUgs(
+    const rotated = await runMain(
       ['rotate', '--current-token-stdin', '--yes', '--field', 'api_environment_tag'],
       { sandbox, stdin: token },
     );
     expect(rotated.code, describeRun(rotated)).toBe(0);
     expect(rotated.stdout).toBe('Customer\n');
 
-    const again = await runUgs(['rotate', '--current-token-stdin', '--yes'], {
+    const again = await runMain(['rotate', '--current-token-stdin', '--yes'], {
       sandbox,
       stdin: token,
     });
@@ -89,7 +89,7 @@ describe.skipIf(!hasRealDrf()).each([
 
   it('with --api-path set to the routed path, sends no redirect note', async () => {
     const path = redirects ? '/api/user/' : '/api/user';
-    const result = await runUgs(['get', '--id', 'acme', '--name', 'Acme', '--api-path', path], {
+    const result = await runMain(['get', '--id', 'acme', '--name', 'Acme', '--api-path', path], {
       sandbox,
     });
     expect(result.code, describeRun(result)).toBe(0);
@@ -97,7 +97,7 @@ describe.skipIf(!hasRealDrf()).each([
   });
 
   it("reports DRF's field errors field by field", async () => {
-    const result = await runUgs(['get', '--id', 'long', '--name', 'n'.repeat(300)], { sandbox });
+    const result = await runMain(['get', '--id', 'long', '--name', 'n'.repeat(300)], { sandbox });
     expect(result.code, describeRun(result)).toBe(1);
     expect(errorLines(result.stderr).join('\n')).toContain(
       'name: Ensure this field has no more than 255 characters.',
@@ -106,7 +106,7 @@ describe.skipIf(!hasRealDrf()).each([
   });
 
   it('an unknown API token is exit 3 with the login hint; from UGS_API_TOKEN the hint names it', async () => {
-    const fromEnv = await runUgs(['get', '--id', 'acme', '--name', 'Acme'], {
+    const fromEnv = await runMain(['get', '--id', 'acme', '--name', 'Acme'], {
       sandbox,
       env: { UGS_API_TOKEN: 'wrong-token-0000' },
     });
@@ -117,7 +117,7 @@ describe.skipIf(!hasRealDrf()).each([
   });
 
   it('a wrong path prefix (Django HTML 404) keeps the base-URL hint and shows no HTML', async () => {
-    const result = await runUgs(
+    const result = await runMain(
       ['get', '--id', 'acme', '--name', 'Acme', '--base-url', `${service.url}/nothing`],
       { sandbox },
     );
@@ -129,10 +129,10 @@ describe.skipIf(!hasRealDrf()).each([
 
   it("a rotate whose view crashes after the commit (Django's HTML 500 page) is exit 5 with the recovery command", async () => {
     const token = (
-      await runUgs(['get', '--id', 'crash', '--name', 'Crash', '--field', 'token'], { sandbox })
+      await runMain(['get', '--id', 'crash', '--name', 'Crash', '--field', 'token'], { sandbox })
     ).stdout.trim();
     await service.failNextRotation();
-    const result = await runUgs(['rotate', '--current-token-stdin', '--yes'], {
+    const result = await runMain(['rotate', '--current-token-stdin', '--yes'], {
       sandbox,
       stdin: token,
     });

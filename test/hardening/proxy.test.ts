@@ -2,7 +2,8 @@
  * A real HTTP CONNECT proxy on 127.0.0.1, started by the test: `ugs` must go through it when
  * HTTPS_PROXY/HTTP_PROXY say so (undici tunnels plain-http targets with CONNECT too), bypass it
  * when NO_PROXY matches, and report a proxy's refusal (407, 403) as a clear network error
- * (exit 4) rather than as something the service said. The service is addressed by a name that
+ * (exit 4) rather than as something the service said. The runs are in-process (`runMain`): ugs
+ * reads the proxy variables from the environment main is given, as the binary does from its own. The service is addressed by a name that
  * only the proxy resolves (`service.ugs.test`): loopback addresses never go through a proxy.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -12,7 +13,7 @@ import {
   expectFailure,
   okBody,
   type Reply,
-  runUgs,
+  runMain,
   type SelfSigned,
   selfSignedCertificate,
   sendJson,
@@ -60,7 +61,7 @@ async function target(secure = false): Promise<TestServer> {
 describe.concurrent('HTTP CONNECT proxy', () => {
   test('an http:// target goes through HTTP_PROXY, tunnelled with CONNECT', async () => {
     const [p, t] = await Promise.all([proxy('tunnel'), target()]);
-    const result = await runUgs([...GET_ARGS, '--base-url', via(t)], {
+    const result = await runMain([...GET_ARGS, '--base-url', via(t)], {
       env: { UGS_API_TOKEN: API_TOKEN, HTTP_PROXY: p.url, HTTPS_PROXY: p.url },
     });
     expect(result.code, describeRun(result)).toBe(0);
@@ -72,7 +73,7 @@ describe.concurrent('HTTP CONNECT proxy', () => {
 
   test('an https:// target goes through HTTPS_PROXY (with --ca-file for its certificate)', async () => {
     const [p, t] = await Promise.all([proxy('tunnel'), target(true)]);
-    const result = await runUgs(
+    const result = await runMain(
       [...GET_ARGS, '--base-url', via(t), '--ca-file', tls.certFile, '--json'],
       { env: { UGS_API_TOKEN: API_TOKEN, HTTPS_PROXY: p.url } },
     );
@@ -84,7 +85,7 @@ describe.concurrent('HTTP CONNECT proxy', () => {
 
   test('lower-case https_proxy wins over HTTPS_PROXY, as curl reads them', async () => {
     const [good, refusing, t] = await Promise.all([proxy('tunnel'), proxy(403), target(true)]);
-    const result = await runUgs([...GET_ARGS, '--base-url', via(t), '--ca-file', tls.certFile], {
+    const result = await runMain([...GET_ARGS, '--base-url', via(t), '--ca-file', tls.certFile], {
       env: { UGS_API_TOKEN: API_TOKEN, https_proxy: good.url, HTTPS_PROXY: refusing.url },
     });
     expect(result.code, describeRun(result)).toBe(0);
@@ -97,7 +98,7 @@ describe.concurrent('HTTP CONNECT proxy', () => {
     const url = new URL(p.url);
     url.username = 'corp-user';
     url.password = 'proxy-pass-9d8e7f';
-    const result = await runUgs(
+    const result = await runMain(
       [...GET_ARGS, '--base-url', via(t), '--ca-file', tls.certFile, '--debug'],
       { env: { UGS_API_TOKEN: API_TOKEN, HTTPS_PROXY: url.href } },
     );
@@ -112,7 +113,7 @@ describe.concurrent('HTTP CONNECT proxy', () => {
   for (const noProxy of [HOST, `${HOST}:PORT`, `localhost,${HOST}`, '.ugs.test', '*']) {
     test(`NO_PROXY=${noProxy} bypasses the proxy`, async () => {
       const [p, t] = await Promise.all([proxy('tunnel'), target()]);
-      const result = await runUgs([...GET_ARGS, '--base-url', via(t)], {
+      const result = await runMain([...GET_ARGS, '--base-url', via(t)], {
         env: {
           UGS_API_TOKEN: API_TOKEN,
           HTTP_PROXY: p.url,
@@ -130,7 +131,7 @@ describe.concurrent('HTTP CONNECT proxy', () => {
 
   test('NO_PROXY for another host does not bypass the proxy', async () => {
     const [p, t] = await Promise.all([proxy('tunnel'), target()]);
-    const result = await runUgs([...GET_ARGS, '--base-url', via(t)], {
+    const result = await runMain([...GET_ARGS, '--base-url', via(t)], {
       env: {
         UGS_API_TOKEN: API_TOKEN,
         HTTP_PROXY: p.url,
@@ -146,8 +147,8 @@ describe.concurrent('HTTP CONNECT proxy', () => {
       const [p, t] = await Promise.all([proxy(status), target()]);
       const env = { UGS_API_TOKEN: API_TOKEN, HTTP_PROXY: p.url, HTTPS_PROXY: p.url };
       const [get, rotate] = await Promise.all([
-        runUgs([...GET_ARGS, '--base-url', via(t)], { env }),
-        runUgs(
+        runMain([...GET_ARGS, '--base-url', via(t)], { env }),
+        runMain(
           ['rotate', '--insecure-http', '--yes', '--current-token-stdin', '--base-url', via(t)],
           {
             env,
@@ -170,10 +171,10 @@ describe.concurrent('HTTP CONNECT proxy', () => {
   test('a proxy that is down or does not resolve is named as the culprit (exit 4)', async () => {
     const [port, t] = await Promise.all([closedPort(), target()]);
     const [down, unknown] = await Promise.all([
-      runUgs([...GET_ARGS, '--base-url', via(t)], {
+      runMain([...GET_ARGS, '--base-url', via(t)], {
         env: { UGS_API_TOKEN: API_TOKEN, HTTP_PROXY: `http://127.0.0.1:${port}` },
       }),
-      runUgs([...GET_ARGS, '--base-url', via(t)], {
+      runMain([...GET_ARGS, '--base-url', via(t)], {
         env: { UGS_API_TOKEN: API_TOKEN, HTTP_PROXY: 'http://ugs-proxy.invalid:3128' },
       }),
     ]);
@@ -190,7 +191,7 @@ describe.concurrent('HTTP CONNECT proxy', () => {
 
   test('a refused service behind NO_PROXY is still reported as the service', async () => {
     const [p, port] = await Promise.all([proxy('tunnel'), closedPort()]);
-    const result = await runUgs([...GET_ARGS, '--base-url', `http://127.0.0.1:${port}`], {
+    const result = await runMain([...GET_ARGS, '--base-url', `http://127.0.0.1:${port}`], {
       env: { UGS_API_TOKEN: API_TOKEN, HTTP_PROXY: p.url, NO_PROXY: '127.0.0.1' },
     });
     expect(expectFailure(result, 4).error).toBe(
@@ -209,7 +210,7 @@ describe.concurrent('HTTP CONNECT proxy', () => {
   ] as const) {
     test(`a loopback target (${host}, NO_PROXY=${noProxy ?? 'unset'}) never goes through a proxy`, async () => {
       const [p, t] = await Promise.all([proxy('tunnel'), target()]);
-      const result = await runUgs([...GET_ARGS, '--base-url', t.url.replace('127.0.0.1', host)], {
+      const result = await runMain([...GET_ARGS, '--base-url', t.url.replace('127.0.0.1', host)], {
         env: {
           UGS_API_TOKEN: API_TOKEN,
           HTTP_PROXY: p.url,
