@@ -1,8 +1,8 @@
 /**
  * `ugs doctor` against loopback services (the first case runs the built binary; the others run
  * the same main in-process, `runMain`, as nothing they check needs a process of its own): the
- * emulator (every check passes), the scripted TLS server, a proxy, and the ways a setup goes wrong. Nothing leaves
- * 127.0.0.1 except one DNS question for a name under `.invalid`, which cannot exist.
+ * emulator (every check passes), the scripted TLS server, a proxy, and the ways a setup goes
+ * wrong. Nothing leaves 127.0.0.1 except one DNS question for a name under `.invalid`, which cannot exist.
  */
 import { chmodSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
