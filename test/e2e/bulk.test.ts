@@ -373,7 +373,9 @@ describe.concurrent('bulk runs that stop', () => {
 
   it('kill -9 mid-run, then --resume: no row done before is sent again, every row ends done', async () => {
     const sandbox = makeSandbox();
-    const count = 20_000;
+    // Enough rows that the kill (after ~200 records, polled every 20 ms) lands mid-run with
+    // thousands still to do, at the fastest rate seen here (~15,000 rows/s).
+    const count = 6000;
     const groups = join(sandbox.root, 'k-groups.ndjson');
     writeFileSync(groups, groupRows(count, 'k'));
     const out = join(sandbox.root, 'k-out.ndjson');
@@ -596,7 +598,9 @@ describe.concurrent('bulk runs that stop', () => {
   // mid-way, with no other test's in-process work on the emulator's event loop.
   it.sequential('rotate: kill -9 mid-run, then --resume settles the rows sent without an answer; every group rotated once', async () => {
     const sandbox = makeSandbox();
-    const count = 3000;
+    // The kill lands after ~300 rotations (polled every 10 ms): 1000 rows leave hundreds to do,
+    // as every rotation also waits for its fsynced `sending` record.
+    const count = 1000;
     const input = await createGroups(sandbox, emulator, count, 'kr');
     const out = join(sandbox.root, 'kr-out.ndjson');
     const { child, result: exited } = startUgs(
