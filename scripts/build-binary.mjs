@@ -32,8 +32,10 @@ import {
   readFileSync,
   renameSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -103,6 +105,23 @@ writeFileSync(
   `${readFileSync(script, 'utf8')}\n/*! ugs: LICENSE and THIRD-PARTY-NOTICES\n\n${`${licence}\n${notices}`.replaceAll('*/', '* /')}\n*/\n`,
 );
 
+// The SEA steps (a 100 MB copy of Node, postject) are most of this build's time, and `npm test`
+// runs it before every test run: they are skipped when the binary there was made from this very
+// script by this very Node (and by this build script), which a stamp beside it records.
+const stamp = join(outDir, `.${name}.stamp`);
+const node = statSync(process.execPath);
+const fingerprint = createHash('sha256')
+  .update(readFileSync(script))
+  .update(readFileSync(fileURLToPath(import.meta.url)))
+  .update(`${process.execPath}\0${process.version}\0${node.size}\0${node.mtimeMs}`)
+  .digest('hex');
+if (existsSync(binary) && existsSync(stamp) && readFileSync(stamp, 'utf8') === fingerprint) {
+  rmSync(workDir, { recursive: true, force: true });
+  console.log(`build:binary: ${binary} (up to date)`);
+  process.exit(0);
+}
+rmSync(stamp, { force: true });
+
 const blob = join(workDir, 'sea-prep.blob');
 const config = join(workDir, 'sea-config.json');
 writeFileSync(
@@ -142,6 +161,7 @@ const check = spawnSync(binary, ['--version'], { encoding: 'utf8', env: {} });
 if (check.stdout !== `${version}\n`) {
   fail(`${binary} --version printed ${JSON.stringify(check.stdout)} ${check.stderr}`);
 }
+writeFileSync(stamp, fingerprint);
 console.log(`build:binary: ${binary}`);
 
 /**
