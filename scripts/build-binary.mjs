@@ -23,6 +23,7 @@
 // Needs dist/early.json (from scripts/build.mjs; `npm run build:binary` runs that first) and a
 // Node.js built with the SEA fuse and without a shared libnode (the official binaries are).
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import {
   chmodSync,
   copyFileSync,
@@ -35,7 +36,6 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
