@@ -135,7 +135,13 @@ function run() {
         const signals = ['SIGINT', 'SIGTERM'];
         for (const signal of signals) process.on(signal, listener);
         return () => {
-          for (const signal of signals) process.off(signal, listener);
+          for (const signal of signals) {
+            process.off(signal, listener);
+            // A command that handled a first signal is finishing: a second one arriving between
+            // now and the exit must still end the run as interrupted (130), not kill it by the
+            // default action (a loaded machine makes that window long enough to hit).
+            if (process.listenerCount(signal) === 0) process.once(signal, () => process.exit(130));
+          }
         };
       },
     },
