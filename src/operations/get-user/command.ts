@@ -35,7 +35,7 @@ import {
 import type { Prompter } from '../../prompter.js';
 import type { BulkFlagSpec } from '../bulk.js';
 import { otherGroupOf, userGroupRecord } from '../user-group.js';
-import type { GetUserRequest } from './operation.js';
+import { type GetUserRequest, mustExistProblem } from './operation.js';
 
 export interface GetOptions {
   id: string | undefined;
@@ -43,6 +43,8 @@ export interface GetOptions {
   mapping: StringMap | undefined;
   properties: JsonObject | undefined;
   format: OutputFormat;
+  /** `--must-exist`: a group the service reports as new is a failure (exit 1). */
+  mustExist?: boolean;
 }
 
 interface GetFlags extends BulkFlags {
@@ -52,6 +54,7 @@ interface GetFlags extends BulkFlags {
   mappingJson?: string;
   property: string[];
   properties?: string;
+  mustExist?: boolean;
   json?: boolean;
   field?: string;
 }
@@ -69,6 +72,7 @@ export function getCommand(makeDeps: DepsFactory, run = runGet): Command {
     'ugs get --id acme --name Acme --properties @props.json --field token',
     'ugs get --id acme --name Acme --json | jq .user_group.team_id',
     'ugs get --from groups.csv --output results.ndjson     # one group per row',
+    'ugs get --id acme --name Acme --must-exist --field token   # exit 1 if acme was new',
   ])
     .option('--id <user_group_id>', 'your id for the user group (user_group_id)')
     .option('--name <name>', 'name of the user group')
@@ -80,17 +84,21 @@ export function getCommand(makeDeps: DepsFactory, run = runGet): Command {
     )
     .option('--mapping-json <json|@file|->', 'the whole mapping as a JSON object of strings')
     .option('--property <key=value>', 'set a property to a string value (repeatable)', collect, [])
-    .option('--properties <json|@file|->', 'the properties as a JSON object');
+    .option('--properties <json|@file|->', 'the properties as a JSON object')
+    .option(
+      '--must-exist',
+      'fail (exit 1) when the service says the id is new (it has created the group by then)',
+    );
   addBulkFlags(addOutputFlags(command), BULK).action(async (flags: GetFlags, cmd: Command) => {
     const bulk = parseBulkFlags(flags, BULK, singleRowFlags(flags), true);
     const deps = makeDeps(cmd);
     // The bulk engine and this operation's spec load only for --from.
     if (bulk) {
-      const [{ runBulk }, { spec }] = await Promise.all([
+      const [{ runBulk }, { spec, mustExistSpec }] = await Promise.all([
         import('../../bulk/run.js'),
         import('./bulk.js'),
       ]);
-      await runBulk({ ...bulk, spec }, deps);
+      await runBulk({ ...bulk, spec: flags.mustExist ? mustExistSpec(spec) : spec }, deps);
     } else await run(await parseGetFlags(flags, deps), deps);
   });
   return command;
@@ -160,6 +168,7 @@ export async function parseGetFlags(flags: GetFlags, deps: Deps): Promise<GetOpt
       '--property',
     ),
     format,
+    ...(flags.mustExist === true && { mustExist: true }),
   };
 }
 
@@ -195,6 +204,16 @@ export async function runGet(opts: GetOptions, deps: Deps): Promise<void> {
   );
   const other = otherGroupOf(result, request.user_group_id);
   if (other !== undefined) throw answeredForAnother(request.user_group_id, other, result.status);
+  if (opts.mustExist) {
+    // Nothing on stdout: a script's `--field token` must not store a mistyped group's token.
+    const problem = mustExistProblem(request.user_group_id, result.created);
+    if (problem !== undefined) {
+      throw new ApiError(problem.message, {
+        hint: problem.hint,
+        ...(result.status !== undefined && { status: result.status }),
+      });
+    }
+  }
   const id = escapeControls(formatValue(result.userGroup.provided_id ?? request.user_group_id));
   await printResult(deps.output, {
     format: opts.format,
