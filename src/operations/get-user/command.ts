@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { Command } from 'commander';
 import { addBulkFlags, type BulkFlags, parseBulkFlags } from '../../commands/bulk-flags.js';
 import {
@@ -18,6 +19,7 @@ import {
   formatValue,
   type OutputFormat,
   printResult,
+  type ResultRecord,
   withJsonErrorBody,
 } from '../../output/results.js';
 import {
@@ -34,7 +36,7 @@ import {
 } from '../../parse.js';
 import type { Prompter } from '../../prompter.js';
 import type { BulkFlagSpec } from '../bulk.js';
-import { otherGroupOf, userGroupRecord } from '../user-group.js';
+import { otherGroupOf, type ServiceResult, userGroupRecord } from '../user-group.js';
 import { type GetUserRequest, mustExistProblem } from './operation.js';
 
 export interface GetOptions {
@@ -218,7 +220,7 @@ export async function runGet(opts: GetOptions, deps: Deps): Promise<void> {
   await printResult(deps.output, {
     format: opts.format,
     body: result.body,
-    record: userGroupRecord(result),
+    record: vouchedRecord(result, request, opts.format),
     headline: (style) => [
       result.created === true
         ? style.green(`Created user group ${id}`)
@@ -232,9 +234,30 @@ export async function runGet(opts: GetOptions, deps: Deps): Promise<void> {
     // just typed a new name or properties would otherwise believe they were saved.
     await printWarningNote(
       deps.output,
-      `user group ${id} already existed: the name, mapping and properties sent were not applied (the service leaves an existing group as it is)`,
+      `user group ${id} already existed: the name, mapping and properties were sent, not applied (the service leaves an existing group as it is, and its answer echoes what was sent, so the table leaves them out)`,
     );
   }
+}
+
+/**
+ * What the table shows of a result: for an existing group, only what the service vouches for.
+ * Its answer's `name` and `properties` are the request's echo (Get User rules 1 and 3), not the
+ * group's stored values, so a row `name  Cafe Brule SA` would be a lie about that group: a value
+ * equal to what was sent (properties: null when none were) is left out, and the note says why.
+ * A value that differs from the request is no echo: the service said it of its own, so it stays.
+ * `--json` stays the server's text and `--field` the answer's field, for a script to judge.
+ */
+function vouchedRecord(
+  result: ServiceResult,
+  request: GetUserRequest,
+  format: OutputFormat,
+): ResultRecord {
+  const record = userGroupRecord(result);
+  if (result.created !== false || format.kind !== 'table') return record;
+  const fields = { ...record.fields };
+  if (fields.name === request.name) delete fields.name;
+  if (isDeepStrictEqual(fields.properties, request.properties ?? null)) delete fields.properties;
+  return { ...record, fields };
 }
 
 /**
