@@ -25,6 +25,7 @@ import {
 import {
   checkGroupText,
   collectKeyValues,
+  groupTextProblem,
   type JsonObject,
   mergeObjects,
   parseJsonSource,
@@ -265,20 +266,28 @@ function vouchedRecord(
  * parts are offered too; anyone who gave both on the command line is not asked anything.
  */
 async function promptForRequest(opts: GetOptions, prompter: Prompter): Promise<GetUserRequest> {
-  const required = (label: string) => (value: string) =>
-    value.trim() !== '' || `${label} is required`;
-  // A typed answer is held to the flags' rule at once: a terminal decodes bad bytes to U+FFFD.
+  // Each answer is held to the flags' rule as it is typed (leading or trailing spaces, control
+  // and invisible characters, U+FFFD from bad bytes), as the URL and token prompts are: the
+  // person corrects it at the prompt instead of starting over after a usage error. The check
+  // after the prompt stays, for a prompter that does not run the validator.
+  const groupText = (kind: 'id' | 'name', label: string) => (value: string) => {
+    if (value.trim() === '') return `${label} is required`;
+    const problem = groupTextProblem(value, kind);
+    return (
+      problem === undefined || `the ${kind} ${problem}: type it as the service should store it`
+    );
+  };
   const id =
     opts.id ??
     checkGroupText(
-      await prompter.input('User group id:', { validate: required('an id') }),
+      await prompter.input('User group id:', { validate: groupText('id', 'an id') }),
       'the user group id',
       'id',
     );
   const name =
     opts.name ??
     checkGroupText(
-      await prompter.input('User group name:', { validate: required('a name') }),
+      await prompter.input('User group name:', { validate: groupText('name', 'a name') }),
       'the user group name',
       'name',
     );

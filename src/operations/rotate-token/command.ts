@@ -194,6 +194,15 @@ export async function runRotate(opts: RotateOptions, deps: Deps): Promise<void> 
       hint: 'pass --current-token-stdin and pipe the token in, --current-token <token>, or --id <id> --name <name>',
     });
   }
+  if (interactive && opts.currentToken !== undefined) {
+    // A token typed on the command line stays in the shell's history file and shows in process
+    // lists; at a terminal the prompt (masked) or stdin is as easy. Once, and not with -q.
+    await printMessage(
+      deps.output,
+      'warning: --current-token puts the token in your shell history and in process lists; leave it out to type it at a masked prompt, or pipe it to --current-token-stdin',
+      'warning',
+    );
+  }
   const target = await resolveTarget(deps);
   let client: ServiceClient | undefined;
   let currentToken: string;
