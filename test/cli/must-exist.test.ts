@@ -38,7 +38,7 @@ describe('get --must-exist', () => {
     expect(result.code, describeRun(result)).toBe(1);
     expect(result.stdout).toBe('');
     expect(result.stderr).toMatch(
-      /error: --must-exist: user group "muller-gmbh" did not exist; the service has created it now, and ugs cannot remove it/,
+      /error: --must-exist: user group "muller-gmbh" did not exist, so the service created it: it now exists, and ugs cannot remove it/,
     );
     expect(result.stderr).toMatch(/hint: .*typo/);
     expect(result.stderr).not.toMatch(/Created user group/);
@@ -117,7 +117,7 @@ describe('get --from --must-exist', () => {
       token: null,
       new_user_group: true,
       error:
-        '--must-exist: user group "typo-id" did not exist; the service has created it now, and ugs cannot remove it',
+        '--must-exist: user group "typo-id" did not exist, so the service created it: it now exists, and ugs cannot remove it',
     });
     expect(result.stderr).toMatch(/1 found, 1 failed/);
   });

@@ -66,7 +66,7 @@ describe('rotate --id --name (main in-process)', () => {
     expect(result.code, describeRun(result)).toBe(1);
     expect(result.stdout).toBe('');
     expect(result.stderr).toMatch(
-      /error: user group "acme-typo" did not exist: reading its token created it now; nothing was rotated/,
+      /error: user group "acme-typo" did not exist and was created now \(the get that reads its token creates a new group\); nothing was rotated/,
     );
     expect(service.requests.map((r) => r.method)).toEqual(['GET']);
     expect(service.createdIds()).toEqual(['acme-typo']);

@@ -48,7 +48,7 @@ export function mustExistProblem(
   if (created === false) return undefined;
   if (created === true) {
     return {
-      message: `--must-exist: user group ${quote(id)} did not exist; the service has created it now, and ugs cannot remove it`,
+      message: `--must-exist: user group ${quote(id)} did not exist, so the service created it: it now exists, and ugs cannot remove it`,
       hint: 'check the id for a typo; the service has no delete: only its owner can remove the group',
     };
   }

@@ -313,7 +313,7 @@ async function readGroupToken(
   if (other !== undefined) throw answeredForAnother(group.id, other, result.status);
   if (result.created === true) {
     throw new ApiError(
-      `user group ${quote(group.id)} did not exist: reading its token created it now; nothing was rotated`,
+      `user group ${quote(group.id)} did not exist and was created now (the get that reads its token creates a new group); nothing was rotated`,
       {
         ...(result.status !== undefined && { status: result.status }),
         hint: 'check the id for a typo; the service has no delete: only its owner can remove the group',
