@@ -9,7 +9,7 @@ import { isPlainObject } from './guards.js';
 import type { HttpResponse } from './http.js';
 import { escapeControls } from './io.js';
 import { rememberJsonText } from './json-text.js';
-import type { JsonObject } from './parse.js';
+import { type JsonObject, redactUrl } from './parse.js';
 import { redactSecrets } from './redact.js';
 
 export type Answer =
@@ -40,8 +40,18 @@ export type Answer =
       hint?: string;
     };
 
+/** What was requested, for messages that must name it (a 404 names the URL that was not found). */
+export interface AnsweredRequest {
+  method: string;
+  url: URL;
+}
+
 /** `secrets`: the API token and any secret input, cut out of the server's words before shown. */
-export function classifyAnswer(response: HttpResponse, secrets: readonly string[]): Answer {
+export function classifyAnswer(
+  response: HttpResponse,
+  secrets: readonly string[],
+  request?: AnsweredRequest,
+): Answer {
   const { status } = response;
   const parsed = parseJson(response.text);
   const body = isPlainObject(parsed) ? parsed : undefined;
@@ -49,7 +59,7 @@ export function classifyAnswer(response: HttpResponse, secrets: readonly string[
     // A success: the server's words are for failures only (a bulk run reads thousands of these).
     return { kind: 'ok', status, body, text: response.text };
   }
-  return classifyFailure(response, parsed, body, secrets);
+  return classifyFailure(response, parsed, body, secrets, request);
 }
 
 /** Every answer but a success: what it says, cleaned for a person to read. */
@@ -58,6 +68,7 @@ function classifyFailure(
   parsed: unknown,
   body: JsonObject | undefined,
   secrets: readonly string[],
+  request: AnsweredRequest | undefined,
 ): Exclude<Answer, { kind: 'ok' }> {
   const { status } = response;
   // Server text: escaped before it can reach a message, and kept short.
@@ -80,7 +91,13 @@ function classifyFailure(
   if (status < 200 || status >= 300) {
     const detail = serverMessage ?? (body === undefined ? `a ${contentType} body` : 'no message');
     const rateLimited = status === 429 ? ' (rate limited)' : '';
-    const message = `the service answered HTTP ${status}${rateLimited}: ${detail}`;
+    // A 404 is about the address: naming the URL shows a doubled prefix (`/api/api/user`) or a
+    // wrong host at a glance. Shown as redactUrl shows URLs (no user information, query values).
+    const where =
+      status === 404 && request !== undefined
+        ? ` to ${request.method} ${redactUrl(request.url.href)}`
+        : '';
+    const message = `the service answered HTTP ${status}${rateLimited}${where}: ${detail}`;
     return {
       kind: 'http-error',
       status,

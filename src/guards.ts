@@ -22,6 +22,21 @@ export function errorCodeInChain(error: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * TLS error codes that mean the server answered the handshake with something that is not TLS:
+ * OpenSSL reads a plain-HTTP answer (`HTTP/1.1 400`) as a record of a wrong version or length.
+ * A certificate was never looked at, so "pass --ca-file" would send the user the wrong way.
+ */
+export function isNotTlsCode(code: string): boolean {
+  return (
+    code === 'EPROTO' ||
+    code === 'ERR_SSL_WRONG_VERSION_NUMBER' ||
+    code === 'ERR_SSL_PACKET_LENGTH_TOO_LONG' ||
+    code === 'ERR_SSL_UNKNOWN_PROTOCOL' ||
+    code === 'ERR_SSL_HTTP_REQUEST'
+  );
+}
+
 function isCoded(value: unknown): value is { code: string } {
   return (
     typeof value === 'object' && value !== null && 'code' in value && typeof value.code === 'string'

@@ -11,7 +11,7 @@ import { basename } from 'node:path';
 import type { Dispatcher } from 'undici';
 import { silentTracer, type Tracer } from './debug.js';
 import { ApiError, NetworkError, UsageError } from './errors.js';
-import { errorCodeInChain } from './guards.js';
+import { errorCodeInChain, isNotTlsCode } from './guards.js';
 import {
   type Env,
   escapeControls,
@@ -282,6 +282,20 @@ export class HttpClient {
         {
           code: 'BODY_INTERRUPTED',
           hint: 'try again; if it keeps happening, check any proxy or load balancer in between',
+          cause: error,
+        },
+      );
+    }
+    if (code !== undefined && isNotTlsCode(code)) {
+      const plain = `http://${url.host}`;
+      return new TransportError(
+        `TLS connection to ${host} failed: the server does not speak TLS there (${code})`,
+        false,
+        {
+          code,
+          hint: isLoopbackHost(url.hostname)
+            ? `a plain-HTTP service (such as \`ugs serve\`) is reached with http://: use --base-url ${plain}`
+            : `check the port (https is usually 443); a plain-HTTP service needs --base-url ${plain} and --insecure-http, which sends the API token unencrypted`,
           cause: error,
         },
       );
@@ -598,7 +612,6 @@ function tlsReason(code: string): string {
   if (code === 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' || code === 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY') {
     return 'the certificate is signed by an unknown authority';
   }
-  if (code === 'EPROTO') return 'the server does not speak TLS here (is it http:// instead?)';
   return 'the certificate was not accepted';
 }
 

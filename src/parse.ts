@@ -279,6 +279,17 @@ export function endpointUrl(base: URL, path: string): URL {
   return url;
 }
 
+/**
+ * The segment a base URL's path ends in when the API path starts with it too (`/api` and
+ * `/api/user` make `/api/api/user`), or undefined. Almost always the base URL was copied with
+ * the API's prefix; a service that really lives under `/api/api/` is rare enough to warn about.
+ */
+export function repeatedSegment(base: URL, apiPath: string): string | undefined {
+  const last = base.pathname.replace(/\/+$/, '').split('/').at(-1);
+  const first = apiPath.replace(/^\/+/, '').split('/')[0];
+  return last !== undefined && last !== '' && last === first ? last : undefined;
+}
+
 /** Base URL without trailing slash, for display and for storing in the config. */
 export function formatBaseUrl(url: URL): string {
   return url.href.replace(/\/+$/, '');

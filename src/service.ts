@@ -18,7 +18,7 @@ import { rememberJsonText } from './json-text.js';
 import type { OperationName, ServiceClient } from './operations/client.js';
 import { operations } from './operations/index.js';
 import { isUnreadable, type Operation } from './operations/operation.js';
-import { endpointUrl, quote, redactUrl } from './parse.js';
+import { endpointUrl, quote, redactUrl, repeatedSegment } from './parse.js';
 import { loginCommandFor, type Target, type TokenSource } from './target.js';
 
 export type { ServiceClient } from './operations/client.js';
@@ -87,7 +87,7 @@ export class HttpServiceClient {
     if (operation.readAnswer !== undefined) {
       return operation.readAnswer({ ...response, url, secrets });
     }
-    let answer: Answer = classifyAnswer(response, secrets);
+    let answer: Answer = classifyAnswer(response, secrets, { method: operation.method, url });
     if (answer.kind === 'ok') {
       const result = operation.read(answer);
       if (!isUnreadable(result)) {
@@ -351,6 +351,10 @@ function hintForHttpError(
   if (body !== undefined && successOf(body.success) !== undefined) return undefined;
   if (status === 404) {
     // An HTML page (or JSON from something other than the operation's view): a wrong address.
+    const repeated = repeatedSegment(context.baseUrl, context.apiPath);
+    if (repeated !== undefined) {
+      return `the base URL ends in /${escapeControls(repeated)} and the API path ${escapeControls(context.apiPath)} starts with it: drop /${escapeControls(repeated)} from --base-url (or the profile's base URL)`;
+    }
     return 'check --base-url and --api-path: the service was not found at that address (a path prefix missing?)';
   }
   if (status === 405)

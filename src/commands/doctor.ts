@@ -65,6 +65,7 @@ export async function runDoctor(opts: DoctorRunOptions, deps: DoctorDeps): Promi
 
 const MARKS: Record<CheckStatus, { unicode: string; ascii: string; color: string }> = {
   pass: { unicode: '✓', ascii: 'ok', color: '\u001b[32m' },
+  warn: { unicode: '!', ascii: '!!', color: '\u001b[33m' },
   fail: { unicode: '✗', ascii: 'XX', color: '\u001b[31m' },
   skip: { unicode: '–', ascii: '--', color: '\u001b[2m' },
 };
@@ -87,7 +88,7 @@ function printChecks(deps: DoctorDeps, checks: readonly Check[]): void {
     const symbol = unicode ? mark.unicode : mark.ascii;
     const shown = color ? `${mark.color}${symbol}\u001b[0m` : symbol;
     writeLine(io.stdout, `${shown} ${check.title.padEnd(width)}  ${check.detail}`);
-    if (check.fix !== undefined && check.status === 'fail') {
+    if (check.fix !== undefined && (check.status === 'fail' || check.status === 'warn')) {
       writeLine(io.stdout, `${indent}fix: ${check.fix}`);
     } else if (check.fix !== undefined) {
       writeLine(io.stdout, `${indent}${check.fix}`);

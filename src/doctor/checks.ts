@@ -18,16 +18,24 @@ import {
   withCaFile,
 } from '../credentials.js';
 import { UgsError } from '../errors.js';
-import { errorCode, errorCodeInChain } from '../guards.js';
+import { errorCode, errorCodeInChain, isNotTlsCode } from '../guards.js';
 import { escapeControls, readFileCapped } from '../io.js';
 import type { ProbeResult } from '../operations/probe/operation.js';
-import { endpointUrl, isLoopbackHost, parseBaseUrl, shellWord } from '../parse.js';
+import {
+  endpointUrl,
+  formatBaseUrl,
+  isLoopbackHost,
+  parseBaseUrl,
+  repeatedSegment,
+  shellWord,
+} from '../parse.js';
 import { maskToken } from '../redact.js';
 import { loginCommandFor, type Target } from '../target.js';
 import { type DoctorNetwork, isIpAddress } from './network.js';
 import { displayProxy, proxyFor } from './proxy.js';
 
-export type CheckStatus = 'pass' | 'fail' | 'skip';
+/** `warn`: it works as set, but is probably not what was meant; doctor still exits 0. */
+export type CheckStatus = 'pass' | 'warn' | 'fail' | 'skip';
 
 export interface Check {
   id: string;
@@ -64,6 +72,13 @@ const fail = (id: string, title: string, detail: string, fix: string): Check => 
   id,
   title,
   status: 'fail',
+  detail,
+  fix,
+});
+const warn = (id: string, title: string, detail: string, fix: string): Check => ({
+  id,
+  title,
+  status: 'warn',
   detail,
   fix,
 });
@@ -276,6 +291,23 @@ function checkBaseUrl(
     : isLoopbackHost(url.hostname)
       ? 'plain http to this machine'
       : 'plain http allowed by --insecure-http: the API token crosses the network unencrypted';
+  // `--base-url http://host/api` with the API path /api/user asks for /api/api/user: shown with a
+  // check mark, that URL looked right to everyone who read it.
+  const repeated = repeatedSegment(url, apiPath.value);
+  if (repeated !== undefined) {
+    const segment = escapeControls(repeated);
+    const without = new URL(url.href);
+    without.pathname = url.pathname.replace(/\/+$/, '').slice(0, -(repeated.length + 1)) || '/';
+    return {
+      check: warn(
+        'base-url',
+        title,
+        `${endpoint} (${note}): /${segment} twice, as the base URL's path ends in the API path's first segment`,
+        `use the base URL without it, ${escapeControls(formatBaseUrl(without))} (--base-url, UGS_BASE_URL or \`ugs login\`), unless the service really is at that URL`,
+      ),
+      url,
+    };
+  }
   return { check: pass('base-url', title, `${endpoint} (${note})`), url };
 }
 
@@ -466,8 +498,8 @@ async function checkTls(
       'tls',
       title,
       `handshake with ${url.host} failed (${code})`,
-      code === 'EPROTO'
-        ? 'the server does not speak TLS there: is it http:// instead?'
+      isNotTlsCode(code)
+        ? `the server does not speak TLS there: if it is plain HTTP, use http://${url.host}`
         : 'check the port and any proxy or load balancer in between',
     );
   }
@@ -610,10 +642,13 @@ async function checkProbe(
         404: 'check the base URL (a missing path prefix?) and --api-path (/api/user or /api/user/)',
         405: 'the service may want the trailing slash: pass --api-path /api/user/',
       };
+      // The whole URL: an unexpected answer (a 404 above all) must name what was asked for, so
+      // a doubled /api or a wrong host is seen at once.
+      const tried = `GET ${escapeControls(`${url.origin}${result.path}`)} with {}`;
       return fail(
         'probe',
         title,
-        `${where}: HTTP ${result.status}${said}, expected 400 (token good) or 401/403 (token refused)`,
+        `${tried}: HTTP ${result.status}${said}, expected 400 (token good) or 401/403 (token refused)`,
         fixes[result.status] ??
           'check the base URL and any proxy in between; --debug shows the answer',
       );

@@ -385,7 +385,12 @@ const CASES: FaultCase[] = [
   {
     name: 'HTTP 404 (a plain web server)',
     handler: raw(404, 'text/html', '<h1>Not Found</h1>'),
-    get: { code: 1, requests: 1, error: /HTTP 404: a text\/html body/, hint: /--base-url/ },
+    get: {
+      code: 1,
+      requests: 1,
+      error: /HTTP 404 to GET http:\/\/127\.0\.0\.1:\d+\/api\/user: a text\/html body/,
+      hint: /--base-url/,
+    },
     rotate: { code: 1, requests: 1, error: /HTTP 404/ },
   },
   {

@@ -389,7 +389,9 @@ describe('against the real DRF service, the built binary', {
     expect(auth.hint).toContain('UGS_API_TOKEN');
     expect(auth.hint).toContain('ugs login --profile staging');
     const notFound = expectFailure(unknown, 1);
-    expect(notFound.error).toBe('the service answered HTTP 404: Not found.');
+    expect(notFound.error).toMatch(
+      /^the service answered HTTP 404 to POST http:\/\/127\.0\.0\.1:\d+\/\S*api\/user\/?: Not found\.$/,
+    );
     expect(notFound.hint).toContain('rotated already');
   });
 

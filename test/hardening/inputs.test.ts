@@ -12,6 +12,7 @@ import { USER_GROUP_FIELD_ORDER } from '../../src/operations/user-group.js';
 import { renderRecordTable, renderTable, type TableLayout } from '../../src/output/results.js';
 import { plainStyle } from '../../src/output/style.js';
 import { MAX_JSON_DEPTH, parseTimeoutSeconds } from '../../src/parse.js';
+import type { Prompter, Validate } from '../../src/prompter.js';
 import type { UserGroup } from '../../src/service.js';
 import { tempDir } from '../kit/binary.js';
 import { FakeService, groupResult, makeDeps, makeIO, terminalIO } from '../kit/fakes.js';
@@ -111,7 +112,18 @@ describe('ids and names must be what they look like', () => {
                 ['User group id', 'acme'],
                 ['User group name', value],
               ];
-        const deps = makeDeps({ io: terminalIO(), service, prompts });
+        // A prompter that takes any answer without running its validator: the check after the
+        // prompt is the backstop; the validator itself refuses the answer as it is typed.
+        const validators: Validate[] = [];
+        const prompter: Prompter = {
+          input: async (_message, options) => {
+            if (options?.validate) validators.push(options.validate);
+            return prompts.shift()?.[1] ?? '';
+          },
+          password: () => Promise.reject(new Error('unexpected password prompt')),
+          confirm: () => Promise.reject(new Error('unexpected confirmation')),
+        };
+        const deps = { ...makeDeps({ io: terminalIO(), service }), prompter };
         const opts: GetOptions = {
           id: undefined,
           name: undefined,
@@ -121,6 +133,7 @@ describe('ids and names must be what they look like', () => {
         };
         await usageMessage(runGet(opts, deps));
         expect(service.gets).toEqual([]);
+        expect(validators.at(-1)?.(value)).not.toBe(true);
       });
     }
   }

@@ -95,7 +95,9 @@ describe('APPEND_SLASH: the one redirect that is followed', () => {
       const error = await failure(slashed.service.getUser(GET_REQUEST));
       expect(error).toBeInstanceOf(ApiError);
       expect(error.exitCode).toBe(1);
-      expect(error.message).toBe('the service answered HTTP 404: a text/html body');
+      expect(error.message).toBe(
+        `the service answered HTTP 404 to GET ${server.url}/api/user/: a text/html body`,
+      );
       expect(error.hint).toContain('--base-url');
       expect(error.message + (error.hint ?? '')).not.toContain('<h1>');
     },
@@ -282,7 +284,9 @@ describe("DRF's answers, read properly", () => {
       const error = await failure(service.rotateToken('ugt_nobody_has_this'));
       expect(error).toBeInstanceOf(ApiError);
       expect(error.exitCode).toBe(1);
-      expect(error.message).toBe('the service answered HTTP 404: Not found.');
+      expect(error.message).toBe(
+        `the service answered HTTP 404 to POST ${server.url}/api/user: Not found.`,
+      );
       expect(error.hint).toContain('rotated already');
       expect(error.hint).toContain('--field token');
       expect(error.hint).not.toContain('--base-url');

@@ -336,7 +336,12 @@ describe('HTTP error statuses', () => {
     expect(error).toBeInstanceOf(ApiError);
     expect(error).not.toBeInstanceOf(AuthError);
     expect(error.exitCode).toBe(1);
-    expect(error.message).toBe(`the service answered HTTP ${status}: a text/html body`);
+    // A 404 names the full URL that was requested.
+    expect(error.message).toMatch(
+      new RegExp(
+        `^the service answered HTTP ${status} to GET http://127\\.0\\.0\\.1:\\d+/api/user: a text/html body$`,
+      ),
+    );
     expect(error.hint).toContain('--base-url');
     expect((error as ApiError).status).toBe(status);
   });

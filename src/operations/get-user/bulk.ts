@@ -13,7 +13,7 @@ import {
   ROTATE_COLUMNS_BEFORE_AT,
   userGroupRecordWriter,
 } from '../user-group-records.js';
-import type { GetUserRequest } from './operation.js';
+import { type GetUserRequest, mustExistProblem } from './operation.js';
 
 export interface GetRow {
   row: number;
@@ -108,4 +108,22 @@ function getRow(
     } else result.properties = properties;
   }
   return problems.length > 0 ? undefined : result;
+}
+
+/**
+ * `get --from --must-exist`: a row the service reports as new is `failed`, with the message of
+ * the single get; its record keeps team_id and new_user_group (what the service owner needs to
+ * find the group) but no token, as the single get prints none.
+ */
+export function mustExistSpec(base: BulkSpec<GetRow>): BulkSpec<GetRow> {
+  return {
+    ...base,
+    outcome(row, result, settled) {
+      const outcome = base.outcome(row, result, settled);
+      if (outcome.status !== 'created' && outcome.status !== 'found') return outcome;
+      const problem = mustExistProblem(row.user_group_id, result.created);
+      if (problem === undefined) return outcome;
+      return { ...outcome, status: 'failed', token: null, error: problem.message };
+    },
+  };
 }

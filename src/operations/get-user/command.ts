@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { Command } from 'commander';
 import { addBulkFlags, type BulkFlags, parseBulkFlags } from '../../commands/bulk-flags.js';
 import {
@@ -18,11 +19,13 @@ import {
   formatValue,
   type OutputFormat,
   printResult,
+  type ResultRecord,
   withJsonErrorBody,
 } from '../../output/results.js';
 import {
   checkGroupText,
   collectKeyValues,
+  groupTextProblem,
   type JsonObject,
   mergeObjects,
   parseJsonSource,
@@ -34,8 +37,8 @@ import {
 } from '../../parse.js';
 import type { Prompter } from '../../prompter.js';
 import type { BulkFlagSpec } from '../bulk.js';
-import { otherGroupOf, userGroupRecord } from '../user-group.js';
-import type { GetUserRequest } from './operation.js';
+import { otherGroupOf, type ServiceResult, userGroupRecord } from '../user-group.js';
+import { type GetUserRequest, mustExistProblem } from './operation.js';
 
 export interface GetOptions {
   id: string | undefined;
@@ -43,6 +46,8 @@ export interface GetOptions {
   mapping: StringMap | undefined;
   properties: JsonObject | undefined;
   format: OutputFormat;
+  /** `--must-exist`: a group the service reports as new is a failure (exit 1). */
+  mustExist?: boolean;
 }
 
 interface GetFlags extends BulkFlags {
@@ -52,6 +57,7 @@ interface GetFlags extends BulkFlags {
   mappingJson?: string;
   property: string[];
   properties?: string;
+  mustExist?: boolean;
   json?: boolean;
   field?: string;
 }
@@ -69,6 +75,7 @@ export function getCommand(makeDeps: DepsFactory, run = runGet): Command {
     'ugs get --id acme --name Acme --properties @props.json --field token',
     'ugs get --id acme --name Acme --json | jq .user_group.team_id',
     'ugs get --from groups.csv --output results.ndjson     # one group per row',
+    'ugs get --id acme --name Acme --must-exist --field token   # exit 1 if acme was new',
   ])
     .option('--id <user_group_id>', 'your id for the user group (user_group_id)')
     .option('--name <name>', 'name of the user group')
@@ -80,17 +87,21 @@ export function getCommand(makeDeps: DepsFactory, run = runGet): Command {
     )
     .option('--mapping-json <json|@file|->', 'the whole mapping as a JSON object of strings')
     .option('--property <key=value>', 'set a property to a string value (repeatable)', collect, [])
-    .option('--properties <json|@file|->', 'the properties as a JSON object');
+    .option('--properties <json|@file|->', 'the properties as a JSON object')
+    .option(
+      '--must-exist',
+      'fail (exit 1) when the service says the id is new (it has created the group by then)',
+    );
   addBulkFlags(addOutputFlags(command), BULK).action(async (flags: GetFlags, cmd: Command) => {
     const bulk = parseBulkFlags(flags, BULK, singleRowFlags(flags), true);
     const deps = makeDeps(cmd);
     // The bulk engine and this operation's spec load only for --from.
     if (bulk) {
-      const [{ runBulk }, { spec }] = await Promise.all([
+      const [{ runBulk }, { spec, mustExistSpec }] = await Promise.all([
         import('../../bulk/run.js'),
         import('./bulk.js'),
       ]);
-      await runBulk({ ...bulk, spec }, deps);
+      await runBulk({ ...bulk, spec: flags.mustExist ? mustExistSpec(spec) : spec }, deps);
     } else await run(await parseGetFlags(flags, deps), deps);
   });
   return command;
@@ -160,6 +171,7 @@ export async function parseGetFlags(flags: GetFlags, deps: Deps): Promise<GetOpt
       '--property',
     ),
     format,
+    ...(flags.mustExist === true && { mustExist: true }),
   };
 }
 
@@ -195,11 +207,21 @@ export async function runGet(opts: GetOptions, deps: Deps): Promise<void> {
   );
   const other = otherGroupOf(result, request.user_group_id);
   if (other !== undefined) throw answeredForAnother(request.user_group_id, other, result.status);
+  if (opts.mustExist) {
+    // Nothing on stdout: a script's `--field token` must not store a mistyped group's token.
+    const problem = mustExistProblem(request.user_group_id, result.created);
+    if (problem !== undefined) {
+      throw new ApiError(problem.message, {
+        hint: problem.hint,
+        ...(result.status !== undefined && { status: result.status }),
+      });
+    }
+  }
   const id = escapeControls(formatValue(result.userGroup.provided_id ?? request.user_group_id));
   await printResult(deps.output, {
     format: opts.format,
     body: result.body,
-    record: userGroupRecord(result),
+    record: vouchedRecord(result, request, opts.format),
     headline: (style) => [
       result.created === true
         ? style.green(`Created user group ${id}`)
@@ -213,9 +235,30 @@ export async function runGet(opts: GetOptions, deps: Deps): Promise<void> {
     // just typed a new name or properties would otherwise believe they were saved.
     await printWarningNote(
       deps.output,
-      `user group ${id} already existed: the name, mapping and properties sent were not applied (the service leaves an existing group as it is)`,
+      `user group ${id} already existed: the name, mapping and properties were sent, not applied (the service leaves an existing group as it is, and its answer echoes what was sent, so the table leaves them out)`,
     );
   }
+}
+
+/**
+ * What the table shows of a result: for an existing group, only what the service vouches for.
+ * Its answer's `name` and `properties` are the request's echo (Get User rules 1 and 3), not the
+ * group's stored values, so a row `name  Cafe Brule SA` would be a lie about that group: a value
+ * equal to what was sent (properties: null when none were) is left out, and the note says why.
+ * A value that differs from the request is no echo: the service said it of its own, so it stays.
+ * `--json` stays the server's text and `--field` the answer's field, for a script to judge.
+ */
+function vouchedRecord(
+  result: ServiceResult,
+  request: GetUserRequest,
+  format: OutputFormat,
+): ResultRecord {
+  const record = userGroupRecord(result);
+  if (result.created !== false || format.kind !== 'table') return record;
+  const fields = { ...record.fields };
+  if (fields.name === request.name) delete fields.name;
+  if (isDeepStrictEqual(fields.properties, request.properties ?? null)) delete fields.properties;
+  return { ...record, fields };
 }
 
 /**
@@ -223,20 +266,28 @@ export async function runGet(opts: GetOptions, deps: Deps): Promise<void> {
  * parts are offered too; anyone who gave both on the command line is not asked anything.
  */
 async function promptForRequest(opts: GetOptions, prompter: Prompter): Promise<GetUserRequest> {
-  const required = (label: string) => (value: string) =>
-    value.trim() !== '' || `${label} is required`;
-  // A typed answer is held to the flags' rule at once: a terminal decodes bad bytes to U+FFFD.
+  // Each answer is held to the flags' rule as it is typed (leading or trailing spaces, control
+  // and invisible characters, U+FFFD from bad bytes), as the URL and token prompts are: the
+  // person corrects it at the prompt instead of starting over after a usage error. The check
+  // after the prompt stays, for a prompter that does not run the validator.
+  const groupText = (kind: 'id' | 'name', label: string) => (value: string) => {
+    if (value.trim() === '') return `${label} is required`;
+    const problem = groupTextProblem(value, kind);
+    return (
+      problem === undefined || `the ${kind} ${problem}: type it as the service should store it`
+    );
+  };
   const id =
     opts.id ??
     checkGroupText(
-      await prompter.input('User group id:', { validate: required('an id') }),
+      await prompter.input('User group id:', { validate: groupText('id', 'an id') }),
       'the user group id',
       'id',
     );
   const name =
     opts.name ??
     checkGroupText(
-      await prompter.input('User group name:', { validate: required('a name') }),
+      await prompter.input('User group name:', { validate: groupText('name', 'a name') }),
       'the user group name',
       'name',
     );

@@ -1,5 +1,5 @@
 /** Get User: gets a user group by the caller's id, creating it when the id is new. */
-import type { JsonObject, StringMap } from '../../parse.js';
+import { type JsonObject, quote, type StringMap } from '../../parse.js';
 import type { Operation } from '../operation.js';
 import { readUserGroup, type ServiceResult } from '../user-group.js';
 
@@ -33,6 +33,30 @@ export const getUser: Operation<GetUserRequest, ServiceResult> = {
   hints: { tooLarge: 'send smaller --properties or --mapping' },
   route: () => import('./route.js'),
 };
+
+/**
+ * `--must-exist`: why an answer breaks it, or undefined when the group was there already. The
+ * service has no read-only lookup, so the get that checks has already created a new group: the
+ * message says so, since a person must know a group now exists that nobody meant to make. An
+ * answer without `new_user_group` cannot vouch that the group existed: that fails too, since
+ * the flag is a promise that a typo does not pass.
+ */
+export function mustExistProblem(
+  id: string,
+  created: boolean | undefined,
+): { message: string; hint: string } | undefined {
+  if (created === false) return undefined;
+  if (created === true) {
+    return {
+      message: `--must-exist: user group ${quote(id)} did not exist, so the service created it: it now exists, and ugs cannot remove it`,
+      hint: 'check the id for a typo; the service has no delete: only its owner can remove the group',
+    };
+  }
+  return {
+    message: `--must-exist: the service did not say whether user group ${quote(id)} existed (its answer has no new_user_group), so it may have been created now`,
+    hint: 'this service cannot be checked with --must-exist; ask its owner whether the group is new',
+  };
+}
 
 declare module '../client.js' {
   interface ServiceOperations {

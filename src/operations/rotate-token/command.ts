@@ -29,6 +29,7 @@ import {
   withJsonErrorBody,
 } from '../../output/results.js';
 import {
+  checkGroupText,
   endpointUrl,
   pasteProblem,
   quote,
@@ -39,7 +40,9 @@ import {
 import { fingerprint, REDACTED } from '../../redact.js';
 import type { Target } from '../../target.js';
 import type { BulkFlagSpec } from '../bulk.js';
-import { isUnrotated, userGroupRecord } from '../user-group.js';
+import type { ServiceClient } from '../client.js';
+import { answeredForAnother } from '../get-user/command.js';
+import { isUnrotated, otherGroupOf, userGroupRecord } from '../user-group.js';
 import { READ_CURRENT_TOKEN_HINT, ROTATION_ANSWER_FIELDS } from './operation.js';
 
 export interface RotateOptions {
@@ -48,11 +51,15 @@ export interface RotateOptions {
   currentTokenFromStdin: boolean;
   yes: boolean;
   format: OutputFormat;
+  /** `--id` and `--name`: the current token is read with Get User first. */
+  group?: { id: string; name: string };
 }
 
 interface RotateFlags extends BulkFlags {
   currentToken?: string;
   currentTokenStdin?: boolean;
+  id?: string;
+  name?: string;
   yes?: boolean;
   json?: boolean;
   field?: string;
@@ -75,6 +82,7 @@ export function rotateCommand(makeDeps: DepsFactory, run = runRotate): Command {
     'ugs rotate                                   # asks for the token, then for confirmation',
     'printenv USER_GROUP_TOKEN | ugs rotate --current-token-stdin --yes --field token',
     'ugs rotate --current-token "$OLD_TOKEN" --yes --json',
+    'ugs rotate --id acme --name "Acme Corp"            # reads its token with get, then asks',
     'ugs rotate --from tokens.csv --output rotated.csv --yes   # one current_token per row',
   ])
     .option(
@@ -82,6 +90,8 @@ export function rotateCommand(makeDeps: DepsFactory, run = runRotate): Command {
       'the user group token to replace (visible in process lists: prefer stdin)',
     )
     .option('--current-token-stdin', 'read the user group token to replace from stdin')
+    .option('--id <user_group_id>', "rotate this group's token, read first with get (needs --name)")
+    .option('--name <name>', 'with --id: the name get sends (an existing group keeps its own)')
     .option('-y, --yes', 'rotate without asking for confirmation (required without a terminal)');
   addBulkFlags(addOutputFlags(command), BULK).action(async (flags: RotateFlags, cmd: Command) => {
     const bulk = parseBulkFlags(flags, BULK, singleRowFlags(flags), flags.yes === true);
@@ -102,6 +112,8 @@ function singleRowFlags(flags: RotateFlags): string[] {
     [
       ['--current-token', flags.currentToken !== undefined],
       ['--current-token-stdin', flags.currentTokenStdin === true],
+      ['--id', flags.id !== undefined],
+      ['--name', flags.name !== undefined],
       ['--json', flags.json === true],
       ['--field', flags.field !== undefined],
     ] as const
@@ -117,6 +129,7 @@ export function parseRotateFlags(flags: RotateFlags): RotateOptions {
   if (flags.currentToken !== undefined && flags.currentToken.trim() === '') {
     throw new UsageError('--current-token cannot be empty');
   }
+  const group = parseGroupFlags(flags);
   const format = outputFormat(flags);
   if (
     format.kind === 'field' &&
@@ -134,6 +147,31 @@ export function parseRotateFlags(flags: RotateFlags): RotateOptions {
     currentTokenFromStdin: flags.currentTokenStdin === true,
     yes: flags.yes === true,
     format,
+    ...(group && { group }),
+  };
+}
+
+/**
+ * `--id` with `--name`: Get User needs both (the name is only stored for a new group, and a new
+ * group is refused below), and the token then comes from its answer, so no token flag goes with them.
+ */
+function parseGroupFlags(flags: RotateFlags): { id: string; name: string } | undefined {
+  if (flags.id === undefined && flags.name === undefined) return undefined;
+  if (flags.currentToken !== undefined || flags.currentTokenStdin) {
+    const token = flags.currentToken !== undefined ? '--current-token' : '--current-token-stdin';
+    throw new UsageError(
+      `use either --id/--name or ${token}, not both: with --id the token is read with get`,
+    );
+  }
+  if (flags.id === undefined || flags.name === undefined) {
+    throw new UsageError(
+      `${flags.id === undefined ? '--name needs --id' : '--id needs --name'}: rotate reads the group's token with get, which sends both`,
+      { hint: 'pass --id <user_group_id> --name <name> (an existing group keeps its stored name)' },
+    );
+  }
+  return {
+    id: checkGroupText(flags.id, '--id', 'id'),
+    name: checkGroupText(flags.name, '--name', 'name'),
   };
 }
 
@@ -146,24 +184,51 @@ export async function runRotate(opts: RotateOptions, deps: Deps): Promise<void> 
       hint: 'rotation replaces the token at once; add --yes to confirm in scripts',
     });
   }
-  if (!interactive && opts.currentToken === undefined && !opts.currentTokenFromStdin) {
+  if (
+    !interactive &&
+    opts.currentToken === undefined &&
+    !opts.currentTokenFromStdin &&
+    opts.group === undefined
+  ) {
     throw new UsageError('missing --current-token: the user group token to rotate is required', {
-      hint: 'pass --current-token-stdin and pipe the token in, or --current-token <token>',
+      hint: 'pass --current-token-stdin and pipe the token in, --current-token <token>, or --id <id> --name <name>',
     });
   }
+  if (interactive && opts.currentToken !== undefined) {
+    // A token typed on the command line stays in the shell's history file and shows in process
+    // lists; at a terminal the prompt (masked) or stdin is as easy. Once, and not with -q.
+    await printMessage(
+      deps.output,
+      'warning: --current-token puts the token in your shell history and in process lists; leave it out to type it at a masked prompt, or pipe it to --current-token-stdin',
+      'warning',
+    );
+  }
   const target = await resolveTarget(deps);
-  const currentToken = await readCurrentToken(opts, deps);
+  let client: ServiceClient | undefined;
+  let currentToken: string;
+  if (opts.group === undefined) currentToken = await readCurrentToken(opts, deps);
+  else {
+    client = await deps.connect(target);
+    currentToken = await readGroupToken(opts.group, opts.format, client, deps);
+  }
   deps.tracer.addSecret(currentToken);
   maskSecret(io, currentToken);
 
   if (interactive && !opts.yes) {
-    const confirmed = await deps.prompter.confirm(confirmationQuestion(currentToken), {
-      default: false,
-    });
-    if (!confirmed) throw new CancelledError('rotation cancelled; nothing was sent');
+    const confirmed = await deps.prompter.confirm(
+      confirmationQuestion(currentToken, opts.group?.id),
+      { default: false },
+    );
+    if (!confirmed) {
+      throw new CancelledError(
+        opts.group === undefined
+          ? 'rotation cancelled; nothing was sent'
+          : 'rotation cancelled; the token was only read, nothing was rotated',
+      );
+    }
   }
 
-  const client = await deps.connect(target);
+  client ??= await deps.connect(target);
   const inFlight = io.inFlight ?? new InFlight();
   const result = await withProgress(
     deps,
@@ -219,8 +284,43 @@ export async function runRotate(opts: RotateOptions, deps: Deps): Promise<void> 
  * Says what is about to happen to which token: its last 4 characters (as `--debug` shows it),
  * and that the old one stops working, which is what breaks dashboards.
  */
-function confirmationQuestion(currentToken: string): string {
-  return `Rotate ${tokenPhrase(currentToken, 'this token')}? The old token stops working once it is rotated: dashboards that embed it need the new one.`;
+function confirmationQuestion(currentToken: string, id: string | undefined): string {
+  const what =
+    id === undefined
+      ? tokenPhrase(currentToken, 'this token')
+      : `the token of user group ${quoteVisible(id)}${fingerprint(currentToken) === REDACTED ? '' : ` (ending in ${escapeControls(fingerprint(currentToken))})`}`;
+  return `Rotate ${what}? The old token stops working once it is rotated: dashboards that embed it need the new one.`;
+}
+
+/**
+ * `rotate --id`: the group's current token, read with Get User. The service creates a group it
+ * does not know, so a mistyped id gets a new group here: that one is not rotated (its token is
+ * new anyway, and nobody embeds it), and the message says the group exists now.
+ */
+async function readGroupToken(
+  group: { id: string; name: string },
+  format: OutputFormat,
+  client: ServiceClient,
+  deps: Deps,
+): Promise<string> {
+  const shown = escapeControls(group.id);
+  const result = await withProgress(deps, format, `Reading the token of ${shown}`, () =>
+    withJsonErrorBody(deps.output, format, () =>
+      client.getUser({ name: group.name, user_group_id: group.id }),
+    ),
+  );
+  const other = otherGroupOf(result, group.id);
+  if (other !== undefined) throw answeredForAnother(group.id, other, result.status);
+  if (result.created === true) {
+    throw new ApiError(
+      `user group ${quote(group.id)} did not exist and was created now (the get that reads its token creates a new group); nothing was rotated`,
+      {
+        ...(result.status !== undefined && { status: result.status }),
+        hint: 'check the id for a typo; the service has no delete: only its owner can remove the group',
+      },
+    );
+  }
+  return result.userGroup.token;
 }
 
 /** "the token ending in …a1b2", or `unnamed` for a token too short to show any of. */
