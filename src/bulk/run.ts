@@ -69,6 +69,10 @@ export interface BulkOptions {
   resume: boolean;
   /** rotate: no confirmation. */
   yes: boolean;
+  /** `--delimiter`: the CSV delimiter; undefined to detect it from the header line. */
+  delimiter?: string | undefined;
+  /** `--strict-columns`: a CSV column ugs does not know is refused instead of ignored. */
+  strictColumns?: boolean | undefined;
   /**
    * `--give-up-after`: the run stops as for a service that is down (exit 4) once no request has
    * succeeded for this long, so a service that throttles without end cannot hold it for days.
@@ -171,7 +175,16 @@ async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Pro
     opts.from === '-' || isStdinPath(opts.from)
       ? await stdinSource(io.stdin, io.stdinIsTTY)
       : await inputSource(opts.from, { keep: risk !== undefined });
-  const input = await openBulkInput(source, opts.format, spec.rows, check);
+  const input = await openBulkInput(source, opts.format, spec.rows, check, {
+    delimiter: opts.delimiter,
+    strictColumns: opts.strictColumns,
+  });
+  if (input.ignoredColumns.length > 0) {
+    printNote(
+      deps.output,
+      `--from: ignored ${input.ignoredColumns.length === 1 && input.ignoredColumns[0]?.startsWith('"') ? 'a column' : 'columns'} ugs does not know: ${input.ignoredColumns.join(', ')} (--strict-columns refuses them)`,
+    );
+  }
 
   let plan: ResumePlan = { done: new Set(), settle: new Map(), sent: new Set(), sentAt: new Map() };
   if (state !== undefined && opts.output !== undefined) {
@@ -214,7 +227,7 @@ async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Pro
           records: spec.records,
           ...(hooks.fs !== undefined && { fs: hooks.fs }),
         });
-  const run = new BulkRun(opts, deps, file, input.rowCount, plan, alreadyDone, hooks);
+  const run = new BulkRun(opts, deps, file, input, plan, alreadyDone, hooks);
   try {
     const client = run.tracked(await connecting);
     const work = () =>
@@ -244,6 +257,9 @@ class BulkRun {
   private readonly unknowns: BulkRecord[] = [];
   /** 1 when a row has its outcome (from this run, or done in an earlier one). */
   private readonly finished: Uint8Array;
+  private readonly rowCount: number;
+  /** CSV rows with every cell empty: not rows, but the summary says how many were skipped. */
+  private readonly blankRows: number;
   private stdoutText = '';
   private stdoutFlushQueued = false;
   private done = 0;
@@ -263,11 +279,14 @@ class BulkRun {
     private readonly opts: BulkOptions,
     private readonly deps: Deps,
     private readonly file: ResultFile | undefined,
-    private readonly rowCount: number,
+    input: Pick<BulkInput<RowOf>, 'rowCount' | 'blankRows'>,
     private readonly plan: ResumePlan,
     alreadyDone: number,
     hooks: BulkHooks,
   ) {
+    const { rowCount } = input;
+    this.rowCount = rowCount;
+    this.blankRows = input.blankRows;
     this.finished = new Uint8Array(rowCount + 1);
     for (const row of plan.done) this.finished[row] = 1;
     // A full disk: rows in flight finish, none starts; `throwOutcome` says what was lost.
@@ -753,7 +772,12 @@ class BulkRun {
     this.progress.stop();
     printLine(
       this.deps.output,
-      formatSummary(this.counts, this.clock.now() - this.started, this.settledByGet),
+      formatSummary(
+        this.counts,
+        this.clock.now() - this.started,
+        this.settledByGet,
+        this.blankRows,
+      ),
     );
     await this.file?.flush();
   }
