@@ -48,6 +48,7 @@ import {
   type RecordStatus,
 } from './records.js';
 import { planResume, type ResumePlan, readResumeState } from './resume.js';
+import { RowLines } from './row-lines.js';
 import {
   type Attempt,
   type Clock,
@@ -218,6 +219,16 @@ async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Pro
     if (!confirmed) throw new CancelledError(risk.cancelled);
   }
 
+  // A person at a terminal reads one line per row; a pipe gets the NDJSON records (row-lines.ts).
+  const rowLines =
+    opts.output === undefined && deps.output.stdoutIsTTY
+      ? new RowLines(
+          input.rowCount,
+          input.widestId,
+          await deps.output.style('stdout'),
+          deps.output.unicode ? '\u2026' : '...',
+        )
+      : undefined;
   const file =
     opts.output === undefined || outputFormat === undefined
       ? undefined
@@ -227,7 +238,7 @@ async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Pro
           records: spec.records,
           ...(hooks.fs !== undefined && { fs: hooks.fs }),
         });
-  const run = new BulkRun(opts, deps, file, input, plan, alreadyDone, hooks);
+  const run = new BulkRun(opts, deps, file, input, plan, alreadyDone, hooks, rowLines);
   try {
     const client = run.tracked(await connecting);
     const work = () =>
@@ -249,6 +260,7 @@ type RowOf = BulkRow;
 class BulkRun {
   stopReason: StopReason | undefined;
   private stopError: AuthError | NetworkError | undefined;
+  private stopRow: number | undefined;
   private readonly controller = new AbortController();
   private readonly counts: StatusCounts = {};
   /** Rows whose outcome was learnt by reading the group back (`settled_by: "get"`). */
@@ -283,6 +295,7 @@ class BulkRun {
     private readonly plan: ResumePlan,
     alreadyDone: number,
     hooks: BulkHooks,
+    private readonly rowLines?: RowLines,
   ) {
     const { rowCount } = input;
     this.rowCount = rowCount;
@@ -377,10 +390,12 @@ class BulkRun {
     );
   }
 
-  stop(reason: StopReason, error?: AuthError | NetworkError): void {
+  /** `row`: the row whose answer stopped the run (a 401/403), for the summary. */
+  stop(reason: StopReason, error?: AuthError | NetworkError, row?: number): void {
     if (this.stopReason !== undefined) return;
     this.stopReason = reason;
     this.stopError = error;
+    this.stopRow = row;
     this.controller.abort();
   }
 
@@ -527,7 +542,7 @@ class BulkRun {
         settled = await risk.settle(client, row);
       } catch (error) {
         if (error instanceof AuthError) {
-          this.stop('auth', error);
+          this.stop('auth', error, row.row);
           return this.unreadable(row, lastWhy, error);
         }
         // One read failed: the final read below decides (or names this cause when it fails too).
@@ -581,7 +596,7 @@ class BulkRun {
     try {
       settled = await risk.settle(client, row);
     } catch (error) {
-      if (error instanceof AuthError) this.stop('auth', error);
+      if (error instanceof AuthError) this.stop('auth', error, row.row);
       return this.unreadable(row, lastWhy, error);
     }
     if (settled.kind === 'happened') return this.answered(row, settled.result, true);
@@ -616,7 +631,7 @@ class BulkRun {
     try {
       settled = await risk.settle(client, row);
     } catch (readError) {
-      if (readError instanceof AuthError) this.stop('auth', readError);
+      if (readError instanceof AuthError) this.stop('auth', readError, row.row);
       return failed(`reading the group's token failed: ${messageOf(readError)}`);
     }
     if (settled.kind === 'unknown') return failed(settled.why);
@@ -664,7 +679,7 @@ class BulkRun {
     ) {
       return this.giveUp(row, error);
     }
-    if (error instanceof AuthError) this.stop('auth', error);
+    if (error instanceof AuthError) this.stop('auth', error, row.row);
     else if (error instanceof NetworkError) this.stop('network', error);
     else if (!(error instanceof ApiError)) throw error;
     const status = error instanceof ApiError ? (error.status ?? null) : null;
@@ -743,7 +758,9 @@ class BulkRun {
       this.file.append(records);
       return;
     }
-    for (const record of records) this.stdoutText += ndjsonLine(record, this.opts.spec.records);
+    if (this.rowLines !== undefined) this.stdoutText += this.rowLines.text(records);
+    else
+      for (const record of records) this.stdoutText += ndjsonLine(record, this.opts.spec.records);
     if (this.stdoutText.length >= 64 * 1024) this.flushStdout();
     else if (!this.stdoutFlushQueued) {
       this.stdoutFlushQueued = true;
@@ -754,6 +771,8 @@ class BulkRun {
   private flushStdout(): void {
     this.stdoutFlushQueued = false;
     if (this.stdoutText === '') return;
+    // Row lines and the bar share the terminal: the bar is erased first, and redrawn below them.
+    if (this.rowLines !== undefined) this.progress.erase();
     this.deps.io.stdout.write(this.stdoutText);
     this.stdoutText = '';
   }
@@ -770,16 +789,33 @@ class BulkRun {
   async finish(): Promise<void> {
     this.flushStdout();
     this.progress.stop();
+    if (this.rowLines?.shownTokens === true) {
+      printNote(
+        this.deps.output,
+        'tokens are shown by their last 4 characters at a terminal: pass --output FILE, or pipe the output, for the whole records',
+      );
+    }
     printLine(
       this.deps.output,
-      formatSummary(
-        this.counts,
-        this.clock.now() - this.started,
-        this.settledByGet,
-        this.blankRows,
-      ),
+      `${formatSummary(this.counts, this.clock.now() - this.started, this.settledByGet, this.blankRows)}${this.authStopText()}`,
     );
     await this.file?.flush();
+  }
+
+  /**
+   * After the API token was refused, the summary says so and what it left undone: every row after
+   * the first 401/403 is `skipped`, and a person must not take the run for a partial success.
+   * (Rows already in flight were sent, and were refused too: they are `failed`.)
+   */
+  private authStopText(): string {
+    if (this.stopReason !== 'auth') return '';
+    const status = this.stopError instanceof AuthError ? this.stopError.status : undefined;
+    const at = [
+      ...(status !== undefined ? [`HTTP ${status}`] : []),
+      ...(this.stopRow !== undefined ? [`row ${this.stopRow}`] : []),
+    ];
+    const notSent = this.counts.skipped ?? 0;
+    return `; the run stopped at the first 401/403${at.length > 0 ? ` (${at.join(', ')})` : ''}: ${notSent === 0 ? 'no row was left unsent' : `${rowsText(notSent)} ${notSent === 1 ? 'was' : 'were'} not sent`}`;
   }
 
   /** How to find out what a request at risk did (its operation's `risk.check`). */
@@ -1028,6 +1064,14 @@ class ProgressLine {
     } else {
       printLine(this.out, formatProgressLog(this.state()));
     }
+  }
+
+  /** Takes the bar off the terminal for other lines; the next tick draws it again. */
+  erase(): void {
+    if (!this.drawn) return;
+    this.out.stderr.write('\r\u001b[K');
+    this.drawn = false;
+    this.dirty = true;
   }
 
   stop(): void {

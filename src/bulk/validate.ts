@@ -10,6 +10,7 @@ import { hash } from 'node:crypto';
 import { UsageError } from '../errors.js';
 import { escapeControls, formatBytes } from '../io.js';
 import type { BulkRow, RowFields, RowSchema } from '../operations/bulk.js';
+import { displayWidth } from '../output/text.js';
 import {
   duplicateJsonKey,
   formatJsonPath,
@@ -35,6 +36,8 @@ import { csvValues } from './resume.js';
 
 /** The cap of one JSON value (mapping, properties), the same as for `--properties @file`. */
 const MAX_JSON_VALUE_BYTES = 1024 * 1024;
+/** The widest id `widestId` measures. */
+const MAX_ID_WIDTH = 32;
 /** How many problems are listed before "and K more". */
 export const MAX_LISTED_ERRORS = 20;
 
@@ -48,6 +51,8 @@ export interface BulkInput<R> {
    * some are. A column without a name is named only when one of its cells holds something.
    */
   ignoredColumns: string[];
+  /** The display width of the widest user_group_id, up to 32 (a terminal's row lines pad to it). */
+  widestId: number;
   /** The rows again, in file order, read anew from the source. */
   rows(): AsyncIterable<R>;
   /** The same, a batch at a time (a bulk run pays per batch, not per row, to move them). */
@@ -82,6 +87,7 @@ export async function openBulkInput<Row extends BulkRow>(
   // Keys as written, to tell an exact repeat from one that only normalises the same.
   const seenExact = new DigestSet();
   let rowCount = 0;
+  let widestId = 0;
   const seenColumns: SeenColumns = { blankRows: 0, ignored: [] };
   const { unique } = schema;
   for await (const batch of validatedRows(source, format, schema, csv, seenColumns)) {
@@ -93,6 +99,10 @@ export async function openBulkInput<Row extends BulkRow>(
       }
       const row = result.value;
       rowCount++;
+      const id = row.user_group_id;
+      if (id !== undefined && widestId < MAX_ID_WIDTH) {
+        widestId = Math.max(widestId, Math.min(MAX_ID_WIDTH, displayWidth(id)));
+      }
       check?.(row);
       const key = unique.key(row);
       // Ids equal once NFC-normalised ("é" as one code point, or e + U+0301) look the same and
@@ -132,6 +142,7 @@ export async function openBulkInput<Row extends BulkRow>(
     rowCount,
     blankRows: seenColumns.blankRows,
     ignoredColumns: ignoredColumnNames(seenColumns.ignored),
+    widestId,
     batches,
     async *rows() {
       for await (const batch of batches()) yield* batch;
