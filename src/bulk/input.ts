@@ -315,6 +315,17 @@ function startOf(bytes: Uint8Array): { label: string; encoding: string; bomLengt
   if (b0 === 0xef && b1 === 0xbb && b2 === 0xbf) {
     return { label: 'utf-8', encoding: 'UTF-8', bomLength: 3 };
   }
+  // A workbook saved as is, or renamed to .csv: a ZIP (.xlsx, .ods) or an OLE file (.xls).
+  const zip = b0 === 0x50 && b1 === 0x4b && b2 === 0x03 && b3 === 0x04;
+  const ole = b0 === 0xd0 && b1 === 0xcf && b2 === 0x11 && b3 === 0xe0;
+  if (zip || ole) {
+    throw new UsageError(
+      `--from: the input is a spreadsheet workbook (${zip ? '.xlsx or .ods' : '.xls'}), not text`,
+      {
+        hint: 'save the sheet as CSV first (Excel: "CSV UTF-8"; LibreOffice: "Text CSV"), then pass that file',
+      },
+    );
+  }
   // "u\0s\0" or "\0u\0s": valid UTF-8 bytes, but a NUL is never in a CSV, JSON or NDJSON input;
   // read as UTF-8 it would give a header of "u\u0000s\u0000..." and nothing useful.
   if ((b1 === 0 && b3 === 0 && b0 !== 0) || (b0 === 0 && b2 === 0 && b1 !== 0)) {

@@ -314,6 +314,14 @@ describe('CSV as spreadsheets write it', () => {
     );
     expect(latin1.message).toBe('--from: the input is not valid UTF-8 text');
     expect(latin1.hint).toContain('Windows-1252');
+    // A workbook passed as it is (or renamed .csv): named as one, not as a broken text file.
+    const xlsx = await refusal(Buffer.from('PK\u0003\u0004\u0014\u0000\u0006\u0000', 'latin1'));
+    expect(xlsx.message).toBe(
+      '--from: the input is a spreadsheet workbook (.xlsx or .ods), not text',
+    );
+    expect(xlsx.hint).toContain('"CSV UTF-8"');
+    const xls = await refusal(Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]));
+    expect(xls.message).toBe('--from: the input is a spreadsheet workbook (.xls), not text');
     // A lone surrogate is no UTF-16 text either.
     const broken = Buffer.concat([
       Buffer.from([0xff, 0xfe]),
