@@ -169,10 +169,9 @@ async function resultsAsRows(
     for (const item of items) {
       if (item.kind === 'blank') continue;
       if (item.kind === 'header') {
-        // Matched as any header is (a spreadsheet may have saved it `Row;Status;...`).
-        const names = item.cells.map(columnName);
-        if (!names.includes('row') || !names.includes('status')) return undefined;
-        columns = names;
+        // Exactly as ugs writes them: a user's own sheet with a "Status" column is rows to send.
+        if (!item.cells.includes('row') || !item.cells.includes('status')) return undefined;
+        columns = item.cells;
         continue;
       }
       let record: unknown;
