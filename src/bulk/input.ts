@@ -5,7 +5,7 @@
  * held whole in memory.
  */
 import { close, constants, createReadStream, fstat, open, type Stats } from 'node:fs';
-import { promisify } from 'node:util';
+import { promisify, TextDecoder } from 'node:util';
 import { UsageError } from '../errors.js';
 import { escapeControls, formatBytes, readChunksCapped } from '../io.js';
 import type { InputFormat } from '../operations/bulk.js';
@@ -223,33 +223,134 @@ export async function stdinSource(
 }
 
 /**
- * UTF-8 text, chunk by chunk. Invalid bytes stop the read: decoded as U+FFFD they would turn two
- * different ids into one.
+ * How a CSV input is split: `--delimiter`, or undefined to detect it from the header line.
+ * (NDJSON and JSON ignore it.)
  */
-async function* decodeUtf8(source: AsyncIterable<Uint8Array | string>): AsyncGenerator<string> {
-  const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+export interface CsvReading {
+  delimiter?: string | undefined;
+}
+
+/** The delimiters told apart by looking at the header line, in the order that wins a tie. */
+const DETECTED_DELIMITERS = [',', ';', '\t'] as const;
+/** Also recognised in a header that cannot be read, to suggest `--delimiter`. */
+const HINTED_DELIMITERS = [',', ';', '\t', '|'] as const;
+
+/** A delimiter as a person reads it in a message: `";"`, `tab`. */
+export function delimiterName(delimiter: string): string {
+  return delimiter === '\t' ? 'tab' : quote(delimiter);
+}
+
+/** `--delimiter` as typed in a shell: `tab` or `\t` for a tab, otherwise the character itself. */
+export function delimiterFlag(delimiter: string): string {
+  return delimiter === '\t' ? 'tab' : `'${delimiter}'`;
+}
+
+/**
+ * Text, chunk by chunk, in the encoding the file's byte-order mark names: UTF-8 (with or without
+ * its BOM), or UTF-16 LE or BE with one (Excel's "Unicode Text", LibreOffice's "Unicode"). Invalid
+ * bytes stop the read: decoded as U+FFFD they would turn two different ids into one; the message
+ * then says what the file looks like instead (UTF-16 without a BOM, a legacy 8-bit code page).
+ */
+async function* decodeText(source: AsyncIterable<Uint8Array | string>): AsyncGenerator<string> {
+  let decoder: TextDecoder | undefined;
+  let encoding = 'UTF-8';
+  // The first bytes are held until there are enough to tell the encoding by.
+  let head: Uint8Array | undefined;
   let first = true;
-  for await (const chunk of source) {
+  const decode = function* (bytes: Uint8Array, stream: boolean): Generator<string> {
+    if (decoder === undefined) {
+      const start = startOf(bytes);
+      encoding = start.encoding;
+      decoder = new TextDecoder(start.label, { fatal: true, ignoreBOM: true });
+      bytes = bytes.subarray(start.bomLength);
+    }
     let text: string;
     try {
-      text = typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
+      text = decoder.decode(bytes, { stream });
     } catch {
-      throw new UsageError('--from: the input is not valid UTF-8 text', {
-        hint: 'save the file as UTF-8 (in Excel: "CSV UTF-8")',
-      });
+      throw notText(encoding, bytes);
     }
     if (first && text.length > 0) {
       first = false;
       if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
     }
     if (text.length > 0) yield text;
+  };
+  for await (const chunk of source) {
+    if (typeof chunk === 'string') {
+      let text = chunk;
+      if (first && text.length > 0) {
+        first = false;
+        if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+      }
+      if (text.length > 0) yield text;
+      continue;
+    }
+    if (decoder === undefined) {
+      head = head === undefined ? chunk : Buffer.concat([head, chunk]);
+      if (head.length < 4) continue;
+      const bytes = head;
+      head = undefined;
+      yield* decode(bytes, true);
+      continue;
+    }
+    yield* decode(chunk, true);
   }
+  if (head !== undefined) yield* decode(head, true);
+  if (decoder === undefined) return;
+  let rest: string;
   try {
-    const rest = decoder.decode();
-    if (rest.length > 0) yield rest;
+    rest = decoder.decode();
   } catch {
-    throw new UsageError('--from: the input ends inside a UTF-8 character');
+    throw new UsageError(`--from: the input ends inside a ${encoding} character`);
   }
+  if (rest.length > 0) yield rest;
+}
+
+/** The encoding the first bytes name (a BOM), or UTF-8; UTF-16 without a BOM is refused. */
+function startOf(bytes: Uint8Array): { label: string; encoding: string; bomLength: number } {
+  const [b0, b1, b2, b3] = bytes;
+  if (b0 === 0xff && b1 === 0xfe) return { label: 'utf-16le', encoding: 'UTF-16', bomLength: 2 };
+  if (b0 === 0xfe && b1 === 0xff) return { label: 'utf-16be', encoding: 'UTF-16', bomLength: 2 };
+  if (b0 === 0xef && b1 === 0xbb && b2 === 0xbf) {
+    return { label: 'utf-8', encoding: 'UTF-8', bomLength: 3 };
+  }
+  // A workbook saved as is, or renamed to .csv: a ZIP (.xlsx, .ods) or an OLE file (.xls).
+  const zip = b0 === 0x50 && b1 === 0x4b && b2 === 0x03 && b3 === 0x04;
+  const ole = b0 === 0xd0 && b1 === 0xcf && b2 === 0x11 && b3 === 0xe0;
+  if (zip || ole) {
+    throw new UsageError(
+      `--from: the input is a spreadsheet workbook (${zip ? '.xlsx or .ods' : '.xls'}), not text`,
+      {
+        hint: 'save the sheet as CSV first (Excel: "CSV UTF-8"; LibreOffice: "Text CSV"), then pass that file',
+      },
+    );
+  }
+  // "u\0s\0" or "\0u\0s": valid UTF-8 bytes, but a NUL is never in a CSV, JSON or NDJSON input;
+  // read as UTF-8 it would give a header of "u\u0000s\u0000..." and nothing useful.
+  if ((b1 === 0 && b3 === 0 && b0 !== 0) || (b0 === 0 && b2 === 0 && b1 !== 0)) {
+    throw new UsageError('--from: the input looks like UTF-16 text without a byte-order mark', {
+      hint: 'save it as UTF-8 (in Excel: "CSV UTF-8"; in LibreOffice: character set "Unicode (UTF-8)"), or as UTF-16 with a BOM',
+    });
+  }
+  return { label: 'utf-8', encoding: 'UTF-8', bomLength: 0 };
+}
+
+/** The text is not valid in its encoding; for UTF-8, a guess at what it is instead. */
+function notText(encoding: string, bytes: Uint8Array): UsageError {
+  const saveAs =
+    'save it as UTF-8 (in Excel: "CSV UTF-8"; in LibreOffice: character set "Unicode (UTF-8)")';
+  if (encoding !== 'UTF-8') {
+    return new UsageError(`--from: the input is not valid ${encoding} text`, { hint: saveAs });
+  }
+  // Bytes 0x80-0xFF that are not UTF-8 sequences: a one-byte code page (Excel's plain "CSV"
+  // saves Windows-1252 in western locales), where "ü" is the single byte 0xFC.
+  const legacy = bytes.some((byte) => byte >= 0x80);
+  return new UsageError('--from: the input is not valid UTF-8 text', {
+    hint: legacy
+      ? `it looks like a one-byte encoding such as Windows-1252 or Latin-1 (Excel's plain "CSV"): ${saveAs}`
+      : saveAs,
+  });
 }
 
 /** A data row as read: JSON text (ndjson, json) or the cells of a CSV record. */
@@ -257,8 +358,15 @@ export type RowCandidate =
   | { row: number; line: number; kind: 'json'; text: string }
   | { row: number; line: number; kind: 'csv'; cells: string[] };
 
-/** The CSV header (`kind: 'header'`) comes first, then the rows. */
-export type InputItem = RowCandidate | { kind: 'header'; cells: string[] };
+/**
+ * The CSV header (`kind: 'header'`, with the delimiter it was split by and its text) comes first,
+ * then the rows. A CSV record whose cells are all empty (Excel's `,,,` rows, a blank line) is
+ * `kind: 'blank'`: no row, but counted.
+ */
+export type InputItem =
+  | RowCandidate
+  | { kind: 'header'; cells: string[]; delimiter: string }
+  | { kind: 'blank'; line: number };
 
 /**
  * Candidates in file order, in batches (the rows of one chunk read, roughly): a bulk run of
@@ -268,15 +376,16 @@ export type InputItem = RowCandidate | { kind: 'header'; cells: string[] };
 export function readCandidates(
   source: ByteSource,
   format: InputFormat,
+  csv: CsvReading = {},
 ): AsyncIterable<InputItem[]> {
-  const text = decodeUtf8(source());
+  const text = decodeText(source());
   switch (format) {
     case 'ndjson':
       return ndjsonCandidates(text);
     case 'json':
       return jsonArrayCandidates(text);
     case 'csv':
-      return csvCandidates(text);
+      return csvCandidates(text, csv.delimiter);
   }
 }
 
@@ -395,14 +504,116 @@ async function* jsonArrayCandidates(chunks: AsyncIterable<string>): AsyncGenerat
 }
 
 /**
- * RFC 4180 records through csv-parse. Line numbers are counted from the records' own extents:
- * csv-parse's `info.lines` counts a CRLF inside a quoted cell as two lines, so each such CRLF
- * seen so far is subtracted.
+ * The delimiter of a CSV input, from its header line: of comma, semicolon and tab, the one found
+ * most often outside quotes (a tie goes to the earlier; none at all is a one-column comma file).
+ * Spreadsheets in locales with a decimal comma write semicolons, and "Unicode Text" writes tabs;
+ * the header is where a delimiter is surest, since names hold no decimal commas.
  */
-async function* csvCandidates(chunks: AsyncIterable<string>): AsyncGenerator<InputItem[]> {
+export function detectDelimiter(headerLine: string): string {
+  const counts = delimiterCounts(headerLine, DETECTED_DELIMITERS);
+  let best: string = ',';
+  let most = 0;
+  for (const delimiter of DETECTED_DELIMITERS) {
+    const count = counts.get(delimiter) ?? 0;
+    if (count > most) {
+      best = delimiter;
+      most = count;
+    }
+  }
+  return best;
+}
+
+/** How often each of `delimiters` occurs in `line` outside double quotes. */
+function delimiterCounts(line: string, delimiters: readonly string[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  let quoted = false;
+  for (const c of line) {
+    if (c === '"') quoted = !quoted;
+    else if (!quoted && delimiters.includes(c)) counts.set(c, (counts.get(c) ?? 0) + 1);
+  }
+  return counts;
+}
+
+/**
+ * Another delimiter that the header line seems to be split by, when the one used left it
+ * unreadable: the one found most often there outside quotes (pipes included, which are never
+ * detected), or undefined.
+ */
+export function otherDelimiterIn(headerLine: string, used: string): string | undefined {
+  const counts = delimiterCounts(headerLine, HINTED_DELIMITERS);
+  let best: string | undefined;
+  let most = counts.get(used) ?? 0;
+  for (const delimiter of HINTED_DELIMITERS) {
+    const count = counts.get(delimiter) ?? 0;
+    if (delimiter !== used && count > most) {
+      best = delimiter;
+      most = count;
+    }
+  }
+  return best;
+}
+
+/** The first line that is not blank, once the text read so far holds all of it. */
+function firstLineOf(text: string, complete: boolean): string | undefined {
+  let start = 0;
+  for (;;) {
+    const end = text.indexOf('\n', start);
+    if (end === -1) {
+      const line = text.slice(start);
+      return complete || line.length > MAX_ROW_CHARS ? line : undefined;
+    }
+    const line = text.slice(start, end);
+    if (line.trim() !== '') return line;
+    start = end + 1;
+  }
+}
+
+/**
+ * The chunks again, after the first non-blank line was read ahead: the delimiter must be known
+ * before csv-parse sees a byte.
+ */
+async function peekFirstLine(
+  chunks: AsyncIterable<string>,
+): Promise<{ line: string; chunks: AsyncIterable<string> }> {
+  const iterator = chunks[Symbol.asyncIterator]();
+  let head = '';
+  let ended = false;
+  let line = firstLineOf(head, false);
+  while (line === undefined) {
+    const next = await iterator.next();
+    if (next.done === true) ended = true;
+    else head += next.value;
+    line = firstLineOf(head, ended);
+  }
+  return {
+    line,
+    chunks: (async function* () {
+      if (head !== '') yield head;
+      if (ended) return;
+      for (;;) {
+        const next = await iterator.next();
+        if (next.done === true) return;
+        yield next.value;
+      }
+    })(),
+  };
+}
+
+/**
+ * RFC 4180 records through csv-parse, split by `delimiter` or by the one the header line shows.
+ * Line numbers are counted from the records' own extents: csv-parse's `info.lines` counts a CRLF
+ * inside a quoted cell as two lines, so each such CRLF seen so far is subtracted.
+ */
+async function* csvCandidates(
+  text: AsyncIterable<string>,
+  delimiterFlag: string | undefined,
+): AsyncGenerator<InputItem[]> {
+  const { line: headerLine, chunks } = await peekFirstLine(text);
+  const delimiter = delimiterFlag ?? detectDelimiter(headerLine);
   const { parse } = await import('../vendor/csv.js');
   const parser = parse({
     info: true,
+    delimiter,
     relax_column_count: true,
     skip_empty_lines: false,
     record_delimiter: ['\r\n', '\n'],
@@ -447,10 +658,15 @@ async function* csvCandidates(chunks: AsyncIterable<string>): AsyncGenerator<Inp
         if (cell.indexOf('\r') !== -1) crlfInCells += cell.split('\r\n').length - 1;
       }
       previousEnd = item.info.lines - crlfInCells;
-      if (cells.length === 1 && cells[0] === '') continue; // a blank line
+      // Spreadsheets write the empty rows inside their used range as `,,,`: no row, but counted
+      // (a blank line too; above the header, neither). Cells of spaces only carry nothing either.
+      if (cells.every((cell) => cell.trim() === '')) {
+        if (!header) yield [{ kind: 'blank', line: start }];
+        continue;
+      }
       if (header) {
         header = false;
-        yield [{ kind: 'header', cells }];
+        yield [{ kind: 'header', cells, delimiter }];
         continue;
       }
       row++;
@@ -458,15 +674,18 @@ async function* csvCandidates(chunks: AsyncIterable<string>): AsyncGenerator<Inp
     }
   } catch (error) {
     if (error instanceof UsageError) throw error;
-    throw csvError(error);
+    throw csvError(error, otherDelimiterIn(headerLine, delimiter));
   } finally {
     parser.destroy();
     await feeding;
   }
 }
 
-/** csv-parse's own messages quote cell contents (maybe a token); only its code and line are kept. */
-function csvError(error: unknown): UsageError {
+/**
+ * csv-parse's own messages quote cell contents (maybe a token); only its code and line are kept.
+ * `other`: a delimiter the header line seems split by instead, suggested in the hint.
+ */
+function csvError(error: unknown, other: string | undefined): UsageError {
   const code =
     typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
   const lines =
@@ -483,6 +702,9 @@ function csvError(error: unknown): UsageError {
             ? `a row is larger than ${formatBytes(MAX_ROW_CHARS)}`
             : `the CSV cannot be read (${escapeControls(code || String(error))})`;
   return new UsageError(`--from: ${what}${where}`, {
-    hint: 'quote cells that hold commas, quotes or line breaks, and double the quotes inside them',
+    hint:
+      other !== undefined
+        ? `the header line looks separated by ${delimiterName(other)}: pass --delimiter ${delimiterFlag(other)}`
+        : 'quote cells that hold commas, quotes or line breaks, and double the quotes inside them',
   });
 }

@@ -48,6 +48,7 @@ import {
   type RecordStatus,
 } from './records.js';
 import { planResume, type ResumePlan, readResumeState } from './resume.js';
+import { RowLines } from './row-lines.js';
 import {
   type Attempt,
   type Clock,
@@ -69,6 +70,10 @@ export interface BulkOptions {
   resume: boolean;
   /** rotate: no confirmation. */
   yes: boolean;
+  /** `--delimiter`: the CSV delimiter; undefined to detect it from the header line. */
+  delimiter?: string | undefined;
+  /** `--strict-columns`: a CSV column ugs does not know is refused instead of ignored. */
+  strictColumns?: boolean | undefined;
   /**
    * `--give-up-after`: the run stops as for a service that is down (exit 4) once no request has
    * succeeded for this long, so a service that throttles without end cannot hold it for days.
@@ -171,7 +176,16 @@ async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Pro
     opts.from === '-' || isStdinPath(opts.from)
       ? await stdinSource(io.stdin, io.stdinIsTTY)
       : await inputSource(opts.from, { keep: risk !== undefined });
-  const input = await openBulkInput(source, opts.format, spec.rows, check);
+  const input = await openBulkInput(source, opts.format, spec.rows, check, {
+    delimiter: opts.delimiter,
+    strictColumns: opts.strictColumns,
+  });
+  if (input.ignoredColumns.length > 0) {
+    printNote(
+      deps.output,
+      `--from: ignored ${input.ignoredColumns.length === 1 && input.ignoredColumns[0]?.startsWith('"') ? 'a column' : 'columns'} ugs does not know: ${input.ignoredColumns.join(', ')} (--strict-columns refuses them)`,
+    );
+  }
 
   let plan: ResumePlan = { done: new Set(), settle: new Map(), sent: new Set(), sentAt: new Map() };
   if (state !== undefined && opts.output !== undefined) {
@@ -205,6 +219,16 @@ async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Pro
     if (!confirmed) throw new CancelledError(risk.cancelled);
   }
 
+  // A person at a terminal reads one line per row; a pipe gets the NDJSON records (row-lines.ts).
+  const rowLines =
+    opts.output === undefined && deps.output.stdoutIsTTY
+      ? new RowLines(
+          input.rowCount,
+          input.widestId,
+          await deps.output.style('stdout'),
+          deps.output.unicode ? '\u2026' : '...',
+        )
+      : undefined;
   const file =
     opts.output === undefined || outputFormat === undefined
       ? undefined
@@ -214,7 +238,7 @@ async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Pro
           records: spec.records,
           ...(hooks.fs !== undefined && { fs: hooks.fs }),
         });
-  const run = new BulkRun(opts, deps, file, input.rowCount, plan, alreadyDone, hooks);
+  const run = new BulkRun(opts, deps, file, input, plan, alreadyDone, hooks, rowLines);
   try {
     const client = run.tracked(await connecting);
     const work = () =>
@@ -236,6 +260,7 @@ type RowOf = BulkRow;
 class BulkRun {
   stopReason: StopReason | undefined;
   private stopError: AuthError | NetworkError | undefined;
+  private stopRow: number | undefined;
   private readonly controller = new AbortController();
   private readonly counts: StatusCounts = {};
   /** Rows whose outcome was learnt by reading the group back (`settled_by: "get"`). */
@@ -244,6 +269,9 @@ class BulkRun {
   private readonly unknowns: BulkRecord[] = [];
   /** 1 when a row has its outcome (from this run, or done in an earlier one). */
   private readonly finished: Uint8Array;
+  private readonly rowCount: number;
+  /** CSV rows with every cell empty: not rows, but the summary says how many were skipped. */
+  private readonly blankRows: number;
   private stdoutText = '';
   private stdoutFlushQueued = false;
   private done = 0;
@@ -263,11 +291,15 @@ class BulkRun {
     private readonly opts: BulkOptions,
     private readonly deps: Deps,
     private readonly file: ResultFile | undefined,
-    private readonly rowCount: number,
+    input: Pick<BulkInput<RowOf>, 'rowCount' | 'blankRows'>,
     private readonly plan: ResumePlan,
     alreadyDone: number,
     hooks: BulkHooks,
+    private readonly rowLines?: RowLines,
   ) {
+    const { rowCount } = input;
+    this.rowCount = rowCount;
+    this.blankRows = input.blankRows;
     this.finished = new Uint8Array(rowCount + 1);
     for (const row of plan.done) this.finished[row] = 1;
     // A full disk: rows in flight finish, none starts; `throwOutcome` says what was lost.
@@ -358,10 +390,12 @@ class BulkRun {
     );
   }
 
-  stop(reason: StopReason, error?: AuthError | NetworkError): void {
+  /** `row`: the row whose answer stopped the run (a 401/403), for the summary. */
+  stop(reason: StopReason, error?: AuthError | NetworkError, row?: number): void {
     if (this.stopReason !== undefined) return;
     this.stopReason = reason;
     this.stopError = error;
+    this.stopRow = row;
     this.controller.abort();
   }
 
@@ -508,7 +542,7 @@ class BulkRun {
         settled = await risk.settle(client, row);
       } catch (error) {
         if (error instanceof AuthError) {
-          this.stop('auth', error);
+          this.stop('auth', error, row.row);
           return this.unreadable(row, lastWhy, error);
         }
         // One read failed: the final read below decides (or names this cause when it fails too).
@@ -562,7 +596,7 @@ class BulkRun {
     try {
       settled = await risk.settle(client, row);
     } catch (error) {
-      if (error instanceof AuthError) this.stop('auth', error);
+      if (error instanceof AuthError) this.stop('auth', error, row.row);
       return this.unreadable(row, lastWhy, error);
     }
     if (settled.kind === 'happened') return this.answered(row, settled.result, true);
@@ -597,7 +631,7 @@ class BulkRun {
     try {
       settled = await risk.settle(client, row);
     } catch (readError) {
-      if (readError instanceof AuthError) this.stop('auth', readError);
+      if (readError instanceof AuthError) this.stop('auth', readError, row.row);
       return failed(`reading the group's token failed: ${messageOf(readError)}`);
     }
     if (settled.kind === 'unknown') return failed(settled.why);
@@ -645,7 +679,7 @@ class BulkRun {
     ) {
       return this.giveUp(row, error);
     }
-    if (error instanceof AuthError) this.stop('auth', error);
+    if (error instanceof AuthError) this.stop('auth', error, row.row);
     else if (error instanceof NetworkError) this.stop('network', error);
     else if (!(error instanceof ApiError)) throw error;
     const status = error instanceof ApiError ? (error.status ?? null) : null;
@@ -724,7 +758,9 @@ class BulkRun {
       this.file.append(records);
       return;
     }
-    for (const record of records) this.stdoutText += ndjsonLine(record, this.opts.spec.records);
+    if (this.rowLines !== undefined) this.stdoutText += this.rowLines.text(records);
+    else
+      for (const record of records) this.stdoutText += ndjsonLine(record, this.opts.spec.records);
     if (this.stdoutText.length >= 64 * 1024) this.flushStdout();
     else if (!this.stdoutFlushQueued) {
       this.stdoutFlushQueued = true;
@@ -735,6 +771,8 @@ class BulkRun {
   private flushStdout(): void {
     this.stdoutFlushQueued = false;
     if (this.stdoutText === '') return;
+    // Row lines and the bar share the terminal: the bar is erased first, and redrawn below them.
+    if (this.rowLines !== undefined) this.progress.erase();
     this.deps.io.stdout.write(this.stdoutText);
     this.stdoutText = '';
   }
@@ -751,11 +789,33 @@ class BulkRun {
   async finish(): Promise<void> {
     this.flushStdout();
     this.progress.stop();
+    if (this.rowLines?.shownTokens === true) {
+      printNote(
+        this.deps.output,
+        'tokens are shown by their last 4 characters at a terminal: pass --output FILE, or pipe the output, for the whole records',
+      );
+    }
     printLine(
       this.deps.output,
-      formatSummary(this.counts, this.clock.now() - this.started, this.settledByGet),
+      `${formatSummary(this.counts, this.clock.now() - this.started, this.settledByGet, this.blankRows)}${this.authStopText()}`,
     );
     await this.file?.flush();
+  }
+
+  /**
+   * After the API token was refused, the summary says so and what it left undone: every row after
+   * the first 401/403 is `skipped`, and a person must not take the run for a partial success.
+   * (Rows already in flight were sent, and were refused too: they are `failed`.)
+   */
+  private authStopText(): string {
+    if (this.stopReason !== 'auth') return '';
+    const status = this.stopError instanceof AuthError ? this.stopError.status : undefined;
+    const at = [
+      ...(status !== undefined ? [`HTTP ${status}`] : []),
+      ...(this.stopRow !== undefined ? [`row ${this.stopRow}`] : []),
+    ];
+    const notSent = this.counts.skipped ?? 0;
+    return `; the run stopped at the first 401/403${at.length > 0 ? ` (${at.join(', ')})` : ''}: ${notSent === 0 ? 'no row was left unsent' : `${rowsText(notSent)} ${notSent === 1 ? 'was' : 'were'} not sent`}`;
   }
 
   /** How to find out what a request at risk did (its operation's `risk.check`). */
@@ -1004,6 +1064,14 @@ class ProgressLine {
     } else {
       printLine(this.out, formatProgressLog(this.state()));
     }
+  }
+
+  /** Takes the bar off the terminal for other lines; the next tick draws it again. */
+  erase(): void {
+    if (!this.drawn) return;
+    this.out.stderr.write('\r\u001b[K');
+    this.drawn = false;
+    this.dirty = true;
   }
 
   stop(): void {

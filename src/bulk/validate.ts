@@ -10,6 +10,7 @@ import { hash } from 'node:crypto';
 import { UsageError } from '../errors.js';
 import { escapeControls, formatBytes } from '../io.js';
 import type { BulkRow, RowFields, RowSchema } from '../operations/bulk.js';
+import { displayWidth } from '../output/text.js';
 import {
   duplicateJsonKey,
   formatJsonPath,
@@ -21,21 +22,46 @@ import {
   quoteVisible,
   setOwn,
 } from '../parse.js';
-import { type ByteSource, type InputFormat, type RowCandidate, readCandidates } from './input.js';
+import {
+  type ByteSource,
+  type CsvReading,
+  delimiterFlag,
+  delimiterName,
+  type InputFormat,
+  otherDelimiterIn,
+  type RowCandidate,
+  readCandidates,
+} from './input.js';
 import { csvValues } from './resume.js';
 
 /** The cap of one JSON value (mapping, properties), the same as for `--properties @file`. */
 const MAX_JSON_VALUE_BYTES = 1024 * 1024;
+/** The widest id `widestId` measures. */
+const MAX_ID_WIDTH = 32;
 /** How many problems are listed before "and K more". */
 export const MAX_LISTED_ERRORS = 20;
 
 export interface BulkInput<R> {
   /** Data rows in the input (all of them valid). */
   rowCount: number;
+  /** CSV records whose cells are all empty (Excel's `,,,` rows, blank lines): skipped. */
+  blankRows: number;
+  /**
+   * CSV columns ugs does not know, as a message names them (`"Owner"`), ignored; empty unless
+   * some are. A column without a name is named only when one of its cells holds something.
+   */
+  ignoredColumns: string[];
+  /** The display width of the widest user_group_id, up to 32 (a terminal's row lines pad to it). */
+  widestId: number;
   /** The rows again, in file order, read anew from the source. */
   rows(): AsyncIterable<R>;
   /** The same, a batch at a time (a bulk run pays per batch, not per row, to move them). */
   batches(): AsyncIterable<R[]>;
+}
+
+/** How a CSV input is read: `--delimiter`, and `--strict-columns` (unknown columns refused). */
+export interface CsvOptions extends CsvReading {
+  strictColumns?: boolean | undefined;
 }
 
 /** Sees every valid row of the validation pass (`--resume` compares it with the results file). */
@@ -47,9 +73,10 @@ export async function openBulkInput<Row extends BulkRow>(
   format: InputFormat,
   schema: RowSchema<Row>,
   check?: RowCheck,
+  csv: CsvOptions = {},
 ): Promise<BulkInput<Row>> {
   if (schema.fromResults !== undefined && format !== 'json') {
-    const rows = await resultsAsRows(source, format, schema.fromResults);
+    const rows = await resultsAsRows(source, format, schema.fromResults, csv);
     if (rows !== undefined) {
       source = rows;
       format = 'ndjson';
@@ -60,15 +87,22 @@ export async function openBulkInput<Row extends BulkRow>(
   // Keys as written, to tell an exact repeat from one that only normalises the same.
   const seenExact = new DigestSet();
   let rowCount = 0;
+  let widestId = 0;
+  const seenColumns: SeenColumns = { blankRows: 0, ignored: [] };
   const { unique } = schema;
-  for await (const batch of validatedRows(source, format, schema)) {
+  for await (const batch of validatedRows(source, format, schema, csv, seenColumns)) {
     for (const result of batch) {
       if ('problems' in result) {
         for (const problem of result.problems) errors.add(result.row, result.line, problem);
+        if (result.hint !== undefined) errors.hint = result.hint;
         continue;
       }
       const row = result.value;
       rowCount++;
+      const id = row.user_group_id;
+      if (id !== undefined && widestId < MAX_ID_WIDTH) {
+        widestId = Math.max(widestId, Math.min(MAX_ID_WIDTH, displayWidth(id)));
+      }
       check?.(row);
       const key = unique.key(row);
       // Ids equal once NFC-normalised ("é" as one code point, or e + U+0301) look the same and
@@ -93,7 +127,7 @@ export async function openBulkInput<Row extends BulkRow>(
   }
   const batches = async function* (): AsyncGenerator<Row[]> {
     let count = 0;
-    for await (const batch of validatedRows(source, format, schema)) {
+    for await (const batch of validatedRows(source, format, schema, csv)) {
       const rows: Row[] = [];
       for (const result of batch) {
         if ('problems' in result) throw changedInput();
@@ -106,6 +140,9 @@ export async function openBulkInput<Row extends BulkRow>(
   };
   return {
     rowCount,
+    blankRows: seenColumns.blankRows,
+    ignoredColumns: ignoredColumnNames(seenColumns.ignored),
+    widestId,
     batches,
     async *rows() {
       for await (const batch of batches()) yield* batch;
@@ -123,13 +160,16 @@ async function resultsAsRows(
   source: ByteSource,
   format: InputFormat,
   fromResults: (record: RowFields) => RowFields | string,
+  csv: CsvReading,
 ): Promise<ByteSource | undefined> {
   let columns: string[] | undefined;
   const last = new Map<number, { line: number; record: RowFields }>();
   let first = true;
-  for await (const items of readCandidates(source, format)) {
+  for await (const items of readCandidates(source, format, csv)) {
     for (const item of items) {
+      if (item.kind === 'blank') continue;
       if (item.kind === 'header') {
+        // Exactly as ugs writes them: a user's own sheet with a "Status" column is rows to send.
         if (!item.cells.includes('row') || !item.cells.includes('status')) return undefined;
         columns = item.cells;
         continue;
@@ -183,6 +223,8 @@ function changedInput(): UsageError {
 class ErrorList {
   private readonly listed: string[] = [];
   private more = 0;
+  /** The hint of the report, when one problem knows a better one than "fix the rows". */
+  hint: string | undefined;
 
   add(row: number | undefined, line: number, problem: string): void {
     if (this.listed.length >= MAX_LISTED_ERRORS) {
@@ -202,36 +244,91 @@ class ErrorList {
     const lines = this.more > 0 ? [...this.listed, `and ${this.more} more`] : this.listed;
     throw new UsageError(
       `--from: ${total} ${total === 1 ? 'problem' : 'problems'} in the input, nothing was sent:\n  ${lines.join('\n  ')}`,
-      { hint: 'fix the rows listed and run again' },
+      { hint: this.hint ?? 'fix the rows listed and run again' },
     );
   }
 }
 
-type Checked<Row> = { value: Row } | { row: number | undefined; line: number; problems: string[] };
+type Checked<Row> =
+  | { value: Row }
+  | { row: number | undefined; line: number; problems: string[]; hint?: string };
+
+/** What the validation pass saw besides rows: blank rows, and the columns it ignored. */
+interface SeenColumns {
+  blankRows: number;
+  /** Ignored columns: their header text, and whether a cell of theirs held something. */
+  ignored: { name: string; used: boolean }[];
+}
 
 /** Each candidate checked on its own (no duplicate detection here). */
 async function* validatedRows<Row extends BulkRow>(
   source: ByteSource,
   format: InputFormat,
   schema: RowSchema<Row>,
+  csv: CsvOptions,
+  seen?: SeenColumns,
 ): AsyncGenerator<Checked<Row>[]> {
   let columns: CsvColumns | undefined;
-  for await (const items of readCandidates(source, format)) {
+  for await (const items of readCandidates(source, format, csv)) {
     const checked: Checked<Row>[] = [];
     for (const item of items) {
+      if (item.kind === 'blank') {
+        if (seen) seen.blankRows++;
+        continue;
+      }
       if (item.kind === 'header') {
-        const header = csvColumns(item.cells, schema);
+        const header = csvColumns(item.cells, schema, csv.strictColumns === true);
         if (header.problems.length > 0) {
-          yield [{ row: undefined, line: 1, problems: header.problems }];
+          const other = otherDelimiterIn(item.cells.join(item.delimiter), item.delimiter);
+          yield [
+            {
+              row: undefined,
+              line: 1,
+              problems: header.problems,
+              ...(other !== undefined && {
+                hint: `the header looks separated by ${delimiterName(other)}, not ${delimiterName(item.delimiter)}: pass --delimiter ${delimiterFlag(other)}`,
+              }),
+            },
+          ];
           return;
         }
         columns = header;
+        if (seen) {
+          seen.ignored = [...header.ignored].map((index) => ({
+            name: (item.cells[index] ?? '').trim(),
+            used: false,
+          }));
+        }
         continue;
+      }
+      if (seen && columns !== undefined && item.kind === 'csv' && seen.ignored.length > 0) {
+        let at = 0;
+        for (const index of columns.ignored) {
+          const column = seen.ignored[at++];
+          if (column !== undefined && !column.used && (item.cells[index] ?? '') !== '') {
+            column.used = true;
+          }
+        }
       }
       checked.push(checkRow(item, columns, schema));
     }
     if (checked.length > 0) yield checked;
   }
+}
+
+/** How many ignored columns a note names before "and N more". */
+const MAX_NAMED_COLUMNS = 10;
+
+/** The ignored columns as a note names them; unnamed ones only when they held something. */
+function ignoredColumnNames(ignored: readonly { name: string; used: boolean }[]): string[] {
+  const named = ignored
+    .filter((column) => column.name !== '')
+    .map((column) => quoteVisible(column.name));
+  const unnamed = ignored.filter((column) => column.name === '' && column.used).length;
+  const shown = named.slice(0, MAX_NAMED_COLUMNS);
+  if (named.length > shown.length) shown.push(`${named.length - shown.length} more`);
+  if (unnamed > 0) shown.push(`${unnamed} without a name`);
+  return shown;
 }
 
 function checkRow<Row extends BulkRow>(
@@ -397,39 +494,68 @@ interface CsvColumns {
   plain: Map<number, string>;
   /** Column index -> [object field, key] for `mapping.<key>` and `properties.<key>`. */
   keyed: Map<number, [string, string]>;
+  /** Indexes of the columns ugs does not know (ignored without --strict-columns). */
+  ignored: number[];
   width: number;
   problems: string[];
 }
 
-function csvColumns(cells: string[], schema: RowSchema<BulkRow>): CsvColumns {
+/**
+ * A header cell as a column name: without the spaces around it and in lower case, as a
+ * spreadsheet user writes `User_Group_ID ` for `user_group_id`. (A `<field>.<key>` column keeps
+ * its key's case: the key is the user's data.)
+ */
+function columnName(cell: string): string {
+  const name = cell.trim();
+  const dot = name.indexOf('.');
+  return dot === -1 ? name.toLowerCase() : `${name.slice(0, dot).toLowerCase()}${name.slice(dot)}`;
+}
+
+function csvColumns(cells: string[], schema: RowSchema<BulkRow>, strict: boolean): CsvColumns {
   const allowed = schema.fields;
   const columns: CsvColumns = {
     plain: new Map(),
     keyed: new Map(),
+    ignored: [],
     width: cells.length,
     problems: [],
   };
   const seen = new Set<string>();
   cells.forEach((cell, index) => {
-    if (seen.has(cell)) {
-      columns.problems.push(`column ${quote(cell)} appears twice`);
+    const name = columnName(cell);
+    const dot = name.indexOf('.');
+    const field = dot === -1 ? name : name.slice(0, dot);
+    const known = dot === -1 ? allowed.has(name) : schema.objects.includes(field);
+    if (!known) {
+      // Spreadsheets carry columns of their own (an owner, a price, notes): the rows are still
+      // the rows, and one note names what was left out. --strict-columns refuses them instead.
+      if (strict) columns.problems.push(`unknown column ${quote(cell)}`);
+      else columns.ignored.push(index);
       return;
     }
-    seen.add(cell);
-    const dot = cell.indexOf('.');
-    const field = dot === -1 ? cell : cell.slice(0, dot);
-    if (dot !== -1 && schema.objects.includes(field)) {
-      const key = cell.slice(dot + 1);
+    if (seen.has(name)) {
+      columns.problems.push(`column ${quote(cell.trim())} appears twice`);
+      return;
+    }
+    seen.add(name);
+    if (dot !== -1) {
+      const key = name.slice(dot + 1);
       if (key === '') columns.problems.push(`column ${quote(cell)} has an empty key`);
       else columns.keyed.set(index, [field, key]);
-    } else if (allowed.has(cell)) {
-      columns.plain.set(index, cell);
     } else {
-      columns.problems.push(`unknown column ${quote(cell)}`);
+      columns.plain.set(index, name);
     }
   });
+  // A column ugs left out may be the one meant (`nmae`, `user group id`): the problem names them.
+  const left = columns.ignored
+    .map((index) => (cells[index] ?? '').trim())
+    .filter((name) => name !== '');
+  const leftOut =
+    left.length === 0
+      ? ''
+      : ` (${left.length === 1 ? 'the column' : 'the columns'} ${left.slice(0, MAX_NAMED_COLUMNS).map(quoteVisible).join(', ')}${left.length > MAX_NAMED_COLUMNS ? ', ...' : ''} ${left.length === 1 ? 'is' : 'are'} not known to ugs)`;
   for (const field of schema.required) {
-    if (!seen.has(field)) columns.problems.push(`no ${quote(field)} column`);
+    if (!seen.has(field)) columns.problems.push(`no ${quote(field)} column${leftOut}`);
   }
   return columns;
 }

@@ -14,7 +14,7 @@ import {
   MAX_CONCURRENCY,
   parseConcurrency,
 } from '../operations/bulk.js';
-import { parseDuration } from '../parse.js';
+import { parseDuration, quote } from '../parse.js';
 
 export interface BulkFlags {
   from?: string;
@@ -23,6 +23,8 @@ export interface BulkFlags {
   output?: string;
   resume?: boolean;
   giveUpAfter?: string;
+  delimiter?: string;
+  strictColumns?: boolean;
 }
 
 export function addBulkFlags(command: Command, bulk: BulkFlagSpec): Command {
@@ -38,6 +40,14 @@ export function addBulkFlags(command: Command, bulk: BulkFlagSpec): Command {
     .option(
       '--give-up-after <duration>',
       'with --from: stop when no request has succeeded for this long (e.g. 90s, 10m, 1h; default 10m)',
+    )
+    .option(
+      '--delimiter <char>',
+      'the delimiter of a CSV --from: , ; tab or another character (default: from the header line)',
+    )
+    .option(
+      '--strict-columns',
+      'with a CSV --from: refuse columns ugs does not know (default: ignore them)',
     );
 }
 
@@ -60,6 +70,8 @@ export function parseBulkFlags(
         ['--output', flags.output !== undefined],
         ['--resume', flags.resume === true],
         ['--give-up-after', flags.giveUpAfter !== undefined],
+        ['--delimiter', flags.delimiter !== undefined],
+        ['--strict-columns', flags.strictColumns === true],
       ] as const
     ).find(([, given]) => given);
     if (stray) {
@@ -81,9 +93,18 @@ export function parseBulkFlags(
   if (bulk.outputRequired !== undefined && flags.output === undefined) {
     throw new UsageError(`${kind} --from needs --output FILE`, { hint: bulk.outputRequired });
   }
+  const format = inputFormatFor(flags.from, flags.format);
+  if (format !== 'csv' && flags.delimiter !== undefined) {
+    throw new UsageError(`--delimiter works only with a CSV --from, not ${format}`, {
+      hint: 'name the file .csv, or pass --format csv',
+    });
+  }
   return {
     from: flags.from,
-    format: inputFormatFor(flags.from, flags.format),
+    format,
+    ...(flags.delimiter !== undefined && { delimiter: parseDelimiter(flags.delimiter) }),
+    // JSON rows have no columns to ignore: their unknown fields are always refused.
+    strictColumns: flags.strictColumns === true,
     concurrency:
       flags.concurrency === undefined ? DEFAULT_CONCURRENCY : parseConcurrency(flags.concurrency),
     output: flags.output,
@@ -94,4 +115,26 @@ export function parseBulkFlags(
         ? DEFAULT_GIVE_UP_AFTER_MS
         : parseDuration(flags.giveUpAfter, '--give-up-after'),
   };
+}
+
+/**
+ * `--delimiter`: one character, or `tab` / `\t` for a tab (a tab is awkward to type in a shell).
+ * Not a quote or a line break, which CSV itself uses.
+ */
+export function parseDelimiter(text: string): string {
+  const delimiter = text === 'tab' || text === '\\t' ? '\t' : text;
+  if (delimiter.length !== 1) {
+    throw new UsageError(`--delimiter must be one character, got ${quote(text)}`, {
+      hint: "for example --delimiter ';' or --delimiter tab",
+    });
+  }
+  if (delimiter === '"' || delimiter === '\n' || delimiter === '\r') {
+    throw new UsageError(
+      `--delimiter cannot be ${quote(delimiter)}: CSV uses it for quoting or rows`,
+      {
+        hint: "for example --delimiter ';' or --delimiter tab",
+      },
+    );
+  }
+  return delimiter;
 }

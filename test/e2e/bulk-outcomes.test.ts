@@ -17,6 +17,7 @@ import {
   describeRun as show,
   startPty,
   startServer,
+  stripAnsi,
   type TestServer,
   userGroup,
 } from '../kit/index.js';
@@ -118,7 +119,7 @@ describe('bulk runs against a scripted service', () => {
     expect(result.stderr).toMatch(/^hint: /m);
   });
 
-  it('draws a progress bar at a terminal, then clears it for the summary', async () => {
+  it('draws a progress bar at a terminal, takes it off for each row line, then clears it for the summary', async () => {
     server = await startServer(delay(25, echo));
     const sandbox = makeSandbox();
     const file = join(sandbox.root, 'groups.ndjson');
@@ -132,8 +133,20 @@ describe('bulk runs against a scripted service', () => {
     await pty.waitFor(/30 rows in \S+ \([\d.]+ rows\/s\): 30 found/, 15_000);
     const exit = await pty.finish();
     expect(exit.code, pty.text()).toBe(0);
+    // Row lines on stdout share the screen with the bar: each line, as it is left on the screen
+    // (what follows its last carriage return), is a whole row line, never a bar with a row after it.
+    const screenLines = pty.raw.split('\n').map((line) => {
+      const segments = stripAnsi(line)
+        .split('\r')
+        .filter((segment) => segment !== '');
+      return segments.at(-1) ?? '';
+    });
+    const rowLines = screenLines.filter((line) => /g-\d+/.test(line));
+    expect(rowLines).toHaveLength(30);
+    for (const line of rowLines) expect(line).toMatch(/^ {1,2}\d+ {2}g-\d+ +found +\u2026\S{0,4}$/);
     // Erased before the summary: carriage return, then "erase to the end of the line".
-    expect(pty.raw).toContain('\r\u001b[K30 rows in');
+    expect(screenLines.filter((line) => line.includes('['))).toEqual([]);
+    expect(screenLines).toContainEqual(expect.stringMatching(/^30 rows in .*: 30 found$/));
     expect(server.requests).toHaveLength(30);
   });
 

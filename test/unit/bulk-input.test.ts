@@ -9,9 +9,20 @@ import {
   inputFormatFor,
   stdinSource,
 } from '../../src/bulk/input.js';
-import { DigestSet, MAX_LISTED_ERRORS } from '../../src/bulk/validate.js';
+import {
+  type CsvOptions,
+  DigestSet,
+  MAX_LISTED_ERRORS,
+  openBulkInput,
+} from '../../src/bulk/validate.js';
 import { UsageError } from '../../src/errors.js';
-import { type GetRow, openGetInput, openRotateInput, type RotateRow } from '../kit/bulk.js';
+import {
+  bulkSpecs,
+  type GetRow,
+  openGetInput,
+  openRotateInput,
+  type RotateRow,
+} from '../kit/bulk.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ugs-bulk-input-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -150,11 +161,19 @@ describe('CSV rows (RFC 4180)', () => {
     );
   });
 
-  it('refuses unknown, duplicate and missing header columns', async () => {
+  it('refuses duplicate and missing header columns, naming the columns it left out', async () => {
     const message = await problemOf(getRows('user_group_id,nmae,user_group_id\na,b,c\n', 'csv'));
     expect(message).toContain('line 1 (the header): column "user_group_id" appears twice');
-    expect(message).toContain('line 1 (the header): unknown column "nmae"');
-    expect(message).toContain('line 1 (the header): no "name" column');
+    expect(message).toContain(
+      'line 1 (the header): no "name" column (the column "nmae" is not known to ugs)',
+    );
+    // --strict-columns: an unknown column is a problem of its own, as before.
+    const strict = await problemOf(
+      openBulkInput(source('user_group_id,nmae\na,b\n'), 'csv', bulkSpecs.get.rows, undefined, {
+        strictColumns: true,
+      }),
+    );
+    expect(strict).toContain('line 1 (the header): unknown column "nmae"');
   });
 
   it('refuses a row with more or fewer cells than the header', async () => {
@@ -177,6 +196,139 @@ describe('CSV rows (RFC 4180)', () => {
     ]);
     const message = await problemOf(openGetInput(source(bytes), 'csv'));
     expect(message).toContain('not valid UTF-8');
+  });
+});
+
+describe('CSV as spreadsheets write it', () => {
+  async function open(text: string | Buffer, csv: CsvOptions = {}, chunk = 7) {
+    const input = await openBulkInput(
+      source(text, chunk),
+      'csv',
+      bulkSpecs.get.rows,
+      undefined,
+      csv,
+    );
+    const rows: GetRow[] = [];
+    for await (const row of input.rows()) rows.push(row);
+    return { input, rows };
+  }
+
+  async function refusal(text: string | Buffer, csv: CsvOptions = {}): Promise<UsageError> {
+    const error = await open(text, csv).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(UsageError);
+    return error as UsageError;
+  }
+
+  it.each([
+    ['comma', 'user_group_id,name,properties.price\na,"A, B",1.5\n', 'A, B', '1.5'],
+    [
+      'semicolon (decimal commas)',
+      'user_group_id;name;properties.price\na;A, B;1,5\n',
+      'A, B',
+      '1,5',
+    ],
+    ['tab', 'user_group_id\tname\tproperties.price\na\tA; B\t1,5\n', 'A; B', '1,5'],
+  ])('detects a %s delimiter from the header line', async (_what, text, name, price) => {
+    const { rows } = await open(text);
+    expect(rows).toEqual([{ row: 1, line: 2, user_group_id: 'a', name, properties: { price } }]);
+  });
+
+  it('takes --delimiter as given, and hints at the one the header shows when it is wrong', async () => {
+    const { rows } = await open('user_group_id|name\na|A\n', { delimiter: '|' });
+    expect(rows).toEqual([{ row: 1, line: 2, user_group_id: 'a', name: 'A' }]);
+    // Never detected: a pipe is suggested.
+    const pipes = await refusal('user_group_id|name\na|A\n');
+    expect(pipes.message).toContain('no "user_group_id" column');
+    expect(pipes.hint).toBe(`the header looks separated by "|", not ",": pass --delimiter '|'`);
+    const forced = await refusal('user_group_id;name\na;A\n', { delimiter: ',' });
+    expect(forced.hint).toBe(`the header looks separated by ";", not ",": pass --delimiter ';'`);
+    // Quoted cells split by the wrong delimiter do not even parse: the hint is the same.
+    const quoted = await refusal('"user_group_id";"name"\n"a";"A"\n', { delimiter: ',' });
+    expect(quoted.message).toContain('a quote inside a quoted cell is not doubled');
+    expect(quoted.hint).toBe(`the header line looks separated by ";": pass --delimiter ';'`);
+    expect((await open('"user_group_id";"name"\n"a";"A"\n')).rows).toHaveLength(1);
+  });
+
+  it('matches header names whatever their case and surrounding spaces; a key keeps its case', async () => {
+    const { rows } = await open(
+      ' User_Group_ID ,NAME,Properties.Plan ,MAPPING.Sales\na,A,pro,db\n',
+    );
+    expect(rows).toEqual([
+      {
+        row: 1,
+        line: 2,
+        user_group_id: 'a',
+        name: 'A',
+        properties: { Plan: 'pro' },
+        mapping: { Sales: 'db' },
+      },
+    ]);
+    const twice = await refusal('user_group_id,Name,name \na,A,B\n');
+    expect(twice.message).toContain('line 1 (the header): column "name" appears twice');
+  });
+
+  it('skips rows whose cells are all empty and counts them; a row with one cell set is a row', async () => {
+    const { input, rows } = await open('user_group_id,name\n,\na,A\n , \n,\n\nb,B\n,,\n', {}, 3);
+    expect(rows.map((r) => [r.row, r.line, r.user_group_id])).toEqual([
+      [1, 3, 'a'],
+      [2, 7, 'b'],
+    ]);
+    expect(input.blankRows).toBe(5);
+    const partial = await refusal('user_group_id,name\n,A\n');
+    expect(partial.message).toContain('row 1 (line 2): user_group_id is missing');
+  });
+
+  it('ignores columns it does not know and names them (unnamed ones only when they hold something)', async () => {
+    const { input, rows } = await open('user_group_id,Owner,name,,\na,x,A,,\nb,,B,,z\n');
+    expect(rows.map((r) => [r.user_group_id, r.name])).toEqual([
+      ['a', 'A'],
+      ['b', 'B'],
+    ]);
+    expect(input.ignoredColumns).toEqual(['"Owner"', '1 without a name']);
+    const strict = await refusal('user_group_id,Owner,name\na,x,A\n', { strictColumns: true });
+    expect(strict.message).toContain('line 1 (the header): unknown column "Owner"');
+  });
+
+  it('reads UTF-16 with a byte-order mark, little- and big-endian, split anywhere', async () => {
+    const text = 'user_group_id\tname\r\nmüller\tMüller 😀 GmbH\r\n';
+    const le = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]);
+    const be = Buffer.from(le);
+    be.swap16();
+    for (const bytes of [le, be]) {
+      const { rows } = await open(bytes, {}, 1);
+      expect(rows).toEqual([{ row: 1, line: 2, user_group_id: 'müller', name: 'Müller 😀 GmbH' }]);
+    }
+  });
+
+  it('says what an unreadable file looks like: UTF-16 without a BOM, or a one-byte code page', async () => {
+    const noBom = await refusal(Buffer.from('user_group_id,name\na,A\n', 'utf16le'));
+    expect(noBom.message).toBe(
+      '--from: the input looks like UTF-16 text without a byte-order mark',
+    );
+    expect(noBom.hint).toContain('CSV UTF-8');
+    const latin1 = await refusal(
+      Buffer.from('user_group_id;name\nm\u00fcller;M\u00fcller\n', 'latin1'),
+    );
+    expect(latin1.message).toBe('--from: the input is not valid UTF-8 text');
+    expect(latin1.hint).toContain('Windows-1252');
+    // A workbook passed as it is (or renamed .csv): named as one, not as a broken text file.
+    const xlsx = await refusal(Buffer.from('PK\u0003\u0004\u0014\u0000\u0006\u0000', 'latin1'));
+    expect(xlsx.message).toBe(
+      '--from: the input is a spreadsheet workbook (.xlsx or .ods), not text',
+    );
+    expect(xlsx.hint).toContain('"CSV UTF-8"');
+    const xls = await refusal(Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]));
+    expect(xls.message).toBe('--from: the input is a spreadsheet workbook (.xls), not text');
+    // A lone surrogate is no UTF-16 text either.
+    const broken = Buffer.concat([
+      Buffer.from([0xff, 0xfe]),
+      Buffer.from('user_group_id,name\na,', 'utf16le'),
+      Buffer.from([0x00, 0xd8, 0x41, 0x00, 0x0a, 0x00]),
+    ]);
+    expect((await refusal(broken)).message).toBe('--from: the input is not valid UTF-16 text');
   });
 });
 

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { type BulkOptions, runBulk } from '../../src/bulk/run.js';
 import type { GetUserRequest, ServiceResult } from '../../src/service.js';
 import { bulkSpecs } from '../kit/bulk.js';
-import { FakeService, groupResult, makeDeps, makeIO } from '../kit/fakes.js';
+import { Capture, FakeService, groupResult, makeDeps, makeIO } from '../kit/fakes.js';
 import { tempDir } from '../kit/index.js';
 
 function rowsFile(count: number): string {
@@ -151,6 +151,31 @@ describe('progress of a bulk run', () => {
     await run;
     expect(visible(io.stderr.text.slice(drawn.length))).toMatch(
       /^<CR><ESC>\[K4 rows in .*: 4 found\n$/,
+    );
+  });
+});
+
+describe('row lines at a terminal', () => {
+  it('erases the bar before a row line and draws it again below it, on the one screen', async () => {
+    const gate = gatedService();
+    // stdout and stderr on one terminal, as a person sees them.
+    const screen = new Capture();
+    const io = {
+      ...makeIO({ stdoutIsTTY: true, stderrIsTTY: true }),
+      stdout: screen,
+      stderr: screen,
+    };
+    const deps = makeDeps({ io, service: gate.service, settings: { noColor: true } });
+    const timer = manualTimer();
+    const run = runBulk(getOptions(rowsFile(3)), deps, { every: timer.every });
+    await until(() => gate.waiting === 2);
+    gate.release(1);
+    await until(() => screen.text.includes('g-1'));
+    timer.fire();
+    gate.open();
+    await run;
+    expect(visible(screen.text)).toMatch(
+      /^ROW {2}USER_GROUP_ID {2}STATUS {4}TOKEN\n {2}1 {2}g-1 {12}found {5}\u2026\w{4}\n<CR>\[#+\.+\] 1\/3 .*<ESC>\[K<CR><ESC>\[K {2}[23] {2}g-[23] .*\n {2}[23] {2}g-[23] .*\nnote: tokens are shown [\s\S]*\n3 rows in .*: 3 found\n$/,
     );
   });
 });
