@@ -380,7 +380,9 @@ describe('the read path, which does without Conf, and Conf (which owns the schem
       }),
       { numRuns: 300 },
     );
-  });
+    // 300 files, a Conf (and its schema compiled) for each: seconds of CPU, many more on a
+    // loaded runner, so the default 20 s bound is not this test's.
+  }, 90_000);
 });
 
 function isObject(value: unknown): value is Record<string, unknown> {
