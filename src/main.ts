@@ -23,6 +23,7 @@ import {
 import { formatExamples } from './output/help.js';
 import { printError } from './output/messages.js';
 import { createOutput, type Output } from './output/output.js';
+import { checkProfileSaved } from './profiles.js';
 import { type Candidate, orList, suggestNames } from './suggest.js';
 import { VERSION } from './version.js';
 
@@ -49,8 +50,12 @@ export async function main(argv: readonly string[], io: IO, system: SystemInfo):
     const flags = command.optsWithGlobals<GlobalFlags>();
     output ??= createOutput(commandIO, readPreferences(flags));
     const deps = createDeps(commandIO, flags, system, clients, output);
-    // Checked now, before the command does anything: an invalid global option is the first error.
-    if (options.checkSettings !== false) void deps.settings;
+    // Checked now, before the command does anything: an invalid global option is the first error,
+    // then a profile that is not saved (see DepsFactory).
+    if (options.checkSettings !== false) {
+      void deps.settings;
+      if (options.acceptsUnknownProfile !== true) checkProfileSaved(deps);
+    }
     return deps;
   };
   const program = buildProgram(commandIO, makeDeps);
@@ -169,7 +174,7 @@ Exit codes: 0 ok, 1 service error, 2 usage, 3 auth, 4 network,
   for (const command of buildCommands(makeDeps, runs)) {
     // addCommand (unlike .command()) inherits nothing: without this, a subcommand's usage error
     // calls process.exit(1) itself instead of reaching reportError (exit 2, with a hint).
-    program.addCommand(command.copyInheritedSettings(program));
+    program.addCommand(inheritSettings(command, program));
   }
   refuseRepeatedOptions(program);
   suggestCommands(program);
@@ -211,6 +216,13 @@ function suggestCommands(command: Command): void {
     });
   });
   for (const sub of command.commands) suggestCommands(sub);
+}
+
+/** `command` and its own subcommands (`profile list`) take the program's settings. */
+function inheritSettings(command: Command, parent: Command): Command {
+  command.copyInheritedSettings(parent);
+  for (const sub of command.commands) inheritSettings(sub, command);
+  return command;
 }
 
 /**

@@ -11,6 +11,7 @@ import { completionCommand } from './completion.js';
 import { doctorCommand } from './doctor.js';
 import { loginCommand } from './login.js';
 import { logoutCommand } from './logout.js';
+import { profileCommand } from './profile.js';
 import { serveCommand } from './serve.js';
 import type { DepsFactory } from './shared.js';
 import { statusCommand } from './status.js';
@@ -19,6 +20,7 @@ export const commands = {
   login: loginCommand,
   logout: logoutCommand,
   status: statusCommand,
+  profile: profileCommand,
   // The operations' commands (get, rotate, ...), from their registry: src/operations/index.ts.
   ...operationCommands,
   completion: completionCommand,

@@ -60,7 +60,8 @@ export function loginCommand(makeDeps: DepsFactory, run = runLogin): Command {
             secureStorage: flags.secureStorage === true,
             verify: flags.verify !== false,
           },
-          makeDeps(cmd),
+          // Logging in to a profile that does not exist yet is how one is created.
+          makeDeps(cmd, { acceptsUnknownProfile: true }),
         );
       },
     );
