@@ -14,6 +14,7 @@ import { canPrompt, escapeControls, readStdin } from '../io.js';
 import type { ProbeResult } from '../operations/probe/operation.js';
 import { printLine, printMessage } from '../output/messages.js';
 import { endpointUrl, formatBaseUrl, parseBaseUrl, quote, redactUrl, shellWord } from '../parse.js';
+import { defaultProfile } from '../profiles.js';
 import { CredentialStoreError, credentialAccount, credentialAccounts } from '../secure-store.js';
 import { loginCommandFor, type Target } from '../target.js';
 import { type DepsFactory, newCommand } from './shared.js';
@@ -188,12 +189,18 @@ export async function runLogin(opts: LoginOptions, deps: Deps): Promise<void> {
       'warning',
     );
   }
-  printLine(deps.output, `next: ${nextCommand(settings.profile)}`);
+  printLine(deps.output, `next: ${nextCommand(deps)}`);
 }
 
-/** The first thing to do with a new login: get (or create) a user group. */
-function nextCommand(profile: string): string {
-  const select = profile === 'default' ? '' : ` --profile ${shellWord(profile)}`;
+/**
+ * The first thing to do with a new login: get (or create) a user group, with `--profile` unless
+ * the profile is the one a command without it uses (UGS_PROFILE, else `ugs profile use`'s).
+ */
+function nextCommand(deps: Deps): string {
+  const { profile } = deps.settings;
+  const env = deps.io.env.UGS_PROFILE;
+  const bare = env !== undefined && env !== '' ? env : defaultProfile(deps).name;
+  const select = profile === bare ? '' : ` --profile ${shellWord(profile)}`;
   return `ugs get${select} --id <id> --name <name>`;
 }
 

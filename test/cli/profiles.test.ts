@@ -139,6 +139,19 @@ describe('ugs profile use', () => {
     expect(JSON.parse(env.stdout)).toMatchObject({ profile: 'default', profileSource: 'env' });
   });
 
+  it("login's next: line leaves --profile out for the profile chosen as default", async () => {
+    const sandbox = threeProfiles();
+    await runMain(['profile', 'use', 'staging'], { sandbox });
+    const login = (profile: string) =>
+      runMain(['login', '-p', profile, '--base-url', service.url, '--with-token'], {
+        sandbox,
+        stdin: `${STAGING_TOKEN}\n`,
+      });
+    const [staging, other] = [await login('staging'), await login('default')];
+    expect(staging.stderr).toContain('next: ugs get --id <id> --name <name>\n');
+    expect(other.stderr).toContain('next: ugs get --profile default --id <id> --name <name>\n');
+  });
+
   it('a name that is not saved: exit 2, did you mean, nothing written', async () => {
     const sandbox = threeProfiles();
     const before = readFileSync(sandbox.configPath);
