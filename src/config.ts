@@ -1,5 +1,7 @@
 /**
- * The config file: `{"profiles": {"<name>": {"baseUrl": "...", "apiToken": "..."}}}`.
+ * The config file: `{"profiles": {"<name>": {"baseUrl": "...", "apiToken": "..."}}}`, and
+ * `"defaultProfile": "<name>"` once `ugs profile use` has chosen one (a file without it, as every
+ * earlier version wrote, uses the profile named `default`).
  *
  * Reads parse the file directly: they are most invocations, and loading Conf (and the JSON-schema
  * validator it pulls in) costs more than the request itself. Writes happen under a lock file
@@ -34,6 +36,17 @@ export interface ConfigStore {
   /** Absolute path of the config file, for messages. */
   readonly path: string;
   readProfile(name: string): Profile | undefined;
+  /** Every saved profile, by name, in the file's order. */
+  listProfiles(): Record<string, Profile>;
+  /** The profile `ugs profile use` chose; undefined: `default`. */
+  readDefaultProfile(): string | undefined;
+  /** `ugs profile use <name>`. */
+  setDefaultProfile(name: string): Promise<void>;
+  /**
+   * Removes a profile and, when it was the chosen default, that choice, in one write. Returns
+   * whether it was the default.
+   */
+  removeProfile(name: string): Promise<{ wasDefault: boolean }>;
   /** Replaces one profile with what `change` returns (`undefined` removes it), atomically. */
   updateProfile(
     name: string,
@@ -54,6 +67,7 @@ export function configDir(env: Env, platform: NodeJS.Platform, homedir: string):
 
 interface ConfigFile {
   profiles?: Record<string, Profile>;
+  defaultProfile?: string;
   [key: string]: unknown;
 }
 
@@ -82,6 +96,37 @@ export class FileConfigStore implements ConfigStore {
   readProfile(name: string): Profile | undefined {
     const profiles = this.readFile().profiles;
     return profiles && Object.hasOwn(profiles, name) ? profiles[name] : undefined;
+  }
+
+  listProfiles(): Record<string, Profile> {
+    return { ...this.readFile().profiles };
+  }
+
+  readDefaultProfile(): string | undefined {
+    return this.readFile().defaultProfile;
+  }
+
+  async setDefaultProfile(name: string): Promise<void> {
+    this.prepareDirectory();
+    await this.withLock(async () => {
+      await this.write({ ...this.readFile(), defaultProfile: name });
+    });
+  }
+
+  async removeProfile(name: string): Promise<{ wasDefault: boolean }> {
+    this.prepareDirectory();
+    return this.withLock(async () => {
+      const { defaultProfile, ...file } = this.readFile();
+      const profiles: Record<string, Profile> = { ...file.profiles };
+      delete profiles[name];
+      const wasDefault = defaultProfile === name;
+      await this.write({
+        ...file,
+        profiles,
+        ...(defaultProfile !== undefined && !wasDefault && { defaultProfile }),
+      });
+      return { wasDefault };
+    });
   }
 
   async updateProfile(
@@ -188,6 +233,8 @@ export function confOptions(dir: string) {
     configFileMode: 0o600,
     defaults: { profiles: {} },
     schema: {
+      // Added by `ugs profile use`; a file without it (every earlier one) still validates.
+      defaultProfile: { type: 'string' },
       profiles: {
         type: 'object',
         additionalProperties: {
@@ -271,6 +318,9 @@ function parseConfigFile(text: string, path: string): ConfigFile {
     throw corrupt(path, `is not valid JSON: ${reason} at line ${line}, column ${column}`);
   }
   if (!isPlainObject(data)) throw corrupt(path, 'must contain a JSON object');
+  if (data.defaultProfile !== undefined && typeof data.defaultProfile !== 'string') {
+    throw corrupt(path, '"defaultProfile" must be a string');
+  }
   const profiles = data.profiles;
   if (profiles === undefined) return data;
   if (!isPlainObject(profiles)) throw corrupt(path, '"profiles" must be an object');

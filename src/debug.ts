@@ -30,7 +30,7 @@ export interface TraceResponse {
 
 /** Where each setting of a run came from, for the first lines of the trace. */
 export interface TraceContext {
-  profile: { value: string; source: 'flag' | 'env' | 'default' };
+  profile: { value: string; source: 'flag' | 'env' | 'config' | 'default' };
   baseUrl: { value: string; source: 'flag' | 'env' | 'profile' } | undefined;
   apiPath: { value: string; source: 'flag' | 'env' | 'profile' | 'default' };
   apiToken: { value: string; source: 'profile' | 'env UGS_API_TOKEN' } | undefined;
@@ -77,7 +77,12 @@ export class StreamTracer implements Tracer {
 
   context({ profile, baseUrl, apiPath, apiToken }: TraceContext): void {
     if (apiToken !== undefined) this.addSecret(apiToken.value);
-    const profileSource = { flag: 'flag --profile', env: 'env UGS_PROFILE', default: 'default' };
+    const profileSource = {
+      flag: 'flag --profile',
+      env: 'env UGS_PROFILE',
+      config: 'ugs profile use',
+      default: 'default',
+    };
     const inProfile = `profile "${this.redactText(profile.value)}"`;
     const from = (source: 'flag' | 'env' | 'profile' | 'default', flag: string, env: string) =>
       source === 'flag'

@@ -5,7 +5,7 @@
  */
 import { Command, CommanderError, type Option } from 'commander';
 import { guardCiOutput, underCiRunner } from './ci.js';
-import { buildCommands, type Runs } from './commands/index.js';
+import { buildCommands, changesData, createWords, type Runs } from './commands/index.js';
 import type { DepsFactory } from './commands/shared.js';
 import { createDeps } from './context/default-factory.js';
 import type { SystemInfo } from './context/factory.js';
@@ -23,6 +23,8 @@ import {
 import { formatExamples } from './output/help.js';
 import { printError } from './output/messages.js';
 import { createOutput, type Output } from './output/output.js';
+import { checkProfileSaved } from './profiles.js';
+import { type Candidate, orList, suggestNames } from './suggest.js';
 import { VERSION } from './version.js';
 
 export async function main(argv: readonly string[], io: IO, system: SystemInfo): Promise<number> {
@@ -48,8 +50,12 @@ export async function main(argv: readonly string[], io: IO, system: SystemInfo):
     const flags = command.optsWithGlobals<GlobalFlags>();
     output ??= createOutput(commandIO, readPreferences(flags));
     const deps = createDeps(commandIO, flags, system, clients, output);
-    // Checked now, before the command does anything: an invalid global option is the first error.
-    if (options.checkSettings !== false) void deps.settings;
+    // Checked now, before the command does anything: an invalid global option is the first error,
+    // then a profile that is not saved (see DepsFactory).
+    if (options.checkSettings !== false) {
+      void deps.settings;
+      if (options.acceptsUnknownProfile !== true) checkProfileSaved(deps);
+    }
     return deps;
   };
   const program = buildProgram(commandIO, makeDeps);
@@ -168,10 +174,55 @@ Exit codes: 0 ok, 1 service error, 2 usage, 3 auth, 4 network,
   for (const command of buildCommands(makeDeps, runs)) {
     // addCommand (unlike .command()) inherits nothing: without this, a subcommand's usage error
     // calls process.exit(1) itself instead of reaching reportError (exit 2, with a hint).
-    program.addCommand(command.copyInheritedSettings(program));
+    program.addCommand(inheritSettings(command, program));
   }
   refuseRepeatedOptions(program);
+  suggestCommands(program);
   return program;
+}
+
+/**
+ * An unknown command (`ugs create`, `ugs profile lst`) is a usage error whose hint guesses with
+ * suggest.ts rather than commander: words for creating lead to `get` (it creates a missing
+ * group), and a command that changes data is never guessed when one that only reads is as close.
+ * Commander emits `command:*` instead of its own error when someone listens.
+ */
+function suggestCommands(command: Command): void {
+  if (command.commands.length === 0) return;
+  const path = (sub: Command) =>
+    command.parent === null ? sub.name() : `${command.name()} ${sub.name()}`;
+  command.on('command:*', (operands: string[]) => {
+    const word = operands[0] ?? '';
+    const candidates: Candidate[] = command
+      .createHelp()
+      .visibleCommands(command)
+      .map((sub) => ({ name: sub.name(), changesData: changesData.has(path(sub)) }));
+    // At the top level only: `ugs profile new` is not a request for `get`.
+    if (command.parent === null) {
+      for (const name of createWords) candidates.push({ name, suggest: 'get' });
+    }
+    const guesses = suggestNames(word, candidates);
+    const help =
+      command.parent === null
+        ? 'see `ugs --help` or `ugs <command> --help`'
+        : `see \`ugs ${command.name()} --help\``;
+    // Said when the guess came from a word for creating, which `get` does not look like.
+    const creates = guesses.includes('get') && suggestNames(word, createWords).length > 0;
+    throw new UsageError(`unknown command '${escapeControls(word)}'`, {
+      hint:
+        guesses.length === 0
+          ? help
+          : `did you mean ${orList(guesses)}?${creates ? ' (get creates the user group when it does not exist)' : ''} ${help}`,
+    });
+  });
+  for (const sub of command.commands) suggestCommands(sub);
+}
+
+/** `command` and its own subcommands (`profile list`) take the program's settings. */
+function inheritSettings(command: Command, parent: Command): Command {
+  command.copyInheritedSettings(parent);
+  for (const sub of command.commands) inheritSettings(sub, command);
+  return command;
 }
 
 /**

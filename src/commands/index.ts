@@ -11,6 +11,7 @@ import { completionCommand } from './completion.js';
 import { doctorCommand } from './doctor.js';
 import { loginCommand } from './login.js';
 import { logoutCommand } from './logout.js';
+import { profileCommand } from './profile.js';
 import { serveCommand } from './serve.js';
 import type { DepsFactory } from './shared.js';
 import { statusCommand } from './status.js';
@@ -19,12 +20,33 @@ export const commands = {
   login: loginCommand,
   logout: logoutCommand,
   status: statusCommand,
+  profile: profileCommand,
   // The operations' commands (get, rotate, ...), from their registry: src/operations/index.ts.
   ...operationCommands,
   completion: completionCommand,
   doctor: doctorCommand,
   serve: serveCommand,
 } as const;
+
+/**
+ * Commands (by their path: `rotate`, `profile remove`) that change something, on the service or
+ * in the saved configuration. A mistyped command is never answered with one of them when a
+ * command that changes nothing is as close (main.ts, suggest.ts).
+ */
+export const changesData: ReadonlySet<string> = new Set([
+  'login',
+  'logout',
+  'rotate',
+  'profile use',
+  'profile remove',
+]);
+
+/**
+ * What people type for "make a new group": there is no `create` (the service's Get User creates
+ * a missing group), so these lead to `get`, never to `rotate` (which commander's own guess for
+ * `create` was, letters being close).
+ */
+export const createWords: readonly string[] = ['create', 'new', 'add', 'provision'];
 
 /** A command's `run`, as its builder (`getCommand(makeDeps, run)`) takes it. */
 type RunOf<Builder extends (...args: never[]) => Command> = NonNullable<Parameters<Builder>[1]>;

@@ -2,24 +2,38 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { Profile } from '../config.js';
 import type { Deps } from '../context/factory.js';
-import { apiTokenProblem, resolveCredentials } from '../credentials.js';
-import { ConfigError, UsageError } from '../errors.js';
+import {
+  apiTokenProblem,
+  resolveApiPath,
+  resolveCaFile,
+  resolveCredentials,
+  withCaFile,
+} from '../credentials.js';
+import { ApiError, AuthError, ConfigError, NetworkError, UsageError } from '../errors.js';
 import { canPrompt, escapeControls, readStdin } from '../io.js';
-import { printMessage } from '../output/messages.js';
-import { formatBaseUrl, parseBaseUrl, quote } from '../parse.js';
+import type { ProbeResult } from '../operations/probe/operation.js';
+import { printLine, printMessage } from '../output/messages.js';
+import { endpointUrl, formatBaseUrl, parseBaseUrl, quote, redactUrl, shellWord } from '../parse.js';
+import { defaultProfile } from '../profiles.js';
 import { CredentialStoreError, credentialAccount, credentialAccounts } from '../secure-store.js';
-import { loginCommandFor } from '../target.js';
+import { loginCommandFor, type Target } from '../target.js';
 import { type DepsFactory, newCommand } from './shared.js';
 
 export interface LoginOptions {
   withToken: boolean;
   /** Keep the API token in the OS credential store; the config file then holds no token. */
   secureStorage: boolean;
+  /**
+   * Check the token with doctor's probe before saving it (the default); `--no-verify` saves it
+   * unchecked, e.g. offline or before the service is up.
+   */
+  verify: boolean;
 }
 
 /**
- * The token is not checked against the service: its only operations create or rotate user
- * groups, so there is nothing harmless to call. The first `ugs get` shows whether it works.
+ * The token is checked before anything is saved, with the one harmless request there is (doctor's
+ * probe: a GET with `{}`, which a service refuses for its missing fields once the token passed):
+ * a wrong token, port or path fails here, not at the first `ugs get`.
  */
 export function loginCommand(makeDeps: DepsFactory, run = runLogin): Command {
   return newCommand('login', 'Save the base URL and API token for a profile', [
@@ -28,18 +42,30 @@ export function loginCommand(makeDeps: DepsFactory, run = runLogin): Command {
     'ugs login --profile staging --base-url https://staging.example.com',
     'ugs login --base-url https://analytics.example.com --api-path /api/user/   # a service that wants the slash',
     'ugs login --secure-storage                   # the token goes to the OS credential store',
+    'ugs login --no-verify                        # save without asking the service (offline)',
   ])
     .option('--with-token', 'read the API token from stdin instead of prompting')
     .option(
       '--secure-storage',
       'keep the API token in the OS credential store (Keychain, Credential Manager, Secret Service) instead of the config file',
     )
-    .action(async (flags: { withToken?: boolean; secureStorage?: boolean }, cmd: Command) => {
-      await run(
-        { withToken: flags.withToken === true, secureStorage: flags.secureStorage === true },
-        makeDeps(cmd),
-      );
-    });
+    .option('--no-verify', 'save the token without checking it against the service')
+    .action(
+      async (
+        flags: { withToken?: boolean; secureStorage?: boolean; verify?: boolean },
+        cmd: Command,
+      ) => {
+        await run(
+          {
+            withToken: flags.withToken === true,
+            secureStorage: flags.secureStorage === true,
+            verify: flags.verify !== false,
+          },
+          // Logging in to a profile that does not exist yet is how one is created.
+          makeDeps(cmd, { acceptsUnknownProfile: true }),
+        );
+      },
+    );
 }
 
 export async function runLogin(opts: LoginOptions, deps: Deps): Promise<void> {
@@ -105,6 +131,17 @@ export async function runLogin(opts: LoginOptions, deps: Deps): Promise<void> {
     });
   }
 
+  if (opts.verify) {
+    await verifyToken(deps, {
+      baseUrl,
+      apiToken,
+      apiPath: resolveApiPath(settings, credentials).value,
+      profile: settings.profile,
+      tokenSource: 'profile',
+      ...withCaFile(resolveCaFile(settings, credentials)),
+    });
+  }
+
   const saved = formatBaseUrl(baseUrl);
   const profileChange = (current: Profile | undefined): Profile => {
     const { apiToken: _oldToken, tokenStore: _oldStore, ...rest } = current ?? {};
@@ -123,7 +160,8 @@ export async function runLogin(opts: LoginOptions, deps: Deps): Promise<void> {
     settings.caFile === undefined ? undefined : `CA ${escapeControls(resolve(settings.caFile))}`,
   ].filter((note): note is string => note !== undefined);
   const apiPathNote = notes.length === 0 ? '' : ` (${notes.join(', ')})`;
-  const loggedIn = `Logged in to ${saved}${apiPathNote} as profile ${quote(settings.profile)}`;
+  const checked = opts.verify ? ' (the service accepted the token)' : '';
+  const loggedIn = `Logged in to ${saved}${apiPathNote} as profile ${quote(settings.profile)}${checked}`;
   if (opts.secureStorage) {
     await saveInCredentialStore(deps, apiToken, profileChange);
     await printMessage(
@@ -138,12 +176,94 @@ export async function runLogin(opts: LoginOptions, deps: Deps): Promise<void> {
     // Only a profile that used the store loads it here: a plain login stays free of it.
     if (storedBefore) await removeStoredCopy(deps);
   }
+  if (!opts.verify) {
+    printLine(
+      deps.output,
+      'note: the token was not checked (--no-verify); `ugs doctor --probe` checks it against the service',
+    );
+  }
   if (io.env.UGS_API_TOKEN) {
     await printMessage(
       deps.output,
       'warning: UGS_API_TOKEN is set and overrides the token just saved; unset it to use this one',
       'warning',
     );
+  }
+  printLine(deps.output, `next: ${nextCommand(deps)}`);
+}
+
+/**
+ * The first thing to do with a new login: get (or create) a user group, with `--profile` unless
+ * the profile is the one a command without it uses (UGS_PROFILE, else `ugs profile use`'s).
+ */
+function nextCommand(deps: Deps): string {
+  const { profile } = deps.settings;
+  const env = deps.io.env.UGS_PROFILE;
+  const bare = env !== undefined && env !== '' ? env : defaultProfile(deps).name;
+  const select = profile === bare ? '' : ` --profile ${shellWord(profile)}`;
+  return `ugs get${select} --id <id> --name <name>`;
+}
+
+/**
+ * Sends the probe to `target` and returns only when the service accepted the token (it answered
+ * the empty request with 400). Every other outcome throws, and nothing has been saved yet:
+ * refused (401/403) exit 3; no answer exit 4; any other answer (a 404 or 405 from a wrong base
+ * URL or API path, a 5xx, a redirect ugs does not follow) exit 1, naming the URL tried.
+ */
+async function verifyToken(deps: Deps, target: Target): Promise<void> {
+  const { settings } = deps;
+  const offline = `pass --no-verify to save the token without checking it`;
+  let result: ProbeResult;
+  try {
+    const client = await deps.connect(target);
+    result = await deps.progress.during('Checking the API token', () => client.probe());
+  } catch (error) {
+    if (error instanceof NetworkError) {
+      throw new NetworkError(`could not check the API token: ${error.message}; nothing was saved`, {
+        hint: `${error.hint === undefined ? '' : `${error.hint}; or `}${offline} (offline, or before the service is up)`,
+        cause: error,
+        ...(error.code !== undefined && { code: error.code }),
+      });
+    }
+    if (error instanceof ApiError) {
+      throw new ApiError(`could not check the API token: ${error.message}; nothing was saved`, {
+        ...(error.status !== undefined && { status: error.status }),
+        hint: `${error.hint === undefined ? '' : `${error.hint}; or `}${offline}`,
+        cause: error,
+      });
+    }
+    throw error;
+  }
+  const tried = new URL(result.path, endpointUrl(target.baseUrl, target.apiPath ?? '/'));
+  const where = `GET ${escapeControls(redactUrl(tried.href))}`;
+  const said =
+    result.detail === undefined ? '' : ` (${escapeControls(result.detail.slice(0, 200))})`;
+  switch (result.verdict) {
+    case 'accepted':
+      return;
+    case 'refused':
+      throw new AuthError(
+        `the service refused the API token: ${where} answered HTTP ${result.status}${said}; nothing was saved`,
+        {
+          status: result.status,
+          hint: `check that the token is for ${target.baseUrl.host} and copy it again: ${loginCommandFor(settings.profile)}`,
+        },
+      );
+    case 'unexpected': {
+      const why: Record<number, string> = {
+        404: 'nothing answers at that URL: check --base-url (a path prefix missing or doubled?) and --api-path',
+        405: `that URL does not take this request: check --base-url and --api-path${target.apiPath?.endsWith('/') ? '' : ` (the service may want the trailing slash: --api-path ${escapeControls(target.apiPath ?? '')}/)`}`,
+      };
+      const reason =
+        why[result.status] ??
+        (result.status >= 500
+          ? 'the service had a problem; try again later'
+          : 'that does not look like the User Group Service: check --base-url and --api-path');
+      throw new ApiError(
+        `could not check the API token: ${where} answered HTTP ${result.status}${said}, expected 400 (token accepted) or 401/403 (token refused); nothing was saved`,
+        { status: result.status, hint: `${reason}; or ${offline}` },
+      );
+    }
   }
 }
 

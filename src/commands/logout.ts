@@ -33,7 +33,7 @@ export async function runLogout(deps: Deps): Promise<void> {
       `Profile ${quote(settings.profile)} has no saved API token; nothing to remove.`,
     );
   } else {
-    if (inStore) await removeFromStore(deps);
+    if (inStore) await removeFromStore(deps, settings.profile);
     await config.updateProfile(settings.profile, (current) => {
       const { apiToken: _token, tokenStore: _store, ...rest } = current ?? {};
       return rest;
@@ -50,20 +50,24 @@ export async function runLogout(deps: Deps): Promise<void> {
   }
 }
 
-async function removeFromStore(deps: Deps): Promise<void> {
-  const { settings, config, credentialStore: store } = deps;
+/**
+ * Removes `profile`'s token from the OS credential store (under every account it may be kept),
+ * saying so; `ugs profile remove` uses it too. A store out of reach changes nothing.
+ */
+export async function removeFromStore(deps: Deps, profile: string): Promise<void> {
+  const { config, credentialStore: store } = deps;
   let removed = false;
   try {
     // Under the current account and an earlier version's (see credentialAccounts).
-    for (const account of credentialAccounts(settings.profile, config.path)) {
+    for (const account of credentialAccounts(profile, config.path)) {
       if (await store.delete(account)) removed = true;
     }
   } catch (error) {
     if (!(error instanceof CredentialStoreError)) throw error;
     throw new ConfigError(
-      `cannot remove the API token of profile ${quote(settings.profile)} from the ${store.name}: ${error.reason}; nothing was changed`,
+      `cannot remove the API token of profile ${quote(profile)} from the ${store.name}: ${error.reason}; nothing was changed`,
       {
-        hint: `run \`${loginCommandFor(settings.profile, 'logout')}\` again where the credential store is reachable (the session you logged in from)`,
+        hint: `run \`${loginCommandFor(profile, 'logout')}\` again where the credential store is reachable (the session you logged in from)`,
         cause: error,
       },
     );
@@ -71,7 +75,7 @@ async function removeFromStore(deps: Deps): Promise<void> {
   printLine(
     deps.output,
     removed
-      ? `Removed the API token of profile ${quote(settings.profile)} from the ${store.name}`
-      : `The ${store.name} held no API token for profile ${quote(settings.profile)}; removed the profile's reference to it`,
+      ? `Removed the API token of profile ${quote(profile)} from the ${store.name}`
+      : `The ${store.name} held no API token for profile ${quote(profile)}; removed the profile's reference to it`,
   );
 }

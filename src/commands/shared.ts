@@ -9,8 +9,16 @@ import type { OutputFormat } from '../output/results.js';
  * The global options are checked then, so an invalid one is the error reported before anything
  * else; a command that never reads them (`serve`, `completion`) passes `checkSettings: false`, so
  * that an invalid UGS_API_PATH, say, does not stop it.
+ *
+ * A profile named by `--profile`, UGS_PROFILE or `ugs profile use` must be saved (exit 2 with
+ * "did you mean ...?", src/profiles.ts), except for a command that passes
+ * `acceptsUnknownProfile: true`: `login`, which creates it, and (issue 23) `history` and
+ * `whois`, which will read the token history, where profiles no longer saved may appear.
  */
-export type DepsFactory = (command: Command, options?: { checkSettings?: boolean }) => Deps;
+export type DepsFactory = (
+  command: Command,
+  options?: { checkSettings?: boolean; acceptsUnknownProfile?: boolean },
+) => Deps;
 
 /** For repeatable flags such as `--mapping a=b --mapping c=d`. */
 export function collect(value: string, previous: string[]): string[] {

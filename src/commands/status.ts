@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { Deps } from '../context/factory.js';
+import type { ProfileSource } from '../context/settings.js';
 import {
   type ApiToken,
   type CaFileSetting,
@@ -12,6 +13,7 @@ import {
 import { AuthError, UgsError } from '../errors.js';
 import { printFieldTable, printJson } from '../output/results.js';
 import { quote, redactUrl } from '../parse.js';
+import { defaultProfile } from '../profiles.js';
 import { maskToken } from '../redact.js';
 import { loginCommandFor, type TokenSource } from '../target.js';
 import { type DepsFactory, newCommand } from './shared.js';
@@ -22,6 +24,11 @@ export interface StatusOptions {
 
 export interface Status {
   profile: string;
+  /** Why this profile: `--profile`, UGS_PROFILE, `ugs profile use` (config), or the built-in. */
+  profileSource: ProfileSource;
+  /** The profile used without `--profile` and UGS_PROFILE: the one `ugs profile use` chose. */
+  defaultProfile: string;
+  defaultProfileSource: 'config' | 'default';
   baseUrl: string | null;
   baseUrlSource: 'flag' | 'env' | 'profile' | null;
   apiPath: string;
@@ -68,8 +75,12 @@ async function collectStatusReport(
     tokenError = error;
   }
   const located = credentials.tokenLocation !== undefined;
+  const fallback = defaultProfile(deps);
   const status: Status = {
     profile: credentials.profileName,
+    profileSource: deps.settings.profileSource ?? 'default',
+    defaultProfile: fallback.name,
+    defaultProfileSource: fallback.source,
     // A base URL with `user:password@` or a query is refused before any request, but status shows
     // whatever was given: shown as every URL is (redactUrl), in the table and in --json alike.
     baseUrl: credentials.baseUrl === undefined ? null : redactUrl(credentials.baseUrl.value),
@@ -106,7 +117,13 @@ export async function runStatus(opts: StatusOptions, deps: Deps): Promise<void> 
     printJson(deps.output, status);
   } else {
     await printFieldTable(deps.output, [
-      ['profile', status.profile],
+      ['profile', `${status.profile} (${PROFILE_SOURCES[status.profileSource]})`],
+      [
+        'default profile',
+        status.defaultProfileSource === 'config'
+          ? `${status.defaultProfile} (set by ugs profile use)`
+          : `${status.defaultProfile} (none set with ugs profile use)`,
+      ],
       ['base URL', status.baseUrl ? `${status.baseUrl} (${status.baseUrlSource})` : null],
       ['API path', `${status.apiPath} (${status.apiPathSource})`],
       ...(status.caFile === undefined
@@ -125,6 +142,14 @@ export async function runStatus(opts: StatusOptions, deps: Deps): Promise<void> 
     });
   }
 }
+
+/** Why the profile in use is the one: shown beside it. */
+const PROFILE_SOURCES: Record<ProfileSource, string> = {
+  flag: '--profile',
+  env: 'UGS_PROFILE',
+  config: 'the default, set by ugs profile use',
+  default: 'the default',
+};
 
 function tokenLocationText(status: Status, storeName: string): string | null {
   switch (status.tokenLocation) {

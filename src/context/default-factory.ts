@@ -7,6 +7,7 @@
 import { configDir, FileConfigStore } from '../config.js';
 import { StreamTracer, silentTracer, type Tracer } from '../debug.js';
 import type { DoctorNetwork } from '../doctor/network.js';
+import { ConfigError } from '../errors.js';
 import { createHttpClient, type HttpClient } from '../http.js';
 import type { IO } from '../io.js';
 import { operations } from '../operations/index.js';
@@ -55,7 +56,16 @@ export function createDeps(
     preferences,
     system,
     get settings() {
-      settings ??= parseSettings(flags, io.env);
+      settings ??= parseSettings(flags, io.env, () => {
+        try {
+          return deps.config.readDefaultProfile();
+        } catch (error) {
+          // A config file that cannot be read is reported by whatever reads it next (doctor
+          // reports it as a finding); the profile cannot come from it meanwhile.
+          if (error instanceof ConfigError) return undefined;
+          throw error;
+        }
+      });
       return settings;
     },
     get config() {

@@ -25,8 +25,11 @@ export interface Preferences {
 /** The global options, checked. */
 export interface Settings extends Preferences {
   profile: string;
-  /** Where `profile` came from, for the `--debug` trace. */
-  profileSource?: 'flag' | 'env' | 'default';
+  /**
+   * Where `profile` came from: `--profile`, UGS_PROFILE, the default chosen with `ugs profile
+   * use` (`config`), or the built-in `default`.
+   */
+  profileSource?: ProfileSource;
   /** `--base-url` or `UGS_BASE_URL`, the flag winning. */
   baseUrl: string | undefined;
   baseUrlSource: 'flag' | 'env' | undefined;
@@ -39,6 +42,8 @@ export interface Settings extends Preferences {
   caFile: string | undefined;
   caFileSource?: 'flag' | 'env' | undefined;
 }
+
+export type ProfileSource = 'flag' | 'env' | 'config' | 'default';
 
 /** Raw global options as commander parsed them. */
 export interface GlobalFlags {
@@ -65,10 +70,17 @@ export function readPreferences(flags: GlobalFlags): Preferences {
 
 /**
  * The environment variables are applied here from the injected env, not by commander's .env(),
- * which reads process.env behind the caller's back.
+ * which reads process.env behind the caller's back. `savedDefault` reads the default profile
+ * chosen with `ugs profile use`, only when neither the flag nor the environment names one.
  */
-export function parseSettings(flags: GlobalFlags, env: Env): Settings {
-  const profile = flags.profile ?? nonEmpty(env.UGS_PROFILE) ?? 'default';
+export function parseSettings(
+  flags: GlobalFlags,
+  env: Env,
+  savedDefault: () => string | undefined = () => undefined,
+): Settings {
+  const named = flags.profile ?? nonEmpty(env.UGS_PROFILE);
+  const saved = named === undefined ? nonEmpty(savedDefault()) : undefined;
+  const profile = named ?? saved ?? 'default';
   if (profile.trim() === '') throw new UsageError('--profile needs a name');
   const envBaseUrl = nonEmpty(env.UGS_BASE_URL);
   const envApiPath = nonEmpty(env.UGS_API_PATH);
@@ -79,7 +91,9 @@ export function parseSettings(flags: GlobalFlags, env: Env): Settings {
         ? 'flag'
         : nonEmpty(env.UGS_PROFILE) !== undefined
           ? 'env'
-          : 'default',
+          : saved !== undefined
+            ? 'config'
+            : 'default',
     baseUrl: flags.baseUrl ?? envBaseUrl,
     baseUrlSource:
       flags.baseUrl !== undefined ? 'flag' : envBaseUrl !== undefined ? 'env' : undefined,

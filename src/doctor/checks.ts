@@ -7,6 +7,7 @@
 import { lstatSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Deps } from '../context/factory.js';
+import type { ProfileSource } from '../context/settings.js';
 import {
   apiTokenProblem,
   type CaFileSetting,
@@ -49,7 +50,7 @@ export interface Check {
 export interface DoctorOptions {
   probe: boolean;
   /** Where the profile name came from: settings.ts does not keep it. */
-  profileSource: 'flag' | 'env' | 'default';
+  profileSource: ProfileSource;
 }
 
 export interface DoctorContext {
@@ -214,9 +215,12 @@ function checkProfile(
   const title = 'profile';
   const { settings } = context.deps;
   const name = `"${escapeControls(settings.profile)}"`;
-  const from = { flag: 'from --profile', env: 'from UGS_PROFILE', default: 'the default' }[
-    options.profileSource
-  ];
+  const from = {
+    flag: 'from --profile',
+    env: 'from UGS_PROFILE',
+    config: 'the default, chosen with `ugs profile use`',
+    default: 'the default',
+  }[options.profileSource];
   if (credentials === undefined) {
     return skip('profile', title, `${name} (${from}): the config file cannot be read`);
   }

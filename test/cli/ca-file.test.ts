@@ -38,7 +38,8 @@ afterAll(async () => {
 async function loggedIn(caFile: string) {
   const sandbox = makeSandbox();
   const login = await runMain(
-    ['login', '--base-url', server.url, '--ca-file', caFile, '--with-token'],
+    // The server answers every request as a found group, which the login's check would refuse.
+    ['login', '--no-verify', '--base-url', server.url, '--ca-file', caFile, '--with-token'],
     { sandbox, stdin: API_TOKEN },
   );
   expect(login.code, describeRun(login)).toBe(0);

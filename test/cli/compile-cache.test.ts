@@ -161,10 +161,13 @@ describe('ugs with its compiled code cached (Node without a compile cache of its
   it('runs a command whose library is loaded on demand, then again from the cache', async () => {
     const sb = makeSandbox();
     for (let run = 0; run < 2; run++) {
-      const result = await runUgs(['login', '--with-token', '--base-url', 'http://127.0.0.1:9'], {
-        sandbox: sb,
-        stdin: 'apitoken-compile-cache-1234abcd',
-      });
+      const result = await runUgs(
+        ['login', '--no-verify', '--with-token', '--base-url', 'http://127.0.0.1:9'],
+        {
+          sandbox: sb,
+          stdin: 'apitoken-compile-cache-1234abcd',
+        },
+      );
       expect(result.code, describeRun(result)).toBe(0);
       expect(result.stderr).not.toMatch(/Warning|import/);
     }

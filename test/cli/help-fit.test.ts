@@ -87,6 +87,41 @@ describe('help for unknown commands, and --help before a command', () => {
     else expect(hint).not.toContain('did you mean');
   });
 
+  // Issue 21 point 8: `ugs create` used to get "did you mean rotate?", the destructive command.
+  it.each([
+    ['create', 'get'],
+    ['creat', 'get'],
+    ['new', 'get'],
+    ['add', 'get'],
+    ['provision', 'get'],
+    ['Create', 'get'],
+  ])('ugs %s suggests %s (it creates), never rotate', async (word, suggestion) => {
+    const result = await runMain([word, '--id', 'acme']);
+    const { error, hint } = expectFailure(result, 2);
+    expect(error).toBe(`unknown command '${word}'`);
+    expect(hint).toMatch(new RegExp(`^did you mean ${suggestion}\\? \\(get creates`));
+    expect(hint).not.toContain('rotate');
+    expect(result.stdout).toBe('');
+  });
+
+  it.each([
+    // Two edits from both rotate and status: commander offered "one of rotate, status".
+    ['state', 'status'],
+    // Two edits from login, logout and get alike.
+    ['loget', 'get'],
+  ])(
+    'ugs %s, as close to a changing command as to a reading one, suggests only %s',
+    async (word, only) => {
+      const { hint } = expectFailure(await runMain([word]), 2);
+      expect(hint).toMatch(new RegExp(`^did you mean ${only}\\? see`));
+    },
+  );
+
+  it('a command that changes data is still suggested when it is the closest', async () => {
+    expect(expectFailure(await runMain(['rotat']), 2).hint).toMatch(/^did you mean rotate\?/);
+    expect(expectFailure(await runMain(['logut']), 2).hint).toMatch(/^did you mean logout\?/);
+  });
+
   it('an unknown option keeps its suggestion on the hint line', async () => {
     const result = await runMain(['get', '--idd', 'x']);
     const { error, hint } = expectFailure(result, 2);

@@ -54,6 +54,9 @@ describe('ugs login --with-token (main in-process)', () => {
     expect(statusJson.code, describeRun(statusJson)).toBe(0);
     expect(JSON.parse(statusJson.stdout)).toEqual({
       profile: 'default',
+      profileSource: 'default',
+      defaultProfile: 'default',
+      defaultProfileSource: 'default',
       baseUrl: service.url,
       baseUrlSource: 'profile',
       apiPath: '/api/user',

@@ -132,7 +132,8 @@ describe('precedence (main in-process)', () => {
     for (const r of otherStub.requests) {
       expect(r.headers.authorization).toBe(`Token ${OTHER_TOKEN}`);
     }
-    expect(missing.code, describeRun(missing)).toBe(3);
+    // A profile that is not saved is a usage error (issue 21 point 6), no longer "no API token".
+    expect(missing.code, describeRun(missing)).toBe(2);
     expect(missing.stderr).toMatch(/^hint: .*ugs login --profile nobody/m);
 
     // Logging out of one profile leaves the other alone.

@@ -75,7 +75,7 @@ describe('the native credential-store module is not loaded', () => {
     ['logout with the token in the config file', ['logout'], fileProfile, {}],
     [
       'a plain login',
-      ['login', '--with-token', '--base-url', 'https://ugs.example.com'],
+      ['login', '--no-verify', '--with-token', '--base-url', 'https://ugs.example.com'],
       fileProfile,
       {},
       `${API_TOKEN}\n`,

@@ -196,10 +196,14 @@ describe.skipIf(missingTools.length > 0)(
     it("a later plain login stores in the file again and removes the store's copy", async () => {
       const sb = makeSandbox();
       await secureLogin(sb);
-      const plain = await ugsInSession(sb, 'login --with-token --base-url "$URL" <<< "$TOKEN"', {
-        URL: service.url,
-        TOKEN: OTHER_TOKEN,
-      });
+      const plain = await ugsInSession(
+        sb,
+        'login --no-verify --with-token --base-url "$URL" <<< "$TOKEN"',
+        {
+          URL: service.url,
+          TOKEN: OTHER_TOKEN,
+        },
+      );
       expect(plain.code, describeRun(plain)).toBe(0);
       expect(plain.stderr).not.toContain('warning');
       expect(readConfig(sb)).toEqual({
@@ -285,7 +289,8 @@ describe.skipIf(missingTools.length > 0)(
       await secureLogin(sb);
       const staging = await ugsInSession(
         sb,
-        'login --profile staging --secure-storage --with-token --base-url "$URL" <<< "$TOKEN"',
+        // OTHER_TOKEN is not one the service accepts: saved unchecked.
+        'login --no-verify --profile staging --secure-storage --with-token --base-url "$URL" <<< "$TOKEN"',
         { URL: service.url, TOKEN: OTHER_TOKEN },
       );
       expect(staging.code, describeRun(staging)).toBe(0);
@@ -293,7 +298,7 @@ describe.skipIf(missingTools.length > 0)(
       const otherDir = join(sb.root, 'other-config');
       const other = await ugsInSession(
         sb,
-        'login --secure-storage --with-token --base-url "$URL" <<< "$TOKEN"',
+        'login --no-verify --secure-storage --with-token --base-url "$URL" <<< "$TOKEN"',
         { URL: service.url, TOKEN: OTHER_TOKEN, UGS_CONFIG_DIR: otherDir },
       );
       expect(other.code, describeRun(other)).toBe(0);

@@ -64,8 +64,10 @@ function ugs(args: readonly string[], options: RunOptions = {}): Promise<RunResu
   });
 }
 
+// These tests are about the config file: the token is saved without asking a service.
 const loginArgs = (profile: string) => [
   'login',
+  '--no-verify',
   '--with-token',
   '--base-url',
   BASE_URL,

@@ -46,8 +46,10 @@ const BASE_URL = 'https://ugs.example.com';
 const PAGE = 4096;
 const NOBODY = 65534;
 
+// These tests are about the config file: the token is saved without asking a service.
 const loginArgs = (profile: string) => [
   'login',
+  '--no-verify',
   '--with-token',
   '--base-url',
   BASE_URL,

@@ -78,12 +78,22 @@ function layout(places: readonly Place[] = PLACES) {
     plant(dir, PLATFORM, markers, `${label}-platform`);
   }
   const login = () =>
-    runUgs(['login', '--secure-storage', '--with-token', '--base-url', 'https://ugs.example.com'], {
-      executable: binary,
-      sandbox,
-      stdin: API_TOKEN,
-      env: { NODE_PATH: nodePath, PATH: tempDir('empty-path') },
-    });
+    runUgs(
+      [
+        'login',
+        '--no-verify',
+        '--secure-storage',
+        '--with-token',
+        '--base-url',
+        'https://ugs.example.com',
+      ],
+      {
+        executable: binary,
+        sandbox,
+        stdin: API_TOKEN,
+        env: { NODE_PATH: nodePath, PATH: tempDir('empty-path') },
+      },
+    );
   const marked = () => readdirSync(markers).sort();
   const markerText = (label: string) => readFileSync(join(markers, label), 'utf8');
   return { binDir, markers, login, marked, markerText };

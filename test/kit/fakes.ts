@@ -61,9 +61,27 @@ export function terminalIO(options: Partial<Omit<IO, 'stdout' | 'stderr' | 'stdi
 export class MemoryConfigStore implements ConfigStore {
   readonly path = '/fake/ugs/config.json';
   writes = 0;
+  defaultProfile: string | undefined;
   constructor(public profiles: Record<string, Profile> = {}) {}
   readProfile(name: string): Profile | undefined {
     return this.profiles[name];
+  }
+  listProfiles(): Record<string, Profile> {
+    return { ...this.profiles };
+  }
+  readDefaultProfile(): string | undefined {
+    return this.defaultProfile;
+  }
+  async setDefaultProfile(name: string): Promise<void> {
+    this.writes++;
+    this.defaultProfile = name;
+  }
+  async removeProfile(name: string): Promise<{ wasDefault: boolean }> {
+    this.writes++;
+    delete this.profiles[name];
+    const wasDefault = this.defaultProfile === name;
+    if (wasDefault) this.defaultProfile = undefined;
+    return { wasDefault };
   }
   async updateProfile(
     name: string,

@@ -12,8 +12,8 @@ import {
 } from '../kit/fakes.js';
 
 const TOKEN = 'secret-api-token-5678';
-const withToken: LoginOptions = { withToken: true, secureStorage: false };
-const prompted: LoginOptions = { withToken: false, secureStorage: false };
+const withToken: LoginOptions = { withToken: true, secureStorage: false, verify: false };
+const prompted: LoginOptions = { withToken: false, secureStorage: false, verify: false };
 
 function output(deps: TestDeps): string {
   return deps.io.stdout.text + deps.io.stderr.text;

@@ -141,6 +141,9 @@ describe('runStatus', () => {
     await runStatus({ json: true }, deps);
     expect(JSON.parse(deps.io.stdout.text)).toEqual({
       profile: 'ci',
+      profileSource: 'default',
+      defaultProfile: 'default',
+      defaultProfileSource: 'default',
       baseUrl: 'https://flag.example',
       baseUrlSource: 'flag',
       apiPath: '/api/user',
@@ -170,6 +173,9 @@ describe('runStatus', () => {
     expect((error as AuthError).hint).toContain('ugs login --profile staging');
     expect(JSON.parse(deps.io.stdout.text)).toEqual({
       profile: 'staging',
+      profileSource: 'default',
+      defaultProfile: 'default',
+      defaultProfileSource: 'default',
       baseUrl: null,
       baseUrlSource: null,
       apiPath: '/api/user',

@@ -347,7 +347,11 @@ describe('the read path, which does without Conf, and Conf (which owns the schem
     },
   );
   const file = fc.oneof(
-    { weight: 6, arbitrary: fc.record({ profiles, other: field }, { requiredKeys: [] }) },
+    {
+      weight: 6,
+      // defaultProfile: `ugs profile use`'s choice, which both must accept or refuse alike.
+      arbitrary: fc.record({ profiles, defaultProfile: field, other: field }, { requiredKeys: [] }),
+    },
     { weight: 1, arbitrary: fc.oneof(fc.constant([]), fc.constant(null), fc.constant('text')) },
   );
 

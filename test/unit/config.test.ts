@@ -243,7 +243,7 @@ describe('FileConfigStore', () => {
   });
 
   it.each<[string, (deps: Deps) => Promise<void>]>([
-    ['login', (deps) => runLogin({ withToken: true, secureStorage: false }, deps)],
+    ['login', (deps) => runLogin({ withToken: true, secureStorage: false, verify: false }, deps)],
     ['logout', (deps) => runLogout(deps)],
     ['status', (deps) => runStatus({ json: true }, deps)],
   ])('%s on a corrupt file is exit 2 and leaves it byte-identical', async (_name, run) => {
@@ -271,7 +271,10 @@ describe('FileConfigStore', () => {
       }),
       config: store,
     });
-    await runLogin({ withToken: true, secureStorage: false }, deps('file-token-4321\n'));
+    await runLogin(
+      { withToken: true, secureStorage: false, verify: false },
+      deps('file-token-4321\n'),
+    );
     expect(readJson()).toEqual({
       profiles: { default: { baseUrl: 'https://ugs.example.com/p', apiToken: 'file-token-4321' } },
     });

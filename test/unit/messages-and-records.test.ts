@@ -79,7 +79,8 @@ describe('profile names are escaped in every message', () => {
   }
 
   it('login: the "Logged in ... as profile" line', async () => {
-    const ok = await startServer(json(200, { success: 1, user_group: {} }));
+    // The login's check of the token: 400 to `{}` means the token was accepted.
+    const ok = await startServer(json(400, { user_group_id: ['This field is required.'] }));
     try {
       const result = await run(
         ['login', '--profile', HOSTILE_PROFILE, '--base-url', ok.url, '--with-token'],

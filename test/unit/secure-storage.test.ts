@@ -25,8 +25,8 @@ const TOKEN = 'stored-api-token-5678';
 const FILE_TOKEN = 'file-api-token-1234';
 const BASE = 'https://ugs.example.com';
 const NO_DBUS = 'no D-Bus session bus to reach the Secret Service (test)';
-const secure = { withToken: true, secureStorage: true };
-const plain = { withToken: true, secureStorage: false };
+const secure = { withToken: true, secureStorage: true, verify: false };
+const plain = { withToken: true, secureStorage: false, verify: false };
 
 function loginDeps(
   options: { profiles?: Record<string, Profile>; store?: MemoryCredentialStore; env?: object } = {},

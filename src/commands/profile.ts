@@ -1,0 +1,227 @@
+import type { Command } from 'commander';
+import type { Profile } from '../config.js';
+import type { Deps } from '../context/factory.js';
+import { USER_PATH } from '../context/settings.js';
+import { CancelledError, UsageError } from '../errors.js';
+import { canPrompt, escapeControls, writeLine } from '../io.js';
+import { printLine, printMessage } from '../output/messages.js';
+import { printJson } from '../output/results.js';
+import { displayWidth } from '../output/text.js';
+import { quote, redactUrl, shellWord } from '../parse.js';
+import { defaultProfile, unknownProfileError } from '../profiles.js';
+import { loginCommandFor } from '../target.js';
+import { removeFromStore } from './logout.js';
+import { type DepsFactory, newCommand } from './shared.js';
+
+/** What one `ugs profile <action>` asks for. */
+export type ProfileOptions =
+  | { action: 'list'; json: boolean }
+  | { action: 'use'; name: string }
+  | { action: 'remove'; name: string; yes: boolean };
+
+/** One saved profile as `profile list` shows it (`--json` prints an array of these). */
+export interface ProfileEntry {
+  name: string;
+  /** Used when neither `--profile` nor UGS_PROFILE names one. */
+  default: boolean;
+  baseUrl: string | null;
+  apiPath: string;
+  /** Where its API token is kept; null: it has none (logged out). */
+  tokenLocation: 'config file' | 'credential store' | null;
+  // Issue 22 adds the profile's `dialect` here, saved by login: one more field and column.
+}
+
+/**
+ * `ugs profile list|use|remove`. The name is the subcommand's argument, never `--profile`, so
+ * the subcommands take any profile name given globally without checking it: UGS_PROFILE naming a
+ * removed profile must not stop `ugs profile use` from repairing the choice.
+ */
+export function profileCommand(makeDeps: DepsFactory, run = runProfile): Command {
+  const deps = (cmd: Command) => makeDeps(cmd, { acceptsUnknownProfile: true });
+  const command = newCommand('profile', 'List the saved profiles, choose the default, remove one', [
+    'ugs profile list                   # the default is marked with *',
+    'ugs profile use staging            # the default from now on',
+    'ugs profile remove old-tenant --yes',
+  ]);
+  command.addCommand(
+    newCommand('list', 'List the saved profiles (name, base URL, API path, where the token is)', [
+      'ugs profile list',
+      'ugs profile list --json',
+    ])
+      .option('--json', 'print the profiles as a JSON array on stdout')
+      .action(async (flags: { json?: boolean }, cmd: Command) => {
+        await run({ action: 'list', json: flags.json === true }, deps(cmd));
+      }),
+  );
+  command.addCommand(
+    newCommand('use', 'Make a saved profile the default (used when --profile is not given)', [
+      'ugs profile use staging',
+    ])
+      .argument('<name>', 'a saved profile')
+      .action(async (name: string, _flags: unknown, cmd: Command) => {
+        await run({ action: 'use', name }, deps(cmd));
+      }),
+  );
+  command.addCommand(
+    newCommand('remove', 'Remove a saved profile: its API token and its settings', [
+      'ugs profile remove staging                   # asks to confirm',
+      'ugs profile remove staging --yes',
+    ])
+      .argument('<name>', 'a saved profile')
+      .option('-y, --yes', 'remove without asking for confirmation (required without a terminal)')
+      .action(async (name: string, flags: { yes?: boolean }, cmd: Command) => {
+        await run({ action: 'remove', name, yes: flags.yes === true }, deps(cmd));
+      }),
+  );
+  return command;
+}
+
+export async function runProfile(opts: ProfileOptions, deps: Deps): Promise<void> {
+  switch (opts.action) {
+    case 'list':
+      return listProfiles(opts.json, deps);
+    case 'use':
+      return useProfile(opts.name, deps);
+    case 'remove':
+      return removeProfile(opts.name, opts.yes, deps);
+  }
+}
+
+export function collectProfiles(deps: Deps): ProfileEntry[] {
+  const chosen = defaultProfile(deps).name;
+  return Object.entries(deps.config.listProfiles()).map(([name, profile]) => ({
+    name,
+    default: name === chosen,
+    // Shown as status and doctor show it: a password or query values in it are masked.
+    baseUrl: profile.baseUrl ? redactUrl(profile.baseUrl) : null,
+    apiPath: profile.apiPath || USER_PATH,
+    tokenLocation: tokenLocationOf(profile),
+  }));
+}
+
+function tokenLocationOf(profile: Profile): ProfileEntry['tokenLocation'] {
+  if (profile.tokenStore === 'keyring') return 'credential store';
+  return profile.apiToken ? 'config file' : null;
+}
+
+async function listProfiles(json: boolean, deps: Deps): Promise<void> {
+  const entries = collectProfiles(deps);
+  if (json) {
+    printJson(deps.output, entries);
+  } else if (entries.length > 0) {
+    const rows = entries.map((entry) => [
+      entry.default ? '*' : '',
+      escapeControls(entry.name),
+      escapeControls(entry.baseUrl ?? '(none)'),
+      escapeControls(entry.apiPath),
+      entry.tokenLocation ?? '(none)',
+    ]);
+    writeLine(
+      deps.output.stdout,
+      columns([['default', 'name', 'base URL', 'API path', 'token'], ...rows]),
+    );
+  }
+  if (entries.length === 0) {
+    printLine(
+      deps.output,
+      `No saved profiles in ${escapeControls(deps.config.path)}; run \`ugs login\``,
+    );
+  }
+  const env = deps.io.env.UGS_PROFILE;
+  if (env !== undefined && env !== '') {
+    printLine(
+      deps.output,
+      `note: UGS_PROFILE=${escapeControls(env)} is set: commands without --profile use that profile, not the default marked`,
+    );
+  }
+  if (deps.io.env.UGS_API_TOKEN) {
+    printLine(deps.output, "note: UGS_API_TOKEN is set and overrides every profile's token");
+  }
+}
+
+/**
+ * Columns padded to their widest cell, two spaces apart, at a terminal and in a pipe alike:
+ * `--json` is the form for scripts.
+ */
+function columns(rows: readonly string[][]): string {
+  const widths: number[] = [];
+  for (const row of rows) {
+    row.forEach((cell, i) => {
+      widths[i] = Math.max(widths[i] ?? 0, displayWidth(cell));
+    });
+  }
+  return rows
+    .map((row) =>
+      row
+        .map((cell, i) =>
+          i === row.length - 1 ? cell : cell + ' '.repeat((widths[i] ?? 0) - displayWidth(cell)),
+        )
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}
+
+/** The profile named by `use` or `remove` must be saved; the error says which ones are. */
+function requireSaved(name: string, deps: Deps, verb: 'use' | 'remove'): Profile {
+  const profiles = deps.config.listProfiles();
+  if (Object.hasOwn(profiles, name)) return profiles[name] as Profile;
+  throw unknownProfileError(name, Object.keys(profiles), `ugs profile ${verb}`, {
+    create: verb === 'use' ? loginCommandFor(name) : undefined,
+  });
+}
+
+async function useProfile(name: string, deps: Deps): Promise<void> {
+  // `default` is the built-in choice: going back to it needs no saved profile of that name.
+  if (name !== 'default') requireSaved(name, deps, 'use');
+  await deps.config.setDefaultProfile(name);
+  await printMessage(
+    deps.output,
+    `Default profile is now ${quote(name)}: commands without --profile use it (saved to ${escapeControls(deps.config.path)})`,
+    'success',
+  );
+  const env = deps.io.env.UGS_PROFILE;
+  if (env !== undefined && env !== '' && env !== name) {
+    await printMessage(
+      deps.output,
+      `warning: UGS_PROFILE=${escapeControls(env)} is set and overrides the default in this environment; unset it to use ${quote(name)}`,
+      'warning',
+    );
+  }
+}
+
+/**
+ * Its token first (from the credential store, when it is there: a store out of reach changes
+ * nothing), then the profile and, if it was the default, that choice, in one write.
+ */
+async function removeProfile(name: string, yes: boolean, deps: Deps): Promise<void> {
+  const profile = requireSaved(name, deps, 'remove');
+  const tokenLocation = tokenLocationOf(profile);
+  if (!yes) {
+    if (!canPrompt(deps.io, deps.settings.noInput)) {
+      throw new UsageError('--yes is required to remove a profile when not running interactively', {
+        hint: `removing deletes its API token and settings; add --yes: ugs profile remove ${shellWord(name)} --yes`,
+      });
+    }
+    const where = profile.baseUrl ? `, ${escapeControls(redactUrl(profile.baseUrl))}` : '';
+    const token = tokenLocation === null ? 'no API token' : `its API token in the ${tokenLocation}`;
+    const confirmed = await deps.prompter.confirm(
+      `Remove profile ${quote(name)}${where} (${token})?`,
+      { default: false },
+    );
+    if (!confirmed) throw new CancelledError('nothing was removed');
+  }
+  if (profile.tokenStore === 'keyring') await removeFromStore(deps, name);
+  const { wasDefault } = await deps.config.removeProfile(name);
+  await printMessage(
+    deps.output,
+    `Removed profile ${quote(name)} (its settings${tokenLocation === 'config file' ? ' and API token' : ''}) from ${escapeControls(deps.config.path)}`,
+    'success',
+  );
+  if (wasDefault) {
+    printLine(
+      deps.output,
+      'note: it was the default profile; commands without --profile use "default" again (`ugs profile use <name>` chooses another)',
+    );
+  }
+}

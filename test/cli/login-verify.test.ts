@@ -1,0 +1,150 @@
+/**
+ * `ugs login` checks the token before saving it (issue 21 point 3), with doctor's probe: a GET of
+ * the API path with `{}`. 400 (fields missing) means the token passed; 401/403 it was refused
+ * (exit 3); no answer exit 4; any other answer exit 1 naming the URL tried. Nothing is saved
+ * unless the token was accepted, or `--no-verify` skipped the check.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  closedPort,
+  describeRun,
+  expectFailure,
+  json,
+  makeSandbox,
+  readConfig,
+  runMain,
+  type Sandbox,
+  type Service,
+  startService,
+  text,
+  writeConfig,
+} from '../kit/index.js';
+
+const API_TOKEN = 'apitoken-verify-test-1234abcd';
+const WRONG_TOKEN = 'apitoken-verify-wrong-9876zyxw';
+
+let service: Service;
+beforeAll(async () => {
+  service = await startService([API_TOKEN]);
+});
+afterAll(() => service.close());
+
+function login(sandbox: Sandbox, token: string, extra: string[] = [], url = service.url) {
+  return runMain(['login', '--base-url', url, '--with-token', ...extra], {
+    sandbox,
+    stdin: `${token}\n`,
+  });
+}
+
+/** The requests this test sent: the service is shared by the file. */
+function requestsSince(count: number) {
+  return service.requests.slice(count);
+}
+
+describe('ugs login verifies the token', () => {
+  it('accepted: one GET with {} to the API path, saved, and one next: line', async () => {
+    const sb = makeSandbox();
+    const before = service.requests.length;
+    const result = await login(sb, API_TOKEN);
+    expect(result.code, describeRun(result)).toBe(0);
+    const sent = requestsSince(before);
+    expect(sent.map((r) => [r.method, r.url, r.json])).toEqual([['GET', '/api/user', {}]]);
+    expect(readConfig(sb)).toEqual({
+      profiles: { default: { baseUrl: service.url, apiToken: API_TOKEN } },
+    });
+    expect(result.stdout).toBe('');
+    const next = result.stderr.split('\n').filter((line) => line.startsWith('next:'));
+    expect(next).toEqual(['next: ugs get --id <id> --name <name>']);
+    expect(result.stderr).not.toContain(API_TOKEN);
+  });
+
+  it('names the profile in the next: line when it is not the one used without --profile', async () => {
+    const sb = makeSandbox();
+    const result = await login(sb, API_TOKEN, ['--profile', 'staging']);
+    expect(result.code, describeRun(result)).toBe(0);
+    expect(result.stderr).toContain('next: ugs get --profile staging --id <id> --name <name>\n');
+  });
+
+  it('refused (401): exit 3, nothing saved, an existing profile left byte-identical', async () => {
+    const sb = makeSandbox();
+    const fresh = await login(sb, WRONG_TOKEN);
+    const { error, hint } = expectFailure(fresh, 3);
+    expect(error).toMatch(
+      /refused the API token: GET http:\/\/127\.0\.0\.1:\d+\/api\/user answered HTTP 401/,
+    );
+    expect(error).toContain('nothing was saved');
+    expect(hint).toBeDefined();
+    expect(existsSync(sb.configPath)).toBe(false);
+    expect(fresh.stderr).not.toContain(WRONG_TOKEN);
+
+    writeConfig(sb, { profiles: { default: { baseUrl: service.url, apiToken: API_TOKEN } } });
+    const saved = readFileSync(sb.configPath);
+    expectFailure(await login(sb, WRONG_TOKEN), 3);
+    expect(readFileSync(sb.configPath).equals(saved)).toBe(true);
+  });
+
+  it('refused (403) is exit 3 too', async () => {
+    const sb = makeSandbox();
+    service.fail(json(403, { detail: 'You do not have permission to perform this action.' }));
+    const { error } = expectFailure(await login(sb, API_TOKEN), 3);
+    expect(error).toContain('HTTP 403 (You do not have permission to perform this action.)');
+    expect(existsSync(sb.configPath)).toBe(false);
+  });
+
+  it('no answer: exit 4, nothing saved, a hint to use --no-verify', async () => {
+    const sb = makeSandbox();
+    const url = `http://127.0.0.1:${await closedPort()}`;
+    const { error, hint } = expectFailure(await login(sb, API_TOKEN, [], url), 4);
+    expect(error).toMatch(/^could not check the API token: .*; nothing was saved$/);
+    expect(hint).toContain('--no-verify');
+    expect(existsSync(sb.configPath)).toBe(false);
+  });
+
+  it.each([
+    [
+      'an HTML 404 (a wrong base URL)',
+      text(404, '<html>Not Found</html>', 'text/html'),
+      404,
+      /--base-url/,
+    ],
+    [
+      'a 405 (the service wants the slash)',
+      json(405, { detail: 'Method "GET" not allowed.' }),
+      405,
+      /--api-path \/api\/user\//,
+    ],
+    ['a 502 from a gateway', text(502, 'Bad Gateway'), 502, /try again later/],
+    ['a 200 (not the User Group Service)', json(200, { ok: true }), 200, /--base-url/],
+  ])(
+    '%s: exit 1, nothing saved, naming the URL tried and --no-verify',
+    async (_what, reply, status, why) => {
+      const sb = makeSandbox();
+      service.fail(reply);
+      const { error, hint } = expectFailure(await login(sb, API_TOKEN), 1);
+      expect(error).toContain(`GET ${service.url}/api/user answered HTTP ${status}`);
+      expect(error).toContain('nothing was saved');
+      expect(hint).toMatch(why);
+      expect(hint).toContain('--no-verify');
+      expect(existsSync(sb.configPath)).toBe(false);
+    },
+  );
+
+  it('a base URL whose path already holds /api: the 404 names /api/api/user', async () => {
+    const sb = makeSandbox();
+    const { error } = expectFailure(await login(sb, API_TOKEN, [], `${service.url}/api`), 1);
+    expect(error).toContain(`GET ${service.url}/api/api/user answered HTTP 404`);
+    expect(existsSync(sb.configPath)).toBe(false);
+  });
+
+  it('--no-verify saves without a request, and says the token was not checked', async () => {
+    const sb = makeSandbox();
+    const url = `http://127.0.0.1:${await closedPort()}`;
+    const result = await login(sb, WRONG_TOKEN, ['--no-verify'], url);
+    expect(result.code, describeRun(result)).toBe(0);
+    expect(readConfig(sb)).toEqual({
+      profiles: { default: { baseUrl: url, apiToken: WRONG_TOKEN } },
+    });
+    expect(result.stderr).toMatch(/^note: the token was not checked \(--no-verify\)/m);
+  });
+});

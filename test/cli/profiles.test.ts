@@ -1,0 +1,270 @@
+/**
+ * Profiles you can see and pick (issue 21 point 6): `ugs profile list [--json]`, `use <name>`
+ * (the default when neither -p nor UGS_PROFILE names one, shown by `status`), `remove <name>`;
+ * and a `-p` naming no saved profile is exit 2 with "did you mean ...?", except for `login`
+ * (which creates it) and when the environment gives both the base URL and the API token.
+ */
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  describeRun,
+  expectFailure,
+  makeSandbox,
+  readConfig,
+  runMain,
+  type Sandbox,
+  type Service,
+  startService,
+  writeConfig,
+} from '../kit/index.js';
+
+const TOKEN = 'apitoken-profiles-test-1234abcd';
+const STAGING_TOKEN = 'apitoken-profiles-staging-5678';
+
+let service: Service;
+beforeAll(async () => {
+  service = await startService([TOKEN, STAGING_TOKEN]);
+});
+afterAll(() => service.close());
+
+/** Three profiles, as earlier versions wrote the file (no `defaultProfile`). */
+function threeProfiles(): Sandbox {
+  const sandbox = makeSandbox();
+  writeConfig(sandbox, {
+    profiles: {
+      default: { baseUrl: service.url, apiToken: TOKEN },
+      staging: { baseUrl: service.url, apiToken: STAGING_TOKEN, apiPath: '/api/user' },
+      old: { baseUrl: 'https://old.example.com' },
+    },
+  });
+  return sandbox;
+}
+
+describe('ugs profile list', () => {
+  it('--json: name, default, base URL, API path and where the token is, one entry each', async () => {
+    const sandbox = threeProfiles();
+    const result = await runMain(['profile', 'list', '--json'], { sandbox });
+    expect(result.code, describeRun(result)).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual([
+      {
+        name: 'default',
+        default: true,
+        baseUrl: service.url,
+        apiPath: '/api/user',
+        tokenLocation: 'config file',
+      },
+      {
+        name: 'staging',
+        default: false,
+        baseUrl: service.url,
+        apiPath: '/api/user',
+        tokenLocation: 'config file',
+      },
+      {
+        name: 'old',
+        default: false,
+        baseUrl: 'https://old.example.com',
+        apiPath: '/api/user',
+        tokenLocation: null,
+      },
+    ]);
+    expect(result.stderr).toBe('');
+    expect(result.stdout).not.toContain(TOKEN);
+  });
+
+  it('the table marks the default with *, and never shows a token', async () => {
+    const sandbox = threeProfiles();
+    const result = await runMain(['profile', 'list'], { sandbox });
+    expect(result.code, describeRun(result)).toBe(0);
+    const lines = result.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^default +name +base URL +API path +token$/);
+    expect(lines[1]).toMatch(/^\* +default +http:\/\/127\.0\.0\.1:\d+ +\/api\/user +config file$/);
+    expect(lines[2]).toMatch(/^ +staging /);
+    expect(lines[3]).toMatch(/^ +old +https:\/\/old\.example\.com +\/api\/user +\(none\)$/);
+    expect(result.stdout).not.toContain(TOKEN);
+  });
+
+  it('with no config file: an empty --json array, and a line on stderr for the table', async () => {
+    const sandbox = makeSandbox();
+    const json = await runMain(['profile', 'list', '--json'], { sandbox });
+    expect(json.code, describeRun(json)).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual([]);
+    const table = await runMain(['profile', 'list'], { sandbox });
+    expect(table.code, describeRun(table)).toBe(0);
+    expect(table.stdout).toBe('');
+    expect(table.stderr).toMatch(/No saved profiles/);
+  });
+});
+
+describe('ugs profile use', () => {
+  it('makes a profile the default: commands without -p use it, status says why', async () => {
+    const sandbox = threeProfiles();
+    const use = await runMain(['profile', 'use', 'staging'], { sandbox });
+    expect(use.code, describeRun(use)).toBe(0);
+    expect(use.stdout).toBe('');
+    expect(use.stderr).toContain('Default profile is now "staging"');
+    expect(readConfig(sandbox)).toMatchObject({ defaultProfile: 'staging' });
+
+    const [status, table, list, get] = await Promise.all([
+      runMain(['status', '--json'], { sandbox }),
+      runMain(['status'], { sandbox }),
+      runMain(['profile', 'list', '--json'], { sandbox }),
+      runMain(['get', '--id', 'use-staging', '--name', 'S', '--json'], { sandbox }),
+    ]);
+    expect(JSON.parse(status.stdout)).toMatchObject({
+      profile: 'staging',
+      profileSource: 'config',
+      defaultProfile: 'staging',
+      defaultProfileSource: 'config',
+      token: `****${STAGING_TOKEN.slice(-4)}`,
+    });
+    expect(table.stdout).toMatch(/^profile\tstaging \(the default, set by ugs profile use\)$/m);
+    expect(table.stdout).toMatch(/^default profile\tstaging \(set by ugs profile use\)$/m);
+    const marked = (JSON.parse(list.stdout) as { name: string; default: boolean }[]).filter(
+      (entry) => entry.default,
+    );
+    expect(marked.map((entry) => entry.name)).toEqual(['staging']);
+    expect(get.code, describeRun(get)).toBe(0);
+    const sent = service.requests.filter(
+      (r) => (r.json as { user_group_id?: string } | undefined)?.user_group_id === 'use-staging',
+    );
+    expect(sent.map((r) => r.headers.authorization)).toEqual([`Token ${STAGING_TOKEN}`]);
+
+    // -p and UGS_PROFILE still win over the chosen default.
+    const [flag, env] = await Promise.all([
+      runMain(['status', '--json', '-p', 'default'], { sandbox }),
+      runMain(['status', '--json'], { sandbox, env: { UGS_PROFILE: 'default' } }),
+    ]);
+    expect(JSON.parse(flag.stdout)).toMatchObject({ profile: 'default', profileSource: 'flag' });
+    expect(JSON.parse(env.stdout)).toMatchObject({ profile: 'default', profileSource: 'env' });
+  });
+
+  it("login's next: line leaves --profile out for the profile chosen as default", async () => {
+    const sandbox = threeProfiles();
+    await runMain(['profile', 'use', 'staging'], { sandbox });
+    const login = (profile: string) =>
+      runMain(['login', '-p', profile, '--base-url', service.url, '--with-token'], {
+        sandbox,
+        stdin: `${STAGING_TOKEN}\n`,
+      });
+    const [staging, other] = [await login('staging'), await login('default')];
+    expect(staging.stderr).toContain('next: ugs get --id <id> --name <name>\n');
+    expect(other.stderr).toContain('next: ugs get --profile default --id <id> --name <name>\n');
+  });
+
+  it('a name that is not saved: exit 2, did you mean, nothing written', async () => {
+    const sandbox = threeProfiles();
+    const before = readFileSync(sandbox.configPath);
+    const { error, hint } = expectFailure(
+      await runMain(['profile', 'use', 'stagin'], { sandbox }),
+      2,
+    );
+    expect(error).toBe('no saved profile "stagin" (ugs profile use)');
+    expect(hint).toMatch(/^did you mean staging\?/);
+    expect(readFileSync(sandbox.configPath).equals(before)).toBe(true);
+  });
+
+  it('an old config file (no defaultProfile) still loads, and the new one is still a valid config', async () => {
+    const sandbox = threeProfiles();
+    expect(readConfig(sandbox)).not.toHaveProperty('defaultProfile');
+    expect((await runMain(['status'], { sandbox })).code).toBe(0);
+    await runMain(['profile', 'use', 'staging'], { sandbox });
+    // A later write through Conf (its schema knows defaultProfile) keeps the choice.
+    const login = await runMain(['login', '--no-verify', '-p', 'old', '--with-token'], {
+      sandbox,
+      stdin: 'apitoken-old-0000aaaa\n',
+    });
+    expect(login.code, describeRun(login)).toBe(0);
+    expect(readConfig(sandbox)).toMatchObject({ defaultProfile: 'staging' });
+  });
+});
+
+describe('ugs profile remove', () => {
+  it('without a terminal it needs --yes (exit 2, nothing removed)', async () => {
+    const sandbox = threeProfiles();
+    const before = readFileSync(sandbox.configPath);
+    const { error, hint } = expectFailure(
+      await runMain(['profile', 'remove', 'staging'], { sandbox }),
+      2,
+    );
+    expect(error).toContain('--yes is required');
+    expect(hint).toContain('ugs profile remove staging --yes');
+    expect(readFileSync(sandbox.configPath).equals(before)).toBe(true);
+  });
+
+  it('--yes removes the token and settings; removing the default goes back to "default"', async () => {
+    const sandbox = threeProfiles();
+    await runMain(['profile', 'use', 'staging'], { sandbox });
+    const result = await runMain(['profile', 'remove', 'staging', '--yes'], { sandbox });
+    expect(result.code, describeRun(result)).toBe(0);
+    expect(result.stderr).toContain('Removed profile "staging"');
+    expect(result.stderr).toContain('it was the default profile');
+    const config = readConfig(sandbox) as { profiles: object; defaultProfile?: string };
+    expect(Object.keys(config.profiles)).toEqual(['default', 'old']);
+    expect(config).not.toHaveProperty('defaultProfile');
+    expect(JSON.stringify(config)).not.toContain(STAGING_TOKEN);
+  });
+
+  it('a name that is not saved: exit 2 with did you mean', async () => {
+    const sandbox = threeProfiles();
+    const { hint } = expectFailure(
+      await runMain(['profile', 'remove', 'stagng', '--yes'], { sandbox }),
+      2,
+    );
+    expect(hint).toMatch(/^did you mean staging\?/);
+  });
+});
+
+describe('-p naming no saved profile', () => {
+  it.each([
+    [['get', '--id', 'x', '--name', 'X']],
+    [['rotate', '--current-token-stdin', '--yes']],
+    [['status']],
+    [['logout']],
+    [['doctor']],
+  ])('%j -p stagin: exit 2 with did you mean staging, nothing sent', async (argv) => {
+    const sandbox = threeProfiles();
+    const before = service.requests.length;
+    const result = await runMain([...argv, '-p', 'stagin'], { sandbox, stdin: 'x' });
+    const { error, hint } = expectFailure(result, 2);
+    expect(error).toBe('no saved profile "stagin" (--profile)');
+    expect(hint).toMatch(/^did you mean staging\? `ugs profile list` shows them$/);
+    // No invitation to save the typo.
+    expect(hint).not.toContain('ugs login');
+    expect(service.requests.length).toBe(before);
+  });
+
+  it('logout -p nosuch is exit 2 and names the saved profiles', async () => {
+    const sandbox = threeProfiles();
+    const { hint } = expectFailure(await runMain(['logout', '-p', 'nosuch'], { sandbox }), 2);
+    expect(hint).toContain('default, staging, old');
+  });
+
+  it('UGS_PROFILE naming no saved profile is exit 2 too, naming UGS_PROFILE', async () => {
+    const sandbox = threeProfiles();
+    const result = await runMain(['status'], { sandbox, env: { UGS_PROFILE: 'stagin' } });
+    expect(expectFailure(result, 2).error).toBe('no saved profile "stagin" (UGS_PROFILE)');
+  });
+
+  it('login -p creates the profile (no check)', async () => {
+    const sandbox = threeProfiles();
+    const result = await runMain(
+      ['login', '-p', 'brand-new', '--base-url', service.url, '--with-token'],
+      {
+        sandbox,
+        stdin: `${TOKEN}\n`,
+      },
+    );
+    expect(result.code, describeRun(result)).toBe(0);
+    expect(readConfig(sandbox)).toMatchObject({ profiles: { 'brand-new': { apiToken: TOKEN } } });
+  });
+
+  it('env-only CI (UGS_BASE_URL and UGS_API_TOKEN) keeps working with any profile name', async () => {
+    const sandbox = makeSandbox();
+    const result = await runMain(['get', '--id', 'ci-only', '--name', 'CI', '--json', '-p', 'ci'], {
+      sandbox,
+      env: { UGS_BASE_URL: service.url, UGS_API_TOKEN: TOKEN, UGS_PROFILE: 'ci' },
+    });
+    expect(result.code, describeRun(result)).toBe(0);
+  });
+});
