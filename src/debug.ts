@@ -57,7 +57,16 @@ export const silentTracer: Tracer = {
 };
 
 const TOKEN_KEY = /token|secret|password|authorization/i;
-const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-cookie']);
+const SECRET_HEADERS = new Set([
+  'authorization',
+  // The vendor's header for the API token (`--dialect explo`).
+  'explo-authorization',
+  'proxy-authorization',
+  'cookie',
+  'set-cookie',
+]);
+/** The headers that carry the API token: shown by its fingerprint, which says which was sent. */
+const API_TOKEN_HEADERS = new Set(['authorization', 'explo-authorization']);
 /** Headers whose value is a URL: shown as every URL is (see redactUrl). */
 const URL_HEADERS = new Set(['location', 'content-location']);
 
@@ -139,7 +148,7 @@ export class StreamTracer implements Tracer {
     if (!SECRET_HEADERS.has(name.toLowerCase())) return this.redactText(value);
     const scheme = /^(\w+)\s+(.*)$/s.exec(value);
     // The API token's own header: its fingerprint says which token was sent.
-    if (name.toLowerCase() === 'authorization' && scheme) {
+    if (API_TOKEN_HEADERS.has(name.toLowerCase()) && scheme) {
       return `${scheme[1]} ${escapeControls(fingerprint(scheme[2] ?? ''))}`;
     }
     return scheme ? `${scheme[1]} ${REDACTED}` : REDACTED;

@@ -25,6 +25,7 @@ import {
 import { errorCode } from '../guards.js';
 import { retryAfterMs } from '../http.js';
 import { canPrompt, escapeControls } from '../io.js';
+import type { RowSchema } from '../operations/bulk.js';
 import type { ServiceClient } from '../operations/client.js';
 import type { ServiceResult } from '../operations/user-group.js';
 import { printLine, printNote } from '../output/messages.js';
@@ -171,7 +172,8 @@ async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Pro
     opts.from === '-' || isStdinPath(opts.from)
       ? await stdinSource(io.stdin, io.stdinIsTTY)
       : await inputSource(opts.from, { keep: risk !== undefined });
-  const input = await openBulkInput(source, opts.format, spec.rows, check);
+  const rows = target.dialect === 'explo' ? spec.rows : withoutExploFields(spec.rows);
+  const input = await openBulkInput(source, opts.format, rows, check);
 
   let plan: ResumePlan = { done: new Set(), settle: new Map(), sent: new Set(), sentAt: new Map() };
   if (state !== undefined && opts.output !== undefined) {
@@ -232,6 +234,28 @@ async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Pro
 }
 
 type RowOf = BulkRow;
+
+/**
+ * The schema for a run in the `interface` dialect: a row that sets a field only the vendor's API
+ * has (`is_demo_group`) is refused with the others' problems, as the interface would ignore it.
+ */
+function withoutExploFields<Row extends BulkRow>(schema: RowSchema<Row>): RowSchema<Row> {
+  const fields = schema.exploOnly ?? [];
+  if (fields.length === 0) return schema;
+  return {
+    ...schema,
+    check(row, line, values, problems) {
+      for (const field of fields) {
+        const value = values[field];
+        if (value !== undefined && value !== null) {
+          problems.push(`${field} needs --dialect explo (the interface has no such field)`);
+        }
+      }
+      const checked = schema.check(row, line, values, problems);
+      return problems.length > 0 ? undefined : checked;
+    },
+  };
+}
 
 class BulkRun {
   stopReason: StopReason | undefined;

@@ -2,7 +2,13 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { Profile } from '../config.js';
 import type { Deps } from '../context/factory.js';
-import { apiTokenProblem, resolveCredentials } from '../credentials.js';
+import {
+  apiTokenProblem,
+  checkApiPathForDialect,
+  resolveCredentials,
+  resolveDialect,
+} from '../credentials.js';
+import { EXPLO_BASE_URL } from '../dialect.js';
 import { ConfigError, UsageError } from '../errors.js';
 import { canPrompt, escapeControls, readStdin } from '../io.js';
 import { printMessage } from '../output/messages.js';
@@ -28,6 +34,7 @@ export function loginCommand(makeDeps: DepsFactory, run = runLogin): Command {
     'ugs login --profile staging --base-url https://staging.example.com',
     'ugs login --base-url https://analytics.example.com --api-path /api/user/   # a service that wants the slash',
     'ugs login --secure-storage                   # the token goes to the OS credential store',
+    "ugs login --dialect explo                    # the vendor's hosted API (https://api.explo.co)",
   ])
     .option('--with-token', 'read the API token from stdin instead of prompting')
     .option(
@@ -47,6 +54,12 @@ export async function runLogin(opts: LoginOptions, deps: Deps): Promise<void> {
   const interactive = canPrompt(io, settings.noInput);
   const credentials = resolveCredentials(deps);
   const validateUrl = (text: string) => parseBaseUrl(text, { insecureHttp: settings.insecureHttp });
+  const dialect = resolveDialect(settings, credentials);
+  checkApiPathForDialect(settings, dialect);
+  // The vendor's hosted service is where the explo dialect is spoken: its address is the default
+  // (a profile's own saved address still wins, as for any login).
+  const defaultBaseUrl =
+    credentials.profile?.baseUrl || (dialect.value === 'explo' ? EXPLO_BASE_URL : undefined);
   // `--with-token` with a terminal on stdin must fail before the base URL prompt, not after the
   // user has answered it (readStdin refuses a terminal at once).
   if (opts.withToken && io.stdinIsTTY) await readStdin(io, '--with-token');
@@ -56,7 +69,7 @@ export async function runLogin(opts: LoginOptions, deps: Deps): Promise<void> {
     baseUrl = validateUrl(settings.baseUrl);
   } else if (interactive) {
     const answer = await prompter.input('Base URL of the User Group Service:', {
-      ...(credentials.profile?.baseUrl && { default: credentials.profile.baseUrl }),
+      ...(defaultBaseUrl && { default: defaultBaseUrl }),
       validate: (text) => {
         try {
           validateUrl(text);
@@ -67,8 +80,8 @@ export async function runLogin(opts: LoginOptions, deps: Deps): Promise<void> {
       },
     });
     baseUrl = validateUrl(answer);
-  } else if (credentials.profile?.baseUrl) {
-    baseUrl = validateUrl(credentials.profile.baseUrl);
+  } else if (defaultBaseUrl) {
+    baseUrl = validateUrl(defaultBaseUrl);
   } else {
     throw new UsageError('missing --base-url: the service address is required', {
       hint: 'pass --base-url https://... or set UGS_BASE_URL',
@@ -107,9 +120,19 @@ export async function runLogin(opts: LoginOptions, deps: Deps): Promise<void> {
 
   const saved = formatBaseUrl(baseUrl);
   const profileChange = (current: Profile | undefined): Profile => {
-    const { apiToken: _oldToken, tokenStore: _oldStore, ...rest } = current ?? {};
+    const {
+      apiToken: _oldToken,
+      tokenStore: _oldStore,
+      dialect: _oldDialect,
+      ...kept
+    } = current ?? {};
+    // The explo dialect has its own paths: an API path saved by an earlier login would be unused.
+    const { apiPath: _oldPath, ...withoutPath } = kept;
+    const rest: Profile = dialect.value === 'explo' ? withoutPath : kept;
     return {
       ...rest,
+      // Saved only when it is not the default, so a profile file without it means `interface`.
+      ...(dialect.value === 'explo' && { dialect: 'explo' as const }),
       baseUrl: saved,
       ...(opts.secureStorage ? { tokenStore: 'keyring' as const } : { apiToken }),
       // --api-path (or UGS_API_PATH) is remembered for the profile; without it the saved one stays.
@@ -119,6 +142,7 @@ export async function runLogin(opts: LoginOptions, deps: Deps): Promise<void> {
     };
   };
   const notes = [
+    dialect.value === 'explo' ? 'dialect explo' : undefined,
     settings.apiPath === undefined ? undefined : `API path ${settings.apiPath}`,
     settings.caFile === undefined ? undefined : `CA ${escapeControls(resolve(settings.caFile))}`,
   ].filter((note): note is string => note !== undefined);

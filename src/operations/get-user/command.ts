@@ -42,6 +42,8 @@ export interface GetOptions {
   name: string | undefined;
   mapping: StringMap | undefined;
   properties: JsonObject | undefined;
+  /** `--demo`: `is_demo_group: true` (the explo dialect only). */
+  demo?: boolean;
   format: OutputFormat;
 }
 
@@ -52,6 +54,7 @@ interface GetFlags extends BulkFlags {
   mappingJson?: string;
   property: string[];
   properties?: string;
+  demo?: boolean;
   json?: boolean;
   field?: string;
 }
@@ -80,7 +83,11 @@ export function getCommand(makeDeps: DepsFactory, run = runGet): Command {
     )
     .option('--mapping-json <json|@file|->', 'the whole mapping as a JSON object of strings')
     .option('--property <key=value>', 'set a property to a string value (repeatable)', collect, [])
-    .option('--properties <json|@file|->', 'the properties as a JSON object');
+    .option('--properties <json|@file|->', 'the properties as a JSON object')
+    .option(
+      '--demo',
+      'create it as a demo group (is_demo_group: watermarked, not billed; --dialect explo only)',
+    );
   addBulkFlags(addOutputFlags(command), BULK).action(async (flags: GetFlags, cmd: Command) => {
     const bulk = parseBulkFlags(flags, BULK, singleRowFlags(flags), true);
     const deps = makeDeps(cmd);
@@ -105,6 +112,7 @@ function singleRowFlags(flags: GetFlags): string[] {
       ['--mapping-json', flags.mappingJson !== undefined],
       ['--property', flags.property.length > 0],
       ['--properties', flags.properties !== undefined],
+      ['--demo', flags.demo === true],
       ['--json', flags.json === true],
       ['--field', flags.field !== undefined],
     ] as const
@@ -159,6 +167,7 @@ export async function parseGetFlags(flags: GetFlags, deps: Deps): Promise<GetOpt
       '--properties',
       '--property',
     ),
+    ...(flags.demo === true && { demo: true }),
     format,
   };
 }
@@ -170,6 +179,12 @@ export async function runGet(opts: GetOptions, deps: Deps): Promise<void> {
     if (opts.name === undefined) throw missingFlag('--name', 'the user group name');
   }
   const target = await resolveTarget(deps);
+  if (opts.demo === true && target.dialect !== 'explo') {
+    // The interface has no such field: sent there, it would be ignored and the group billed.
+    throw new UsageError('--demo needs the explo dialect: the interface has no is_demo_group', {
+      hint: "pass --dialect explo (or log in with it) for the vendor's API, or drop --demo",
+    });
+  }
 
   let request: GetUserRequest;
   if (opts.id !== undefined && opts.name !== undefined) {
@@ -182,6 +197,7 @@ export async function runGet(opts: GetOptions, deps: Deps): Promise<void> {
   } else {
     request = await promptForRequest(opts, deps.prompter);
   }
+  if (opts.demo === true) request.is_demo_group = true;
   // Whatever the path (flags were checked already, prompts were not), nothing invisible is sent.
   checkGroupText(request.user_group_id, 'the user group id', 'id');
   checkGroupText(request.name, 'the user group name', 'name');
