@@ -8,6 +8,13 @@ export {
 } from '../operations/bulk.js';
 export { MAX_RETRY_AFTER_MS };
 
+/**
+ * The longest wait a bulk run honours from a Retry-After: longer than a single request's (30 s),
+ * since a rate limit's window is often a minute (the vendor's is) and a run that comes back
+ * before the window ends is only refused again.
+ */
+export const BULK_MAX_RETRY_AFTER_MS = 120_000;
+
 /** When a throttled answer names no (valid) Retry-After. */
 const DEFAULT_RETRY_AFTER_MS = 1_000;
 export const GROW_EVERY = 50;
@@ -51,9 +58,58 @@ export type Attempt<R> =
   /** Not carried out; try again after the wait. `retryAfterMs` is already capped or undefined. */
   | { kind: 'throttled'; retryAfterMs: number | undefined };
 
+/**
+ * `--rate`: one schedule of request start times shared by every request of a run, whatever
+ * connection or row it belongs to (settling reads and transport retries included): one start
+ * every `intervalMs`, never two closer, so no window of any length sees more than its share. A
+ * plain "next start time", not a token bucket: a bucket would let a burst through after a pause,
+ * and the vendor does not say how it counts.
+ */
+export class Pacer {
+  private next = Number.NEGATIVE_INFINITY;
+  private heldUntil = Number.NEGATIVE_INFINITY;
+  private readonly released = new AbortController();
+
+  constructor(
+    readonly intervalMs: number,
+    private readonly clock: Clock = realClock,
+  ) {
+    if (!(intervalMs > 0)) throw new RangeError(`intervalMs must be positive, got ${intervalMs}`);
+  }
+
+  /**
+   * Resolves when the caller may start its request. Slots are given in the order they are asked
+   * for; a pause (`holdUntil`) moves every slot not yet reached to after it. Once released (the
+   * run is stopping), it resolves at once: the few requests already on their way go out.
+   */
+  async slot(): Promise<void> {
+    for (;;) {
+      if (this.released.signal.aborted) return;
+      const now = this.clock.now();
+      const at = Math.max(now, this.next, this.heldUntil);
+      this.next = at + this.intervalMs;
+      if (at > now) await this.clock.sleep(at - now, this.released.signal);
+      // A pause that began while this slot was waiting: it waits the pause out, then queues again.
+      if (this.heldUntil <= this.clock.now() || this.released.signal.aborted) return;
+    }
+  }
+
+  /** No request starts before `until` (a 429 paused the run). */
+  holdUntil(until: number): void {
+    if (until > this.heldUntil) this.heldUntil = until;
+  }
+
+  /** The run is stopping: nobody waits for a slot any more. */
+  release(): void {
+    this.released.abort();
+  }
+}
+
 export interface SchedulerOptions {
   /** The most tasks in flight (1-64). */
   concurrency: number;
+  /** `--rate`: a 429's pause also holds the requests already waiting for their slot. */
+  pacer?: Pacer | undefined;
   /** Abort: start nothing more, let tasks in flight finish. */
   signal?: AbortSignal;
   clock?: Clock;
@@ -225,8 +281,9 @@ export class Scheduler<I, R> {
 
   private throttled(retryAfterMs: number | undefined, epoch: number): void {
     this.throttledTimes++;
-    const wait = Math.min(retryAfterMs ?? DEFAULT_RETRY_AFTER_MS, MAX_RETRY_AFTER_MS);
+    const wait = Math.min(retryAfterMs ?? DEFAULT_RETRY_AFTER_MS, BULK_MAX_RETRY_AFTER_MS);
     this.pausedUntil = Math.max(this.pausedUntil, this.clock.now() + wait);
+    this.options.pacer?.holdUntil(this.pausedUntil);
     if (epoch === this.epoch) {
       this.limit = Math.max(1, Math.floor(this.limit / 2));
       this.epoch++;

@@ -15,6 +15,7 @@ import {
   parseConcurrency,
 } from '../operations/bulk.js';
 import { parseDuration } from '../parse.js';
+import { parseRate } from '../rate.js';
 
 export interface BulkFlags {
   from?: string;
@@ -23,6 +24,7 @@ export interface BulkFlags {
   output?: string;
   resume?: boolean;
   giveUpAfter?: string;
+  rate?: string;
 }
 
 export function addBulkFlags(command: Command, bulk: BulkFlagSpec): Command {
@@ -38,6 +40,10 @@ export function addBulkFlags(command: Command, bulk: BulkFlagSpec): Command {
     .option(
       '--give-up-after <duration>',
       'with --from: stop when no request has succeeded for this long (e.g. 90s, 10m, 1h; default 10m)',
+    )
+    .option(
+      '--rate <n/s|n/min>',
+      'with --from: start requests evenly at this rate, e.g. 180/min (default: 180/min with --dialect explo, none otherwise)',
     );
 }
 
@@ -60,6 +66,7 @@ export function parseBulkFlags(
         ['--output', flags.output !== undefined],
         ['--resume', flags.resume === true],
         ['--give-up-after', flags.giveUpAfter !== undefined],
+        ['--rate', flags.rate !== undefined],
       ] as const
     ).find(([, given]) => given);
     if (stray) {
@@ -93,5 +100,6 @@ export function parseBulkFlags(
       flags.giveUpAfter === undefined
         ? DEFAULT_GIVE_UP_AFTER_MS
         : parseDuration(flags.giveUpAfter, '--give-up-after'),
+    ...(flags.rate !== undefined && { rate: parseRate(flags.rate, '--rate') }),
   };
 }
