@@ -32,7 +32,7 @@ import type { ServiceResult } from '../operations/user-group.js';
 import { printLine, printNote } from '../output/messages.js';
 import type { Output } from '../output/output.js';
 import { quote } from '../parse.js';
-import { intervalMs, type Rate } from '../rate.js';
+import type { Rate } from '../rate.js';
 import { type InputFormat, inputSource, isStdinPath, stdinSource } from './input.js';
 import { type AppendFs, lockResultsFile, ResultFile, type ResultFileFailure } from './journal.js';
 import {
@@ -151,7 +151,7 @@ async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Pro
   // The vendor publishes its limit (180 requests a minute per client IP): a run in its dialect
   // keeps to it unless told otherwise, since a 429 there costs a whole minute.
   const rate = opts.rate ?? (target.dialect === 'explo' ? EXPLO_RATE : undefined);
-  const pacer = rate === undefined ? undefined : new Pacer(intervalMs(rate), hooks.clock);
+  const pacer = rate === undefined ? undefined : new Pacer(rate, hooks.clock);
   // Loading the HTTP stack (undici and its parser) overlaps the validation pass: nothing is
   // sent before every row is checked, but the first request need not wait for the import.
   const connecting = deps.connect(target, {

@@ -1,4 +1,5 @@
 import { MAX_RETRY_AFTER_MS } from '../http.js';
+import { pacedIntervalMs, pacedWindowMs, type Rate } from '../rate.js';
 
 export {
   DEFAULT_CONCURRENCY,
@@ -63,18 +64,30 @@ export type Attempt<R> =
  * connection or row it belongs to (settling reads and transport retries included): one start
  * every `intervalMs`, never two closer, so no window of any length sees more than its share. A
  * plain "next start time", not a token bucket: a bucket would let a burst through after a pause,
- * and the vendor does not say how it counts.
+ * and the vendor does not say how it counts. The actual start times of the last `count` requests
+ * are kept too, and a start waits until the oldest is a whole window ago: a pause of this
+ * process (a timer fired late, a slow disk) then delays the requests after it instead of letting
+ * them follow in a burst that a sliding window would refuse.
  */
 export class Pacer {
+  readonly intervalMs: number;
+  private readonly windowMs: number;
   private next = Number.NEGATIVE_INFINITY;
   private heldUntil = Number.NEGATIVE_INFINITY;
+  /** The last `count` actual start times, as a ring; `at` is the oldest once full. */
+  private readonly starts: number[] = [];
+  private oldest = 0;
   private readonly released = new AbortController();
 
   constructor(
-    readonly intervalMs: number,
+    private readonly rate: Rate,
     private readonly clock: Clock = realClock,
   ) {
-    if (!(intervalMs > 0)) throw new RangeError(`intervalMs must be positive, got ${intervalMs}`);
+    if (!(Number.isSafeInteger(rate.count) && rate.count > 0 && rate.windowMs > 0)) {
+      throw new RangeError(`a rate needs a positive count and window, got ${JSON.stringify(rate)}`);
+    }
+    this.intervalMs = pacedIntervalMs(rate);
+    this.windowMs = pacedWindowMs(rate);
   }
 
   /**
@@ -86,11 +99,15 @@ export class Pacer {
     for (;;) {
       if (this.released.signal.aborted) return;
       const now = this.clock.now();
-      const at = Math.max(now, this.next, this.heldUntil);
+      const at = Math.max(now, this.next, this.heldUntil, this.windowFree());
       this.next = at + this.intervalMs;
       if (at > now) await this.clock.sleep(at - now, this.released.signal);
-      // A pause that began while this slot was waiting: it waits the pause out, then queues again.
-      if (this.heldUntil <= this.clock.now() || this.released.signal.aborted) return;
+      if (this.released.signal.aborted) return;
+      // A pause that began while this slot waited, or starts that came late: wait again.
+      const started = this.clock.now();
+      if (this.heldUntil > started || this.windowFree() > started) continue;
+      this.record(started);
+      return;
     }
   }
 
@@ -102,6 +119,21 @@ export class Pacer {
   /** The run is stopping: nobody waits for a slot any more. */
   release(): void {
     this.released.abort();
+  }
+
+  /** When one more start keeps the last `count` starts within no less than a window. */
+  private windowFree(): number {
+    if (this.starts.length < this.rate.count) return Number.NEGATIVE_INFINITY;
+    return (this.starts[this.oldest] as number) + this.windowMs;
+  }
+
+  private record(time: number): void {
+    if (this.starts.length < this.rate.count) {
+      this.starts.push(time);
+      return;
+    }
+    this.starts[this.oldest] = time;
+    this.oldest = (this.oldest + 1) % this.rate.count;
   }
 }
 
