@@ -210,11 +210,11 @@ function checkProfile(
   const apiPath = safeApiPath(context, credentials);
   const dialect = resolveDialect(settings, credentials);
   const sources = [
-    `dialect ${dialect.value} (${dialect.source === 'default' ? 'default' : `from ${sourceName(dialect.source, '--dialect', 'UGS_DIALECT')}`})`,
     `base URL ${credentials.baseUrl ? `from ${sourceName(credentials.baseUrl.source, '--base-url', 'UGS_BASE_URL')}` : 'not set'}`,
     dialect.value === 'explo'
       ? "API path the vendor's"
       : `API path ${apiPath === undefined ? 'invalid' : apiPath.source === 'default' ? 'default' : `from ${sourceName(apiPath.source, '--api-path', 'UGS_API_PATH')}`}`,
+    `dialect ${dialect.value} (${dialect.source === 'default' ? 'default' : `from ${sourceName(dialect.source, '--dialect', 'UGS_DIALECT')}`})`,
     `token ${credentials.apiToken ? `from ${credentials.apiToken.source === 'profile' ? 'profile' : 'UGS_API_TOKEN'}` : 'not set'}`,
     `timeout ${settings.timeoutMs / 1000} s`,
   ].join(', ');
