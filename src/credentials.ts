@@ -250,6 +250,7 @@ function traceContext(deps: Deps, credentials: Credentials): void {
     baseUrl: credentials.baseUrl,
     apiPath,
     apiToken: credentials.apiToken,
+    dialect: resolveDialect(deps.settings, credentials),
   });
 }
 

@@ -34,6 +34,8 @@ export interface TraceContext {
   baseUrl: { value: string; source: 'flag' | 'env' | 'profile' } | undefined;
   apiPath: { value: string; source: 'flag' | 'env' | 'profile' | 'default' };
   apiToken: { value: string; source: 'profile' | 'env UGS_API_TOKEN' } | undefined;
+  /** The dialect when one was chosen (a flag, the environment or the profile). */
+  dialect?: { value: string; source: 'flag' | 'env' | 'profile' | 'default' };
 }
 
 export interface Tracer {
@@ -84,7 +86,7 @@ export class StreamTracer implements Tracer {
     this.secrets.add(secret);
   }
 
-  context({ profile, baseUrl, apiPath, apiToken }: TraceContext): void {
+  context({ profile, baseUrl, apiPath, apiToken, dialect }: TraceContext): void {
     if (apiToken !== undefined) this.addSecret(apiToken.value);
     const profileSource = { flag: 'flag --profile', env: 'env UGS_PROFILE', default: 'default' };
     const inProfile = `profile "${this.redactText(profile.value)}"`;
@@ -105,6 +107,12 @@ export class StreamTracer implements Tracer {
     this.write(
       `* API path: ${this.redactText(apiPath.value)} (${from(apiPath.source, '--api-path', 'UGS_API_PATH')})`,
     );
+    // Said only when chosen: a run in the default dialect traces as it always did.
+    if (dialect !== undefined && dialect.source !== 'default') {
+      this.write(
+        `* dialect: ${dialect.value} (${from(dialect.source, '--dialect', 'UGS_DIALECT')})`,
+      );
+    }
     this.write(
       apiToken === undefined
         ? '* API token: none (no UGS_API_TOKEN or profile value)'

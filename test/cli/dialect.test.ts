@@ -102,6 +102,7 @@ describe('--dialect explo on the wire', () => {
       { sandbox: sb },
     );
     expect(result.code, describeRun(result)).toBe(0);
+    expect(result.stderr).toContain('[debug] * dialect: explo (flag --dialect)');
     expect(result.stderr).toContain(`> explo-authorization: Token …${API_TOKEN.slice(-4)}`);
     expect(result.stderr).not.toContain(API_TOKEN);
   });
