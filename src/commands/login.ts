@@ -8,7 +8,7 @@ import {
   resolveCredentials,
   resolveDialect,
 } from '../credentials.js';
-import { EXPLO_BASE_URL } from '../dialect.js';
+import { EXPLO_BASE_URL, profileDialect } from '../dialect.js';
 import { ConfigError, UsageError } from '../errors.js';
 import { canPrompt, escapeControls, readStdin } from '../io.js';
 import { printMessage } from '../output/messages.js';
@@ -56,10 +56,14 @@ export async function runLogin(opts: LoginOptions, deps: Deps): Promise<void> {
   const validateUrl = (text: string) => parseBaseUrl(text, { insecureHttp: settings.insecureHttp });
   const dialect = resolveDialect(settings, credentials);
   checkApiPathForDialect(settings, dialect);
-  // The vendor's hosted service is where the explo dialect is spoken: its address is the default
-  // (a profile's own saved address still wins, as for any login).
-  const defaultBaseUrl =
-    credentials.profile?.baseUrl || (dialect.value === 'explo' ? EXPLO_BASE_URL : undefined);
+  // The vendor's hosted service is where the explo dialect is spoken: its address is the default.
+  // A profile's saved address still wins when it was saved for this dialect; one saved for the
+  // interface (switching with `--dialect explo`) belongs to another service.
+  const savedBaseUrl =
+    dialect.value === 'explo' && profileDialect(credentials.profile) !== 'explo'
+      ? undefined
+      : credentials.profile?.baseUrl;
+  const defaultBaseUrl = savedBaseUrl || (dialect.value === 'explo' ? EXPLO_BASE_URL : undefined);
   // `--with-token` with a terminal on stdin must fail before the base URL prompt, not after the
   // user has answered it (readStdin refuses a terminal at once).
   if (opts.withToken && io.stdinIsTTY) await readStdin(io, '--with-token');

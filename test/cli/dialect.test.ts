@@ -182,8 +182,13 @@ describe('login, status and doctor with a dialect', () => {
   it('login --dialect explo drops an API path saved earlier; --dialect interface drops the dialect', async () => {
     const deps = makeDeps({
       io: makeIO({ stdinText: API_TOKEN }),
-      profiles: { default: { baseUrl: 'https://x.example', apiPath: '/api/user/' } },
-      settings: { dialect: 'explo', dialectSource: 'flag' },
+      profiles: { default: { baseUrl: 'https://old.example', apiPath: '/api/user/' } },
+      settings: {
+        dialect: 'explo',
+        dialectSource: 'flag',
+        baseUrl: 'https://x.example',
+        baseUrlSource: 'flag',
+      },
     });
     await runLogin({ withToken: true, secureStorage: false }, deps);
     expect(deps.config.profiles.default).toEqual({
@@ -200,6 +205,28 @@ describe('login, status and doctor with a dialect', () => {
     expect(back.config.profiles.default).toEqual({
       baseUrl: 'https://x.example',
       apiToken: API_TOKEN,
+    });
+  });
+
+  it('switching a profile to explo without --base-url takes the vendor address, not the old one', async () => {
+    const switching = makeDeps({
+      io: makeIO({ stdinText: API_TOKEN }),
+      profiles: { default: { baseUrl: 'https://interface.example', apiToken: 'old-token-1' } },
+      settings: { dialect: 'explo', dialectSource: 'flag' },
+    });
+    await runLogin({ withToken: true, secureStorage: false }, switching);
+    expect(switching.config.profiles.default?.baseUrl).toBe('https://api.explo.co');
+    // A profile already in the explo dialect keeps its own address (a local emulator, say).
+    const again = makeDeps({
+      io: makeIO({ stdinText: API_TOKEN }),
+      profiles: { default: { baseUrl: 'http://127.0.0.1:4010', dialect: 'explo' } },
+      settings: {},
+    });
+    await runLogin({ withToken: true, secureStorage: false }, again);
+    expect(again.config.profiles.default).toEqual({
+      baseUrl: 'http://127.0.0.1:4010',
+      apiToken: API_TOKEN,
+      dialect: 'explo',
     });
   });
 
