@@ -4,7 +4,11 @@
 // with 10 ms sampling: with its default 1 s sampling an --amount run only ends at the next whole
 // second. Exits non-zero when a target is missed.
 //
-// Options: --rows N (default 50000), --big-rows N (default 200000).
+// One more row: `get --from` paced with `--rate R` against `ugs serve --rate-limit R` (DRF's
+// sliding window), reported as the rate achieved over R: at least 0.95, and not one 429.
+//
+// Options: --rows N (default 50000), --big-rows N (default 200000), --paced-rows N (default 300,
+// about 15 s at R = 1200/min).
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,8 +21,11 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const args = process.argv.slice(2);
 const ROWS = numberArg(args, '--rows', 50_000);
 const BIG_ROWS = numberArg(args, '--big-rows', 200_000);
+const PACED_ROWS = numberArg(args, '--paced-rows', 300);
+/** The paced case's limit, requests per minute: ugs serve --rate-limit and ugs --rate alike. */
+const PACED_RATE = 1200;
 const CONNECTIONS = 16;
-const TARGETS = { get: 0.8, rotate: 0.4, bigRssMiB: 150 };
+const TARGETS = { get: 0.8, rotate: 0.4, bigRssMiB: 150, paced: 0.95 };
 const TIME = '/usr/bin/time';
 
 if (!existsSync(join(root, 'dist', 'main.cjs')))
@@ -112,6 +119,8 @@ try {
     env,
   );
 
+  const paced = await pacedRun();
+
   const getRatio = getRates.ugs / getRates.cannon;
   const rotateRatio = rotateRates.ugs / rotateRates.cannon;
   const rows = [
@@ -136,6 +145,13 @@ try {
       `(<= ${TARGETS.bigRssMiB} MiB)`,
       verdict(bigRss <= TARGETS.bigRssMiB),
     ],
+    [
+      `get --from --rate ${PACED_RATE}/min, ${PACED_ROWS} rows`,
+      `${(paced.perMinute).toFixed(0)} /min, ${paced.throttled} x 429`,
+      `(serve --rate-limit ${PACED_RATE}/min)`,
+      `${paced.ratio.toFixed(2)}x of the limit (>= ${TARGETS.paced}, no 429)`,
+      verdict(paced.ratio >= TARGETS.paced && paced.throttled === 0),
+    ],
   ];
   printTable(['case', 'ugs', 'autocannon', 'ratio', ''], rows);
 } finally {
@@ -147,6 +163,49 @@ if (missed > 0) {
   process.exitCode = 1;
 } else {
   console.log('\nevery bulk target met');
+}
+
+/**
+ * `ugs get --from --rate R` against its own `ugs serve --rate-limit R`: the rate achieved over
+ * the run (its summary line's time, Node's start-up left out), and the 429 answers in the
+ * emulator's access log.
+ */
+async function pacedRun() {
+  const { emulator: limited, apiToken: token } = startEmulator(
+    root,
+    work,
+    ['--rate-limit', `${PACED_RATE}/min`, '--debug'],
+    true,
+  );
+  let log = '';
+  limited.stderr.on('data', (chunk) => {
+    log += chunk;
+  });
+  try {
+    const { url: pacedUrl } = await firstJsonLine(limited);
+    const pacedEnv = cleanEnv({
+      ...process.env,
+      UGS_CONFIG_DIR: work,
+      UGS_API_TOKEN: token,
+      UGS_BASE_URL: pacedUrl,
+      NO_COLOR: '1',
+    });
+    const rows = join(work, 'paced.ndjson');
+    writeFileSync(rows, groupRows(PACED_ROWS, 'paced'));
+    const { stderr } = await timedWithOutput(
+      [...ugs, 'get', '--from', rows, '--rate', `${PACED_RATE}/min`],
+      pacedEnv,
+    );
+    const summary = /(\d+) rows in (\d+)m(\d+)s|(\d+) rows in (\d+(?:\.\d+)?)s/.exec(stderr);
+    if (summary === null) fail(`no summary line from the paced run: ${stderr.trim()}`);
+    const seconds =
+      summary[1] !== undefined ? Number(summary[2]) * 60 + Number(summary[3]) : Number(summary[5]);
+    const perMinute = (PACED_ROWS / seconds) * 60;
+    const throttled = log.split('\n').filter((line) => / 429 /.test(line)).length;
+    return { perMinute, ratio: perMinute / PACED_RATE, throttled };
+  } finally {
+    limited.kill('SIGTERM');
+  }
 }
 
 function verdict(ok) {
@@ -207,6 +266,10 @@ async function cannon({ url, headers, method, amount, body, requests }) {
 }
 
 async function timed(command, env) {
+  return (await timedWithOutput(command, env)).ms;
+}
+
+async function timedWithOutput(command, env) {
   const started = performance.now();
   const child = spawn(process.execPath, command, { env, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
@@ -215,7 +278,7 @@ async function timed(command, env) {
   });
   const code = await new Promise((resolve) => child.once('close', resolve));
   if (code !== 0) fail(`ugs ${command.slice(1).join(' ')} exited ${code}: ${stderr.trim()}`);
-  return performance.now() - started;
+  return { ms: performance.now() - started, stderr };
 }
 
 async function peakRssMiB(command, env) {

@@ -15,8 +15,10 @@ export function cleanEnv(env) {
 /**
  * `ugs serve` on a free port with one Customer API token of its own, its state under `work`.
  * Returns the child (to kill at the end) and the token; `firstJsonLine(emulator)` gives the URL.
+ * `extra`: more `serve` arguments; with `pipeStderr` its stderr (the access log with --debug) is
+ * the caller's to read.
  */
-export function startEmulator(root, work) {
+export function startEmulator(root, work, extra = [], pipeStderr = false) {
   const apiToken = randomBytes(24).toString('hex');
   const emulator = spawn(
     process.execPath,
@@ -28,8 +30,12 @@ export function startEmulator(root, work) {
       '--json',
       '--api-token',
       `${apiToken}:Customer`,
+      ...extra,
     ],
-    { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, UGS_CONFIG_DIR: work } },
+    {
+      stdio: ['ignore', 'pipe', pipeStderr ? 'pipe' : 'inherit'],
+      env: { ...process.env, UGS_CONFIG_DIR: work },
+    },
   );
   return { emulator, apiToken };
 }

@@ -30,6 +30,8 @@ export interface Profile {
   caFile?: string;
   /** `ugs login --secure-storage`: the API token is in the OS credential store, not in this file. */
   tokenStore?: 'keyring';
+  /** `ugs login --dialect explo`: the vendor's wire format; absent means `interface`. */
+  dialect?: 'interface' | 'explo';
 }
 
 export interface ConfigStore {
@@ -245,6 +247,7 @@ export function confOptions(dir: string) {
             apiPath: { type: 'string' },
             caFile: { type: 'string' },
             tokenStore: { enum: ['keyring'] },
+            dialect: { enum: ['interface', 'explo'] },
           },
         },
       },
@@ -334,6 +337,16 @@ function parseConfigFile(text: string, path: string): ConfigFile {
     }
     if (profile.tokenStore !== undefined && profile.tokenStore !== 'keyring') {
       throw corrupt(path, `"tokenStore" of profile "${escapeControls(name)}" must be "keyring"`);
+    }
+    if (
+      profile.dialect !== undefined &&
+      profile.dialect !== 'interface' &&
+      profile.dialect !== 'explo'
+    ) {
+      throw corrupt(
+        path,
+        `"dialect" of profile "${escapeControls(name)}" must be "interface" or "explo"`,
+      );
     }
   }
   return data as ConfigFile;

@@ -8,6 +8,7 @@
 import type { Profile } from './config.js';
 import type { Deps } from './context/factory.js';
 import { parseApiPath, type Settings, USER_PATH } from './context/settings.js';
+import { DEFAULT_DIALECT, type Dialect, type DialectSource, isDialect } from './dialect.js';
 import { AuthError, ConfigError, UsageError } from './errors.js';
 import { escapeControls } from './io.js';
 import { parseBaseUrl, quote } from './parse.js';
@@ -122,6 +123,43 @@ export function resolveApiPath(settings: Settings, credentials: Credentials): Ap
   return { value: USER_PATH, source: 'default' };
 }
 
+export interface DialectSetting {
+  value: Dialect;
+  source: DialectSource;
+}
+
+/** `--dialect` over UGS_DIALECT over the profile's (saved by login) over `interface`. */
+export function resolveDialect(
+  settings: Settings,
+  credentials: Pick<Credentials, 'profile'>,
+): DialectSetting {
+  if (settings.dialect !== undefined) {
+    return { value: settings.dialect, source: settings.dialectSource ?? 'flag' };
+  }
+  const saved = credentials.profile?.dialect;
+  if (isDialect(saved)) return { value: saved, source: 'profile' };
+  return { value: DEFAULT_DIALECT, source: 'default' };
+}
+
+/**
+ * `--api-path` (or UGS_API_PATH) names the one endpoint of the `interface` dialect; the `explo`
+ * dialect has a fixed path per operation, so a path given for it would be silently ignored:
+ * refused instead. A path saved in the profile by an earlier login is simply not used.
+ */
+export function checkApiPathForDialect(settings: Settings, dialect: DialectSetting): void {
+  if (dialect.value !== 'explo' || settings.apiPath === undefined) return;
+  const given = settings.apiPathSource === 'env' ? 'UGS_API_PATH' : '--api-path';
+  const chosen =
+    dialect.source === 'flag'
+      ? '--dialect explo'
+      : dialect.source === 'env'
+        ? 'UGS_DIALECT=explo'
+        : 'the explo dialect of the profile';
+  throw new UsageError(`${given} applies to the interface dialect only, not with ${chosen}`, {
+    hint: `the explo dialect uses the vendor's paths (/api/create_user_group/, /api/refresh_user_group_token/): ${settings.apiPathSource === 'env' ? 'unset UGS_API_PATH' : 'drop --api-path'}, or pass --dialect interface`,
+  });
+}
+
 export interface CaFileSetting {
   value: string;
   source: 'flag' | 'env' | 'profile';
@@ -153,6 +191,9 @@ export async function resolveTarget(deps: Deps): Promise<Target> {
     // a read that failed still leaves the context in the trace, before the error.
     traceContext(deps, { ...credentials, apiToken });
   }
+  // A usage error comes before a missing token: it is what the user must fix first.
+  const dialect = resolveDialect(deps.settings, credentials);
+  checkApiPathForDialect(deps.settings, dialect);
   const loginHint = loginCommandFor(deps.settings.profile);
   if (apiToken === undefined) {
     throw new AuthError(`no API token for profile ${quote(credentials.profileName)}`, {
@@ -184,6 +225,7 @@ export async function resolveTarget(deps: Deps): Promise<Target> {
     baseUrl: parseBaseUrl(credentials.baseUrl.value, { insecureHttp: deps.settings.insecureHttp }),
     apiToken: token,
     apiPath: resolveApiPath(deps.settings, credentials).value,
+    dialect: dialect.value,
     profile: credentials.profileName,
     tokenSource,
     ...withCaFile(resolveCaFile(deps.settings, credentials)),
@@ -208,6 +250,7 @@ function traceContext(deps: Deps, credentials: Credentials): void {
     baseUrl: credentials.baseUrl,
     apiPath,
     apiToken: credentials.apiToken,
+    dialect: resolveDialect(deps.settings, credentials),
   });
 }
 

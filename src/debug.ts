@@ -34,6 +34,8 @@ export interface TraceContext {
   baseUrl: { value: string; source: 'flag' | 'env' | 'profile' } | undefined;
   apiPath: { value: string; source: 'flag' | 'env' | 'profile' | 'default' };
   apiToken: { value: string; source: 'profile' | 'env UGS_API_TOKEN' } | undefined;
+  /** The dialect when one was chosen (a flag, the environment or the profile). */
+  dialect?: { value: string; source: 'flag' | 'env' | 'profile' | 'default' };
 }
 
 export interface Tracer {
@@ -57,7 +59,16 @@ export const silentTracer: Tracer = {
 };
 
 const TOKEN_KEY = /token|secret|password|authorization/i;
-const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-cookie']);
+const SECRET_HEADERS = new Set([
+  'authorization',
+  // The vendor's header for the API token (`--dialect explo`).
+  'explo-authorization',
+  'proxy-authorization',
+  'cookie',
+  'set-cookie',
+]);
+/** The headers that carry the API token: shown by its fingerprint, which says which was sent. */
+const API_TOKEN_HEADERS = new Set(['authorization', 'explo-authorization']);
 /** Headers whose value is a URL: shown as every URL is (see redactUrl). */
 const URL_HEADERS = new Set(['location', 'content-location']);
 
@@ -75,7 +86,7 @@ export class StreamTracer implements Tracer {
     this.secrets.add(secret);
   }
 
-  context({ profile, baseUrl, apiPath, apiToken }: TraceContext): void {
+  context({ profile, baseUrl, apiPath, apiToken, dialect }: TraceContext): void {
     if (apiToken !== undefined) this.addSecret(apiToken.value);
     const profileSource = {
       flag: 'flag --profile',
@@ -101,6 +112,12 @@ export class StreamTracer implements Tracer {
     this.write(
       `* API path: ${this.redactText(apiPath.value)} (${from(apiPath.source, '--api-path', 'UGS_API_PATH')})`,
     );
+    // Said only when chosen: a run in the default dialect traces as it always did.
+    if (dialect !== undefined && dialect.source !== 'default') {
+      this.write(
+        `* dialect: ${dialect.value} (${from(dialect.source, '--dialect', 'UGS_DIALECT')})`,
+      );
+    }
     this.write(
       apiToken === undefined
         ? '* API token: none (no UGS_API_TOKEN or profile value)'
@@ -144,7 +161,7 @@ export class StreamTracer implements Tracer {
     if (!SECRET_HEADERS.has(name.toLowerCase())) return this.redactText(value);
     const scheme = /^(\w+)\s+(.*)$/s.exec(value);
     // The API token's own header: its fingerprint says which token was sent.
-    if (name.toLowerCase() === 'authorization' && scheme) {
+    if (API_TOKEN_HEADERS.has(name.toLowerCase()) && scheme) {
       return `${scheme[1]} ${escapeControls(fingerprint(scheme[2] ?? ''))}`;
     }
     return scheme ? `${scheme[1]} ${REDACTED}` : REDACTED;

@@ -528,7 +528,11 @@ async function loadCa(caFile: string, env: Env): Promise<string[]> {
 }
 
 /** `Retry-After` as seconds or an HTTP date, capped so a server cannot park us for hours. */
-export function retryAfterMs(value: string | undefined, now: number): number | undefined {
+export function retryAfterMs(
+  value: string | undefined,
+  now: number,
+  cap = MAX_RETRY_AFTER_MS,
+): number | undefined {
   if (value === undefined) return undefined;
   const trimmed = value.trim();
   let ms: number;
@@ -541,7 +545,7 @@ export function retryAfterMs(value: string | undefined, now: number): number | u
     if (Number.isNaN(date)) return undefined;
     ms = Math.max(0, date - now);
   }
-  return Math.min(ms, MAX_RETRY_AFTER_MS);
+  return Math.min(ms, cap);
 }
 
 function flattenHeaders(

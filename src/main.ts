@@ -133,6 +133,10 @@ export function buildProgram(
       '--api-path <path>',
       'path of the API under the base URL, e.g. /api/user/ (default: /api/user, env: UGS_API_PATH)',
     )
+    .option(
+      '--dialect <interface|explo>',
+      "the service's wire format: interface, or explo for the vendor's hosted API (env: UGS_DIALECT)",
+    )
     .option('--timeout <seconds>', 'give up on a request after this long', '30')
     .option('--no-input', 'never prompt; fail on a missing value instead')
     .option('-q, --quiet', 'no notes, warnings or progress on stderr (errors still)')
@@ -153,7 +157,7 @@ ${formatExamples(
 )}
 
 Environment: UGS_API_TOKEN (API token), UGS_BASE_URL, UGS_API_PATH, UGS_PROFILE,
-  UGS_CONFIG_DIR, UGS_CA_FILE.
+  UGS_CONFIG_DIR, UGS_CA_FILE, UGS_DIALECT.
 Exit codes: 0 ok, 1 service error, 2 usage, 3 auth, 4 network,
   5 rotation outcome unknown, 130 interrupted.
 `,

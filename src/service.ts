@@ -6,6 +6,7 @@
  */
 import { type Answer, classifyAnswer, retryAfterText, successOf } from './answer.js';
 import { USER_PATH } from './context/settings.js';
+import { tokenHeader } from './dialect.js';
 import { ApiError, AuthError, OutcomeUnknownError, type UgsError } from './errors.js';
 import {
   type HttpClient,
@@ -17,7 +18,7 @@ import { escapeControls } from './io.js';
 import { rememberJsonText } from './json-text.js';
 import type { OperationName, ServiceClient } from './operations/client.js';
 import { operations } from './operations/index.js';
-import { isUnreadable, type Operation } from './operations/operation.js';
+import { isUnreadable, type Operation, wireOf } from './operations/operation.js';
 import { endpointUrl, quote, redactUrl, repeatedSegment } from './parse.js';
 import { loginCommandFor, type Target, type TokenSource } from './target.js';
 
@@ -54,8 +55,11 @@ export class HttpServiceClient {
   private readonly learnRedirect: boolean;
   /** The learnt redirect was noted (once per client: a bulk run's rows in flight all meet it). */
   private redirectNoted = false;
-  /** The endpoint, made once: a bulk run sends thousands of requests to it. */
-  private url: URL | undefined;
+  /**
+   * Each path's endpoint, made once (a bulk run sends thousands of requests to it): one path in
+   * the interface dialect, one per operation in the explo dialect. A learnt redirect replaces it.
+   */
+  private readonly urls = new Map<string, URL>();
   private headers: Readonly<Record<string, string>> | undefined;
 
   constructor(
@@ -126,9 +130,13 @@ export class HttpServiceClient {
     operation: Operation<never, unknown>,
     body: string,
   ): Promise<{ response: HttpResponse; url: URL }> {
-    const apiPath = this.target.apiPath ?? USER_PATH;
-    this.url ??= endpointUrl(this.target.baseUrl, apiPath);
-    const url = this.url;
+    const wire = wireOf(operation, this.target.dialect);
+    const apiPath = wire.path ?? this.target.apiPath ?? USER_PATH;
+    let url = this.urls.get(apiPath);
+    if (url === undefined) {
+      url = endpointUrl(this.target.baseUrl, apiPath);
+      this.urls.set(apiPath, url);
+    }
     const first = await this.sendTo(url, body, operation);
     if (!isRedirect(first.status)) return { response: first, url };
     const location = redirectTarget(first, url);
@@ -142,7 +150,7 @@ export class HttpServiceClient {
     if (this.learnRedirect) {
       // Checked above: the same origin, path and query, one slash more. Every later row goes
       // there directly; the rows already in flight each follow their own redirect, unnoted.
-      this.url = location;
+      this.urls.set(apiPath, location);
       if (!this.redirectNoted) {
         this.redirectNoted = true;
         this.notify(
@@ -168,11 +176,12 @@ export class HttpServiceClient {
     this.headers ??= {
       'content-type': 'application/json',
       accept: 'application/json',
-      authorization: `Token ${this.target.apiToken}`,
+      // `Authorization`, or the vendor's `Explo-Authorization` (the dialect's own header).
+      [tokenHeader(this.target.dialect)]: `Token ${this.target.apiToken}`,
       'user-agent': this.userAgent,
     };
     return this.http.send(
-      { method: operation.method, url, headers: this.headers, body },
+      { method: wireOf(operation, this.target.dialect).method, url, headers: this.headers, body },
       operation.retry,
     );
   }

@@ -3,6 +3,7 @@
  * to that profile. Below both credentials.ts, which works the target out, and service.ts, which
  * sends to it, so neither imports the other.
  */
+import type { Dialect } from './dialect.js';
 import { shellWord } from './parse.js';
 
 /** Where the API token of a call came from: named in hints after a 401/403. */
@@ -16,6 +17,8 @@ export interface Target {
   /** The profile in use, for `ugs login --profile <name>` hints. */
   profile?: string;
   tokenSource?: TokenSource;
+  /** The service's wire format; absent: `interface`. */
+  dialect?: Dialect;
   /** The CA certificate file that verifies the service (`--ca-file`, `UGS_CA_FILE`, the profile). */
   caFile?: string;
 }

@@ -15,6 +15,11 @@ export interface ProgressState {
   /** ms left of a Retry-After wait; 0 or absent when not waiting. */
   waitingMs?: number;
   /**
+   * `--rate`: the time one request takes of the schedule (window / n). A row costs at least
+   * that, however fast the first answers came: the eta is never shorter than rows left × it.
+   */
+  minMsPerRow?: number;
+  /**
    * `--resume`: ms left before the rows an earlier run sent are checked (its requests may still
    * be in flight); absent when not waiting.
    */
@@ -62,7 +67,9 @@ function progressFacts(state: ProgressState, troubleCounts: boolean): string[] {
   const speed = formatRate(state.done, state.elapsedMs);
   if (speed) facts.push(speed);
   if (perSecond !== undefined && perSecond > 0 && state.done < state.total) {
-    facts.push(`eta ${formatDuration(((state.total - state.done) / perSecond) * 1000)}`);
+    const left = state.total - state.done;
+    const byRate = left * (state.minMsPerRow ?? 0);
+    facts.push(`eta ${formatDuration(Math.max((left / perSecond) * 1000, byRate))}`);
   }
   // Trouble is worth the space; successes are in the summary.
   if (troubleCounts) {

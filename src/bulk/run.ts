@@ -11,6 +11,7 @@ import type { Writable } from 'node:stream';
 import { maskSecret } from '../ci.js';
 import type { Deps } from '../context/factory.js';
 import { resolveTarget } from '../credentials.js';
+import { EXPLO_RATE, EXPLO_THROTTLE_WAIT_MS } from '../dialect.js';
 import {
   ApiError,
   AuthError,
@@ -25,11 +26,13 @@ import {
 import { errorCode } from '../guards.js';
 import { retryAfterMs } from '../http.js';
 import { canPrompt, escapeControls } from '../io.js';
+import type { RowSchema } from '../operations/bulk.js';
 import type { ServiceClient } from '../operations/client.js';
 import type { ServiceResult } from '../operations/user-group.js';
 import { printLine, printNote } from '../output/messages.js';
 import type { Output } from '../output/output.js';
 import { quote } from '../parse.js';
+import type { Rate } from '../rate.js';
 import { type InputFormat, inputSource, isStdinPath, stdinSource } from './input.js';
 import { type AppendFs, lockResultsFile, ResultFile, type ResultFileFailure } from './journal.js';
 import {
@@ -51,8 +54,10 @@ import { planResume, type ResumePlan, readResumeState } from './resume.js';
 import { RowLines } from './row-lines.js';
 import {
   type Attempt,
+  BULK_MAX_RETRY_AFTER_MS,
   type Clock,
   DEFAULT_GIVE_UP_AFTER_MS,
+  Pacer,
   realClock,
   Scheduler,
 } from './scheduler.js';
@@ -80,6 +85,11 @@ export interface BulkOptions {
    * Default DEFAULT_GIVE_UP_AFTER_MS.
    */
   giveUpAfterMs?: number;
+  /**
+   * `--rate`: every request of the run starts on one schedule, one every window / n. Absent: the
+   * dialect's default (the vendor's 180/min with `explo`, none with `interface`).
+   */
+  rate?: Rate | undefined;
 }
 
 /** Tries of one row that the service throttled (429/503) before the row is given up as failed. */
@@ -143,9 +153,17 @@ async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Pro
   const outputFormat: OutputFormat | undefined =
     opts.output === undefined ? undefined : outputFormatFor(opts.output);
   const target = await resolveTarget(deps);
+  // The vendor publishes its limit (180 requests a minute per client IP): a run in its dialect
+  // keeps to it unless told otherwise, since a 429 there costs a whole minute.
+  const rate = opts.rate ?? (target.dialect === 'explo' ? EXPLO_RATE : undefined);
+  const pacer = rate === undefined ? undefined : new Pacer(rate, hooks.clock);
   // Loading the HTTP stack (undici and its parser) overlaps the validation pass: nothing is
   // sent before every row is checked, but the first request need not wait for the import.
-  const connecting = deps.connect(target, { bulk: true, connections: opts.concurrency });
+  const connecting = deps.connect(target, {
+    bulk: true,
+    connections: opts.concurrency,
+    ...(pacer !== undefined && { pace: () => pacer.slot() }),
+  });
   connecting.catch(() => undefined); // awaited below, unless the input is refused first
   // An existing results file: ours, this command's, not the input (nothing is sent otherwise).
   if (opts.output !== undefined && outputFormat !== undefined) {
@@ -176,7 +194,8 @@ async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Pro
     opts.from === '-' || isStdinPath(opts.from)
       ? await stdinSource(io.stdin, io.stdinIsTTY)
       : await inputSource(opts.from, { keep: risk !== undefined });
-  const input = await openBulkInput(source, opts.format, spec.rows, check, {
+  const rows = target.dialect === 'explo' ? spec.rows : withoutExploFields(spec.rows);
+  const input = await openBulkInput(source, opts.format, rows, check, {
     delimiter: opts.delimiter,
     strictColumns: opts.strictColumns,
   });
@@ -238,7 +257,10 @@ async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Pro
           records: spec.records,
           ...(hooks.fs !== undefined && { fs: hooks.fs }),
         });
-  const run = new BulkRun(opts, deps, file, input, plan, alreadyDone, hooks, rowLines);
+  const run = new BulkRun(opts, deps, file, input, plan, alreadyDone, hooks, rowLines, {
+    pacer,
+    throttleWaitMs: target.dialect === 'explo' ? EXPLO_THROTTLE_WAIT_MS : undefined,
+  });
   try {
     const client = run.tracked(await connecting);
     const work = () =>
@@ -256,6 +278,36 @@ async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Pro
 }
 
 type RowOf = BulkRow;
+
+/** How a run keeps to the service's rate limit. */
+interface Pacing {
+  /** `--rate` (or the dialect's default); undefined: as fast as --concurrency allows. */
+  pacer: Pacer | undefined;
+  /** The pause after a 429 that names no Retry-After (60 s with explo); undefined: the back-off. */
+  throttleWaitMs: number | undefined;
+}
+
+/**
+ * The schema for a run in the `interface` dialect: a row that sets a field only the vendor's API
+ * has (`is_demo_group`) is refused with the others' problems, as the interface would ignore it.
+ */
+function withoutExploFields<Row extends BulkRow>(schema: RowSchema<Row>): RowSchema<Row> {
+  const fields = schema.exploOnly ?? [];
+  if (fields.length === 0) return schema;
+  return {
+    ...schema,
+    check(row, line, values, problems) {
+      for (const field of fields) {
+        const value = values[field];
+        if (value !== undefined && value !== null) {
+          problems.push(`${field} needs --dialect explo (the interface has no such field)`);
+        }
+      }
+      const checked = schema.check(row, line, values, problems);
+      return problems.length > 0 ? undefined : checked;
+    },
+  };
+}
 
 class BulkRun {
   stopReason: StopReason | undefined;
@@ -296,6 +348,7 @@ class BulkRun {
     alreadyDone: number,
     hooks: BulkHooks,
     private readonly rowLines?: RowLines,
+    private readonly pacing: Pacing = { pacer: undefined, throttleWaitMs: undefined },
   ) {
     const { rowCount } = input;
     this.rowCount = rowCount;
@@ -336,6 +389,7 @@ class BulkRun {
       this.noteUnavailable(error);
       throw error;
     };
+    const { pacer } = this.pacing;
     // Every method of the client, whatever operations it has: bulk imports no operation registry
     // (the registry imports the commands, which load bulk).
     // (A proxy of an empty object: the client's own methods may be read-only, which a proxy of
@@ -344,8 +398,15 @@ class BulkRun {
       get(_empty, name) {
         const value: unknown = Reflect.get(client, name);
         if (typeof value !== 'function') return value;
-        return (input: never) =>
+        const call = (input: never) =>
           (value as (input: never) => Promise<unknown>).call(client, input).then(succeeded, failed);
+        // Every request of the run, a row's first try, a retry or a settling read, takes its
+        // slot in the one schedule.
+        if (pacer === undefined) return call;
+        return async (input: never) => {
+          await pacer.slot();
+          return call(input);
+        };
       },
     });
   }
@@ -397,6 +458,7 @@ class BulkRun {
     this.stopError = error;
     this.stopRow = row;
     this.controller.abort();
+    this.pacing.pacer?.release();
   }
 
   private get stopping(): boolean {
@@ -665,8 +727,17 @@ class BulkRun {
         const left = this.giveUpLeft();
         if (left <= 0) return this.giveUp(row, error);
         // The wait never runs past the moment the run gives up.
-        const asked = retryAfterMs(error.retryAfter, Date.now());
-        const wait = asked === undefined ? (left < 1000 ? left : undefined) : Math.min(asked, left);
+        const asked = retryAfterMs(error.retryAfter, Date.now(), BULK_MAX_RETRY_AFTER_MS);
+        // No Retry-After: the dialect's wait (the vendor's window is a minute), else the back-off.
+        const fallback = this.pacing.throttleWaitMs;
+        const wait =
+          asked !== undefined
+            ? Math.min(asked, left)
+            : fallback !== undefined
+              ? Math.min(fallback, left)
+              : left < 1000
+                ? left
+                : undefined;
         return { kind: 'throttled', retryAfterMs: wait };
       }
     }
@@ -694,6 +765,7 @@ class BulkRun {
   private async drive(task: Task, rows: AsyncIterable<readonly RowOf[]>): Promise<void> {
     const scheduler = new Scheduler<RowOf, BulkRecord>(task, {
       concurrency: this.opts.concurrency,
+      pacer: this.pacing.pacer,
       signal: this.controller.signal,
       clock: this.clock,
     });
@@ -937,6 +1009,7 @@ class BulkRun {
       counts: this.counts,
       elapsedMs: this.clock.now() - this.started,
       waitingMs: this.scheduler?.state().waitingMs ?? 0,
+      ...(this.pacing.pacer !== undefined && { minMsPerRow: this.pacing.pacer.intervalMs }),
       ...(this.settleWaitUntil !== undefined && {
         inFlightWaitMs: Math.max(0, this.settleWaitUntil - this.clock.now()),
       }),

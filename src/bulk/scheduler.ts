@@ -1,4 +1,5 @@
 import { MAX_RETRY_AFTER_MS } from '../http.js';
+import { pacedIntervalMs, pacedWindowMs, type Rate } from '../rate.js';
 
 export {
   DEFAULT_CONCURRENCY,
@@ -7,6 +8,13 @@ export {
   parseConcurrency,
 } from '../operations/bulk.js';
 export { MAX_RETRY_AFTER_MS };
+
+/**
+ * The longest wait a bulk run honours from a Retry-After: longer than a single request's (30 s),
+ * since a rate limit's window is often a minute (the vendor's is) and a run that comes back
+ * before the window ends is only refused again.
+ */
+export const BULK_MAX_RETRY_AFTER_MS = 120_000;
 
 /** When a throttled answer names no (valid) Retry-After. */
 const DEFAULT_RETRY_AFTER_MS = 1_000;
@@ -51,9 +59,89 @@ export type Attempt<R> =
   /** Not carried out; try again after the wait. `retryAfterMs` is already capped or undefined. */
   | { kind: 'throttled'; retryAfterMs: number | undefined };
 
+/**
+ * `--rate`: one schedule of request start times shared by every request of a run, whatever
+ * connection or row it belongs to (settling reads and transport retries included): one start
+ * every `intervalMs`, never two closer, so no window of any length sees more than its share. A
+ * plain "next start time", not a token bucket: a bucket would let a burst through after a pause,
+ * and the vendor does not say how it counts. The actual start times of the last `count` requests
+ * are kept too, and a start waits until the oldest is a whole window ago: a pause of this
+ * process (a timer fired late, a slow disk) then delays the requests after it instead of letting
+ * them follow in a burst that a sliding window would refuse.
+ */
+export class Pacer {
+  readonly intervalMs: number;
+  private readonly windowMs: number;
+  private next = Number.NEGATIVE_INFINITY;
+  private heldUntil = Number.NEGATIVE_INFINITY;
+  /** The last `count` actual start times, as a ring; `at` is the oldest once full. */
+  private readonly starts: number[] = [];
+  private oldest = 0;
+  private readonly released = new AbortController();
+
+  constructor(
+    private readonly rate: Rate,
+    private readonly clock: Clock = realClock,
+  ) {
+    if (!(Number.isSafeInteger(rate.count) && rate.count > 0 && rate.windowMs > 0)) {
+      throw new RangeError(`a rate needs a positive count and window, got ${JSON.stringify(rate)}`);
+    }
+    this.intervalMs = pacedIntervalMs(rate);
+    this.windowMs = pacedWindowMs(rate);
+  }
+
+  /**
+   * Resolves when the caller may start its request. Slots are given in the order they are asked
+   * for; a pause (`holdUntil`) moves every slot not yet reached to after it. Once released (the
+   * run is stopping), it resolves at once: the few requests already on their way go out.
+   */
+  async slot(): Promise<void> {
+    for (;;) {
+      if (this.released.signal.aborted) return;
+      const now = this.clock.now();
+      const at = Math.max(now, this.next, this.heldUntil, this.windowFree());
+      this.next = at + this.intervalMs;
+      if (at > now) await this.clock.sleep(at - now, this.released.signal);
+      if (this.released.signal.aborted) return;
+      // A pause that began while this slot waited, or starts that came late: wait again.
+      const started = this.clock.now();
+      if (this.heldUntil > started || this.windowFree() > started) continue;
+      this.record(started);
+      return;
+    }
+  }
+
+  /** No request starts before `until` (a 429 paused the run). */
+  holdUntil(until: number): void {
+    if (until > this.heldUntil) this.heldUntil = until;
+  }
+
+  /** The run is stopping: nobody waits for a slot any more. */
+  release(): void {
+    this.released.abort();
+  }
+
+  /** When one more start keeps the last `count` starts within no less than a window. */
+  private windowFree(): number {
+    if (this.starts.length < this.rate.count) return Number.NEGATIVE_INFINITY;
+    return (this.starts[this.oldest] as number) + this.windowMs;
+  }
+
+  private record(time: number): void {
+    if (this.starts.length < this.rate.count) {
+      this.starts.push(time);
+      return;
+    }
+    this.starts[this.oldest] = time;
+    this.oldest = (this.oldest + 1) % this.rate.count;
+  }
+}
+
 export interface SchedulerOptions {
   /** The most tasks in flight (1-64). */
   concurrency: number;
+  /** `--rate`: a 429's pause also holds the requests already waiting for their slot. */
+  pacer?: Pacer | undefined;
   /** Abort: start nothing more, let tasks in flight finish. */
   signal?: AbortSignal;
   clock?: Clock;
@@ -225,8 +313,9 @@ export class Scheduler<I, R> {
 
   private throttled(retryAfterMs: number | undefined, epoch: number): void {
     this.throttledTimes++;
-    const wait = Math.min(retryAfterMs ?? DEFAULT_RETRY_AFTER_MS, MAX_RETRY_AFTER_MS);
+    const wait = Math.min(retryAfterMs ?? DEFAULT_RETRY_AFTER_MS, BULK_MAX_RETRY_AFTER_MS);
     this.pausedUntil = Math.max(this.pausedUntil, this.clock.now() + wait);
+    this.options.pacer?.holdUntil(this.pausedUntil);
     if (epoch === this.epoch) {
       this.limit = Math.max(1, Math.floor(this.limit / 2));
       this.epoch++;

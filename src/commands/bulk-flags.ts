@@ -15,6 +15,7 @@ import {
   parseConcurrency,
 } from '../operations/bulk.js';
 import { parseDuration, quote } from '../parse.js';
+import { parseRate } from '../rate.js';
 
 export interface BulkFlags {
   from?: string;
@@ -25,6 +26,7 @@ export interface BulkFlags {
   giveUpAfter?: string;
   delimiter?: string;
   strictColumns?: boolean;
+  rate?: string;
 }
 
 export function addBulkFlags(command: Command, bulk: BulkFlagSpec): Command {
@@ -48,6 +50,10 @@ export function addBulkFlags(command: Command, bulk: BulkFlagSpec): Command {
     .option(
       '--strict-columns',
       'with a CSV --from: refuse columns ugs does not know (default: ignore them)',
+    )
+    .option(
+      '--rate <n/s|n/min>',
+      'with --from: start requests evenly at this rate, e.g. 180/min (default: 180/min with --dialect explo, none otherwise)',
     );
 }
 
@@ -72,6 +78,7 @@ export function parseBulkFlags(
         ['--give-up-after', flags.giveUpAfter !== undefined],
         ['--delimiter', flags.delimiter !== undefined],
         ['--strict-columns', flags.strictColumns === true],
+        ['--rate', flags.rate !== undefined],
       ] as const
     ).find(([, given]) => given);
     if (stray) {
@@ -114,6 +121,7 @@ export function parseBulkFlags(
       flags.giveUpAfter === undefined
         ? DEFAULT_GIVE_UP_AFTER_MS
         : parseDuration(flags.giveUpAfter, '--give-up-after'),
+    ...(flags.rate !== undefined && { rate: parseRate(flags.rate, '--rate') }),
   };
 }
 

@@ -4,11 +4,14 @@ import type { Profile } from '../config.js';
 import type { Deps } from '../context/factory.js';
 import {
   apiTokenProblem,
+  checkApiPathForDialect,
   resolveApiPath,
   resolveCaFile,
   resolveCredentials,
+  resolveDialect,
   withCaFile,
 } from '../credentials.js';
+import { EXPLO_BASE_URL, profileDialect } from '../dialect.js';
 import { ApiError, AuthError, ConfigError, NetworkError, UsageError } from '../errors.js';
 import { canPrompt, escapeControls, readStdin } from '../io.js';
 import type { ProbeResult } from '../operations/probe/operation.js';
@@ -43,6 +46,7 @@ export function loginCommand(makeDeps: DepsFactory, run = runLogin): Command {
     'ugs login --base-url https://analytics.example.com --api-path /api/user/   # a service that wants the slash',
     'ugs login --secure-storage                   # the token goes to the OS credential store',
     'ugs login --no-verify                        # save without asking the service (offline)',
+    "ugs login --dialect explo                    # the vendor's hosted API (https://api.explo.co)",
   ])
     .option('--with-token', 'read the API token from stdin instead of prompting')
     .option(
@@ -73,6 +77,16 @@ export async function runLogin(opts: LoginOptions, deps: Deps): Promise<void> {
   const interactive = canPrompt(io, settings.noInput);
   const credentials = resolveCredentials(deps);
   const validateUrl = (text: string) => parseBaseUrl(text, { insecureHttp: settings.insecureHttp });
+  const dialect = resolveDialect(settings, credentials);
+  checkApiPathForDialect(settings, dialect);
+  // The vendor's hosted service is where the explo dialect is spoken: its address is the default.
+  // A profile's saved address still wins when it was saved for this dialect; one saved for the
+  // interface (switching with `--dialect explo`) belongs to another service.
+  const savedBaseUrl =
+    dialect.value === 'explo' && profileDialect(credentials.profile) !== 'explo'
+      ? undefined
+      : credentials.profile?.baseUrl;
+  const defaultBaseUrl = savedBaseUrl || (dialect.value === 'explo' ? EXPLO_BASE_URL : undefined);
   // `--with-token` with a terminal on stdin must fail before the base URL prompt, not after the
   // user has answered it (readStdin refuses a terminal at once).
   if (opts.withToken && io.stdinIsTTY) await readStdin(io, '--with-token');
@@ -82,7 +96,7 @@ export async function runLogin(opts: LoginOptions, deps: Deps): Promise<void> {
     baseUrl = validateUrl(settings.baseUrl);
   } else if (interactive) {
     const answer = await prompter.input('Base URL of the User Group Service:', {
-      ...(credentials.profile?.baseUrl && { default: credentials.profile.baseUrl }),
+      ...(defaultBaseUrl && { default: defaultBaseUrl }),
       validate: (text) => {
         try {
           validateUrl(text);
@@ -93,8 +107,8 @@ export async function runLogin(opts: LoginOptions, deps: Deps): Promise<void> {
       },
     });
     baseUrl = validateUrl(answer);
-  } else if (credentials.profile?.baseUrl) {
-    baseUrl = validateUrl(credentials.profile.baseUrl);
+  } else if (defaultBaseUrl) {
+    baseUrl = validateUrl(defaultBaseUrl);
   } else {
     throw new UsageError('missing --base-url: the service address is required', {
       hint: 'pass --base-url https://... or set UGS_BASE_URL',
@@ -136,6 +150,8 @@ export async function runLogin(opts: LoginOptions, deps: Deps): Promise<void> {
       baseUrl,
       apiToken,
       apiPath: resolveApiPath(settings, credentials).value,
+      // The probe goes where this dialect's requests will go (explo: the vendor's path and header).
+      dialect: dialect.value,
       profile: settings.profile,
       tokenSource: 'profile',
       ...withCaFile(resolveCaFile(settings, credentials)),
@@ -144,9 +160,19 @@ export async function runLogin(opts: LoginOptions, deps: Deps): Promise<void> {
 
   const saved = formatBaseUrl(baseUrl);
   const profileChange = (current: Profile | undefined): Profile => {
-    const { apiToken: _oldToken, tokenStore: _oldStore, ...rest } = current ?? {};
+    const {
+      apiToken: _oldToken,
+      tokenStore: _oldStore,
+      dialect: _oldDialect,
+      ...kept
+    } = current ?? {};
+    // The explo dialect has its own paths: an API path saved by an earlier login would be unused.
+    const { apiPath: _oldPath, ...withoutPath } = kept;
+    const rest: Profile = dialect.value === 'explo' ? withoutPath : kept;
     return {
       ...rest,
+      // Saved only when it is not the default, so a profile file without it means `interface`.
+      ...(dialect.value === 'explo' && { dialect: 'explo' as const }),
       baseUrl: saved,
       ...(opts.secureStorage ? { tokenStore: 'keyring' as const } : { apiToken }),
       // --api-path (or UGS_API_PATH) is remembered for the profile; without it the saved one stays.
@@ -156,6 +182,7 @@ export async function runLogin(opts: LoginOptions, deps: Deps): Promise<void> {
     };
   };
   const notes = [
+    dialect.value === 'explo' ? 'dialect explo' : undefined,
     settings.apiPath === undefined ? undefined : `API path ${settings.apiPath}`,
     settings.caFile === undefined ? undefined : `CA ${escapeControls(resolve(settings.caFile))}`,
   ].filter((note): note is string => note !== undefined);

@@ -1,8 +1,10 @@
 import type { Command } from 'commander';
 import type { Deps } from '../context/factory.js';
+import { type Dialect, parseDialect } from '../dialect.js';
 import type { FaultSpec, RunningEmulator } from '../emulator/server.js';
 import { UsageError } from '../errors.js';
-import { writeLine } from '../io.js';
+import { type Env, writeLine } from '../io.js';
+import { parseRate, type Rate } from '../rate.js';
 import { collect, type DepsFactory, newCommand } from './shared.js';
 
 export interface ServeOptions {
@@ -15,6 +17,8 @@ export interface ServeOptions {
   json: boolean;
   log: boolean;
   trailingSlash: boolean;
+  dialect: Dialect;
+  rateLimit: Rate | undefined;
 }
 
 /**
@@ -34,6 +38,9 @@ interface ServeFlags {
   seed?: string;
   json?: boolean;
   trailingSlash?: boolean;
+  rateLimit?: string;
+  /** The global `--dialect`. */
+  dialect?: string;
 }
 
 export function serveCommand(makeDeps: DepsFactory, run = runServe): Command {
@@ -42,6 +49,7 @@ export function serveCommand(makeDeps: DepsFactory, run = runServe): Command {
     'ugs serve --port 0 --data ./ugs-state.json --api-token dev-token:Testing',
     'ugs serve --fault 502-html:0.2 --fault reset:0.05 --seed 42   # test your scripts against failures',
     "ugs serve --trailing-slash                   # route /api/user/ like the vendor's service",
+    "ugs serve --dialect explo --rate-limit 180/min   # the vendor's published API and limit",
   ])
     .option('--port <n>', 'port to listen on (0 picks a free one)', '4010')
     .option('--host <addr>', 'address to listen on', '127.0.0.1')
@@ -64,15 +72,20 @@ export function serveCommand(makeDeps: DepsFactory, run = runServe): Command {
       '--trailing-slash',
       'route /api/user/ and redirect /api/user to it with a 301, as the Django service does',
     )
-    .action(async (flags: ServeFlags, cmd: Command) => {
+    .option(
+      '--rate-limit <n/s|n/min>',
+      "throttle each client IP as Django REST Framework does (429 with Retry-After), e.g. 180/min, the vendor's limit",
+    )
+    .action(async (_flags: ServeFlags, cmd: Command) => {
       // The emulator needs no settings beyond the preferences: an invalid UGS_API_PATH must not
-      // stop it.
+      // stop it. `--dialect` is the global option (or UGS_DIALECT), read here alone.
       const deps = makeDeps(cmd, { checkSettings: false });
-      await run(parseServeFlags(flags, deps.preferences.debug), deps);
+      const flags = cmd.optsWithGlobals<ServeFlags>();
+      await run(parseServeFlags(flags, deps.preferences.debug, deps.io.env), deps);
     });
 }
 
-export function parseServeFlags(flags: ServeFlags, log: boolean): ServeOptions {
+export function parseServeFlags(flags: ServeFlags, log: boolean, env: Env = {}): ServeOptions {
   const port = Number(flags.port);
   if (!/^\d+$/.test(flags.port) || port > 65535) {
     throw new UsageError(`--port expects a number from 0 to 65535, got "${flags.port}"`);
@@ -96,6 +109,14 @@ export function parseServeFlags(flags: ServeFlags, log: boolean): ServeOptions {
     json: flags.json === true,
     log,
     trailingSlash: flags.trailingSlash === true,
+    dialect:
+      flags.dialect !== undefined
+        ? parseDialect(flags.dialect, '--dialect')
+        : env.UGS_DIALECT
+          ? parseDialect(env.UGS_DIALECT, 'UGS_DIALECT')
+          : 'interface',
+    rateLimit:
+      flags.rateLimit === undefined ? undefined : parseRate(flags.rateLimit, '--rate-limit'),
   };
 }
 
@@ -133,6 +154,8 @@ export async function runServe(opts: ServeOptions, deps: ServeDeps): Promise<voi
       ...(opts.dataFile !== undefined && { dataFile: opts.dataFile }),
       ...(opts.seed !== undefined && { seed: opts.seed }),
       ...(opts.trailingSlash && { trailingSlash: true }),
+      ...(opts.dialect !== 'interface' && { dialect: opts.dialect }),
+      ...(opts.rateLimit !== undefined && { rateLimit: opts.rateLimit }),
       ...(opts.log && { log: (line: string) => writeLine(io.stderr, line) }),
     });
   } catch (error) {
@@ -162,7 +185,11 @@ export async function runServe(opts: ServeOptions, deps: ServeDeps): Promise<voi
     writeLine(io.stdout, 'API tokens:');
     // One per line, so a token is copied with a double click and nothing else.
     for (const t of running.apiTokens) writeLine(io.stdout, `  ${t.environment}  ${t.token}`);
-    writeLine(io.stdout, `Next: ugs login --base-url ${local}   (paste one of the tokens)`);
+    const dialect = opts.dialect === 'explo' ? ' --dialect explo' : '';
+    writeLine(
+      io.stdout,
+      `Next: ugs login${dialect} --base-url ${local}   (paste one of the tokens)`,
+    );
   }
   const signal = await shutdown;
   await running.close();

@@ -8,8 +8,10 @@ import {
   resolveApiPath,
   resolveCaFile,
   resolveCredentials,
+  resolveDialect,
   type TokenLocation,
 } from '../credentials.js';
+import type { Dialect, DialectSource } from '../dialect.js';
 import { AuthError, UgsError } from '../errors.js';
 import { printFieldTable, printJson } from '../output/results.js';
 import { quote, redactUrl } from '../parse.js';
@@ -33,6 +35,9 @@ export interface Status {
   baseUrlSource: 'flag' | 'env' | 'profile' | null;
   apiPath: string;
   apiPathSource: 'flag' | 'env' | 'profile' | 'default';
+  /** The wire format: `interface`, or `explo` (the vendor's API, whose paths are its own). */
+  dialect: Dialect;
+  dialectSource: DialectSource;
   tokenSource: TokenSource | null;
   /** Where the token lives: the environment, the config file or the OS credential store. */
   tokenLocation: TokenLocation | null;
@@ -86,6 +91,7 @@ async function collectStatusReport(
     baseUrl: credentials.baseUrl === undefined ? null : redactUrl(credentials.baseUrl.value),
     baseUrlSource: credentials.baseUrl?.source ?? null,
     ...apiPathOf(deps, credentials),
+    ...dialectOf(deps, credentials),
     tokenSource: apiToken?.source ?? (located ? 'profile' : null),
     tokenLocation: credentials.tokenLocation ?? null,
     token: apiToken ? maskToken(apiToken.value) : null,
@@ -101,6 +107,14 @@ function apiPathOf(
 ): { apiPath: string; apiPathSource: Status['apiPathSource'] } {
   const { value, source } = resolveApiPath(deps.settings, credentials);
   return { apiPath: value, apiPathSource: source };
+}
+
+function dialectOf(
+  deps: Deps,
+  credentials: ReturnType<typeof resolveCredentials>,
+): Pick<Status, 'dialect' | 'dialectSource'> {
+  const { value, source } = resolveDialect(deps.settings, credentials);
+  return { dialect: value, dialectSource: source };
 }
 
 function caFileOf(
@@ -125,7 +139,14 @@ export async function runStatus(opts: StatusOptions, deps: Deps): Promise<void> 
           : `${status.defaultProfile} (none set with ugs profile use)`,
       ],
       ['base URL', status.baseUrl ? `${status.baseUrl} (${status.baseUrlSource})` : null],
-      ['API path', `${status.apiPath} (${status.apiPathSource})`],
+      ['dialect', `${status.dialect} (${status.dialectSource})`],
+      // The explo dialect has a path per operation (the vendor's); --api-path does not apply.
+      [
+        'API path',
+        status.dialect === 'explo'
+          ? "the vendor's (explo dialect)"
+          : `${status.apiPath} (${status.apiPathSource})`,
+      ],
       ...(status.caFile === undefined
         ? []
         : [['CA file', `${status.caFile} (${status.caFileSource})`] as [string, string]]),

@@ -100,6 +100,7 @@ export function createDeps(
           passStatuses: THROTTLE_STATUSES,
         }),
         ...(options.connections !== undefined && { connectionsPerHost: options.connections }),
+        ...(options.pace !== undefined && { sleep: pacedSleep(options.pace) }),
         timeoutMs: settings.timeoutMs,
         env: io.env,
         caFile: target.caFile,
@@ -131,6 +132,14 @@ export function createDeps(
     },
   };
   return deps;
+}
+
+/** A retry's back-off, then its slot in the run's `--rate` schedule. */
+function pacedSleep(pace: () => Promise<void>): (ms: number) => Promise<void> {
+  return async (ms) => {
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    await pace();
+  };
 }
 
 /**

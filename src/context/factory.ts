@@ -56,6 +56,11 @@ export interface ConnectOptions {
   bulk?: boolean;
   /** A bulk run's requests in flight: no more connections than that are opened. */
   connections?: number;
+  /**
+   * `--rate`: awaited before a transport retry goes out, so it takes its place in the run's
+   * schedule like every other request (the run paces the first tries itself).
+   */
+  pace?: () => Promise<void>;
 }
 
 export interface SystemInfo {

@@ -3,6 +3,7 @@
  * environment: flags over environment variables over defaults (the profile's values come later,
  * in credentials.ts). Everything below `main` takes its preferences from here.
  */
+import { type Dialect, parseDialect } from '../dialect.js';
 import { UsageError } from '../errors.js';
 import { controlCharacters, type Env } from '../io.js';
 import { parseTimeoutSeconds } from '../parse.js';
@@ -41,6 +42,9 @@ export interface Settings extends Preferences {
   /** `--ca-file` or `UGS_CA_FILE`, the flag winning; the profile's (saved by login) comes later. */
   caFile: string | undefined;
   caFileSource?: 'flag' | 'env' | undefined;
+  /** `--dialect` or `UGS_DIALECT`, checked; the profile's and the default come later. */
+  dialect?: Dialect | undefined;
+  dialectSource?: 'flag' | 'env' | undefined;
 }
 
 export type ProfileSource = 'flag' | 'env' | 'config' | 'default';
@@ -57,6 +61,7 @@ export interface GlobalFlags {
   color?: boolean;
   insecureHttp?: boolean;
   caFile?: string;
+  dialect?: string;
 }
 
 export function readPreferences(flags: GlobalFlags): Preferences {
@@ -84,6 +89,7 @@ export function parseSettings(
   if (profile.trim() === '') throw new UsageError('--profile needs a name');
   const envBaseUrl = nonEmpty(env.UGS_BASE_URL);
   const envApiPath = nonEmpty(env.UGS_API_PATH);
+  const envDialect = nonEmpty(env.UGS_DIALECT);
   return {
     profile,
     profileSource:
@@ -115,6 +121,14 @@ export function parseSettings(
         : nonEmpty(env.UGS_CA_FILE) !== undefined
           ? 'env'
           : undefined,
+    dialect:
+      flags.dialect !== undefined
+        ? parseDialect(flags.dialect, '--dialect')
+        : envDialect !== undefined
+          ? parseDialect(envDialect, 'UGS_DIALECT')
+          : undefined,
+    dialectSource:
+      flags.dialect !== undefined ? 'flag' : envDialect !== undefined ? 'env' : undefined,
   };
 }
 

@@ -16,12 +16,14 @@ import {
   resolveApiPath,
   resolveCaFile,
   resolveCredentials,
+  resolveDialect,
   withCaFile,
 } from '../credentials.js';
 import { UgsError } from '../errors.js';
 import { errorCode, errorCodeInChain, isNotTlsCode } from '../guards.js';
 import { escapeControls, readFileCapped } from '../io.js';
-import type { ProbeResult } from '../operations/probe/operation.js';
+import { wireOf } from '../operations/operation.js';
+import { type ProbeResult, probe } from '../operations/probe/operation.js';
 import {
   endpointUrl,
   formatBaseUrl,
@@ -225,9 +227,13 @@ function checkProfile(
     return skip('profile', title, `${name} (${from}): the config file cannot be read`);
   }
   const apiPath = safeApiPath(context, credentials);
+  const dialect = resolveDialect(settings, credentials);
   const sources = [
     `base URL ${credentials.baseUrl ? `from ${sourceName(credentials.baseUrl.source, '--base-url', 'UGS_BASE_URL')}` : 'not set'}`,
-    `API path ${apiPath === undefined ? 'invalid' : apiPath.source === 'default' ? 'default' : `from ${sourceName(apiPath.source, '--api-path', 'UGS_API_PATH')}`}`,
+    dialect.value === 'explo'
+      ? "API path the vendor's"
+      : `API path ${apiPath === undefined ? 'invalid' : apiPath.source === 'default' ? 'default' : `from ${sourceName(apiPath.source, '--api-path', 'UGS_API_PATH')}`}`,
+    `dialect ${dialect.value} (${dialect.source === 'default' ? 'default' : `from ${sourceName(dialect.source, '--dialect', 'UGS_DIALECT')}`})`,
     `token ${credentials.apiToken ? `from ${credentials.apiToken.source === 'profile' ? 'profile' : 'UGS_API_TOKEN'}` : 'not set'}`,
     `timeout ${settings.timeoutMs / 1000} s`,
   ].join(', ');
@@ -240,9 +246,19 @@ function checkProfile(
   return pass('profile', title, `${name} (${from}): ${sources}`);
 }
 
+/**
+ * The path the probe goes to, as `get` would send: the API path, or with the explo dialect the
+ * vendor's own path. undefined: the API path is invalid, or given with the explo dialect.
+ */
 function safeApiPath(context: DoctorContext, credentials: Credentials) {
+  const { settings } = context.deps;
   try {
-    return resolveApiPath(context.deps.settings, credentials);
+    const dialect = resolveDialect(settings, credentials);
+    if (dialect.value === 'explo') {
+      if (settings.apiPath !== undefined) return undefined;
+      return { value: wireOf(probe, 'explo').path ?? '', source: 'default' as const };
+    }
+    return resolveApiPath(settings, credentials);
   } catch {
     return undefined;
   }
@@ -278,12 +294,18 @@ function checkBaseUrl(
   }
   const apiPath = credentials ? safeApiPath(context, credentials) : undefined;
   if (apiPath === undefined) {
+    const explo =
+      credentials !== undefined && resolveDialect(settings, credentials).value === 'explo';
     return {
       check: fail(
         'base-url',
         title,
-        'the API path of the profile is invalid',
-        'run `ugs login --api-path <path>` again, or pass --api-path',
+        explo
+          ? '--api-path (or UGS_API_PATH) applies to the interface dialect only'
+          : 'the API path of the profile is invalid',
+        explo
+          ? "drop --api-path / unset UGS_API_PATH: the explo dialect uses the vendor's paths"
+          : 'run `ugs login --api-path <path>` again, or pass --api-path',
       ),
       url: undefined,
     };
@@ -606,6 +628,7 @@ async function checkProbe(
     baseUrl: url,
     apiToken: token.value,
     apiPath: apiPath.value,
+    dialect: resolveDialect(context.deps.settings, credentials).value,
     profile: credentials.profileName,
     tokenSource: token.source === 'profile' ? 'profile' : 'env UGS_API_TOKEN',
     // The CA file as get would use it: --ca-file, UGS_CA_FILE, or the one saved with the profile.
@@ -624,7 +647,7 @@ async function checkProbe(
   const time = elapsed(context.network, started);
   const said =
     result.detail === undefined ? '' : ` (${escapeControls(result.detail.slice(0, 120))})`;
-  const where = `GET ${escapeControls(result.path)} with {}`;
+  const where = `${wireOf(probe, target.dialect).method} ${escapeControls(result.path)} with {}`;
   switch (result.verdict) {
     case 'accepted':
       return pass(

@@ -1,10 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type Dialect, tokenHeader } from '../dialect.js';
 import type { HttpMethod } from '../http.js';
-import type { Operation } from '../operations/operation.js';
+import { type Operation, wireOf } from '../operations/operation.js';
 import type { Route, RouteAnswer } from '../operations/route.js';
 import type { Authenticator } from './auth.js';
 import type { FaultInjector, FaultKind } from './faults.js';
 import type { Store } from './store.js';
+import { type SlidingWindowThrottle, throttledDetail } from './throttle.js';
 import { RequestError } from './validation.js';
 
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -15,7 +17,10 @@ const API_PATH = '/api/user';
 const API_PATH_SLASH = '/api/user/';
 
 /** The operations the emulator serves (its caller's registry): each one's route answers it. */
-export type ServedOperations = readonly Pick<Operation<never, unknown>, 'method' | 'route'>[];
+export type ServedOperations = readonly Pick<
+  Operation<never, unknown>,
+  'method' | 'explo' | 'route'
+>[];
 
 export interface HandlerDeps {
   store: Store;
@@ -25,6 +30,13 @@ export interface HandlerDeps {
   slowMs: number;
   /** Route only `/api/user/` and redirect `/api/user` to it, as Django's APPEND_SLASH does. */
   trailingSlash: boolean;
+  /**
+   * Which wire format it serves: `interface` (one API path) or `explo` (the vendor's paths, each
+   * ending in `/`, the others redirected there; the token in `Explo-Authorization`).
+   */
+  dialect: Dialect;
+  /** `--rate-limit`: DRF's throttle, per client IP, after authentication. */
+  throttle?: SlidingWindowThrottle | undefined;
   /** Records that the store changed in memory. */
   markChanged(): void;
   /** Resolves once every change made so far is durable. */
@@ -49,21 +61,46 @@ export interface Handled {
   fault?: FaultKind | undefined;
 }
 
-/** The API path's routes, one per method, built from the operations; and its `Allow` header. */
-interface RouteTable {
+/** A path's routes, one per method, and its `Allow` header. */
+interface PathRoutes {
   byMethod: ReadonlyMap<string, Route>;
   allow: string;
 }
 
-async function loadRoutes(operations: ServedOperations): Promise<RouteTable> {
-  const byMethod = new Map<HttpMethod, Route>();
+/**
+ * The paths served and what serves each, from the operations' wire in the dialect served: the
+ * one API path with `interface` (an operation per method), a path per operation with `explo`.
+ * Only the paths and methods: the routes themselves are loaded on the first request.
+ */
+function pathsOf(
+  operations: ServedOperations,
+  dialect: Dialect,
+  trailingSlash: boolean,
+): Map<string, Map<HttpMethod, ServedOperations[number]>> {
+  const paths = new Map<string, Map<HttpMethod, ServedOperations[number]>>();
   for (const operation of operations) {
     if (operation.route === undefined) continue;
-    // Every operation is on the one API path (operation.ts): its method tells them apart.
-    if (byMethod.has(operation.method)) {
-      throw new Error(`two operations use ${operation.method} on the API path`);
+    const wire = wireOf(operation, dialect);
+    const path = wire.path ?? (trailingSlash ? API_PATH_SLASH : API_PATH);
+    let methods = paths.get(path);
+    if (methods === undefined) {
+      methods = new Map();
+      paths.set(path, methods);
     }
-    byMethod.set(operation.method, (await operation.route()).route);
+    if (methods.has(wire.method)) {
+      throw new Error(`two operations use ${wire.method} on ${path}`);
+    }
+    methods.set(wire.method, operation);
+  }
+  return paths;
+}
+
+async function loadRoutes(
+  methods: ReadonlyMap<HttpMethod, ServedOperations[number]>,
+): Promise<PathRoutes> {
+  const byMethod = new Map<HttpMethod, Route>();
+  for (const [method, operation] of methods) {
+    if (operation.route !== undefined) byMethod.set(method, (await operation.route()).route);
   }
   return { byMethod, allow: [...byMethod.keys()].join(', ') };
 }
@@ -155,27 +192,35 @@ function isJsonContentType(value: string | undefined): boolean {
   return mediaType === 'application/json';
 }
 
-type PathRoute = { kind: 'api' } | { kind: 'redirect'; location: string } | { kind: 'none' };
+type PathRoute =
+  | { kind: 'api'; path: string }
+  | { kind: 'redirect'; location: string }
+  | { kind: 'none' };
 
 /**
- * Without --trailing-slash only `/api/user` is the API and `/api/user/` is an unknown path (a
- * real service has one routing, and a 404 there tells the user to try the other mode). With it,
- * only `/api/user/` is; `/api/user` gets Django's APPEND_SLASH redirect, query kept.
+ * A served path is the API; a path that is one of them without its trailing slash gets Django's
+ * APPEND_SLASH redirect, query kept (with `--trailing-slash`, and always with the explo dialect,
+ * whose paths all end in `/`). Anything else is an unknown path: without --trailing-slash,
+ * `/api/user/` is one (a real service has one routing, and a 404 there tells the user to try the
+ * other mode).
  */
-function routeOf(url: string | undefined, trailingSlash: boolean): PathRoute {
+function routeOf(url: string | undefined, paths: ReadonlyMap<string, unknown>): PathRoute {
   const raw = url ?? '/';
   const path = pathOf(raw);
-  if (!trailingSlash) return path === API_PATH ? { kind: 'api' } : { kind: 'none' };
-  if (path === API_PATH_SLASH) return { kind: 'api' };
-  if (path === API_PATH)
-    return { kind: 'redirect', location: API_PATH_SLASH + raw.slice(path.length) };
+  if (paths.has(path)) return { kind: 'api', path };
+  if (paths.has(`${path}/`)) {
+    return { kind: 'redirect', location: `${path}/${raw.slice(path.length)}` };
+  }
   return { kind: 'none' };
 }
 
 export class RequestHandler {
-  private routes: Promise<RouteTable> | undefined;
+  private readonly paths: Map<string, Map<HttpMethod, ServedOperations[number]>>;
+  private readonly routes = new Map<string, Promise<PathRoutes>>();
 
-  constructor(private readonly deps: HandlerDeps) {}
+  constructor(private readonly deps: HandlerDeps) {
+    this.paths = pathsOf(deps.operations, deps.dialect, deps.trailingSlash);
+  }
 
   /** Handles one request; never rejects. Returns what it came to, for the log. */
   async handle(req: IncomingMessage, res: ServerResponse): Promise<Handled> {
@@ -208,7 +253,7 @@ export class RequestHandler {
       case undefined:
         break;
     }
-    const route = routeOf(req.url, this.deps.trailingSlash);
+    const route = routeOf(req.url, this.paths);
     if (route.kind === 'redirect') {
       // Django's CommonMiddleware: before authentication, for every method, with no body.
       res.writeHead(301, {
@@ -224,7 +269,7 @@ export class RequestHandler {
       return { outcome: 'refused', fault };
     }
     try {
-      const answer = await this.api(req);
+      const answer = await this.api(req, route.path);
       // With commit-reset the change is durable (api() waited for the save); only the answer is
       // lost, and the log still says what was done.
       if (fault === 'commit-reset') req.socket.destroy();
@@ -247,12 +292,28 @@ export class RequestHandler {
   }
 
   /** In DRF's order: authentication, then the method, then the body. */
-  private async api(req: IncomingMessage): Promise<RouteAnswer> {
-    this.routes ??= loadRoutes(this.deps.operations);
-    const routes = await this.routes;
-    const environment = this.deps.auth.authenticate(req.headers.authorization);
+  private async api(req: IncomingMessage, path: string): Promise<RouteAnswer> {
+    let loading = this.routes.get(path);
+    if (loading === undefined) {
+      loading = loadRoutes(this.paths.get(path) ?? new Map());
+      this.routes.set(path, loading);
+    }
+    const routes = await loading;
+    // The dialect's own header: with explo a request carrying only `Authorization` has sent no
+    // credentials at all, as the vendor's service sees it.
+    const header = req.headers[tokenHeader(this.deps.dialect)];
+    const environment = this.deps.auth.authenticate(
+      Array.isArray(header) ? header.join(', ') : header,
+    );
     if (typeof environment !== 'string') {
       throw RequestError.detail(401, environment.refused, { 'WWW-Authenticate': 'Token' });
+    }
+    // DRF's check_throttles runs after authentication and before the method is dispatched.
+    const verdict = this.deps.throttle?.check(req.socket.remoteAddress ?? '');
+    if (verdict !== undefined && !verdict.allowed) {
+      throw RequestError.detail(429, throttledDetail(verdict.waitSeconds), {
+        'Retry-After': String(verdict.waitSeconds),
+      });
     }
     const route = routes.byMethod.get(req.method ?? '');
     if (route === undefined) {
@@ -270,6 +331,7 @@ export class RequestHandler {
     return route.handle({
       store: this.deps.store,
       environment,
+      dialect: this.deps.dialect,
       text,
       markChanged: () => this.deps.markChanged(),
       durable: () => this.durable(),

@@ -3,6 +3,8 @@
  * factory (`context/factory.ts`) can describe `startEmulator` without importing the emulator,
  * whose routes come from the operations registry, which imports the commands.
  */
+import type { Dialect } from '../dialect.js';
+import type { Rate } from '../rate.js';
 import type { Environment } from './auth.js';
 import type { FaultSpec } from './faults.js';
 
@@ -25,6 +27,10 @@ export interface EmulatorOptions {
   slowMs?: number;
   /** Route `/api/user/` and redirect `/api/user` to it (Django's APPEND_SLASH); default false. */
   trailingSlash?: boolean;
+  /** The wire format served (`ugs serve --dialect`); default `interface`. */
+  dialect?: Dialect;
+  /** `ugs serve --rate-limit`: DRF's sliding-window throttle per client IP; default none. */
+  rateLimit?: Rate;
   /** One line per request: method, path, status, duration. Never contains a token. */
   log?: (line: string) => void;
 }

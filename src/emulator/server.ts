@@ -14,6 +14,7 @@ import {
   removeOrphanTempFiles,
 } from './persistence.js';
 import { Store } from './store.js';
+import { SlidingWindowThrottle } from './throttle.js';
 
 export { parseApiTokenSpec } from './auth.js';
 export { EmulatorSpecError, EmulatorStartError } from './errors.js';
@@ -40,6 +41,21 @@ function checkOptions(opts: EmulatorOptions): FaultSpec[] {
   const slowMs = opts.slowMs ?? DEFAULT_SLOW_MS;
   if (!Number.isFinite(slowMs) || slowMs < 0) {
     throw new EmulatorStartError(`slowMs ${slowMs} must be a non-negative number`);
+  }
+  const { rateLimit } = opts;
+  if (
+    rateLimit !== undefined &&
+    !(
+      Number.isSafeInteger(rateLimit.count) &&
+      rateLimit.count > 0 &&
+      Number.isFinite(rateLimit.windowMs) &&
+      rateLimit.windowMs > 0
+    )
+  ) {
+    throw new EmulatorStartError('rateLimit needs a positive whole count and a positive window');
+  }
+  if (opts.dialect !== undefined && opts.dialect !== 'interface' && opts.dialect !== 'explo') {
+    throw new EmulatorStartError(`dialect ${String(opts.dialect)} is not interface or explo`);
   }
   if (opts.seed !== undefined && !Number.isFinite(opts.seed)) {
     throw new EmulatorStartError(`seed ${opts.seed} must be a finite number`);
@@ -141,6 +157,8 @@ export async function startEmulator(
     faults: new FaultInjector(faults, opts.seed),
     slowMs: opts.slowMs ?? DEFAULT_SLOW_MS,
     trailingSlash: opts.trailingSlash === true,
+    dialect: opts.dialect ?? 'interface',
+    throttle: opts.rateLimit === undefined ? undefined : new SlidingWindowThrottle(opts.rateLimit),
     markChanged: () => writer?.markChanged(),
     sync: () => writer?.sync() ?? Promise.resolve(),
     sleep: (ms) =>

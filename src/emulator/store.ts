@@ -18,6 +18,8 @@ export interface UserGroup {
   environment: Environment;
   mapping: Record<string, string>;
   properties: JsonObject | null;
+  /** The vendor's demo watermark, set when the group was created (`is_demo_group`). */
+  isDemoGroup: boolean;
 }
 
 export interface GetOrCreateInput {
@@ -25,6 +27,7 @@ export interface GetOrCreateInput {
   name: string;
   mapping: Record<string, string> | undefined;
   properties: JsonObject | undefined;
+  isDemoGroup?: boolean;
 }
 
 /** A group as the data file holds it. */
@@ -36,6 +39,8 @@ interface StoredGroup {
   environment: Environment;
   mapping: Record<string, string>;
   properties: JsonObject | null;
+  /** Only when true: a file without it is the same as before the field existed. */
+  is_demo_group?: true;
 }
 
 /** The on-disk shape. Snake case because it is JSON read by people debugging a test run. */
@@ -118,6 +123,7 @@ export class Store {
       environment,
       mapping: input.mapping ?? {},
       properties: input.properties ?? null,
+      isDemoGroup: input.isDemoGroup === true,
     };
     this.nextTeamId += 1;
     this.add(group);
@@ -198,7 +204,11 @@ export class Store {
     data.user_groups.forEach((raw: unknown, index) => {
       const where = `user_groups[${index}]`;
       if (!isPlainObject(raw)) throw new CorruptStateError(`${where} is not an object`);
-      const { team_id, token, name, provided_id, environment, mapping, properties } = raw;
+      const { team_id, token, name, provided_id, environment, mapping, properties, is_demo_group } =
+        raw;
+      if (is_demo_group !== undefined && typeof is_demo_group !== 'boolean') {
+        throw new CorruptStateError(`${where}.is_demo_group is not a boolean`);
+      }
       if (typeof team_id !== 'number' || !Number.isSafeInteger(team_id) || team_id < 1) {
         throw new CorruptStateError(`${where}.team_id is not a positive integer`);
       }
@@ -233,6 +243,7 @@ export class Store {
         environment,
         mapping: mapping as Record<string, string>,
         properties: properties as JsonObject | null,
+        isDemoGroup: is_demo_group === true,
       });
     });
     store.nextTeamId = next;
@@ -271,6 +282,7 @@ function stored(g: UserGroup): StoredGroup {
     environment: g.environment,
     mapping: g.mapping,
     properties: g.properties,
+    ...(g.isDemoGroup && { is_demo_group: true as const }),
   };
 }
 

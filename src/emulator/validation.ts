@@ -149,11 +149,25 @@ export function parseGetUserBody(text: string): GetOrCreateInput {
   }
 
   const rawProperties = optionalObject(body, 'properties', errors);
+  // The vendor's demo watermark: a JSON boolean (DRF's BooleanField would also take "true" or
+  // 1; a client of ugs sends a boolean, and a stricter emulator catches one that does not).
+  let isDemoGroup: boolean | undefined;
+  if (Object.hasOwn(body, 'is_demo_group')) {
+    const value = body.is_demo_group;
+    if (typeof value === 'boolean') isDemoGroup = value;
+    else errors.add('is_demo_group', ['Must be a valid boolean.']);
+  }
   errors.throwIfAny();
   // Parsed from JSON, so every nested value is JSON too; JSON.parse keeps a "__proto__" key as
   // an own property, so nothing is lost by passing the object on as it is.
   const properties = rawProperties as JsonObject | undefined;
-  return { userGroupId, name, mapping, properties };
+  return {
+    userGroupId,
+    name,
+    mapping,
+    properties,
+    ...(isDemoGroup !== undefined && { isDemoGroup }),
+  };
 }
 
 /**

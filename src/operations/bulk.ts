@@ -93,6 +93,11 @@ export interface RowSchema<Row extends BulkRow> {
   required: readonly string[];
   /** Object fields that CSV may also spell as `<field>.<key>` columns; JSON values capped. */
   objects: readonly string[];
+  /**
+   * Fields only the `explo` dialect has (the vendor's `is_demo_group`): with `interface`, a row
+   * that sets one is refused before anything is sent.
+   */
+  exploOnly?: readonly string[];
   /** Whether a JSON error may quote the row's text (not when a row holds a secret). */
   quoteJsonErrors: boolean;
   /** The row, or undefined with `problems` said. */

@@ -3,16 +3,22 @@
  * repeated, how its answer is read, what a failure that may hide a success means for it, and the
  * hints only it can give. `service.ts` runs any of them the same way.
  *
- * Every operation goes to the one configured endpoint (`--api-path`, `/api/user` by default), as
- * the interface documents; an operation at another path would add its path here.
+ * On the wire it depends on the dialect (`dialect.ts`): with `interface` every operation goes to
+ * the one configured endpoint (`--api-path`, `/api/user` by default), its method telling them
+ * apart, as the interface documents; with `explo` each has its own path (`wire.explo`), as the
+ * vendor publishes it. `wireOf` says which, for the client and the emulator alike.
  */
+import type { Dialect } from '../dialect.js';
 import type { HttpMethod, RetryPolicy } from '../http.js';
 import type { JsonObject } from '../parse.js';
 import type { Route } from './route.js';
 
 /** What every operation declares, however its answer is read. */
 interface OperationBase<Input> {
+  /** Its method in the `interface` dialect, on the configured API path. */
   method: HttpMethod;
+  /** Its method and path in the vendor's published API (`--dialect explo`). */
+  explo: { method: HttpMethod; path: string };
   /** Which failures may be retried: only those that cannot make the operation happen twice. */
   retry: RetryPolicy;
   /** The JSON request body. */
@@ -57,6 +63,21 @@ export interface AnswerOperation<Input, Result> extends OperationBase<Input> {
 export type Operation<Input, Result> =
   | EnvelopeOperation<Input, Result>
   | AnswerOperation<Input, Result>;
+
+/** How an operation goes on the wire in a dialect: its method, and its path (none: `--api-path`). */
+export interface Wire {
+  method: HttpMethod;
+  path: string | undefined;
+}
+
+export function wireOf(
+  operation: Pick<OperationBase<never>, 'method' | 'explo'>,
+  dialect: Dialect | undefined,
+): Wire {
+  return dialect === 'explo'
+    ? { method: operation.explo.method, path: operation.explo.path }
+    : { method: operation.method, path: undefined };
+}
 
 /** Any answer that is not a redirect, as received, and where it came from. */
 export interface ReceivedAnswer {

@@ -1,9 +1,11 @@
 /**
  * An operation's route in the emulator (`ugs serve`): what the service does with its request.
- * The emulator builds its table from the operations (`Operation.route`), one route per method on
- * the one API path; that table also gives each path's `Allow` header. Routes live in their
+ * The emulator builds its table from the operations (`Operation.route`) and their wire in the
+ * dialect it serves (`wireOf`): one route per method on the one API path with `interface`, one
+ * path per operation with `explo`; that table also gives each path's `Allow` header. Routes live in their
  * operation's folder and are loaded by `import()`, so only the emulator ever runs them.
  */
+import type { Dialect } from '../dialect.js';
 import type { Environment } from '../emulator/auth.js';
 import type { Store } from '../emulator/store.js';
 
@@ -11,6 +13,8 @@ export interface RouteContext {
   store: Store;
   /** The environment the API token authenticated. */
   environment: Environment;
+  /** The wire format served: the `explo` answers carry the vendor's extra fields. */
+  dialect: Dialect;
   /** The request body (possibly empty), already checked to be JSON when not empty. */
   text: string;
   /** Records that the store changed in memory. */

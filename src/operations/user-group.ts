@@ -31,6 +31,8 @@ export const USER_GROUP_FIELD_ORDER: readonly string[] = [
   'environment',
   // The rotation answer's environment tag (`Customer` or `Testing`).
   'api_environment_tag',
+  // The vendor's demo watermark (`--dialect explo`), shown when the answer has it.
+  'is_demo_group',
   'properties',
 ];
 

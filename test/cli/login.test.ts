@@ -61,6 +61,8 @@ describe('ugs login --with-token (main in-process)', () => {
       baseUrlSource: 'profile',
       apiPath: '/api/user',
       apiPathSource: 'default',
+      dialect: 'interface',
+      dialectSource: 'default',
       tokenSource: 'profile',
       tokenLocation: 'config file',
       token: `****${API_TOKEN.slice(-4)}`,

@@ -477,6 +477,7 @@ describe('routes from another bundle', () => {
     const served = [
       {
         method: 'GET' as const,
+        explo: { method: 'POST' as const, path: '/api/create_user_group/' },
         route: async () => ({
           route: {
             handle: async (): Promise<never> => {

@@ -13,6 +13,8 @@ const options: ServeOptions = {
   json: false,
   log: false,
   trailingSlash: false,
+  dialect: 'interface',
+  rateLimit: undefined,
 };
 
 const running: RunningEmulator = {

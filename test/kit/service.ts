@@ -6,6 +6,7 @@
 import { onTestFinished } from 'vitest';
 import {
   type ApiToken,
+  call,
   getUser,
   type InProcessEmulator,
   startEmulator,
@@ -48,13 +49,21 @@ export interface Service {
 }
 
 /** The emulator accepting `apiTokens` (as Customer tokens), behind a recording server. */
+export interface ServiceOptions {
+  prefix?: string;
+  /** `explo`: the emulator speaks the vendor's API (`ugs serve --dialect explo`). */
+  dialect?: 'interface' | 'explo';
+}
+
 export async function startService(
   apiTokens: readonly string[],
-  options: { prefix?: string } = {},
+  options: ServiceOptions = {},
 ): Promise<Service> {
   const prefix = options.prefix ?? '';
+  const explo = options.dialect === 'explo';
   const emulator = await startEmulator({
     apiTokens: apiTokens.map((token): ApiToken => ({ token, environment: 'Customer' })),
+    ...(explo && { dialect: 'explo' as const }),
   });
   const answers: ForwardedAnswer[] = [];
   const forward = forwardTo(emulator.url, answers, prefix);
@@ -62,7 +71,15 @@ export async function startService(
   const [token] = apiTokens;
   const direct = (id: string, name: string) => {
     if (token === undefined) throw new Error('a service without API tokens has no groups');
-    return getUser(emulator.url, token, { user_group_id: id, name });
+    const body = { user_group_id: id, name };
+    if (!explo) return getUser(emulator.url, token, body);
+    return call(emulator.url, {
+      method: 'POST',
+      path: '/api/create_user_group/',
+      token: null,
+      headers: { 'explo-authorization': `Token ${token}` },
+      body,
+    });
   };
   return {
     url: `${server.url}${prefix}`,
@@ -98,7 +115,7 @@ export async function startService(
 /** A service for the current test only: closed when the test finishes. */
 export async function serviceForTest(
   apiTokens: readonly string[],
-  options: { prefix?: string } = {},
+  options: ServiceOptions = {},
 ): Promise<Service> {
   const service = await startService(apiTokens, options);
   onTestFinished(() => service.close());

@@ -84,6 +84,7 @@ const target = { baseUrl: new URL('https://ugs.example'), apiToken: 'api-token-0
 /** A made-up third operation: what a new one needs is its declaration, nothing in service.ts. */
 const deleteGroup: Operation<string, string> = {
   method: 'POST',
+  explo: { method: 'POST', path: '/api/delete_user_group/' },
   retry: { maxRetries: 0, retryStatuses: new Set(), retryErrorCodes: new Set() },
   body: (id) => ({ delete: id }),
   secrets: () => [],
@@ -139,6 +140,30 @@ describe('the generic call path runs any declared operation', () => {
         ),
       ),
     );
+  });
+
+  it('with --dialect explo each operation goes to its own vendor path, the token in Explo-Authorization', async () => {
+    const ok = json(200, {
+      success: 1,
+      user_group: { token: 'ugt_1234567890', provided_id: 'acme' },
+    });
+    const { http, sent } = scriptedHttp(ok, ok, json(400, {}));
+    const explo = { ...target, apiPath: '/api/user', dialect: 'explo' as const };
+    const client = new HttpServiceClient(http, explo, 'ugs/test');
+    await client.getUser({ user_group_id: 'acme', name: 'Acme', is_demo_group: true });
+    await client.rotateToken('old-token-123');
+    await client.probe();
+    expect(sent.map((request) => `${request.method} ${request.url.href}`)).toEqual([
+      'POST https://ugs.example/api/create_user_group/',
+      'POST https://ugs.example/api/refresh_user_group_token/',
+      'POST https://ugs.example/api/create_user_group/',
+    ]);
+    for (const request of sent) {
+      expect(request.headers['explo-authorization']).toBe('Token api-token-0123456789');
+      expect(request.headers.authorization).toBeUndefined();
+    }
+    expect(JSON.parse(sent[0]?.body ?? '')).toMatchObject({ is_demo_group: true });
+    expect(sent[2]?.body).toBe('{}');
   });
 
   it("a refusal carries the operation's hint; an unusable success is an ApiError", async () => {

@@ -22,12 +22,16 @@ export interface GetRow {
   name: string;
   mapping?: StringMap;
   properties?: JsonObject;
+  /** The vendor's demo watermark (`--dialect explo` only), `true`/`false` in any format. */
+  is_demo_group?: boolean;
 }
 
 export const spec: BulkSpec<GetRow> = {
   rows: {
-    fields: new Set(['user_group_id', 'name', 'mapping', 'properties']),
+    fields: new Set(['user_group_id', 'name', 'mapping', 'properties', 'is_demo_group']),
     required: ['user_group_id', 'name'],
+    // The interface has no demo flag: a file that sets it is refused unless the run speaks explo.
+    exploOnly: ['is_demo_group'],
     objects: ['mapping', 'properties'],
     quoteJsonErrors: true,
     check: getRow,
@@ -53,6 +57,7 @@ export const spec: BulkSpec<GetRow> = {
     const request: GetUserRequest = { name: row.name, user_group_id: row.user_group_id };
     if (row.mapping) request.mapping = row.mapping;
     if (row.properties) request.properties = row.properties;
+    if (row.is_demo_group !== undefined) request.is_demo_group = row.is_demo_group;
     return client.getUser(request);
   },
   outcome(row: GetRow, result: ServiceResult): RecordOutcome {
@@ -107,6 +112,8 @@ function getRow(
       problems.push(`properties must be a JSON object, got ${typeOf(properties)}`);
     } else result.properties = properties;
   }
+  const demo = demoFlag(fields.is_demo_group, problems);
+  if (demo !== undefined) result.is_demo_group = demo;
   return problems.length > 0 ? undefined : result;
 }
 
@@ -126,4 +133,20 @@ export function mustExistSpec(base: BulkSpec<GetRow>): BulkSpec<GetRow> {
       return { ...outcome, status: 'failed', token: null, error: problem.message };
     },
   };
+}
+
+/** `true`/`false`: a JSON boolean, or the words (any case) as a CSV cell holds them. */
+function demoFlag(value: unknown, problems: string[]): boolean | undefined {
+  if (value === undefined || value === null || typeof value === 'boolean') {
+    return value ?? undefined;
+  }
+  if (typeof value === 'string') {
+    const word = value.trim().toLowerCase();
+    if (word === 'true') return true;
+    if (word === 'false') return false;
+    problems.push(`is_demo_group must be true or false, got ${quote(value)}`);
+    return undefined;
+  }
+  problems.push(`is_demo_group must be true or false, got ${typeOf(value)}`);
+  return undefined;
 }

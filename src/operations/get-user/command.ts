@@ -45,6 +45,8 @@ export interface GetOptions {
   name: string | undefined;
   mapping: StringMap | undefined;
   properties: JsonObject | undefined;
+  /** `--demo`: `is_demo_group: true` (the explo dialect only). */
+  demo?: boolean;
   format: OutputFormat;
   /** `--must-exist`: a group the service reports as new is a failure (exit 1). */
   mustExist?: boolean;
@@ -58,6 +60,7 @@ interface GetFlags extends BulkFlags {
   property: string[];
   properties?: string;
   mustExist?: boolean;
+  demo?: boolean;
   json?: boolean;
   field?: string;
 }
@@ -91,6 +94,10 @@ export function getCommand(makeDeps: DepsFactory, run = runGet): Command {
     .option(
       '--must-exist',
       'fail (exit 1) when the service says the id is new (it has created the group by then)',
+    )
+    .option(
+      '--demo',
+      'create it as a demo group (is_demo_group: watermarked, not billed; --dialect explo only)',
     );
   addBulkFlags(addOutputFlags(command), BULK).action(async (flags: GetFlags, cmd: Command) => {
     const bulk = parseBulkFlags(flags, BULK, singleRowFlags(flags), true);
@@ -116,6 +123,7 @@ function singleRowFlags(flags: GetFlags): string[] {
       ['--mapping-json', flags.mappingJson !== undefined],
       ['--property', flags.property.length > 0],
       ['--properties', flags.properties !== undefined],
+      ['--demo', flags.demo === true],
       ['--json', flags.json === true],
       ['--field', flags.field !== undefined],
     ] as const
@@ -170,6 +178,7 @@ export async function parseGetFlags(flags: GetFlags, deps: Deps): Promise<GetOpt
       '--properties',
       '--property',
     ),
+    ...(flags.demo === true && { demo: true }),
     format,
     ...(flags.mustExist === true && { mustExist: true }),
   };
@@ -182,6 +191,12 @@ export async function runGet(opts: GetOptions, deps: Deps): Promise<void> {
     if (opts.name === undefined) throw missingFlag('--name', 'the user group name');
   }
   const target = await resolveTarget(deps);
+  if (opts.demo === true && target.dialect !== 'explo') {
+    // The interface has no such field: sent there, it would be ignored and the group billed.
+    throw new UsageError('--demo needs the explo dialect: the interface has no is_demo_group', {
+      hint: "pass --dialect explo (or log in with it) for the vendor's API, or drop --demo",
+    });
+  }
 
   let request: GetUserRequest;
   if (opts.id !== undefined && opts.name !== undefined) {
@@ -194,6 +209,7 @@ export async function runGet(opts: GetOptions, deps: Deps): Promise<void> {
   } else {
     request = await promptForRequest(opts, deps.prompter);
   }
+  if (opts.demo === true) request.is_demo_group = true;
   // Whatever the path (flags were checked already, prompts were not), nothing invisible is sent.
   checkGroupText(request.user_group_id, 'the user group id', 'id');
   checkGroupText(request.name, 'the user group name', 'name');

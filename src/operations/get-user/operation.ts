@@ -8,11 +8,14 @@ export interface GetUserRequest {
   user_group_id: string;
   mapping?: StringMap;
   properties?: JsonObject;
+  /** The vendor's demo watermark (`--dialect explo` only): demo groups are not billed. */
+  is_demo_group?: boolean;
 }
 
 export const getUser: Operation<GetUserRequest, ServiceResult> = {
   // A GET with a JSON body: that is the service's interface (undici's request() sends it).
   method: 'GET',
+  explo: { method: 'POST', path: '/api/create_user_group/' },
   // Get-or-create by id: repeating it cannot create a second group, so a lost answer is retried.
   retry: {
     maxRetries: 2,

@@ -3,7 +3,7 @@ import { parseGetUserBody } from '../../emulator/validation.js';
 import type { Route } from '../route.js';
 
 export const route: Route = {
-  async handle({ store, environment, text, markChanged, durable }) {
+  async handle({ store, environment, dialect, text, markChanged, durable }) {
     const input = parseGetUserBody(text);
     const { created, group } = store.getOrCreate(environment, input);
     if (created) markChanged();
@@ -20,6 +20,8 @@ export const route: Route = {
         name: input.name,
         provided_id: group.providedId,
         properties: input.properties ?? null,
+        // The vendor's API answers the group's demo flag, as it was set when it was created.
+        ...(dialect === 'explo' && { is_demo_group: group.isDemoGroup }),
       },
     };
     // Also when found: a concurrent request may have created it and not yet saved it, and a

@@ -1,6 +1,6 @@
 /**
- * Doctor's probe (`ugs doctor --probe`): a GET of the API path with the body `{}`, which changes
- * nothing. A DRF-style service checks the token before the fields, so it answers 400 (fields
+ * Doctor's probe (`ugs doctor --probe`): a GET of the API path with the body `{}` (with the explo
+ * dialect a POST of `{}` to the vendor's get-or-create path), which changes nothing. A DRF-style service checks the token before the fields, so it answers 400 (fields
  * missing) to a good token and 401/403 to a bad one. Sent by `service.ts` like every operation,
  * so the probe tests what `get` and `rotate` will meet: the same headers, transport (proxy, CA,
  * deadline) and the one slash redirect, no other.
@@ -31,6 +31,9 @@ export interface ProbeResult {
 
 export const probe: Operation<void, ProbeResult> = {
   method: 'GET',
+  // The vendor's API: get-or-create with `{}` is refused for its missing fields (400) once the
+  // token was accepted, and creates nothing.
+  explo: { method: 'POST', path: '/api/create_user_group/' },
   // Never repeated: a retried 429 or 503 would hide the answer the user asked to see.
   retry: { maxRetries: 0, retryStatuses: new Set(), retryErrorCodes: new Set() },
   body: () => ({}),

@@ -22,6 +22,7 @@ export const ROTATION_ANSWER_FIELDS = [
 
 export const rotateToken: Operation<string, ServiceResult> = {
   method: 'POST',
+  explo: { method: 'POST', path: '/api/refresh_user_group_token/' },
   // Not idempotent: a repeat would rotate the new token (or fail on the old one). Only a refused
   // connection proves the server never saw the request.
   retry: { maxRetries: 2, retryStatuses: new Set(), retryErrorCodes: new Set(['ECONNREFUSED']) },

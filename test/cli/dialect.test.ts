@@ -1,0 +1,256 @@
+/**
+ * Issue 22 point 1: a dialect per profile. `--dialect explo` (or UGS_DIALECT, or a profile saved
+ * by `login --dialect explo`) sends each operation to the vendor's own path, as a POST, with the
+ * API token in `Explo-Authorization`; `--api-path` is a usage error with it; login offers the
+ * vendor's base URL; status and doctor say which dialect is in use.
+ */
+import { describe, expect, it } from 'vitest';
+import { runLogin } from '../../src/commands/login.js';
+import { FakePrompter, makeDeps, makeIO, terminalIO, withPrompter } from '../kit/fakes.js';
+import {
+  describeRun,
+  makeSandbox,
+  readConfig,
+  runMain,
+  type Sandbox,
+  type Service,
+  serviceForTest,
+  writeConfig,
+} from '../kit/index.js';
+
+const API_TOKEN = 'apitoken-dialect-test-9876wxyz';
+
+async function exploService(profile: Record<string, string> = {}): Promise<{
+  sb: Sandbox;
+  service: Service;
+}> {
+  const service = await serviceForTest([API_TOKEN], { dialect: 'explo' });
+  const sb = makeSandbox();
+  writeConfig(sb, {
+    profiles: { default: { baseUrl: service.url, apiToken: API_TOKEN, ...profile } },
+  });
+  return { sb, service };
+}
+
+describe('--dialect explo on the wire', () => {
+  it("get: POST /api/create_user_group/ with Explo-Authorization, and the vendor's answer", async () => {
+    const { sb, service } = await exploService();
+    const result = await runMain(
+      ['--dialect', 'explo', 'get', '--id', 'acme', '--name', 'Acme', '--field', 'token'],
+      { sandbox: sb },
+    );
+    expect(result.code, describeRun(result)).toBe(0);
+    const [request] = service.requests;
+    expect(`${request?.method} ${request?.url}`).toBe('POST /api/create_user_group/');
+    expect(request?.headers['explo-authorization']).toBe(`Token ${API_TOKEN}`);
+    expect(request?.headers.authorization).toBeUndefined();
+    expect(request?.json).toEqual({ name: 'Acme', user_group_id: 'acme' });
+    expect(result.stdout.trim()).toBe((await service.group('acme')).token);
+  });
+
+  it('rotate: POST /api/refresh_user_group_token/ {current_token}, from a profile saved as explo', async () => {
+    const { sb, service } = await exploService({ dialect: 'explo' });
+    const before = await service.seed('acme', 'Acme');
+    const result = await runMain(
+      ['rotate', '--current-token-stdin', '--yes', '--field', 'api_environment_tag'],
+      { sandbox: sb, stdin: `${before.token}\n` },
+    );
+    expect(result.code, describeRun(result)).toBe(0);
+    expect(result.stdout.trim()).toBe('Customer');
+    const [request] = service.requests;
+    expect(`${request?.method} ${request?.url}`).toBe('POST /api/refresh_user_group_token/');
+    expect(request?.headers['explo-authorization']).toBe(`Token ${API_TOKEN}`);
+    expect(request?.json).toEqual({ current_token: before.token });
+    expect((await service.group('acme')).token).not.toBe(before.token);
+  });
+
+  it('UGS_DIALECT=explo does the same; --dialect interface on the command line beats it', async () => {
+    const { sb, service } = await exploService();
+    const env = { UGS_DIALECT: 'explo' };
+    const viaEnv = await runMain(['get', '--id', 'a', '--name', 'A', '--json'], {
+      sandbox: sb,
+      env,
+    });
+    expect(viaEnv.code, describeRun(viaEnv)).toBe(0);
+    const viaFlag = await runMain(['--dialect', 'interface', 'get', '--id', 'a', '--name', 'A'], {
+      sandbox: sb,
+      env,
+    });
+    // The explo emulator has no /api/user: Django's 404 page, and nothing was created.
+    expect(viaFlag.code, describeRun(viaFlag)).toBe(1);
+    expect(service.requests.map((r) => `${r.method} ${r.url}`)).toEqual([
+      'POST /api/create_user_group/',
+      'GET /api/user',
+    ]);
+  });
+
+  it('a token the explo service refuses is exit 3 with the login hint, as with the interface', async () => {
+    const { sb } = await exploService();
+    const result = await runMain(['--dialect', 'explo', 'get', '--id', 'a', '--name', 'A'], {
+      sandbox: sb,
+      env: { UGS_API_TOKEN: 'not-a-known-token' },
+    });
+    expect(result.code, describeRun(result)).toBe(3);
+    expect(result.stderr).toContain('UGS_API_TOKEN');
+    expect(result.stdout).toBe('');
+  });
+
+  it('--debug shows Explo-Authorization by its fingerprint only, like Authorization', async () => {
+    const { sb } = await exploService();
+    const result = await runMain(
+      ['--debug', '--dialect', 'explo', 'get', '--id', 'a', '--name', 'A'],
+      { sandbox: sb },
+    );
+    expect(result.code, describeRun(result)).toBe(0);
+    expect(result.stderr).toContain('[debug] * dialect: explo (flag --dialect)');
+    expect(result.stderr).toContain(`> explo-authorization: Token …${API_TOKEN.slice(-4)}`);
+    expect(result.stderr).not.toContain(API_TOKEN);
+  });
+});
+
+describe('--dialect and --api-path', () => {
+  it.each([
+    [['--dialect', 'explo', '--api-path', '/api/user/'], {}, '--api-path'],
+    [['--api-path', '/api/user/'], { UGS_DIALECT: 'explo' }, '--api-path'],
+    [['--dialect', 'explo'], { UGS_API_PATH: '/api/user/' }, 'UGS_API_PATH'],
+  ])('%j with %j is a usage error (exit 2), nothing sent', async (flags, env, named) => {
+    const { sb, service } = await exploService();
+    const result = await runMain([...flags, 'get', '--id', 'a', '--name', 'A'], {
+      sandbox: sb,
+      env,
+    });
+    expect(result.code, describeRun(result)).toBe(2);
+    expect(result.stderr).toContain(`error: ${named} applies to the interface dialect only`);
+    expect(service.requests).toEqual([]);
+  });
+
+  it('an unknown dialect is a usage error naming the choices', async () => {
+    const result = await runMain(['--dialect', 'vendor', 'status']);
+    expect(result.code, describeRun(result)).toBe(2);
+    expect(result.stderr).toContain('--dialect must be interface or explo, got "vendor"');
+    const fromEnv = await runMain(['status'], { env: { UGS_DIALECT: 'xml' } });
+    expect(fromEnv.code).toBe(2);
+    expect(fromEnv.stderr).toContain('UGS_DIALECT must be interface or explo');
+  });
+});
+
+describe('login, status and doctor with a dialect', () => {
+  it('login --dialect explo without --base-url saves https://api.explo.co and the dialect', async () => {
+    const sb = makeSandbox();
+    const result = await runMain(['--dialect', 'explo', 'login', '--with-token'], {
+      sandbox: sb,
+      stdin: `${API_TOKEN}\n`,
+    });
+    expect(result.code, describeRun(result)).toBe(0);
+    expect(readConfig(sb)).toMatchObject({
+      profiles: {
+        default: { baseUrl: 'https://api.explo.co', apiToken: API_TOKEN, dialect: 'explo' },
+      },
+    });
+    const status = await runMain(['status', '--json'], { sandbox: sb });
+    expect(JSON.parse(status.stdout)).toMatchObject({
+      dialect: 'explo',
+      dialectSource: 'profile',
+      baseUrl: 'https://api.explo.co',
+    });
+    const table = await runMain(['status'], { sandbox: sb });
+    expect(table.stdout).toMatch(/dialect\s+explo \(profile\)/);
+  });
+
+  it('the login prompt offers https://api.explo.co as the default with --dialect explo', async () => {
+    const prompter = new FakePrompter([
+      ['input', 'Base URL', 'https://api.explo.co'],
+      ['password', 'API token', API_TOKEN],
+    ]);
+    const deps = withPrompter(
+      makeDeps({
+        io: terminalIO(),
+        profiles: {},
+        settings: { dialect: 'explo', dialectSource: 'flag' },
+      }),
+      prompter,
+    );
+    await runLogin({ withToken: false, secureStorage: false, verify: false }, deps);
+    expect(prompter.calls[0]?.default).toBe('https://api.explo.co');
+    expect(deps.config.profiles.default).toEqual({
+      baseUrl: 'https://api.explo.co',
+      apiToken: API_TOKEN,
+      dialect: 'explo',
+    });
+  });
+
+  it('login --dialect explo drops an API path saved earlier; --dialect interface drops the dialect', async () => {
+    const deps = makeDeps({
+      io: makeIO({ stdinText: API_TOKEN }),
+      profiles: { default: { baseUrl: 'https://old.example', apiPath: '/api/user/' } },
+      settings: {
+        dialect: 'explo',
+        dialectSource: 'flag',
+        baseUrl: 'https://x.example',
+        baseUrlSource: 'flag',
+      },
+    });
+    await runLogin({ withToken: true, secureStorage: false, verify: false }, deps);
+    expect(deps.config.profiles.default).toEqual({
+      baseUrl: 'https://x.example',
+      apiToken: API_TOKEN,
+      dialect: 'explo',
+    });
+    const back = makeDeps({
+      io: makeIO({ stdinText: API_TOKEN }),
+      profiles: deps.config.profiles,
+      settings: { dialect: 'interface', dialectSource: 'flag' },
+    });
+    await runLogin({ withToken: true, secureStorage: false, verify: false }, back);
+    expect(back.config.profiles.default).toEqual({
+      baseUrl: 'https://x.example',
+      apiToken: API_TOKEN,
+    });
+  });
+
+  it('switching a profile to explo without --base-url takes the vendor address, not the old one', async () => {
+    const switching = makeDeps({
+      io: makeIO({ stdinText: API_TOKEN }),
+      profiles: { default: { baseUrl: 'https://interface.example', apiToken: 'old-token-1' } },
+      settings: { dialect: 'explo', dialectSource: 'flag' },
+    });
+    await runLogin({ withToken: true, secureStorage: false, verify: false }, switching);
+    expect(switching.config.profiles.default?.baseUrl).toBe('https://api.explo.co');
+    // A profile already in the explo dialect keeps its own address (a local emulator, say).
+    const again = makeDeps({
+      io: makeIO({ stdinText: API_TOKEN }),
+      profiles: { default: { baseUrl: 'http://127.0.0.1:4010', dialect: 'explo' } },
+      settings: {},
+    });
+    await runLogin({ withToken: true, secureStorage: false, verify: false }, again);
+    expect(again.config.profiles.default).toEqual({
+      baseUrl: 'http://127.0.0.1:4010',
+      apiToken: API_TOKEN,
+      dialect: 'explo',
+    });
+  });
+
+  it('status says interface (default) when nothing chose a dialect', async () => {
+    const sb = makeSandbox();
+    writeConfig(sb, { profiles: { default: { baseUrl: 'https://x.example', apiToken: 'tok' } } });
+    const status = await runMain(['status', '--json'], { sandbox: sb });
+    expect(JSON.parse(status.stdout)).toMatchObject({
+      dialect: 'interface',
+      dialectSource: 'default',
+    });
+  });
+
+  it('doctor --probe names the dialect and probes with POST /api/create_user_group/ {}', async () => {
+    const { sb, service } = await exploService({ dialect: 'explo' });
+    const result = await runMain(['doctor', '--probe'], { sandbox: sb });
+    expect(result.stdout).toContain('dialect explo (from profile)');
+    expect(result.stdout).toMatch(
+      /probe.*POST \/api\/create_user_group\/ with \{\}: HTTP 400 .*the token was accepted/,
+    );
+    expect(service.requests.map((r) => `${r.method} ${r.url} ${r.body}`)).toEqual([
+      'POST /api/create_user_group/ {}',
+    ]);
+    expect(service.requests[0]?.headers['explo-authorization']).toBe(`Token ${API_TOKEN}`);
+    expect(service.createdIds()).toEqual([]);
+  });
+});
