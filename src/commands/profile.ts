@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { Profile } from '../config.js';
 import type { Deps } from '../context/factory.js';
 import { USER_PATH } from '../context/settings.js';
+import { type Dialect, profileDialect } from '../dialect.js';
 import { CancelledError, UsageError } from '../errors.js';
 import { canPrompt, escapeControls, writeLine } from '../io.js';
 import { printLine, printMessage } from '../output/messages.js';
@@ -25,10 +26,12 @@ export interface ProfileEntry {
   /** Used when neither `--profile` nor UGS_PROFILE names one. */
   default: boolean;
   baseUrl: string | null;
-  apiPath: string;
+  /** The wire format its requests use (`ugs login --dialect`): `interface` unless saved. */
+  dialect: Dialect;
+  /** The endpoint's path; `null` with the explo dialect, whose paths are the vendor's own. */
+  apiPath: string | null;
   /** Where its API token is kept; null: it has none (logged out). */
   tokenLocation: 'config file' | 'credential store' | null;
-  // Issue 22 adds the profile's `dialect` here, saved by login: one more field and column.
 }
 
 /**
@@ -44,10 +47,11 @@ export function profileCommand(makeDeps: DepsFactory, run = runProfile): Command
     'ugs profile remove old-tenant --yes',
   ]);
   command.addCommand(
-    newCommand('list', 'List the saved profiles (name, base URL, API path, where the token is)', [
-      'ugs profile list',
-      'ugs profile list --json',
-    ])
+    newCommand(
+      'list',
+      'List the saved profiles (name, base URL, dialect, API path, where the token is)',
+      ['ugs profile list', 'ugs profile list --json'],
+    )
       .option('--json', 'print the profiles as a JSON array on stdout')
       .action(async (flags: { json?: boolean }, cmd: Command) => {
         await run({ action: 'list', json: flags.json === true }, deps(cmd));
@@ -89,14 +93,18 @@ export async function runProfile(opts: ProfileOptions, deps: Deps): Promise<void
 
 export function collectProfiles(deps: Deps): ProfileEntry[] {
   const chosen = defaultProfile(deps).name;
-  return Object.entries(deps.config.listProfiles()).map(([name, profile]) => ({
-    name,
-    default: name === chosen,
-    // Shown as status and doctor show it: a password or query values in it are masked.
-    baseUrl: profile.baseUrl ? redactUrl(profile.baseUrl) : null,
-    apiPath: profile.apiPath || USER_PATH,
-    tokenLocation: tokenLocationOf(profile),
-  }));
+  return Object.entries(deps.config.listProfiles()).map(([name, profile]) => {
+    const dialect = profileDialect(profile);
+    return {
+      name,
+      default: name === chosen,
+      // Shown as status and doctor show it: a password or query values in it are masked.
+      baseUrl: profile.baseUrl ? redactUrl(profile.baseUrl) : null,
+      dialect,
+      apiPath: dialect === 'explo' ? null : profile.apiPath || USER_PATH,
+      tokenLocation: tokenLocationOf(profile),
+    };
+  });
 }
 
 function tokenLocationOf(profile: Profile): ProfileEntry['tokenLocation'] {
@@ -113,12 +121,13 @@ async function listProfiles(json: boolean, deps: Deps): Promise<void> {
       entry.default ? '*' : '',
       escapeControls(entry.name),
       escapeControls(entry.baseUrl ?? '(none)'),
-      escapeControls(entry.apiPath),
+      entry.dialect,
+      entry.apiPath === null ? "(the vendor's)" : escapeControls(entry.apiPath),
       entry.tokenLocation ?? '(none)',
     ]);
     writeLine(
       deps.output.stdout,
-      columns([['default', 'name', 'base URL', 'API path', 'token'], ...rows]),
+      columns([['default', 'name', 'base URL', 'dialect', 'API path', 'token'], ...rows]),
     );
   }
   if (entries.length === 0) {

@@ -40,9 +40,23 @@ function threeProfiles(): Sandbox {
   return sandbox;
 }
 
+/** The three, and one saved by `ugs login --dialect explo`. */
+function withVendorProfile(): Sandbox {
+  const sandbox = makeSandbox();
+  writeConfig(sandbox, {
+    profiles: {
+      default: { baseUrl: service.url, apiToken: TOKEN },
+      staging: { baseUrl: service.url, apiToken: STAGING_TOKEN, apiPath: '/api/user' },
+      old: { baseUrl: 'https://old.example.com' },
+      vendor: { baseUrl: 'https://api.explo.co', apiToken: TOKEN, dialect: 'explo' },
+    },
+  });
+  return sandbox;
+}
+
 describe('ugs profile list', () => {
-  it('--json: name, default, base URL, API path and where the token is, one entry each', async () => {
-    const sandbox = threeProfiles();
+  it('--json: name, default, base URL, dialect, API path and where the token is, one entry each', async () => {
+    const sandbox = withVendorProfile();
     const result = await runMain(['profile', 'list', '--json'], { sandbox });
     expect(result.code, describeRun(result)).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual([
@@ -50,6 +64,7 @@ describe('ugs profile list', () => {
         name: 'default',
         default: true,
         baseUrl: service.url,
+        dialect: 'interface',
         apiPath: '/api/user',
         tokenLocation: 'config file',
       },
@@ -57,6 +72,7 @@ describe('ugs profile list', () => {
         name: 'staging',
         default: false,
         baseUrl: service.url,
+        dialect: 'interface',
         apiPath: '/api/user',
         tokenLocation: 'config file',
       },
@@ -64,23 +80,39 @@ describe('ugs profile list', () => {
         name: 'old',
         default: false,
         baseUrl: 'https://old.example.com',
+        dialect: 'interface',
         apiPath: '/api/user',
         tokenLocation: null,
+      },
+      {
+        name: 'vendor',
+        default: false,
+        baseUrl: 'https://api.explo.co',
+        dialect: 'explo',
+        apiPath: null,
+        tokenLocation: 'config file',
       },
     ]);
     expect(result.stderr).toBe('');
     expect(result.stdout).not.toContain(TOKEN);
   });
 
-  it('the table marks the default with *, and never shows a token', async () => {
-    const sandbox = threeProfiles();
+  it('the table marks the default with *, shows each dialect, and never shows a token', async () => {
+    const sandbox = withVendorProfile();
     const result = await runMain(['profile', 'list'], { sandbox });
     expect(result.code, describeRun(result)).toBe(0);
     const lines = result.stdout.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^default +name +base URL +API path +token$/);
-    expect(lines[1]).toMatch(/^\* +default +http:\/\/127\.0\.0\.1:\d+ +\/api\/user +config file$/);
+    expect(lines[0]).toMatch(/^default +name +base URL +dialect +API path +token$/);
+    expect(lines[1]).toMatch(
+      /^\* +default +http:\/\/127\.0\.0\.1:\d+ +interface +\/api\/user +config file$/,
+    );
     expect(lines[2]).toMatch(/^ +staging /);
-    expect(lines[3]).toMatch(/^ +old +https:\/\/old\.example\.com +\/api\/user +\(none\)$/);
+    expect(lines[3]).toMatch(
+      /^ +old +https:\/\/old\.example\.com +interface +\/api\/user +\(none\)$/,
+    );
+    expect(lines[4]).toMatch(
+      /^ +vendor +https:\/\/api\.explo\.co +explo +\(the vendor's\) +config file$/,
+    );
     expect(result.stdout).not.toContain(TOKEN);
   });
 
