@@ -4,6 +4,7 @@
  * API token in `Explo-Authorization`; `--api-path` is a usage error with it; login offers the
  * vendor's base URL; status and doctor say which dialect is in use.
  */
+import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { runLogin } from '../../src/commands/login.js';
 import { FakePrompter, makeDeps, makeIO, terminalIO, withPrompter } from '../kit/fakes.js';
@@ -46,6 +47,29 @@ describe('--dialect explo on the wire', () => {
     expect(request?.headers.authorization).toBeUndefined();
     expect(request?.json).toEqual({ name: 'Acme', user_group_id: 'acme' });
     expect(result.stdout.trim()).toBe((await service.group('acme')).token);
+  });
+
+  it("login --dialect explo checks the token at the vendor's path with Explo-Authorization", async () => {
+    const service = await serviceForTest([API_TOKEN], { dialect: 'explo' });
+    const sb = makeSandbox();
+    const good = await runMain(
+      ['--dialect', 'explo', 'login', '--base-url', service.url, '--with-token'],
+      { sandbox: sb, stdin: `${API_TOKEN}\n` },
+    );
+    expect(good.code, describeRun(good)).toBe(0);
+    const [probe] = service.requests;
+    expect(`${probe?.method} ${probe?.url}`).toBe('POST /api/create_user_group/');
+    expect(probe?.headers['explo-authorization']).toBe(`Token ${API_TOKEN}`);
+    expect(probe?.headers.authorization).toBeUndefined();
+    expect(readConfig(sb)).toMatchObject({ profiles: { default: { dialect: 'explo' } } });
+
+    const other = makeSandbox();
+    const refused = await runMain(
+      ['--dialect', 'explo', 'login', '--base-url', service.url, '--with-token'],
+      { sandbox: other, stdin: 'not-the-token\n' },
+    );
+    expect(refused.code, describeRun(refused)).toBe(3);
+    expect(existsSync(other.configPath)).toBe(false);
   });
 
   it('rotate: POST /api/refresh_user_group_token/ {current_token}, from a profile saved as explo', async () => {
@@ -137,7 +161,7 @@ describe('--dialect and --api-path', () => {
 describe('login, status and doctor with a dialect', () => {
   it('login --dialect explo without --base-url saves https://api.explo.co and the dialect', async () => {
     const sb = makeSandbox();
-    const result = await runMain(['--dialect', 'explo', 'login', '--with-token'], {
+    const result = await runMain(['--dialect', 'explo', 'login', '--with-token', '--no-verify'], {
       sandbox: sb,
       stdin: `${API_TOKEN}\n`,
     });

@@ -80,6 +80,8 @@ describe('argv -> the options run receives', () => {
         json: false,
         log: false,
         trailingSlash: false,
+        dialect: 'interface',
+        rateLimit: undefined,
       },
     ],
     [
@@ -98,6 +100,8 @@ describe('argv -> the options run receives', () => {
         json: true,
         log: false,
         trailingSlash: true,
+        dialect: 'interface',
+        rateLimit: undefined,
       },
     ],
     [
@@ -113,6 +117,8 @@ describe('argv -> the options run receives', () => {
         json: false,
         log: true,
         trailingSlash: false,
+        dialect: 'interface',
+        rateLimit: undefined,
       },
     ],
     [['doctor'], 'doctor', { probe: false, json: false, profileSource: 'default' }],

@@ -459,6 +459,7 @@ describe('precedence: flag > environment > profile', () => {
       baseUrl: new URL('https://env.example/p'),
       apiToken: 'env-token-5678',
       apiPath: '/api/user',
+      dialect: 'interface',
       profile: 'default',
       tokenSource: 'env UGS_API_TOKEN',
     });
@@ -476,6 +477,7 @@ describe('precedence: flag > environment > profile', () => {
       baseUrl: new URL('https://staging.example'),
       apiToken: 'st-tok',
       apiPath: '/api/user',
+      dialect: 'interface',
       profile: 'staging',
       tokenSource: 'profile',
     });
