@@ -12,9 +12,9 @@ import type { EmulatorOptions, RunningEmulator } from '../emulator/options.js';
 import type { IO } from '../io.js';
 import type { ServiceClient } from '../operations/client.js';
 import type { Output } from '../output/output.js';
+import type { Progress } from '../output/spinner.js';
 import type { Prompter } from '../prompter.js';
 import type { CredentialStore } from '../secure-store.js';
-import type { Progress } from '../spinner.js';
 import type { Target } from '../target.js';
 import type { Preferences, Settings } from './settings.js';
 

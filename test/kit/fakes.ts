@@ -13,10 +13,10 @@ import { ApiError } from '../../src/errors.js';
 import type { IO } from '../../src/io.js';
 import { type OperationName, operations } from '../../src/operations/index.js';
 import { createOutput } from '../../src/output/output.js';
+import { noProgress, type Progress } from '../../src/output/spinner.js';
 import type { Prompter, Validate } from '../../src/prompter.js';
 import { type CredentialStore, CredentialStoreError } from '../../src/secure-store.js';
 import type { GetUserRequest, ServiceClient, ServiceResult } from '../../src/service.js';
-import { noProgress, type Progress } from '../../src/spinner.js';
 import type { Target } from '../../src/target.js';
 
 export type { Deps, Settings };

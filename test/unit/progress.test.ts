@@ -10,7 +10,7 @@ import {
   type Progress,
   retryReason,
   seconds,
-} from '../../src/spinner.js';
+} from '../../src/output/spinner.js';
 import { defaultSettings, makeDeps, makeIO, terminalIO } from '../kit/fakes.js';
 
 describe('createProgress', () => {

@@ -6,10 +6,10 @@
  * terminal that cannot erase a line (TERM=dumb). The spinner library is imported only when the
  * timer fires: a quick answer, and every start-up, never load it.
  */
-import { silentTracer, type Tracer } from './debug.js';
-import { colorEnabled, type IO } from './io.js';
-import type { OutputPreferences } from './output/output.js';
-import type { Color, Spinner } from './vendor/spinner.js';
+import { silentTracer, type Tracer } from '../debug.js';
+import { colorEnabled, type IO } from '../io.js';
+import type { Color, Spinner } from '../vendor/spinner.js';
+import type { OutputPreferences } from './output.js';
 
 /** How long a request may take before the spinner appears. */
 const SPINNER_DELAY_MS = 300;
@@ -98,9 +98,9 @@ class TerminalProgress implements Progress {
   }
 
   private async show(task: Task): Promise<void> {
-    let library: typeof import('./vendor/spinner.js');
+    let library: typeof import('../vendor/spinner.js');
     try {
-      library = await import('./vendor/spinner.js');
+      library = await import('../vendor/spinner.js');
     } catch {
       return; // A spinner is a courtesy: never a reason to fail a command.
     }
