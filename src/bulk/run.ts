@@ -8,7 +8,6 @@
  * rotation may have happened unseen.
  */
 import type { Writable } from 'node:stream';
-import { maskSecret } from '../ci.js';
 import type { Deps } from '../context/factory.js';
 import { resolveTarget } from '../credentials.js';
 import { EXPLO_RATE, EXPLO_THROTTLE_WAIT_MS } from '../dialect.js';
@@ -807,7 +806,7 @@ class BulkRun {
   private knownSecret(token: string | null): void {
     if (token === null || token === '') return;
     this.deps.tracer.addSecret(token);
-    maskSecret(this.deps.io, token);
+    this.deps.output.maskSecret(token);
   }
 
   /** The secrets of a row's input (a current token), known before it is sent. */

@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { maskSecret } from '../../ci.js';
 import { addBulkFlags, type BulkFlags, parseBulkFlags } from '../../commands/bulk-flags.js';
 import {
   addOutputFlags,
@@ -212,7 +211,7 @@ export async function runRotate(opts: RotateOptions, deps: Deps): Promise<void> 
     currentToken = await readGroupToken(opts.group, opts.format, client, deps);
   }
   deps.tracer.addSecret(currentToken);
-  maskSecret(io, currentToken);
+  deps.output.maskSecret(currentToken);
 
   if (interactive && !opts.yes) {
     const confirmed = await deps.prompter.confirm(
