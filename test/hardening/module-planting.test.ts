@@ -5,29 +5,29 @@
  * module planted in any of them would run inside ugs and be handed the API token. Planted modules
  * here write a marker file when loaded and record any secret they are given.
  */
-import {
-  copyFileSync,
-  cpSync,
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  writeFileSync,
-} from 'node:fs';
+import { copyFileSync, cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { describeRun, expectFailure, makeSandbox, ROOT, runUgs, tempDir } from '../kit/index.js';
+import {
+  BINARY_BUILD_TIMEOUT_MS,
+  BINARY_NAME,
+  describeRun,
+  expectFailure,
+  makeSandbox,
+  ROOT,
+  runUgs,
+  singleExecutable,
+  tempDir,
+} from '../kit/index.js';
 
-const NAME = `ugs-${process.platform}-${process.arch}${process.platform === 'win32' ? '.exe' : ''}`;
-const BUILT = join(ROOT, 'dist', 'bin', NAME);
+const NAME = BINARY_NAME;
+let BUILT: string;
 const API_TOKEN = 'api-token-planted-modules-7d3e';
 const PLATFORM = '@napi-rs/keyring-ugs-test-platform';
 
-beforeAll(() => {
-  if (!existsSync(BUILT)) {
-    throw new Error(`${BUILT} does not exist: run \`npm run build:binary\` (npm test does)`);
-  }
-});
+beforeAll(async () => {
+  BUILT = await singleExecutable();
+}, BINARY_BUILD_TIMEOUT_MS);
 
 /** A module at `<nodeModules>/<name>` that records its loading (and any secret) under `markers`. */
 function plant(nodeModules: string, name: string, markers: string, label: string, body = ''): void {

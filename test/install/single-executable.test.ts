@@ -1,10 +1,12 @@
-// The single executable (`npm run build:binary`, run by `npm test` before vitest): copied alone
-// into an empty directory and run with a PATH that has no `node`, it must do everything the npm
-// package does. Start-up time against `node -e 0` and the npm install: `npm run bench`.
+// The single executable (built by the kit's `singleExecutable()` while other test files run):
+// copied alone into an empty directory and run with a PATH that has no `node`, it must do
+// everything the npm package does. Start-up time against `node -e 0` and the npm install: `npm run bench`.
 import { copyFileSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
+  BINARY_BUILD_TIMEOUT_MS,
+  BINARY_NAME,
   describeRun,
   hasNoticeFor,
   librariesInSourceMaps,
@@ -15,25 +17,23 @@ import {
   runUgs,
   selfSignedCertificate,
   serveUgs,
+  singleExecutable,
   startServer,
   tempDir,
 } from '../kit/index.js';
 
-const NAME = `ugs-${process.platform}-${process.arch}${process.platform === 'win32' ? '.exe' : ''}`;
-const BUILT = join(ROOT, 'dist', 'bin', NAME);
+const NAME = BINARY_NAME;
 
 let binary: string;
 /** A PATH with nothing on it: no `node` for the binary to lean on. */
 let emptyPath: string;
 
-beforeAll(() => {
-  if (!existsSync(BUILT)) {
-    throw new Error(`${BUILT} does not exist: run \`npm run build:binary\` (npm test does)`);
-  }
+beforeAll(async () => {
+  const built = await singleExecutable();
   binary = join(tempDir('alone'), NAME);
-  copyFileSync(BUILT, binary);
+  copyFileSync(built, binary);
   emptyPath = tempDir('empty-path');
-});
+}, BINARY_BUILD_TIMEOUT_MS);
 
 function alone(options: RunOptions = {}): RunOptions {
   return { ...options, executable: binary, env: { PATH: emptyPath, ...options.env } };

@@ -53,4 +53,5 @@ export * from './notices.js';
 export * from './proxy.js';
 export * from './server.js';
 export * from './service.js';
+export * from './single-executable.js';
 export * from './terminal.js';
