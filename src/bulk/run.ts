@@ -23,6 +23,9 @@ import {
   UsageError,
 } from '../errors.js';
 import { errorCode } from '../guards.js';
+import type { HistoryEntry, HistoryOutcome } from '../history/event.js';
+import type { HistoryBatch } from '../history/log.js';
+import { type EntryBase, entryBase } from '../history/record.js';
 import { retryAfterMs } from '../http.js';
 import { canPrompt, escapeControls } from '../io.js';
 import type { ServiceClient } from '../operations/client.js';
@@ -214,7 +217,9 @@ async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Pro
           records: spec.records,
           ...(hooks.fs !== undefined && { fs: hooks.fs }),
         });
-  const run = new BulkRun(opts, deps, file, input.rowCount, plan, alreadyDone, hooks);
+  // Every answered row is an event of the token history, written in batches (log.ts).
+  const history = { batch: deps.history.batch(), base: entryBase(deps, target) };
+  const run = new BulkRun(opts, deps, file, input.rowCount, plan, alreadyDone, hooks, history);
   try {
     const client = run.tracked(await connecting);
     const work = () =>
@@ -227,6 +232,7 @@ async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Pro
   } finally {
     await run.finish();
     await file?.close();
+    await history.batch.close();
   }
   run.throwOutcome();
 }
@@ -256,6 +262,8 @@ class BulkRun {
   private readonly clock: Clock;
   private readonly progress: ProgressLine;
   private scheduler: Scheduler<RowOf, BulkRecord> | undefined;
+  /** Each final record's history event, added to the history when the record is written. */
+  private readonly historyEntries = new WeakMap<BulkRecord, HistoryEntry>();
   /** While `--resume` waits out an earlier run's requests (clock.now() when the wait ends). */
   private settleWaitUntil: number | undefined;
 
@@ -267,6 +275,7 @@ class BulkRun {
     private readonly plan: ResumePlan,
     alreadyDone: number,
     hooks: BulkHooks,
+    private readonly history?: { batch: HistoryBatch; base: EntryBase },
   ) {
     this.finished = new Uint8Array(rowCount + 1);
     for (const row of plan.done) this.finished[row] = 1;
@@ -450,7 +459,14 @@ class BulkRun {
   /** A row's record from an answer (or from reading the state back: `settled`). */
   private answered(row: RowOf, result: ServiceResult, settled: boolean): BulkRecord {
     const { status, ...fields } = this.opts.spec.outcome(row, result, settled);
-    return this.record(row, status, fields);
+    const record = this.record(row, status, fields);
+    const entry = this.historyEntries.get(record);
+    const answeredId = result.userGroup.provided_id;
+    // A mismatch rotated the group the answer names: the history says so, not the row's id.
+    if (status === 'mismatch' && entry !== undefined && typeof answeredId === 'string') {
+      entry.userGroupId = answeredId;
+    }
+    return record;
   }
 
   /** One request of a row whose `sending` record is on disk. */
@@ -711,6 +727,8 @@ class BulkRun {
 
   private write(records: readonly BulkRecord[]): void {
     for (const record of records) {
+      const entry = this.historyEntries.get(record);
+      if (entry !== undefined) this.history?.batch.add(entry);
       this.knownSecret(record.token);
       if (record.status === 'sending') continue;
       this.finished[record.row] = 1;
@@ -897,6 +915,20 @@ class BulkRun {
     };
     // A request's record says when it went out: --resume waits until it cannot be in flight.
     if (status === 'sending') record.at = new Date(this.epochMs()).toISOString();
+    const outcome = HISTORY_OUTCOME[status];
+    if (this.history !== undefined && outcome !== undefined) {
+      const tag = record.api_environment_tag;
+      this.historyEntries.set(record, {
+        ...this.history.base,
+        time: new Date(this.epochMs()),
+        userGroupId: record.user_group_id,
+        name: record.name,
+        outcome,
+        sentToken: this.opts.spec.secrets(row)[0] ?? null,
+        token: outcome === 'failed' || outcome === 'unknown' ? null : record.token,
+        ...(typeof tag === 'string' && { environmentTag: tag }),
+      });
+    }
     // Fields every record of this command has are there from the start (null until known).
     for (const { field, always } of this.opts.spec.records.extras) {
       if (always && record[field] === undefined) Object.assign(record, { [field]: null });
@@ -906,6 +938,20 @@ class BulkRun {
 }
 
 type Task = (row: RowOf, attempt: number) => Promise<Attempt<BulkRecord>>;
+
+/**
+ * A record's status as a history outcome: a `mismatch` did rotate (another group than the row's);
+ * `skipped` rows were never sent and `sending` is not an outcome, so neither is an event.
+ */
+const HISTORY_OUTCOME: Partial<Record<RecordStatus, HistoryOutcome>> = {
+  created: 'created',
+  found: 'found',
+  rotated: 'rotated',
+  mismatch: 'rotated',
+  stale: 'stale',
+  failed: 'failed',
+  unknown: 'unknown',
+};
 
 /** Records waiting for the results file before the run stops starting rows (about 4 MB). */
 const MAX_BACKLOG_CHARS = 4 * 1024 * 1024;

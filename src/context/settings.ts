@@ -38,6 +38,10 @@ export interface Settings extends Preferences {
   /** `--ca-file` or `UGS_CA_FILE`, the flag winning; the profile's (saved by login) comes later. */
   caFile: string | undefined;
   caFileSource?: 'flag' | 'env' | undefined;
+  /** `--no-history` or `UGS_NO_HISTORY=1`: no token history is written. */
+  noHistory?: boolean;
+  /** `--history-file` or `UGS_HISTORY_FILE` (the flag winning): a shared history file. */
+  historyFile?: string | undefined;
 }
 
 /** Raw global options as commander parsed them. */
@@ -52,6 +56,9 @@ export interface GlobalFlags {
   color?: boolean;
   insecureHttp?: boolean;
   caFile?: string;
+  /** False for `--no-history`. */
+  history?: boolean;
+  historyFile?: string;
 }
 
 export function readPreferences(flags: GlobalFlags): Preferences {
@@ -101,7 +108,14 @@ export function parseSettings(flags: GlobalFlags, env: Env): Settings {
         : nonEmpty(env.UGS_CA_FILE) !== undefined
           ? 'env'
           : undefined,
+    noHistory: flags.history === false || isSet(env.UGS_NO_HISTORY),
+    historyFile: nonEmpty(flags.historyFile) ?? nonEmpty(env.UGS_HISTORY_FILE),
   };
+}
+
+/** A switch in the environment: set to anything but empty, `0` or `false`. */
+function isSet(value: string | undefined): boolean {
+  return value !== undefined && !['', '0', 'false', 'no'].includes(value.trim().toLowerCase());
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

@@ -11,6 +11,7 @@ import {
 import type { Deps } from '../../context/factory.js';
 import { resolveTarget } from '../../credentials.js';
 import { ApiError, UsageError } from '../../errors.js';
+import { recordedGet } from '../../history/record.js';
 import { readJsonSource } from '../../input.js';
 import { canPrompt, escapeControls } from '../../io.js';
 import { printWarningNote } from '../../output/messages.js';
@@ -191,7 +192,10 @@ export async function runGet(opts: GetOptions, deps: Deps): Promise<void> {
     deps,
     opts.format,
     `Creating or finding ${escapeControls(request.user_group_id)}`,
-    () => withJsonErrorBody(deps.output, opts.format, () => client.getUser(request)),
+    () =>
+      withJsonErrorBody(deps.output, opts.format, () =>
+        recordedGet(deps, target, request, () => client.getUser(request)),
+      ),
   );
   const other = otherGroupOf(result, request.user_group_id);
   if (other !== undefined) throw answeredForAnother(request.user_group_id, other, result.status);
