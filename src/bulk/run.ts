@@ -26,6 +26,7 @@ import { errorCode } from '../guards.js';
 import type { HistoryEntry, HistoryOutcome } from '../history/event.js';
 import type { HistoryBatch } from '../history/log.js';
 import { type EntryBase, entryBase } from '../history/record.js';
+import { lookalikeRows } from '../history/typo.js';
 import { retryAfterMs } from '../http.js';
 import { canPrompt, escapeControls } from '../io.js';
 import type { ServiceClient } from '../operations/client.js';
@@ -162,7 +163,9 @@ async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Pro
       ? await readResumeState(opts.output, outputFormat, spec.records)
       : undefined;
   const mismatches: string[] = [];
+  const lookalikes = spec.noteLookalikeIds === true ? await lookalikeRows(deps) : undefined;
   const check = (row: { row: number; user_group_id?: string | undefined }) => {
+    lookalikes?.check(row);
     const earlier = state?.outcomes.get(row.row)?.user_group_id;
     if (earlier == null || row.user_group_id === undefined || earlier === row.user_group_id) return;
     mismatches.push(
@@ -175,6 +178,7 @@ async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Pro
       ? await stdinSource(io.stdin, io.stdinIsTTY)
       : await inputSource(opts.from, { keep: risk !== undefined });
   const input = await openBulkInput(source, opts.format, spec.rows, check);
+  lookalikes?.report();
 
   let plan: ResumePlan = { done: new Set(), settle: new Map(), sent: new Set(), sentAt: new Map() };
   if (state !== undefined && opts.output !== undefined) {

@@ -12,6 +12,7 @@ import type { Deps } from '../../context/factory.js';
 import { resolveTarget } from '../../credentials.js';
 import { ApiError, UsageError } from '../../errors.js';
 import { recordedGet } from '../../history/record.js';
+import { confirmNewId } from '../../history/typo.js';
 import { readJsonSource } from '../../input.js';
 import { canPrompt, escapeControls } from '../../io.js';
 import { printWarningNote } from '../../output/messages.js';
@@ -44,6 +45,8 @@ export interface GetOptions {
   mapping: StringMap | undefined;
   properties: JsonObject | undefined;
   format: OutputFormat;
+  /** `--yes`: no question about an id that looks like a typo of a known one. */
+  yes?: boolean;
 }
 
 interface GetFlags extends BulkFlags {
@@ -55,6 +58,7 @@ interface GetFlags extends BulkFlags {
   properties?: string;
   json?: boolean;
   field?: string;
+  yes?: boolean;
 }
 
 /** `get --from`: its flags' words (the spec itself, bulk.ts, loads only for --from). */
@@ -81,7 +85,8 @@ export function getCommand(makeDeps: DepsFactory, run = runGet): Command {
     )
     .option('--mapping-json <json|@file|->', 'the whole mapping as a JSON object of strings')
     .option('--property <key=value>', 'set a property to a string value (repeatable)', collect, [])
-    .option('--properties <json|@file|->', 'the properties as a JSON object');
+    .option('--properties <json|@file|->', 'the properties as a JSON object')
+    .option('-y, --yes', 'do not ask whether a new id is a typo of a known one (see ugs history)');
   addBulkFlags(addOutputFlags(command), BULK).action(async (flags: GetFlags, cmd: Command) => {
     const bulk = parseBulkFlags(flags, BULK, singleRowFlags(flags), true);
     const deps = makeDeps(cmd);
@@ -161,6 +166,7 @@ export async function parseGetFlags(flags: GetFlags, deps: Deps): Promise<GetOpt
       '--property',
     ),
     format,
+    ...(flags.yes === true && { yes: true }),
   };
 }
 
@@ -186,6 +192,8 @@ export async function runGet(opts: GetOptions, deps: Deps): Promise<void> {
   // Whatever the path (flags were checked already, prompts were not), nothing invisible is sent.
   checkGroupText(request.user_group_id, 'the user group id', 'id');
   checkGroupText(request.name, 'the user group name', 'name');
+  // A new id that looks like a known one: asked at a terminal only (history/typo.ts).
+  if (interactive && opts.yes !== true) await confirmNewId(request.user_group_id, deps);
 
   const client = await deps.connect(target);
   const result = await withProgress(
