@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { HttpMethod } from '../http.js';
 import type { Operation } from '../operations/operation.js';
 import type { Route, RouteAnswer } from '../operations/route.js';
+import { fingerprint } from '../redact.js';
 import type { Authenticator } from './auth.js';
 import type { FaultInjector, FaultKind } from './faults.js';
 import type { Store } from './store.js';
@@ -47,6 +48,8 @@ export interface Handled {
   id?: string | undefined;
   /** The fault injected into this request, if any. */
   fault?: FaultKind | undefined;
+  /** More for the access log (a refused token's last 4); never a whole token. */
+  note?: string | undefined;
 }
 
 /** The API path's routes, one per method, built from the operations; and its `Allow` header. */
@@ -234,7 +237,7 @@ export class RequestHandler {
       if (RequestError.is(err)) {
         // Every refusal keeps the interface's envelope: success 0, then DRF's own fields.
         sendJson(res, err.status, { success: 0, ...err.body }, err.headers);
-        return { outcome: 'refused', fault };
+        return { outcome: 'refused', fault, id: err.log?.id, note: err.log?.note };
       }
       if (!res.headersSent && !req.destroyed) {
         const why = err instanceof Error ? err.message : String(err);
@@ -252,7 +255,10 @@ export class RequestHandler {
     const routes = await this.routes;
     const environment = this.deps.auth.authenticate(req.headers.authorization);
     if (typeof environment !== 'string') {
-      throw RequestError.detail(401, environment.refused, { 'WWW-Authenticate': 'Token' });
+      const presented = /^\s*token\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
+      const error = RequestError.detail(401, environment.refused, { 'WWW-Authenticate': 'Token' });
+      // Which API token was refused, by its last 4, as `--debug` shows tokens on the client side.
+      throw presented === undefined ? error : error.withLog(`token=${fingerprint(presented)}`);
     }
     const route = routes.byMethod.get(req.method ?? '');
     if (route === undefined) {
