@@ -323,17 +323,22 @@ function maxEdits(id: string): number {
   return length <= 2 ? 0 : length <= 5 ? 1 : 2;
 }
 
-/** Comparisons a bulk run may spend on edit distances before it stops looking (the rest pass). */
-const EDIT_BUDGET = 20_000_000;
+/**
+ * Edit-distance comparisons a bulk run may spend (about 0.1 s) before it looks no further than
+ * case, accents and punctuation, which cost one lookup per row whatever the history's size: a
+ * 50,000-row run against a 50,000-id history must not spend minutes on a note.
+ */
+export const BULK_EDIT_BUDGET = 200_000;
 
 /** The ids a profile's history knows, and which of them a new id looks like. */
 export class KnownIds {
   private readonly exact = new Set<string>();
   private readonly loose = new Map<string, string>();
   private readonly byLength = new Map<number, { id: string; loose: string }[]>();
-  private budget = EDIT_BUDGET;
+  private budget: number;
 
-  constructor(ids: Iterable<string>) {
+  constructor(ids: Iterable<string>, budget = Number.POSITIVE_INFINITY) {
+    this.budget = budget;
     for (const id of ids) {
       if (this.exact.has(id)) continue;
       this.exact.add(id);
@@ -381,7 +386,11 @@ export class KnownIds {
 }
 
 /** The ids of groups this profile's history saw answered. */
-export function knownIds(events: readonly HistoryEvent[], profile: string): KnownIds {
+export function knownIds(
+  events: readonly HistoryEvent[],
+  profile: string,
+  budget?: number,
+): KnownIds {
   const ids: string[] = [];
   for (const event of events) {
     if (event.profile !== profile || event.user_group_id === null) continue;
@@ -389,14 +398,15 @@ export function knownIds(events: readonly HistoryEvent[], profile: string): Know
       ids.push(event.user_group_id);
     }
   }
-  return new KnownIds(ids);
+  return new KnownIds(ids, budget);
 }
 
 /** The known ids of `profile` in the history at `location` (none when there is no history). */
 export async function loadKnownIds(
   location: HistoryLocation | undefined,
   profile: string,
+  budget?: number,
 ): Promise<KnownIds> {
   if (location === undefined) return new KnownIds([]);
-  return knownIds(await readHistory(location), profile);
+  return knownIds(await readHistory(location), profile, budget);
 }

@@ -13,12 +13,12 @@ import { quote } from '../parse.js';
 import type { KnownIds } from './read.js';
 
 /** Known ids of the run's profile; none when there is no history or it cannot be read. */
-async function knownIdsOf(deps: Deps): Promise<KnownIds | undefined> {
+async function knownIdsOf(deps: Deps, bulk: boolean): Promise<KnownIds | undefined> {
   const location = deps.history.location;
   if (location === undefined) return undefined;
-  const { loadKnownIds } = await import('./read.js');
+  const { BULK_EDIT_BUDGET, loadKnownIds } = await import('./read.js');
   try {
-    return await loadKnownIds(location, deps.settings.profile);
+    return await loadKnownIds(location, deps.settings.profile, bulk ? BULK_EDIT_BUDGET : undefined);
   } catch {
     // A history that cannot be read guards nothing; its writer warns about it after the get.
     return undefined;
@@ -30,7 +30,7 @@ async function knownIdsOf(deps: Deps): Promise<KnownIds | undefined> {
  * like a known id. The caller asks only at a terminal and without `--yes`. A no sends nothing.
  */
 export async function confirmNewId(id: string, deps: Deps): Promise<void> {
-  const known = await knownIdsOf(deps);
+  const known = await knownIdsOf(deps, false);
   const similar = known?.similar(id);
   if (similar === undefined) return;
   const confirmed = await deps.prompter.confirm(
@@ -53,7 +53,7 @@ export interface LookalikeRows {
 const SHOWN = 10;
 
 export async function lookalikeRows(deps: Deps): Promise<LookalikeRows | undefined> {
-  const known = await knownIdsOf(deps);
+  const known = await knownIdsOf(deps, true);
   if (known === undefined || known.size === 0) return undefined;
   const found: { row: number; id: string; similar: string }[] = [];
   let total = 0;

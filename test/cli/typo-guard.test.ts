@@ -51,6 +51,12 @@ describe('ids that look like known ones', () => {
     expect(new KnownIds(['müller-gmbh', 'acme', 'ac']).similar(id)).toBeUndefined();
   });
 
+  it('past its budget of edit distances (bulk), only case, accents and punctuation are compared', () => {
+    const known = new KnownIds(['müller-gmbh', 'acme'], 0);
+    expect(known.similar('MULLER-GMBH')).toBe('müller-gmbh');
+    expect(known.similar('acne')).toBeUndefined();
+  });
+
   it('loose forms and bounded edit distances', () => {
     expect(looseId(' Müller-GmbH! ')).toBe('muller-gmbh');
     expect(editDistance('kitten', 'sitting', 5)).toBe(3);
