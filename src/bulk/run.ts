@@ -266,8 +266,8 @@ class BulkRun {
   private readonly clock: Clock;
   private readonly progress: ProgressLine;
   private scheduler: Scheduler<RowOf, BulkRecord> | undefined;
-  /** Each final record's history event, added to the history when the record is written. */
-  private readonly historyEntries = new WeakMap<BulkRecord, HistoryEntry>();
+  /** Each final record's history event until the record is written (then it joins the history). */
+  private readonly historyEntries = new Map<BulkRecord, HistoryEntry>();
   /** While `--resume` waits out an earlier run's requests (clock.now() when the wait ends). */
   private settleWaitUntil: number | undefined;
 
@@ -732,7 +732,10 @@ class BulkRun {
   private write(records: readonly BulkRecord[]): void {
     for (const record of records) {
       const entry = this.historyEntries.get(record);
-      if (entry !== undefined) this.history?.batch.add(entry);
+      if (entry !== undefined) {
+        this.historyEntries.delete(record);
+        this.history?.batch.add(entry);
+      }
       this.knownSecret(record.token);
       if (record.status === 'sending') continue;
       this.finished[record.row] = 1;

@@ -274,6 +274,8 @@ export function whois(
  * (`Müller-GmbH.` and `muller-gmbh` are one), Unicode-normalised.
  */
 export function looseId(id: string): string {
+  // Most ids are already loose (lower-case ASCII, no punctuation at either end): no new string.
+  if (PLAIN_ID.test(id)) return id;
   return id
     .normalize('NFKD')
     .replace(/\p{M}/gu, '')
@@ -281,37 +283,67 @@ export function looseId(id: string): string {
     .replace(/^[\p{P}\p{S}\s]+|[\p{P}\p{S}\s]+$/gu, '');
 }
 
+const PLAIN_ID = /^[a-z0-9](?:[a-z0-9_.-]*[a-z0-9])?$/;
+
+/** Code points in `text`, without making an array of them. */
+function codePoints(text: string): number {
+  let count = 0;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    // A high surrogate followed by a low one is one code point.
+    if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) i++;
+    }
+    count++;
+  }
+  return count;
+}
+
+/** Rows of the distance table, reused by every call (a bulk run makes 200,000 of them). */
+let rows: [Int32Array, Int32Array, Int32Array] = [
+  new Int32Array(64),
+  new Int32Array(64),
+  new Int32Array(64),
+];
+
 /**
  * Edit distance with adjacent transpositions counting one (optimal string alignment), or
- * `max + 1` as soon as it is known to exceed `max` (compared by code points).
+ * `max + 1` as soon as it is known to exceed `max`. Compared by UTF-16 units (a character
+ * outside the BMP counts as two), with no allocation per call.
  */
 export function editDistance(a: string, b: string, max: number): number {
-  const x = [...a];
-  const y = [...b];
-  if (Math.abs(x.length - y.length) > max) return max + 1;
-  let before: number[] = [];
-  let previous = Array.from({ length: y.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= x.length; i++) {
-    const current = [i];
+  const n = a.length;
+  const m = b.length;
+  if (Math.abs(n - m) > max) return max + 1;
+  if (rows[0].length <= m)
+    rows = [new Int32Array(m + 1), new Int32Array(m + 1), new Int32Array(m + 1)];
+  let [before, previous, current] = rows;
+  for (let j = 0; j <= m; j++) previous[j] = j;
+  for (let i = 1; i <= n; i++) {
+    current[0] = i;
     let best = i;
-    for (let j = 1; j <= y.length; j++) {
-      const cost = x[i - 1] === y[j - 1] ? 0 : 1;
+    const x = a.charCodeAt(i - 1);
+    for (let j = 1; j <= m; j++) {
+      const y = b.charCodeAt(j - 1);
       let value = Math.min(
         (previous[j] as number) + 1,
         (current[j - 1] as number) + 1,
-        (previous[j - 1] as number) + cost,
+        (previous[j - 1] as number) + (x === y ? 0 : 1),
       );
-      if (i > 1 && j > 1 && x[i - 1] === y[j - 2] && x[i - 2] === y[j - 1]) {
+      if (i > 1 && j > 1 && x === b.charCodeAt(j - 2) && a.charCodeAt(i - 2) === y) {
         value = Math.min(value, (before[j - 2] as number) + 1);
       }
-      current.push(value);
+      current[j] = value;
       if (value < best) best = value;
     }
     if (best > max) return max + 1;
+    const spare = before;
     before = previous;
     previous = current;
+    current = spare;
   }
-  return previous[y.length] as number;
+  return previous[m] as number;
 }
 
 /**
@@ -319,7 +351,7 @@ export function editDistance(a: string, b: string, max: number): number {
  * ids (in a 3-character id, 2 edits make another word: `abc` and `xbz` are not one customer).
  */
 function maxEdits(id: string): number {
-  const length = [...id].length;
+  const length = codePoints(id);
   return length <= 2 ? 0 : length <= 5 ? 1 : 2;
 }
 
@@ -329,12 +361,20 @@ function maxEdits(id: string): number {
  * 50,000-row run against a 50,000-id history must not spend minutes on a note.
  */
 export const BULK_EDIT_BUDGET = 200_000;
+/**
+ * A bulk run compares its ids with this many of the most recent known ids, which bounds the
+ * memory the comparison takes (a history holds up to ~60,000 events).
+ */
+export const BULK_KNOWN_IDS = 20_000;
 
 /** The ids a profile's history knows, and which of them a new id looks like. */
 export class KnownIds {
   private readonly exact = new Set<string>();
   private readonly loose = new Map<string, string>();
-  private readonly byLength = new Map<number, { id: string; loose: string }[]>();
+  /** Indexes into `ids`/`looseIds` by the length of the loose form (compact for 100k ids). */
+  private readonly byLength = new Map<number, number[]>();
+  private readonly ids: string[] = [];
+  private readonly looseIds: string[] = [];
   private budget: number;
 
   constructor(ids: Iterable<string>, budget = Number.POSITIVE_INFINITY) {
@@ -342,12 +382,19 @@ export class KnownIds {
     for (const id of ids) {
       if (this.exact.has(id)) continue;
       this.exact.add(id);
-      const loose = looseId(id);
+      const made = looseId(id);
+      // Most ids are their own loose form: one string kept, not two.
+      const loose = made === id ? id : made;
       if (!this.loose.has(loose)) this.loose.set(loose, id);
-      const length = [...loose].length;
-      const list = this.byLength.get(length) ?? [];
-      list.push({ id, loose });
-      this.byLength.set(length, list);
+      const length = codePoints(loose);
+      let list = this.byLength.get(length);
+      if (list === undefined) {
+        list = [];
+        this.byLength.set(length, list);
+      }
+      list.push(this.ids.length);
+      this.ids.push(id);
+      this.looseIds.push(loose);
     }
   }
 
@@ -370,19 +417,31 @@ export class KnownIds {
     if (same !== undefined) return same;
     const max = maxEdits(loose);
     if (max === 0 || this.budget <= 0) return undefined;
-    const length = [...loose].length;
-    let best: { id: string; distance: number } | undefined;
+    const length = codePoints(loose);
+    let best: { index: number; distance: number } | undefined;
     for (let l = length - max; l <= length + max; l++) {
-      for (const known of this.byLength.get(l) ?? []) {
-        this.budget--;
-        const distance = editDistance(loose, known.loose, max);
+      for (const index of this.byLength.get(l) ?? []) {
+        if (this.budget-- <= 0) break;
+        const distance = editDistance(loose, this.looseIds[index] as string, max);
         if (distance <= max && (best === undefined || distance < best.distance)) {
-          best = { id: known.id, distance };
+          best = { index, distance };
         }
       }
     }
-    return best?.id;
+    return best === undefined ? undefined : this.ids[best.index];
   }
+}
+
+/** Whether an event says that the group of its id exists for this profile. */
+function knowsId(
+  event: HistoryEvent,
+  profile: string,
+): event is HistoryEvent & { user_group_id: string } {
+  return (
+    event.profile === profile &&
+    event.user_group_id !== null &&
+    (event.outcome === 'created' || event.outcome === 'found' || event.outcome === 'rotated')
+  );
 }
 
 /** The ids of groups this profile's history saw answered. */
@@ -391,14 +450,10 @@ export function knownIds(
   profile: string,
   budget?: number,
 ): KnownIds {
-  const ids: string[] = [];
-  for (const event of events) {
-    if (event.profile !== profile || event.user_group_id === null) continue;
-    if (event.outcome === 'created' || event.outcome === 'found' || event.outcome === 'rotated') {
-      ids.push(event.user_group_id);
-    }
-  }
-  return new KnownIds(ids, budget);
+  return new KnownIds(
+    events.filter((event) => knowsId(event, profile)).map((event) => event.user_group_id),
+    budget,
+  );
 }
 
 /** The known ids of `profile` in the history at `location` (none when there is no history). */
@@ -406,7 +461,108 @@ export async function loadKnownIds(
   location: HistoryLocation | undefined,
   profile: string,
   budget?: number,
+  limit = Number.POSITIVE_INFINITY,
 ): Promise<KnownIds> {
   if (location === undefined) return new KnownIds([]);
-  return knownIds(await readHistory(location), profile, budget);
+  const seen: string[] = [];
+  const scan = idScanner(profile, (id) => seen.push(id));
+  for (const path of [rotatedPath(location.path), location.path]) {
+    await forEachLineBytes(path, scan);
+  }
+  // The most recent `limit` distinct ids: the file's order is the order they were seen.
+  const recent = new Set<string>();
+  for (let i = seen.length - 1; i >= 0 && recent.size < limit; i--) recent.add(seen[i] as string);
+  return new KnownIds(recent, budget);
+}
+
+/**
+ * Calls `visit(data, start, end)` for each line of the file, read in 64 KiB pieces into one
+ * buffer: a bulk run reads up to ~20 MB of history to learn the known ids, and decoding all of it
+ * into strings (then events) made enough garbage to grow its peak memory by tens of MiB.
+ */
+async function forEachLineBytes(
+  path: string,
+  visit: (data: Buffer, start: number, end: number) => void,
+): Promise<void> {
+  let handle: fsp.FileHandle;
+  try {
+    handle = await fsp.open(path, constants.O_RDONLY | NO_FOLLOW);
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return;
+    throw error;
+  }
+  try {
+    if (!(await handle.stat()).isFile()) throw new Error(`${path} is not a regular file`);
+    // One buffer for the whole file: a line cut by a read moves to its front, no copies made.
+    let data = Buffer.allocUnsafe(64 * 1024);
+    let filled = 0;
+    for (;;) {
+      if (filled === data.length) {
+        const bigger = Buffer.allocUnsafe(data.length * 2);
+        data.copy(bigger, 0, 0, filled);
+        data = bigger;
+      }
+      const { bytesRead } = await handle.read(data, filled, data.length - filled, null);
+      if (bytesRead === 0) break;
+      const stop = filled + bytesRead;
+      let start = 0;
+      for (;;) {
+        const end = data.indexOf(0x0a, start);
+        if (end < 0 || end >= stop) break;
+        visit(data, start, end);
+        start = end + 1;
+      }
+      data.copyWithin(0, start, stop);
+      filled = stop - start;
+    }
+    if (filled > 0) visit(data, 0, filled);
+  } finally {
+    await handle.close();
+  }
+}
+
+const OUTCOME_KNOWN = ['created', 'found', 'rotated'].map((outcome) =>
+  Buffer.from(`"outcome":"${outcome}"`),
+);
+const ID_KEY = Buffer.from('"user_group_id":"');
+
+/**
+ * The ids of the lines that say their group exists for `profile`, found by their bytes. Keys are
+ * matched with their quotes, which JSON escapes inside a string value: a name cannot fake them.
+ */
+function idScanner(
+  profile: string,
+  found: (id: string) => void,
+): (data: Buffer, start: number, end: number) => void {
+  const profileKey = Buffer.from(`"profile":${JSON.stringify(profile)},`);
+  return (data, start, end) => {
+    // The line alone: a search in the whole buffer would run on past the line's end.
+    const line = data.subarray(start, end);
+    if (line.indexOf(profileKey) < 0) return;
+    if (!OUTCOME_KNOWN.some((pattern) => line.includes(pattern))) return;
+    const key = line.indexOf(ID_KEY);
+    if (key < 0) return;
+    const valueStart = key + ID_KEY.length - 1;
+    let at = valueStart + 1;
+    let escaped = false;
+    while (at < line.length && line[at] !== 0x22) {
+      if (line[at] === 0x5c) {
+        escaped = true;
+        at++;
+      }
+      at++;
+    }
+    if (at >= line.length) return;
+    // Without escapes the bytes are the id; otherwise JSON says what they stand for.
+    if (!escaped) {
+      found(line.toString('utf8', valueStart + 1, at));
+      return;
+    }
+    try {
+      const id: unknown = JSON.parse(line.toString('utf8', valueStart, at + 1));
+      if (typeof id === 'string') found(id);
+    } catch {
+      // Not an event ugs wrote: no id from it.
+    }
+  };
 }

@@ -16,9 +16,14 @@ import type { KnownIds } from './read.js';
 async function knownIdsOf(deps: Deps, bulk: boolean): Promise<KnownIds | undefined> {
   const location = deps.history.location;
   if (location === undefined) return undefined;
-  const { BULK_EDIT_BUDGET, loadKnownIds } = await import('./read.js');
+  const { BULK_EDIT_BUDGET, BULK_KNOWN_IDS, loadKnownIds } = await import('./read.js');
   try {
-    return await loadKnownIds(location, deps.settings.profile, bulk ? BULK_EDIT_BUDGET : undefined);
+    return await loadKnownIds(
+      location,
+      deps.settings.profile,
+      bulk ? BULK_EDIT_BUDGET : undefined,
+      bulk ? BULK_KNOWN_IDS : undefined,
+    );
   } catch {
     // A history that cannot be read guards nothing; its writer warns about it after the get.
     return undefined;
