@@ -29,7 +29,11 @@ import { type HistoryEntry, type HistoryEvent, lastFour } from './event.js';
 
 /** Past this size the file is rotated (once: `history.1.ndjson`). */
 export const HISTORY_MAX_BYTES = 10 * 1024 * 1024;
-/** A bulk run writes its events when this many are waiting, or after BATCH_MS. */
+/**
+ * A bulk run writes its events when this many are waiting (more gather while a write is under
+ * way), or after BATCH_MS. Bigger batches saved no measurable time on a 50,000-row run, and
+ * raised its peak memory: their text is one large string per write.
+ */
 const BATCH_EVENTS = 256;
 const BATCH_MS = 1000;
 /** Another ugs appending holds the lock for a few milliseconds; a longer wait means trouble. */

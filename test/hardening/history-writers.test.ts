@@ -23,7 +23,7 @@ beforeAll(async () => {
 });
 afterAll(() => emulator.close());
 
-/** More rows than one batch (256), so each bulk run appends several times. */
+/** Rows per bulk run: the runs overlap with each other and with the get. */
 const ROWS = 300;
 
 describe('history writers at once', () => {
