@@ -531,7 +531,7 @@ function describeFsError(error: unknown): string {
  * `mkdir -p` with mode 0700. Not `mkdirSync(..., { recursive: true })`: on Linux that spins
  * forever where a parent exists but refuses children with ENOENT (anything under /proc).
  */
-function makeDirectories(dir: string, retry = true): void {
+export function makeDirectories(dir: string, retry = true): void {
   try {
     mkdirSync(dir, { mode: 0o700 });
   } catch (error) {

@@ -144,6 +144,11 @@ export function buildProgram(
     .option('--no-color', 'no colour in output (also NO_COLOR=1)')
     .option('--insecure-http', 'allow http:// to hosts other than this machine')
     .option('--ca-file <pem>', 'trust this CA certificate for the service (env: UGS_CA_FILE)')
+    .option(
+      '--history-file <path>',
+      'token history file, e.g. one shared by a team (env: UGS_HISTORY_FILE)',
+    )
+    .option('--no-history', 'keep no token history for this run (also UGS_NO_HISTORY=1)')
     .addHelpText(
       'after',
       `
@@ -157,7 +162,7 @@ ${formatExamples(
 )}
 
 Environment: UGS_API_TOKEN (API token), UGS_BASE_URL, UGS_API_PATH, UGS_PROFILE,
-  UGS_CONFIG_DIR, UGS_CA_FILE, UGS_DIALECT.
+  UGS_CONFIG_DIR, UGS_CA_FILE, UGS_DIALECT, UGS_HISTORY_FILE, UGS_NO_HISTORY.
 Exit codes: 0 ok, 1 service error, 2 usage, 3 auth, 4 network,
   5 rotation outcome unknown, 130 interrupted.
 `,

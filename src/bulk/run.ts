@@ -23,6 +23,10 @@ import {
   UsageError,
 } from '../errors.js';
 import { errorCode } from '../guards.js';
+import type { HistoryEntry, HistoryOutcome } from '../history/event.js';
+import type { HistoryBatch } from '../history/log.js';
+import { type EntryBase, entryBase } from '../history/record.js';
+import { lookalikeRows } from '../history/typo.js';
 import { retryAfterMs } from '../http.js';
 import { canPrompt, escapeControls } from '../io.js';
 import type { RowSchema } from '../operations/bulk.js';
@@ -181,7 +185,9 @@ async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Pro
       ? await readResumeState(opts.output, outputFormat, spec.records)
       : undefined;
   const mismatches: string[] = [];
+  const lookalikes = spec.noteLookalikeIds === true ? await lookalikeRows(deps) : undefined;
   const check = (row: { row: number; user_group_id?: string | undefined }) => {
+    lookalikes?.check(row);
     const earlier = state?.outcomes.get(row.row)?.user_group_id;
     if (earlier == null || row.user_group_id === undefined || earlier === row.user_group_id) return;
     mismatches.push(
@@ -204,6 +210,7 @@ async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Pro
       `--from: ignored ${input.ignoredColumns.length === 1 && input.ignoredColumns[0]?.startsWith('"') ? 'a column' : 'columns'} ugs does not know: ${input.ignoredColumns.join(', ')} (--strict-columns refuses them)`,
     );
   }
+  lookalikes?.report();
 
   let plan: ResumePlan = { done: new Set(), settle: new Map(), sent: new Set(), sentAt: new Map() };
   if (state !== undefined && opts.output !== undefined) {
@@ -256,10 +263,23 @@ async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Pro
           records: spec.records,
           ...(hooks.fs !== undefined && { fs: hooks.fs }),
         });
-  const run = new BulkRun(opts, deps, file, input, plan, alreadyDone, hooks, rowLines, {
-    pacer,
-    throttleWaitMs: target.dialect === 'explo' ? EXPLO_THROTTLE_WAIT_MS : undefined,
-  });
+  // Every answered row is an event of the token history, written in batches (log.ts).
+  const history = { batch: deps.history.batch(), base: entryBase(deps, target) };
+  const run = new BulkRun(
+    opts,
+    deps,
+    file,
+    input,
+    plan,
+    alreadyDone,
+    hooks,
+    rowLines,
+    {
+      pacer,
+      throttleWaitMs: target.dialect === 'explo' ? EXPLO_THROTTLE_WAIT_MS : undefined,
+    },
+    history,
+  );
   try {
     const client = run.tracked(await connecting);
     const work = () =>
@@ -272,6 +292,7 @@ async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Pro
   } finally {
     await run.finish();
     await file?.close();
+    await history.batch.close();
   }
   run.throwOutcome();
 }
@@ -335,6 +356,8 @@ class BulkRun {
   private readonly clock: Clock;
   private readonly progress: ProgressLine;
   private scheduler: Scheduler<RowOf, BulkRecord> | undefined;
+  /** Each final record's history event until the record is written (then it joins the history). */
+  private readonly historyEntries = new Map<BulkRecord, HistoryEntry>();
   /** While `--resume` waits out an earlier run's requests (clock.now() when the wait ends). */
   private settleWaitUntil: number | undefined;
 
@@ -348,6 +371,7 @@ class BulkRun {
     hooks: BulkHooks,
     private readonly rowLines?: RowLines,
     private readonly pacing: Pacing = { pacer: undefined, throttleWaitMs: undefined },
+    private readonly history?: { batch: HistoryBatch; base: EntryBase },
   ) {
     const { rowCount } = input;
     this.rowCount = rowCount;
@@ -545,7 +569,14 @@ class BulkRun {
   /** A row's record from an answer (or from reading the state back: `settled`). */
   private answered(row: RowOf, result: ServiceResult, settled: boolean): BulkRecord {
     const { status, ...fields } = this.opts.spec.outcome(row, result, settled);
-    return this.record(row, status, fields);
+    const record = this.record(row, status, fields);
+    const entry = this.historyEntries.get(record);
+    const answeredId = result.userGroup.provided_id;
+    // A mismatch rotated the group the answer names: the history says so, not the row's id.
+    if (status === 'mismatch' && entry !== undefined && typeof answeredId === 'string') {
+      entry.userGroupId = answeredId;
+    }
+    return record;
   }
 
   /** One request of a row whose `sending` record is on disk. */
@@ -816,6 +847,11 @@ class BulkRun {
 
   private write(records: readonly BulkRecord[]): void {
     for (const record of records) {
+      const entry = this.historyEntries.get(record);
+      if (entry !== undefined) {
+        this.historyEntries.delete(record);
+        this.history?.batch.add(entry);
+      }
       this.knownSecret(record.token);
       if (record.status === 'sending') continue;
       this.finished[record.row] = 1;
@@ -1029,6 +1065,20 @@ class BulkRun {
     };
     // A request's record says when it went out: --resume waits until it cannot be in flight.
     if (status === 'sending') record.at = new Date(this.epochMs()).toISOString();
+    const outcome = HISTORY_OUTCOME[status];
+    if (this.history !== undefined && outcome !== undefined) {
+      const tag = record.api_environment_tag;
+      this.historyEntries.set(record, {
+        ...this.history.base,
+        time: new Date(this.epochMs()),
+        userGroupId: record.user_group_id,
+        name: record.name,
+        outcome,
+        sentToken: this.opts.spec.secrets(row)[0] ?? null,
+        token: outcome === 'failed' || outcome === 'unknown' ? null : record.token,
+        ...(typeof tag === 'string' && { environmentTag: tag }),
+      });
+    }
     // Fields every record of this command has are there from the start (null until known).
     for (const { field, always } of this.opts.spec.records.extras) {
       if (always && record[field] === undefined) Object.assign(record, { [field]: null });
@@ -1038,6 +1088,20 @@ class BulkRun {
 }
 
 type Task = (row: RowOf, attempt: number) => Promise<Attempt<BulkRecord>>;
+
+/**
+ * A record's status as a history outcome: a `mismatch` did rotate (another group than the row's);
+ * `skipped` rows were never sent and `sending` is not an outcome, so neither is an event.
+ */
+const HISTORY_OUTCOME: Partial<Record<RecordStatus, HistoryOutcome>> = {
+  created: 'created',
+  found: 'found',
+  rotated: 'rotated',
+  mismatch: 'rotated',
+  stale: 'stale',
+  failed: 'failed',
+  unknown: 'unknown',
+};
 
 /** Records waiting for the results file before the run stops starting rows (about 4 MB). */
 const MAX_BACKLOG_CHARS = 4 * 1024 * 1024;

@@ -31,6 +31,11 @@ export interface BulkSpec<Row extends BulkRow = BulkRow> {
   send(client: ServiceClient, row: Row): Promise<ServiceResult>;
   /** The row's record from an answer; `settled`: read back after the answer was lost. */
   outcome(row: Row, result: ServiceResult, settled: boolean): RecordOutcome;
+  /**
+   * Rows whose new id looks like an id the profile's history knows get a `note:` after
+   * validation (a typo would create a group); they are sent all the same.
+   */
+  noteLookalikeIds?: boolean;
   /** The operation's risk: rows are journaled before they are sent and settled after. */
   risk?: AtRisk<Row>;
 }

@@ -9,12 +9,14 @@ import type { Command } from 'commander';
 import { operationCommands } from '../operations/index.js';
 import { completionCommand } from './completion.js';
 import { doctorCommand } from './doctor.js';
+import { historyCommand } from './history.js';
 import { loginCommand } from './login.js';
 import { logoutCommand } from './logout.js';
 import { profileCommand } from './profile.js';
 import { serveCommand } from './serve.js';
 import type { DepsFactory } from './shared.js';
 import { statusCommand } from './status.js';
+import { whoisCommand } from './whois.js';
 
 export const commands = {
   login: loginCommand,
@@ -23,6 +25,9 @@ export const commands = {
   profile: profileCommand,
   // The operations' commands (get, rotate, ...), from their registry: src/operations/index.ts.
   ...operationCommands,
+  // The token history (src/history): read only, any -p (a profile only the history knows).
+  history: historyCommand,
+  whois: whoisCommand,
   completion: completionCommand,
   doctor: doctorCommand,
   serve: serveCommand,

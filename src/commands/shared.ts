@@ -12,8 +12,9 @@ import type { OutputFormat } from '../output/results.js';
  *
  * A profile named by `--profile`, UGS_PROFILE or `ugs profile use` must be saved (exit 2 with
  * "did you mean ...?", src/profiles.ts), except for a command that passes
- * `acceptsUnknownProfile: true`: `login`, which creates it, and (issue 23) `history` and
- * `whois`, which will read the token history, where profiles no longer saved may appear.
+ * `acceptsUnknownProfile: true`: `login`, which creates it, `profile` (its subcommands name their
+ * own), and `history` and `whois`, which read the token history, where profiles no longer saved
+ * (or saved on another machine sharing the file) appear.
  */
 export type DepsFactory = (
   command: Command,

@@ -8,6 +8,7 @@ import { configDir, FileConfigStore } from '../config.js';
 import { StreamTracer, silentTracer, type Tracer } from '../debug.js';
 import type { DoctorNetwork } from '../doctor/network.js';
 import { ConfigError } from '../errors.js';
+import { createHistoryLog, type HistoryLog, historyLocation } from '../history/log.js';
 import { createHttpClient, type HttpClient } from '../http.js';
 import type { IO } from '../io.js';
 import { operations } from '../operations/index.js';
@@ -43,6 +44,7 @@ export function createDeps(
   let progress: Progress | undefined;
   let tracer: Tracer | undefined;
   let network: DoctorNetwork | undefined;
+  let history: HistoryLog | undefined;
   // Once per run, however many clients the command makes.
   let warned = false;
   const warnOnce = (message: string) => {
@@ -124,6 +126,13 @@ export function createDeps(
         options,
         Object.values(operations),
       );
+    },
+    get history() {
+      history ??= createHistoryLog(
+        historyLocation(deps.settings, configDir(io.env, system.platform, system.homedir)),
+        { env: io.env, warn: (m) => printLine(output, m) },
+      );
+      return history;
     },
     now: () => new Date(),
     get network() {

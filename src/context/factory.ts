@@ -9,6 +9,7 @@ import type { ConfigStore } from '../config.js';
 import type { Tracer } from '../debug.js';
 import type { DoctorNetwork } from '../doctor/network.js';
 import type { EmulatorOptions, RunningEmulator } from '../emulator/options.js';
+import type { HistoryLog } from '../history/log.js';
 import type { IO } from '../io.js';
 import type { ServiceClient } from '../operations/client.js';
 import type { Output } from '../output/output.js';
@@ -42,6 +43,11 @@ export interface Deps {
   connect(target: Target, options?: ConnectOptions): Promise<ServiceClient>;
   /** `ugs serve`'s emulator, started; its bundle is loaded by this call only. */
   startEmulator(options: EmulatorOptions): Promise<RunningEmulator>;
+  /**
+   * The token history's writer (`history.ndjson`; off with `--no-history`): every get and rotate
+   * that reached the service appends to it. Nothing is opened until the first append.
+   */
+  history: HistoryLog;
   /** The clock (certificate expiry in `doctor`). */
   now(): Date;
   /** `doctor`'s DNS, TCP and TLS checks; each loads its modules on its first call. */

@@ -45,6 +45,10 @@ export interface Settings extends Preferences {
   /** `--dialect` or `UGS_DIALECT`, checked; the profile's and the default come later. */
   dialect?: Dialect | undefined;
   dialectSource?: 'flag' | 'env' | undefined;
+  /** `--no-history` or `UGS_NO_HISTORY=1`: no token history is written. */
+  noHistory?: boolean;
+  /** `--history-file` or `UGS_HISTORY_FILE` (the flag winning): a shared history file. */
+  historyFile?: string | undefined;
 }
 
 export type ProfileSource = 'flag' | 'env' | 'config' | 'default';
@@ -62,6 +66,9 @@ export interface GlobalFlags {
   insecureHttp?: boolean;
   caFile?: string;
   dialect?: string;
+  /** False for `--no-history`. */
+  history?: boolean;
+  historyFile?: string;
 }
 
 export function readPreferences(flags: GlobalFlags): Preferences {
@@ -129,7 +136,14 @@ export function parseSettings(
           : undefined,
     dialectSource:
       flags.dialect !== undefined ? 'flag' : envDialect !== undefined ? 'env' : undefined,
+    noHistory: flags.history === false || isSet(env.UGS_NO_HISTORY),
+    historyFile: nonEmpty(flags.historyFile) ?? nonEmpty(env.UGS_HISTORY_FILE),
   };
+}
+
+/** A switch in the environment: set to anything but empty, `0` or `false`. */
+function isSet(value: string | undefined): boolean {
+  return value !== undefined && !['', '0', 'false', 'no'].includes(value.trim().toLowerCase());
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

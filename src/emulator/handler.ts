@@ -3,6 +3,7 @@ import { type Dialect, tokenHeader } from '../dialect.js';
 import type { HttpMethod } from '../http.js';
 import { type Operation, wireOf } from '../operations/operation.js';
 import type { Route, RouteAnswer } from '../operations/route.js';
+import { fingerprint } from '../redact.js';
 import type { Authenticator } from './auth.js';
 import type { FaultInjector, FaultKind } from './faults.js';
 import type { Store } from './store.js';
@@ -59,6 +60,8 @@ export interface Handled {
   id?: string | undefined;
   /** The fault injected into this request, if any. */
   fault?: FaultKind | undefined;
+  /** More for the access log (a refused token's last 4); never a whole token. */
+  note?: string | undefined;
 }
 
 /** A path's routes, one per method, and its `Allow` header. */
@@ -279,7 +282,7 @@ export class RequestHandler {
       if (RequestError.is(err)) {
         // Every refusal keeps the interface's envelope: success 0, then DRF's own fields.
         sendJson(res, err.status, { success: 0, ...err.body }, err.headers);
-        return { outcome: 'refused', fault };
+        return { outcome: 'refused', fault, id: err.log?.id, note: err.log?.note };
       }
       if (!res.headersSent && !req.destroyed) {
         const why = err instanceof Error ? err.message : String(err);
@@ -306,7 +309,10 @@ export class RequestHandler {
       Array.isArray(header) ? header.join(', ') : header,
     );
     if (typeof environment !== 'string') {
-      throw RequestError.detail(401, environment.refused, { 'WWW-Authenticate': 'Token' });
+      const presented = /^\s*token\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
+      const error = RequestError.detail(401, environment.refused, { 'WWW-Authenticate': 'Token' });
+      // Which API token was refused, by its last 4, as `--debug` shows tokens on the client side.
+      throw presented === undefined ? error : error.withLog(`token=${fingerprint(presented)}`);
     }
     // DRF's check_throttles runs after authentication and before the method is dispatched.
     const verdict = this.deps.throttle?.check(req.socket.remoteAddress ?? '');

@@ -198,7 +198,7 @@ export async function startEmulator(
       onSocket.delete(entry);
     });
     const handled = handler.handle(req, res);
-    void Promise.all([handled, done]).then(([{ outcome, id, fault }]) => {
+    void Promise.all([handled, done]).then(([{ outcome, id, fault, note }]) => {
       if (!log) return;
       const status = res.writableFinished ? String(res.statusCode) : '-';
       const ms = Math.round(performance.now() - started);
@@ -213,6 +213,7 @@ export async function startEmulator(
         outcome,
         ...(id === undefined ? [] : [`id=${quoted(id)}`]),
         ...(fault === undefined ? [] : [`fault=${fault}`]),
+        ...(note === undefined ? [] : [escapeNote(note)]),
       ].join(' ');
       try {
         log(line);
@@ -301,6 +302,11 @@ export async function startEmulator(
       return closing;
     },
   };
+}
+
+/** A note of ours holds no client text but a token's last 4: its control characters escaped. */
+function escapeNote(text: string): string {
+  return quoted(text).slice(1, -1);
 }
 
 /** A client's id in a log line: quoted, every control character (C1 and DEL too) escaped. */

@@ -86,6 +86,11 @@ export class Store {
   // Tokens are unique across every environment, so one index serves both uniqueness and lookup.
   private readonly byToken = new Map<string, UserGroup>();
   private readonly groups: UserGroup[] = [];
+  /**
+   * Tokens a rotation replaced (since this emulator started), so a refused rotation of one can
+   * say in the access log that it was this group's token once: the answer stays DRF's 404.
+   */
+  private readonly previousTokens = new Map<string, { group: UserGroup; rotatedAt: Date }>();
   /** The API tokens generated for this state; kept with it so they survive a restart. */
   generatedApiTokens: ApiToken[] | undefined;
   /** Told of every change as it is made, synchronously, so it can be written out. */
@@ -140,10 +145,20 @@ export class Store {
     const group = this.findByToken(environment, currentToken);
     if (!group) return undefined;
     this.byToken.delete(group.token);
+    this.previousTokens.set(group.token, { group, rotatedAt: new Date() });
     group.token = this.uniqueToken();
     this.byToken.set(group.token, group);
     this.onChange?.({ op: 'rotate', team_id: group.teamId, token: group.token });
     return group;
+  }
+
+  /** The group whose token this was before a rotation replaced it, and when. */
+  previousOwner(
+    environment: Environment,
+    token: string,
+  ): { group: UserGroup; rotatedAt: Date } | undefined {
+    const previous = this.previousTokens.get(token);
+    return previous?.group.environment === environment ? previous : undefined;
   }
 
   /** Changes a group's own data (name, mapping, properties); its id and token stay. */

@@ -35,6 +35,15 @@ export class RequestError extends Error {
     this.name = 'RequestError';
   }
 
+  /** What the access log (`ugs serve --debug`) adds about this refusal; never in the answer. */
+  log: { id?: string; note: string } | undefined;
+
+  /** This error, with a note for the access log. */
+  withLog(note: string, id?: string): this {
+    this.log = { note, ...(id !== undefined && { id }) };
+    return this;
+  }
+
   static detail(status: number, text: string, headers?: Record<string, string>): RequestError {
     return new RequestError(status, { detail: text }, headers);
   }

@@ -72,6 +72,20 @@ describe('--dialect explo on the wire', () => {
     expect(existsSync(other.configPath)).toBe(false);
   });
 
+  it('the token history records the dialect the request spoke', async () => {
+    const { sb } = await exploService({ dialect: 'explo' });
+    const result = await runMain(['get', '--id', 'hist', '--name', 'Hist', '--field', 'token'], {
+      sandbox: sb,
+    });
+    expect(result.code, describeRun(result)).toBe(0);
+    const history = await runMain(['history', '--json'], { sandbox: sb });
+    expect(history.code, describeRun(history)).toBe(0);
+    expect(JSON.parse(history.stdout.trim().split('\n')[0] ?? '{}')).toMatchObject({
+      user_group_id: 'hist',
+      dialect: 'explo',
+    });
+  });
+
   it('rotate: POST /api/refresh_user_group_token/ {current_token}, from a profile saved as explo', async () => {
     const { sb, service } = await exploService({ dialect: 'explo' });
     const before = await service.seed('acme', 'Acme');

@@ -59,8 +59,13 @@ describe('ugs serve --debug access lines', () => {
     expect(lines[0]).toMatch(/ GET \/api\/user 200 \d+ms created id="acme"$/);
     expect(lines[1]).toMatch(/ GET \/api\/user 200 \d+ms found id="acme"$/);
     expect(lines[2]).toMatch(/ POST \/api\/user 200 \d+ms rotated id="acme"$/);
-    expect(lines[3]).toMatch(/ POST \/api\/user 404 \d+ms refused$/);
-    expect(lines[4]).toMatch(/ GET \/api\/user 401 \d+ms refused$/);
+    // A refused token is named by its last 4 (issue 23): a rotated one says whose it was.
+    expect(lines[3]).toMatch(
+      new RegExp(
+        ` POST /api/user 404 \\d+ms refused id="acme" token=…${found.token.slice(-4)} was rotated before \\(\\d{4}-[^)]+Z\\): a previous token of this group$`,
+      ),
+    );
+    expect(lines[4]).toMatch(/ GET \/api\/user 401 \d+ms refused token=…oken$/);
     expect(lines[5]).toMatch(/ GET \/api\/user 400 \d+ms refused$/);
     // The timestamps are real times of this run, in order.
     const times = lines.map((line) => Date.parse(line.slice(0, 24)));
@@ -76,6 +81,34 @@ describe('ugs serve --debug access lines', () => {
     ]) {
       expect(log.includes(secret), `a token in the log:\n${log}`).toBe(false);
       expect(log.includes(secret.slice(-8)), `part of a token in the log:\n${log}`).toBe(false);
+    }
+  });
+
+  it('a refused rotation of a token never seen says "unknown"; the answer stays DRF\'s 404 either way', async () => {
+    const lines: string[] = [];
+    const emulator = await startEmulator({ log: (line) => lines.push(line) });
+    try {
+      const apiToken = emulator.tokenFor('Customer');
+      const group = userGroupOf(
+        await getUser(emulator.url, apiToken, { user_group_id: 'prev', name: 'Prev' }),
+      );
+      await rotate(emulator.url, apiToken, group.token);
+      const spent = await rotate(emulator.url, apiToken, group.token);
+      const never = await rotate(emulator.url, apiToken, 'never-issued-token-1234');
+      for (const answer of [spent, never]) {
+        expect(answer.status).toBe(404);
+        expect(answer.json).toEqual({ success: 0, detail: 'Not found.' });
+      }
+      const deadline = Date.now() + 5_000;
+      while (lines.length < 4 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(lines[2]).toContain(
+        `refused id="prev" token=…${group.token.slice(-4)} was rotated before`,
+      );
+      expect(lines[3]).toMatch(/ 404 \d+ms refused token=…1234 unknown$/);
+    } finally {
+      await emulator.close();
     }
   });
 

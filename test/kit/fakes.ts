@@ -10,6 +10,7 @@ import { parseSettings, type Settings } from '../../src/context/settings.js';
 import { StreamTracer, silentTracer, type Tracer } from '../../src/debug.js';
 import type { DoctorNetwork } from '../../src/doctor/network.js';
 import { ApiError } from '../../src/errors.js';
+import { type HistoryLog, noHistory } from '../../src/history/log.js';
 import type { IO } from '../../src/io.js';
 import { type OperationName, operations } from '../../src/operations/index.js';
 import { createOutput } from '../../src/output/output.js';
@@ -311,6 +312,7 @@ export function makeDeps(
     network?: DoctorNetwork;
     now?: () => Date;
     startEmulator?: Deps['startEmulator'];
+    history?: HistoryLog;
   } = {},
 ): TestDeps {
   const io = options.io ?? makeIO();
@@ -339,6 +341,8 @@ export function makeDeps(
       return options.service;
     },
     startEmulator: options.startEmulator ?? (() => unexpected('emulator start')),
+    // Runs of a command's `run` write no history unless a test gives one.
+    history: options.history ?? noHistory,
     now: options.now ?? (() => new Date()),
     network: options.network ?? {
       lookup: () => unexpected('DNS lookup'),

@@ -8,7 +8,7 @@ import { UsageError } from '../../src/errors.js';
 import { type ArgvRow, parseArgv } from '../kit/wiring.js';
 
 /** The globals every command sees when none is given. */
-const DEFAULT_GLOBALS = { timeout: '30', input: true, color: true };
+const DEFAULT_GLOBALS = { timeout: '30', input: true, color: true, history: true };
 
 const table = { kind: 'table' } as const;
 
@@ -171,6 +171,8 @@ describe('global options reach every command, before or after its name', () => {
     [['--no-color'], { color: false }],
     [['--insecure-http'], { insecureHttp: true }],
     [['--ca-file', 'ca.pem'], { caFile: 'ca.pem' }],
+    [['--no-history'], { history: false }],
+    [['--history-file', 'team.ndjson'], { historyFile: 'team.ndjson' }],
   ];
   const commands: readonly (readonly string[])[] = [
     ['get', '--id', 'a', '--name', 'A'],

@@ -53,6 +53,8 @@ export const spec: BulkSpec<GetRow> = {
     ],
   },
   secrets: () => [],
+  // A get creates the group of an id it does not know: a typo is a new tenant.
+  noteLookalikeIds: true,
   send(client, row) {
     const request: GetUserRequest = { name: row.name, user_group_id: row.user_group_id };
     if (row.mapping) request.mapping = row.mapping;

@@ -12,6 +12,8 @@ import {
 import type { Deps } from '../../context/factory.js';
 import { resolveTarget } from '../../credentials.js';
 import { ApiError, UsageError } from '../../errors.js';
+import { recordedGet } from '../../history/record.js';
+import { confirmNewId } from '../../history/typo.js';
 import { readJsonSource } from '../../input.js';
 import { canPrompt, escapeControls } from '../../io.js';
 import { printWarningNote } from '../../output/messages.js';
@@ -50,6 +52,8 @@ export interface GetOptions {
   format: OutputFormat;
   /** `--must-exist`: a group the service reports as new is a failure (exit 1). */
   mustExist?: boolean;
+  /** `--yes`: no question about an id that looks like a typo of a known one. */
+  yes?: boolean;
 }
 
 interface GetFlags extends BulkFlags {
@@ -63,6 +67,7 @@ interface GetFlags extends BulkFlags {
   demo?: boolean;
   json?: boolean;
   field?: string;
+  yes?: boolean;
 }
 
 /** `get --from`: its flags' words (the spec itself, bulk.ts, loads only for --from). */
@@ -98,7 +103,8 @@ export function getCommand(makeDeps: DepsFactory, run = runGet): Command {
     .option(
       '--demo',
       'create it as a demo group (is_demo_group: watermarked, not billed; --dialect explo only)',
-    );
+    )
+    .option('-y, --yes', 'do not ask whether a new id is a typo of a known one (see ugs history)');
   addBulkFlags(addOutputFlags(command), BULK).action(async (flags: GetFlags, cmd: Command) => {
     const bulk = parseBulkFlags(flags, BULK, singleRowFlags(flags), true);
     const deps = makeDeps(cmd);
@@ -181,6 +187,7 @@ export async function parseGetFlags(flags: GetFlags, deps: Deps): Promise<GetOpt
     ...(flags.demo === true && { demo: true }),
     format,
     ...(flags.mustExist === true && { mustExist: true }),
+    ...(flags.yes === true && { yes: true }),
   };
 }
 
@@ -213,13 +220,18 @@ export async function runGet(opts: GetOptions, deps: Deps): Promise<void> {
   // Whatever the path (flags were checked already, prompts were not), nothing invisible is sent.
   checkGroupText(request.user_group_id, 'the user group id', 'id');
   checkGroupText(request.name, 'the user group name', 'name');
+  // A new id that looks like a known one: asked at a terminal only (history/typo.ts).
+  if (interactive && opts.yes !== true) await confirmNewId(request.user_group_id, deps);
 
   const client = await deps.connect(target);
   const result = await withProgress(
     deps,
     opts.format,
     `Creating or finding ${escapeControls(request.user_group_id)}`,
-    () => withJsonErrorBody(deps.output, opts.format, () => client.getUser(request)),
+    () =>
+      withJsonErrorBody(deps.output, opts.format, () =>
+        recordedGet(deps, target, request, () => client.getUser(request)),
+      ),
   );
   const other = otherGroupOf(result, request.user_group_id);
   if (other !== undefined) throw answeredForAnother(request.user_group_id, other, result.status);

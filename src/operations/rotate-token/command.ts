@@ -19,6 +19,7 @@ import {
   OutputError,
   UsageError,
 } from '../../errors.js';
+import { recordedRotate } from '../../history/record.js';
 import { canPrompt, escapeControls, flushOutput, InFlight, readStdin } from '../../io.js';
 import { printMessage } from '../../output/messages.js';
 import {
@@ -235,7 +236,9 @@ export async function runRotate(opts: RotateOptions, deps: Deps): Promise<void> 
     `Rotating ${tokenPhrase(currentToken, 'the token')}`,
     () =>
       inFlight.during(interruptedRotation, () =>
-        withJsonErrorBody(deps.output, opts.format, () => client.rotateToken(currentToken)),
+        withJsonErrorBody(deps.output, opts.format, () =>
+          recordedRotate(deps, target, currentToken, () => client.rotateToken(currentToken)),
+        ),
       ),
   );
   if (isUnrotated(result, currentToken)) throw notRotated(result.status);

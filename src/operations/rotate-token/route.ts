@@ -1,13 +1,22 @@
 /** Create User (token rotation) in the emulator: the old token stops working at once. */
 import { parseRotateBody, RequestError } from '../../emulator/validation.js';
+import { fingerprint } from '../../redact.js';
 import type { Route } from '../route.js';
 
 export const route: Route = {
   async handle({ store, environment, text, markChanged, durable }) {
     const currentToken = parseRotateBody(text);
     const group = store.rotate(environment, currentToken);
-    // DRF's get_object_or_404; the token is not echoed: it is a credential.
-    if (!group) throw RequestError.detail(404, 'Not found.');
+    // DRF's get_object_or_404; the token is not echoed: it is a credential. The access log
+    // (--debug) names its last 4, and whether a rotation replaced it: someone holds an old one.
+    if (!group) {
+      const previous = store.previousOwner(environment, currentToken);
+      const note =
+        previous === undefined
+          ? `token=${fingerprint(currentToken)} unknown`
+          : `token=${fingerprint(currentToken)} was rotated before (${previous.rotatedAt.toISOString()}): a previous token of this group`;
+      throw RequestError.detail(404, 'Not found.').withLog(note, previous?.group.providedId);
+    }
     markChanged();
     const body = {
       success: 1,

@@ -1,0 +1,227 @@
+/**
+ * `ugs whois <token | …last4 | fingerprint>`: which user group(s) a token belonged to in the
+ * token history, and whether it was rotated (when, by whom, to what). A whole token is read from
+ * stdin with `-` (or asked for, hidden, at a terminal): it never has to be in argv. `--check`
+ * asks the service with `get` whether the token is still the group's current one.
+ *
+ * Like `history`, it accepts any `-p` (a profile only the history knows) and resolves no target
+ * unless `--check` needs one.
+ */
+import type { Command } from 'commander';
+import type { Deps } from '../context/factory.js';
+import { resolveTarget } from '../credentials.js';
+import { ApiError, UsageError } from '../errors.js';
+import type { HistoryEvent } from '../history/event.js';
+import { recordedGet } from '../history/record.js';
+import { canPrompt, escapeControls, readStdin } from '../io.js';
+import { printNote } from '../output/messages.js';
+import { formatBaseUrl, quote } from '../parse.js';
+import { shortTime } from './history.js';
+import { type DepsFactory, newCommand } from './shared.js';
+
+export interface WhoisOptions {
+  /** The argument as given; `-` reads stdin; undefined asks at a terminal. */
+  query: string | undefined;
+  check: boolean;
+  json: boolean;
+}
+
+export function whoisCommand(makeDeps: DepsFactory, run = runWhois): Command {
+  return newCommand('whois', 'Tell which user group a token belonged to, and what became of it', [
+    'printenv USER_GROUP_TOKEN | ugs whois -',
+    'ugs whois …a1b2                  # by its last 4 characters',
+    'ugs whois 3fa2b1c0d9e8           # by its fingerprint (ugs history shows them)',
+    'ugs whois - --check < token.txt  # ask the service whether it is still current',
+  ])
+    .argument('[token]', 'a fingerprint, the last 4 characters (…a1b2), or - to read a token')
+    .option('--check', "ask the service (a get of the group) whether it is the group's token now")
+    .option('--json', 'print the answer as JSON on stdout')
+    .action(async (query: string | undefined, flags: { check?: boolean; json?: boolean }, cmd) => {
+      await run(
+        { query, check: flags.check === true, json: flags.json === true },
+        makeDeps(cmd as Command, { acceptsUnknownProfile: true }),
+      );
+    });
+}
+
+interface CheckResult {
+  user_group_id: string;
+  base_url: string;
+  current: boolean;
+  /** The group's current token, as a fingerprint; null when it could not be asked. */
+  current_fingerprint: string | null;
+  current_last4: string | null;
+  created?: boolean;
+}
+
+export async function runWhois(opts: WhoisOptions, deps: Deps): Promise<void> {
+  const location = deps.history.location;
+  if (location === undefined) {
+    throw new UsageError('the token history is off (--no-history or UGS_NO_HISTORY)', {
+      hint: 'run without --no-history, and unset UGS_NO_HISTORY',
+    });
+  }
+  const text = await readQuery(opts, deps);
+  const read = await import('../history/read.js');
+  const query = read.parseTokenQuery(text);
+  if (query.kind === 'token') deps.output.maskSecret(query.token);
+  if (query.kind === 'token' && opts.query !== undefined && opts.query !== '-') {
+    printNote(
+      deps.output,
+      'a token in the command line lands in shell history and process lists; `ugs whois -` reads it from stdin',
+    );
+  }
+  const events = await read.readHistory(location);
+  const key = await read.readKey(location);
+  const fingerprints = await read.queryFingerprints(query, events, key);
+  const answer = read.whois(events, fingerprints);
+  const seen = answer.events.length > 0;
+  const checks: CheckResult[] = [];
+  if (opts.check && seen) {
+    for (const group of answer.groups) {
+      checks.push(await checkGroup(deps, group, key, read.fingerprintWith));
+    }
+    if (answer.groups.length === 0) {
+      throw new UsageError(
+        'the history does not say which user group this token belonged to, so --check has no group to ask about',
+      );
+    }
+  }
+  if (opts.json) {
+    deps.io.stdout.write(
+      `${JSON.stringify({ seen, ...answer, ...(opts.check && { checks }) }, null, 2)}\n`,
+    );
+  } else {
+    deps.io.stdout.write(describeAnswer(answer, checks, location.path));
+  }
+  if (!seen) throw new NotSeen();
+  if (opts.check && !checks.some((check) => check.current)) throw new NotCurrent();
+}
+
+/** Exit 1: "not seen in this history" (already printed on stdout). */
+class NotSeen extends ApiError {
+  constructor() {
+    super('the token was not seen in this history', {
+      hint: 'another history (--history-file) may know it; only tokens ugs sent or received are in it',
+    });
+  }
+}
+
+/** Exit 1 with --check: the token is not the group's current one. */
+class NotCurrent extends ApiError {
+  constructor() {
+    super('the token is not the current token of its user group', {
+      hint: "the group's current token is what dashboards need; ugs get --id <id> --name <name> --field token reads it",
+    });
+  }
+}
+
+async function readQuery(opts: WhoisOptions, deps: Deps): Promise<string> {
+  let text: string;
+  if (opts.query === '-') {
+    text = (await readStdin(deps.io, 'whois -')).trim();
+    if (text === '') throw new UsageError('whois -: stdin was empty');
+  } else if (opts.query !== undefined) {
+    text = opts.query.trim();
+  } else if (canPrompt(deps.io, deps.settings.noInput)) {
+    text = (
+      await deps.prompter.password('Token, its last 4 characters, or its fingerprint:', {
+        validate: (value) => value.trim() !== '' || 'a token, …last4 or a fingerprint is required',
+      })
+    ).trim();
+  } else {
+    throw new UsageError('missing token: which token to look up?', {
+      hint: 'pipe the token in with `ugs whois -`, or give its last 4 (…a1b2) or its fingerprint',
+    });
+  }
+  if (text === '') throw new UsageError('the token to look up cannot be empty');
+  return text;
+}
+
+/**
+ * A get of the group (its id and last known name), against the service of this run: only when
+ * that is the service the history saw the group at, since a get elsewhere would create a group.
+ */
+async function checkGroup(
+  deps: Deps,
+  group: { user_group_id: string; name: string | null; base_url: string; fingerprint: string },
+  key: Buffer | undefined,
+  fingerprintWith: (key: Buffer, token: string) => Promise<string>,
+): Promise<CheckResult> {
+  const target = await resolveTarget(deps);
+  const here = formatBaseUrl(target.baseUrl);
+  if (here !== group.base_url) {
+    throw new UsageError(
+      `the token's group ${quote(group.user_group_id)} was seen at ${escapeControls(group.base_url)}, not at ${escapeControls(here)}: --check would ask (and a get could create it at) another service`,
+      { hint: `pass --base-url ${group.base_url} or the -p profile of that service` },
+    );
+  }
+  const request = { user_group_id: group.user_group_id, name: group.name ?? group.user_group_id };
+  const client = await deps.connect(target);
+  const result = await recordedGet(deps, target, request, () => client.getUser(request));
+  const token = result.userGroup.token;
+  deps.output.maskSecret(token);
+  const print = key === undefined ? null : await fingerprintWith(key, token);
+  return {
+    user_group_id: group.user_group_id,
+    base_url: group.base_url,
+    current: result.created !== true && print === group.fingerprint,
+    current_fingerprint: print,
+    current_last4: token.length >= 8 ? token.slice(-4) : null,
+    ...(result.created === true && { created: true }),
+  };
+}
+
+function who(event: HistoryEvent): string {
+  return `${event.user}@${event.host}`;
+}
+
+function describeAnswer(
+  answer: Awaited<ReturnType<typeof import('../history/read.js').whois>>,
+  checks: readonly CheckResult[],
+  path: string,
+): string {
+  const e = escapeControls;
+  if (answer.events.length === 0) return `not seen in this history (${e(path)})\n`;
+  const lines: string[] = [];
+  for (const group of answer.groups) {
+    const token = `${group.last4 === null ? '' : `…${group.last4} `}(${group.fingerprint})`;
+    lines.push(
+      `token ${token} belonged to user group ${e(quote(group.user_group_id))}${group.name === null ? '' : ` (${e(group.name)})`} at ${e(group.base_url)}, profile ${e(group.profile)}; first seen ${shortTime(group.first_seen)}`,
+    );
+    const end = group.ended_by;
+    if (group.status === 'rotated' && end !== undefined) {
+      lines.push(
+        `  rotated ${shortTime(end.time)} by ${e(who(end))} to ${end.token_last4 === null ? '' : `…${e(end.token_last4)} `}(${end.token_fingerprint ?? '?'})`,
+      );
+    } else if (group.status === 'superseded' && end !== undefined) {
+      lines.push(
+        `  not current: the group answered another token ${shortTime(end.time)} (${e(who(end))}, ${end.outcome}): …${e(end.token_last4 ?? '?')} (${end.token_fingerprint ?? '?'})`,
+      );
+    } else if (group.status === 'stale' && end !== undefined) {
+      lines.push(
+        `  not current: a rotation of it was refused ${shortTime(end.time)} (${e(who(end))}): the service did not know it`,
+      );
+    } else {
+      lines.push(
+        `  current as far as this history knows (last seen ${shortTime(group.last_seen)}); --check asks the service`,
+      );
+    }
+    for (const check of checks.filter((c) => c.user_group_id === group.user_group_id)) {
+      lines.push(
+        check.created === true
+          ? `  checked: the group did not exist at ${e(check.base_url)} (the get created it now): the token is not current`
+          : check.current
+            ? `  checked: it IS the group's current token at ${e(check.base_url)}`
+            : `  checked: it is NOT the group's current token, which is …${e(check.current_last4 ?? '?')} (${check.current_fingerprint ?? '?'})`,
+      );
+    }
+  }
+  const loose = answer.events.filter((event) => event.user_group_id === null);
+  for (const event of loose) {
+    lines.push(
+      `sent in a rotation ${shortTime(event.time)} by ${e(who(event))} (profile ${e(event.profile)}): ${event.outcome}`,
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}

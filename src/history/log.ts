@@ -1,0 +1,367 @@
+/**
+ * The writer of the token history: one event per request that reached the service, appended to
+ * `history.ndjson` in the config directory (or a shared file: `--history-file`,
+ * `UGS_HISTORY_FILE`). What a single `get` pays is one append: no reading code is loaded (that is
+ * read.ts), and node:crypto only when the first event is written.
+ *
+ * - One writer at a time: the project's file lock (`<file>.lock`), so appends of two processes
+ *   never interleave within a line, and a rotation never loses another's events.
+ * - Never through a symlink (O_NOFOLLOW), never into a FIFO (O_NONBLOCK, then refused).
+ * - The file in the config directory is 0600 (tightened like the config); a shared file keeps
+ *   the mode it was created with, but one writable by everyone is refused.
+ * - Past MAX_BYTES the file becomes `<name>.1.ndjson` (replacing an older one): at most two.
+ * - Tokens become fingerprints here, under the lock: the last 4 characters and the first 12 hex
+ *   digits of HMAC-SHA-256 keyed by a random key kept beside the file it serves (`<name>.key`),
+ *   so everyone who shares a history file shares its fingerprints.
+ * - No fsync: the history is a record for people, not a journal anything is recovered from; the
+ *   lock and one write(2) per batch are what keep its lines whole.
+ * - A failure is one warning per run, never a failed command.
+ */
+import { constants, promises as fsp } from 'node:fs';
+import { hostname, userInfo } from 'node:os';
+import { dirname, join } from 'node:path';
+import { makeDirectories } from '../config.js';
+import { writeFully } from '../durable-file.js';
+import { FileLock } from '../file-lock.js';
+import { errorCode } from '../guards.js';
+import { type Env, escapeControls } from '../io.js';
+import { type HistoryEntry, type HistoryEvent, lastFour } from './event.js';
+
+/** Past this size the file is rotated (once: `history.1.ndjson`). */
+export const HISTORY_MAX_BYTES = 10 * 1024 * 1024;
+/**
+ * A bulk run writes its events when this many are waiting (more gather while a write is under
+ * way), or after BATCH_MS. Bigger batches saved no measurable time on a 50,000-row run, and
+ * raised its peak memory: their text is one large string per write.
+ */
+const BATCH_EVENTS = 256;
+const BATCH_MS = 1000;
+/** Another ugs appending holds the lock for a few milliseconds; a longer wait means trouble. */
+const LOCK_WAIT_MS = 10_000;
+const NO_FOLLOW = (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
+
+export const HISTORY_FILE_NAME = 'history.ndjson';
+
+/** Where the history is, or undefined when it is turned off. */
+export interface HistoryLocation {
+  path: string;
+  /** Given by `--history-file`/`UGS_HISTORY_FILE`: its mode is the sharers' business. */
+  shared: boolean;
+}
+
+export interface HistorySettings {
+  noHistory?: boolean;
+  historyFile?: string | undefined;
+}
+
+/** `--no-history`/`UGS_NO_HISTORY` win; then `--history-file` over `UGS_HISTORY_FILE`. */
+export function historyLocation(
+  settings: HistorySettings,
+  configDirectory: string,
+): HistoryLocation | undefined {
+  if (settings.noHistory === true) return undefined;
+  if (settings.historyFile !== undefined) return { path: settings.historyFile, shared: true };
+  return { path: join(configDirectory, HISTORY_FILE_NAME), shared: false };
+}
+
+/** `history.ndjson` -> `history.1.ndjson`; a name without .ndjson gets `.1` at the end. */
+export function rotatedPath(path: string): string {
+  return /\.ndjson$/i.test(path) ? path.replace(/\.ndjson$/i, '.1.ndjson') : `${path}.1`;
+}
+
+/** `history.ndjson` -> `history.key`, beside it. */
+export function keyPath(path: string): string {
+  return `${path.replace(/\.ndjson$/i, '')}.key`;
+}
+
+export interface HistoryBatch {
+  add(entry: HistoryEntry): void;
+  /** Writes what is waiting; resolves when every event added is written (or warned about). */
+  close(): Promise<void>;
+}
+
+export interface HistoryLog {
+  /** The history file, or undefined when the history is off. */
+  readonly location: HistoryLocation | undefined;
+  /** Appends events now (a single get or rotate): one locked write. Never rejects. */
+  append(entries: readonly HistoryEntry[]): Promise<void>;
+  /** Events of a bulk run, written in batches. */
+  batch(): HistoryBatch;
+}
+
+/** The history when it is off (`--no-history`), and in tests that do not look at it. */
+export const noHistory: HistoryLog = {
+  location: undefined,
+  append: async () => {},
+  batch: () => ({ add: () => {}, close: async () => {} }),
+};
+
+export interface HistoryLogOptions {
+  env: Env;
+  /** Where the one warning of a run goes (stderr, unless --quiet). */
+  warn(message: string): void;
+}
+
+export function createHistoryLog(
+  location: HistoryLocation | undefined,
+  options: HistoryLogOptions,
+): HistoryLog {
+  return location === undefined ? noHistory : new FileHistoryLog(location, options);
+}
+
+class FileHistoryLog implements HistoryLog {
+  private warned = false;
+  private key: Buffer | undefined;
+  private who: { user: string; host: string } | undefined;
+
+  constructor(
+    readonly location: HistoryLocation,
+    private readonly options: HistoryLogOptions,
+  ) {}
+
+  async append(entries: readonly HistoryEntry[]): Promise<void> {
+    if (entries.length === 0) return;
+    try {
+      await this.write(entries);
+    } catch (error) {
+      if (this.warned) return;
+      this.warned = true;
+      this.options.warn(
+        `warning: the token history was not written (${escapeControls(this.location.path)}: ${describe(error)}); the command itself is not affected (--no-history turns the history off)`,
+      );
+    }
+  }
+
+  batch(): HistoryBatch {
+    let pending: HistoryEntry[] = [];
+    let timer: NodeJS.Timeout | undefined;
+    let writing: Promise<void> | undefined;
+    const flush = (): void => {
+      if (timer !== undefined) clearTimeout(timer);
+      timer = undefined;
+      // One write at a time: events added meanwhile wait and go out together in the next one.
+      if (writing !== undefined || pending.length === 0) return;
+      const entries = pending;
+      pending = [];
+      writing = this.append(entries).then(() => {
+        writing = undefined;
+        if (pending.length >= BATCH_EVENTS) flush();
+        else if (pending.length > 0) schedule();
+      });
+    };
+    const schedule = (): void => {
+      if (timer !== undefined) return;
+      timer = setTimeout(flush, BATCH_MS);
+      timer.unref();
+    };
+    return {
+      add: (entry) => {
+        pending.push(entry);
+        if (pending.length >= BATCH_EVENTS) flush();
+        else schedule();
+      },
+      close: async () => {
+        for (;;) {
+          flush();
+          if (writing === undefined) return;
+          await writing;
+        }
+      },
+    };
+  }
+
+  private async write(entries: readonly HistoryEntry[]): Promise<void> {
+    const { path, shared } = this.location;
+    // The config directory is ugs's own (0700, as config.ts makes it); a shared file's directory
+    // is the sharers' and must exist.
+    if (!shared) makeDirectories(dirname(path));
+    const lock = await FileLock.acquire(path, { waitMs: LOCK_WAIT_MS });
+    try {
+      let { fd, size, mode } = await openForAppend(path, shared);
+      try {
+        if (size >= HISTORY_MAX_BYTES) {
+          await fd.close();
+          await fsp.rename(path, rotatedPath(path));
+          // The new file has the mode the old one had (a shared file keeps its sharers' mode).
+          ({ fd, size } = await openForAppend(path, shared, mode));
+        }
+        const key = await this.loadKey(mode);
+        const { createHmac } = await import('node:crypto');
+        const print = (token: string) =>
+          createHmac('sha256', key).update(token, 'utf8').digest('hex').slice(0, 12);
+        const who = this.whoAmI();
+        let text = '';
+        for (const entry of entries) text += `${JSON.stringify(toEvent(entry, print, who))}\n`;
+        // A line left unfinished (a writer killed mid-write, before this lock existed) is ended
+        // first, so this batch starts on a line of its own.
+        if (size > 0) {
+          const last = Buffer.alloc(1);
+          await fd.read(last, 0, 1, size - 1);
+          if (last[0] !== 0x0a) text = `\n${text}`;
+        }
+        const data = Buffer.from(text, 'utf8');
+        await writeFully(data, async (offset, length) => {
+          const { bytesWritten } = await fd.write(data, offset, length, null);
+          return bytesWritten;
+        });
+      } finally {
+        await fd.close().catch(() => undefined);
+      }
+    } finally {
+      await lock.release();
+    }
+  }
+
+  /** The key beside the file, made (32 random bytes) by the first writer. */
+  private async loadKey(historyMode: number): Promise<Buffer> {
+    if (this.key !== undefined) return this.key;
+    const path = keyPath(this.location.path);
+    let text = await readKeyFile(path);
+    if (text === undefined) {
+      const { randomBytes } = await import('node:crypto');
+      // As readable as the history it serves (a shared file's group can read its fingerprints),
+      // never writable by anyone but its owner.
+      const mode = this.location.shared ? (historyMode & 0o640) | 0o600 : 0o600;
+      try {
+        const handle = await fsp.open(
+          path,
+          constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NO_FOLLOW,
+          mode,
+        );
+        try {
+          await handle.writeFile(`${randomBytes(32).toString('hex')}\n`);
+        } finally {
+          await handle.close();
+        }
+      } catch (error) {
+        if (errorCode(error) !== 'EEXIST') throw error;
+      }
+      text = await readKeyFile(path);
+    }
+    const key = parseKey(text, path);
+    this.key = key;
+    return key;
+  }
+
+  private whoAmI(): { user: string; host: string } {
+    if (this.who !== undefined) return this.who;
+    let user: string | undefined;
+    try {
+      user = userInfo().username;
+    } catch {
+      // No passwd entry (a container run as an arbitrary uid): the environment may still say.
+    }
+    const env = this.options.env;
+    this.who = {
+      user: user || env.USER || env.USERNAME || env.LOGNAME || 'unknown',
+      host: hostname() || 'unknown',
+    };
+    return this.who;
+  }
+}
+
+/** The key's hex text as stored, or undefined when there is none yet. */
+export async function readKeyFile(path: string): Promise<string | undefined> {
+  let handle: fsp.FileHandle;
+  try {
+    handle = await fsp.open(path, constants.O_RDONLY | NO_FOLLOW);
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return undefined;
+    throw error;
+  }
+  try {
+    const stats = await handle.stat();
+    if (!stats.isFile()) throw new Error(`${path} is not a regular file`);
+    return (await handle.readFile('utf8')).slice(0, 4096);
+  } finally {
+    await handle.close();
+  }
+}
+
+export function parseKey(text: string | undefined, path: string): Buffer {
+  const hex = (text ?? '').trim();
+  if (!/^[0-9a-f]{64}$/.test(hex)) {
+    throw new Error(`${path} is not a history key (64 hex digits)`);
+  }
+  return Buffer.from(hex, 'hex');
+}
+
+/** The 12-hex-digit fingerprint of a token under a history's key. */
+export async function fingerprintWith(key: Buffer, token: string): Promise<string> {
+  const { createHmac } = await import('node:crypto');
+  return createHmac('sha256', key).update(token, 'utf8').digest('hex').slice(0, 12);
+}
+
+/**
+ * Opens the history for appending (creating it 0600, or with `createMode`), checks that it is a
+ * regular file nobody else can write to, and tightens ugs's own file to 0600.
+ */
+async function openForAppend(
+  path: string,
+  shared: boolean,
+  createMode?: number,
+): Promise<{ fd: fsp.FileHandle; size: number; mode: number }> {
+  const fd = await fsp.open(
+    path,
+    constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | NO_FOLLOW,
+    createMode === undefined ? 0o600 : createMode & 0o775,
+  );
+  try {
+    const stats = await fd.stat();
+    if (!stats.isFile()) throw new Error('it is not a regular file');
+    if (createMode !== undefined && stats.size === 0) await fd.chmod(createMode & 0o775);
+    const mode = createMode !== undefined && stats.size === 0 ? createMode & 0o775 : stats.mode;
+    if (process.platform !== 'win32') {
+      // Anyone could then forge or erase what it says about whose token was whose.
+      if ((mode & 0o002) !== 0) {
+        throw new Error('it is writable by everyone; ugs does not write to it (chmod o-w)');
+      }
+      if (!shared && (mode & 0o077) !== 0) await fd.chmod(0o600);
+    }
+    return { fd, size: stats.size, mode: shared ? mode & 0o777 : 0o600 };
+  } catch (error) {
+    await fd.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+function toEvent(
+  entry: HistoryEntry,
+  fingerprint: (token: string) => string,
+  who: { user: string; host: string },
+): HistoryEvent {
+  const print = (token: string | null | undefined) =>
+    token === null || token === undefined || token === '' ? null : fingerprint(token);
+  return {
+    time: entry.time.toISOString(),
+    user: who.user,
+    host: who.host,
+    profile: entry.profile,
+    base_url: entry.baseUrl,
+    dialect: entry.dialect,
+    user_group_id: entry.userGroupId,
+    name: entry.name,
+    outcome: entry.outcome,
+    ...(entry.environmentTag !== undefined && { environment_tag: entry.environmentTag }),
+    sent_last4: lastFour(entry.sentToken),
+    sent_fingerprint: print(entry.sentToken),
+    token_last4: lastFour(entry.token),
+    token_fingerprint: print(entry.token),
+  };
+}
+
+function describe(error: unknown): string {
+  const code = errorCode(error);
+  const known: Record<string, string> = {
+    EACCES: 'permission denied',
+    EPERM: 'operation not permitted',
+    EROFS: 'read-only file system',
+    ENOSPC: 'no space left on device',
+    ELOOP: 'it is a symbolic link, which ugs does not follow',
+    EISDIR: 'it is a directory',
+    ENOENT: 'its directory does not exist',
+    ENOTDIR: 'a parent is not a directory',
+  };
+  if (code !== undefined && known[code] !== undefined) return `${known[code]} (${code})`;
+  return error instanceof Error ? error.message : String(error);
+}

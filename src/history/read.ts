@@ -1,0 +1,568 @@
+/**
+ * Reading the token history: its events, filters, `whois` and the ids it knows (the typo guard).
+ * The one entry of this chunk: `ugs history`, `ugs whois`, the typo question of `get` at a
+ * terminal and bulk `get`'s validation load it with `import()`; a plain `get` never does.
+ */
+import { constants, promises as fsp } from 'node:fs';
+import { errorCode } from '../guards.js';
+import { FINGERPRINT_PATTERN, HISTORY_OUTCOMES, type HistoryEvent } from './event.js';
+import {
+  fingerprintWith,
+  type HistoryLocation,
+  keyPath,
+  parseKey,
+  readKeyFile,
+  rotatedPath,
+} from './log.js';
+
+export { fingerprintWith } from './log.js';
+
+const NO_FOLLOW = (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
+
+/**
+ * Every readable event, oldest first: the rotated file, then the current one. A line that is not
+ * an event (cut short by a crash, written by hand) is skipped.
+ */
+export async function readHistory(location: HistoryLocation): Promise<HistoryEvent[]> {
+  const events: HistoryEvent[] = [];
+  for (const path of [rotatedPath(location.path), location.path]) {
+    const text = await readIfExists(path);
+    if (text === undefined) continue;
+    for (const line of text.split('\n')) {
+      const event = parseEvent(line);
+      if (event !== undefined) events.push(event);
+    }
+  }
+  return events;
+}
+
+async function readIfExists(path: string): Promise<string | undefined> {
+  let handle: fsp.FileHandle;
+  try {
+    handle = await fsp.open(path, constants.O_RDONLY | NO_FOLLOW);
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return undefined;
+    throw error;
+  }
+  try {
+    if (!(await handle.stat()).isFile()) throw new Error(`${path} is not a regular file`);
+    return await handle.readFile('utf8');
+  } finally {
+    await handle.close();
+  }
+}
+
+function parseEvent(line: string): HistoryEvent | undefined {
+  if (line.trim() === '') return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const event = value as Record<string, unknown>;
+  if (typeof event.time !== 'string' || Number.isNaN(Date.parse(event.time))) return undefined;
+  if (!(HISTORY_OUTCOMES as readonly unknown[]).includes(event.outcome)) return undefined;
+  const text = (field: string) => (typeof event[field] === 'string' ? event[field] : null);
+  return {
+    ...(event as unknown as HistoryEvent),
+    user: text('user') ?? '?',
+    host: text('host') ?? '?',
+    profile: text('profile') ?? '?',
+    base_url: text('base_url') ?? '?',
+    user_group_id: text('user_group_id'),
+    name: text('name'),
+    sent_last4: text('sent_last4'),
+    sent_fingerprint: text('sent_fingerprint'),
+    token_last4: text('token_last4'),
+    token_fingerprint: text('token_fingerprint'),
+  };
+}
+
+/** The history's key, or undefined when nothing was ever written there. */
+export async function readKey(location: HistoryLocation): Promise<Buffer | undefined> {
+  const path = keyPath(location.path);
+  const text = await readKeyFile(path);
+  return text === undefined ? undefined : parseKey(text, path);
+}
+
+/** Removes the history, its rotated file and their lock leftovers; the key stays. */
+export async function clearHistory(location: HistoryLocation): Promise<string[]> {
+  const removed: string[] = [];
+  for (const path of [location.path, rotatedPath(location.path)]) {
+    try {
+      await fsp.unlink(path);
+      removed.push(path);
+    } catch (error) {
+      if (errorCode(error) !== 'ENOENT') throw error;
+    }
+  }
+  return removed;
+}
+
+export interface HistoryFilter {
+  id?: string | undefined;
+  profile?: string | undefined;
+  /** Events at or after this time (ms since the epoch). */
+  sinceMs?: number | undefined;
+  limit?: number | undefined;
+}
+
+/** The events that pass the filter, newest first (the later line first at the same time). */
+export function selectEvents(
+  events: readonly HistoryEvent[],
+  filter: HistoryFilter,
+): HistoryEvent[] {
+  const selected: HistoryEvent[] = [];
+  for (let i = events.length - 1; i >= 0; i--) {
+    const event = events[i] as HistoryEvent;
+    if (filter.id !== undefined && event.user_group_id !== filter.id) continue;
+    if (filter.profile !== undefined && event.profile !== filter.profile) continue;
+    if (filter.sinceMs !== undefined && Date.parse(event.time) < filter.sinceMs) continue;
+    selected.push(event);
+  }
+  // Two processes may append out of time order: the times decide, the file order breaks ties.
+  const order = new Map(selected.map((event, index) => [event, index]));
+  selected.sort(
+    (a, b) => Date.parse(b.time) - Date.parse(a.time) || (order.get(a) ?? 0) - (order.get(b) ?? 0),
+  );
+  return filter.limit === undefined ? selected : selected.slice(0, filter.limit);
+}
+
+// ---------------------------------------------------------------------------------------------
+// whois
+
+export type TokenQuery =
+  | { kind: 'token'; token: string }
+  | { kind: 'last4'; last4: string }
+  | { kind: 'fingerprint'; fingerprint: string };
+
+/**
+ * What `whois` was given: `…a1b2`, `...a1b2` or 4 characters are the last 4; 12 lowercase hex
+ * digits a fingerprint; anything else a whole token.
+ */
+export function parseTokenQuery(text: string): TokenQuery {
+  const trimmed = text.trim();
+  const tail = /^(?:…|\.\.\.|\*{4})(.{4})$/u.exec(trimmed);
+  if (tail) return { kind: 'last4', last4: tail[1] as string };
+  if ([...trimmed].length === 4) return { kind: 'last4', last4: trimmed };
+  if (FINGERPRINT_PATTERN.test(trimmed)) return { kind: 'fingerprint', fingerprint: trimmed };
+  return { kind: 'token', token: trimmed };
+}
+
+/** A group the token belonged to, and what became of the token there. */
+export interface TokenGroup {
+  base_url: string;
+  profile: string;
+  user_group_id: string;
+  name: string | null;
+  fingerprint: string;
+  last4: string | null;
+  first_seen: string;
+  last_seen: string;
+  /**
+   * `current`: nothing in this history replaced it; `rotated`: a rotation replaced it;
+   * `superseded`: the group answered another token later (rotated elsewhere); `stale`: a rotation
+   * of it was refused because it was not current.
+   */
+  status: 'current' | 'rotated' | 'superseded' | 'stale';
+  /** The event that ended it (rotated, superseded, stale). */
+  ended_by?: HistoryEvent;
+}
+
+export interface WhoisAnswer {
+  fingerprints: string[];
+  groups: TokenGroup[];
+  /** Every event that names one of the fingerprints, oldest first. */
+  events: HistoryEvent[];
+}
+
+/** The fingerprints a query stands for in these events (a whole token: its one fingerprint). */
+export async function queryFingerprints(
+  query: TokenQuery,
+  events: readonly HistoryEvent[],
+  key: Buffer | undefined,
+): Promise<string[]> {
+  if (query.kind === 'token') {
+    return key === undefined ? [] : [await fingerprintWith(key, query.token)];
+  }
+  if (query.kind === 'fingerprint') return [query.fingerprint];
+  const found = new Set<string>();
+  for (const event of events) {
+    if (event.sent_last4 === query.last4 && event.sent_fingerprint !== null) {
+      found.add(event.sent_fingerprint);
+    }
+    if (event.token_last4 === query.last4 && event.token_fingerprint !== null) {
+      found.add(event.token_fingerprint);
+    }
+  }
+  return [...found];
+}
+
+const groupKey = (event: Pick<HistoryEvent, 'base_url' | 'user_group_id'>) =>
+  `${event.base_url}\u0000${event.user_group_id ?? ''}`;
+
+/** Which groups held these fingerprints, and what became of each (events oldest first). */
+export function whois(
+  events: readonly HistoryEvent[],
+  fingerprints: readonly string[],
+): WhoisAnswer {
+  const wanted = new Set(fingerprints);
+  const mentions = events.filter(
+    (event) =>
+      (event.sent_fingerprint !== null && wanted.has(event.sent_fingerprint)) ||
+      (event.token_fingerprint !== null && wanted.has(event.token_fingerprint)),
+  );
+  const groups = new Map<string, TokenGroup>();
+  for (const event of mentions) {
+    if (event.user_group_id === null) continue;
+    const print = [event.token_fingerprint, event.sent_fingerprint].find(
+      (value) => value !== null && wanted.has(value),
+    ) as string;
+    const key = `${groupKey(event)}\u0000${print}`;
+    const seen = groups.get(key);
+    if (seen !== undefined) {
+      seen.last_seen = event.time;
+      continue;
+    }
+    groups.set(key, {
+      base_url: event.base_url,
+      profile: event.profile,
+      user_group_id: event.user_group_id,
+      name: event.name,
+      fingerprint: print,
+      last4: print === event.token_fingerprint ? event.token_last4 : event.sent_last4,
+      first_seen: event.time,
+      last_seen: event.time,
+      status: 'current',
+    });
+  }
+  for (const group of groups.values()) {
+    const later = events.filter(
+      (event) =>
+        groupKey(event) === groupKey(group) &&
+        Date.parse(event.time) >= Date.parse(group.first_seen),
+    );
+    for (const event of later) {
+      if (event.name !== null && event.outcome !== 'failed') group.name = event.name;
+      if (group.status !== 'current') continue;
+      if (event.outcome === 'rotated' && event.sent_fingerprint === group.fingerprint) {
+        group.status = 'rotated';
+        group.ended_by = event;
+      } else if (
+        (event.outcome === 'found' || event.outcome === 'created' || event.outcome === 'rotated') &&
+        event.token_fingerprint !== null &&
+        event.token_fingerprint !== group.fingerprint
+      ) {
+        group.status = 'superseded';
+        group.ended_by = event;
+      } else if (event.outcome === 'stale' && event.sent_fingerprint === group.fingerprint) {
+        group.status = 'stale';
+        group.ended_by = event;
+      }
+    }
+  }
+  return { fingerprints: [...wanted], groups: [...groups.values()], events: mentions };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ids that look like known ones (the typo guard)
+
+/**
+ * An id as a person means it: accents and case dropped, surrounding punctuation and spaces cut
+ * (`Müller-GmbH.` and `muller-gmbh` are one), Unicode-normalised.
+ */
+export function looseId(id: string): string {
+  // Most ids are already loose (lower-case ASCII, no punctuation at either end): no new string.
+  if (PLAIN_ID.test(id)) return id;
+  return id
+    .normalize('NFKD')
+    .replace(/\p{M}/gu, '')
+    .toLowerCase()
+    .replace(/^[\p{P}\p{S}\s]+|[\p{P}\p{S}\s]+$/gu, '');
+}
+
+const PLAIN_ID = /^[a-z0-9](?:[a-z0-9_.-]*[a-z0-9])?$/;
+
+/** Code points in `text`, without making an array of them. */
+function codePoints(text: string): number {
+  let count = 0;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    // A high surrogate followed by a low one is one code point.
+    if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) i++;
+    }
+    count++;
+  }
+  return count;
+}
+
+/** Rows of the distance table, reused by every call (a bulk run makes 200,000 of them). */
+let rows: [Int32Array, Int32Array, Int32Array] = [
+  new Int32Array(64),
+  new Int32Array(64),
+  new Int32Array(64),
+];
+
+/**
+ * Edit distance with adjacent transpositions counting one (optimal string alignment), or
+ * `max + 1` as soon as it is known to exceed `max`. Compared by UTF-16 units (a character
+ * outside the BMP counts as two), with no allocation per call.
+ */
+export function editDistance(a: string, b: string, max: number): number {
+  const n = a.length;
+  const m = b.length;
+  if (Math.abs(n - m) > max) return max + 1;
+  if (rows[0].length <= m)
+    rows = [new Int32Array(m + 1), new Int32Array(m + 1), new Int32Array(m + 1)];
+  let [before, previous, current] = rows;
+  for (let j = 0; j <= m; j++) previous[j] = j;
+  for (let i = 1; i <= n; i++) {
+    current[0] = i;
+    let best = i;
+    const x = a.charCodeAt(i - 1);
+    for (let j = 1; j <= m; j++) {
+      const y = b.charCodeAt(j - 1);
+      let value = Math.min(
+        (previous[j] as number) + 1,
+        (current[j - 1] as number) + 1,
+        (previous[j - 1] as number) + (x === y ? 0 : 1),
+      );
+      if (i > 1 && j > 1 && x === b.charCodeAt(j - 2) && a.charCodeAt(i - 2) === y) {
+        value = Math.min(value, (before[j - 2] as number) + 1);
+      }
+      current[j] = value;
+      if (value < best) best = value;
+    }
+    if (best > max) return max + 1;
+    const spare = before;
+    before = previous;
+    previous = current;
+    current = spare;
+  }
+  return previous[m] as number;
+}
+
+/**
+ * How far apart two ids may be and still look like one typo: at most 2 edits, fewer for short
+ * ids (in a 3-character id, 2 edits make another word: `abc` and `xbz` are not one customer).
+ */
+function maxEdits(id: string): number {
+  const length = codePoints(id);
+  return length <= 2 ? 0 : length <= 5 ? 1 : 2;
+}
+
+/**
+ * Edit-distance comparisons a bulk run may spend (about 0.1 s) before it looks no further than
+ * case, accents and punctuation, which cost one lookup per row whatever the history's size: a
+ * 50,000-row run against a 50,000-id history must not spend minutes on a note.
+ */
+export const BULK_EDIT_BUDGET = 200_000;
+/**
+ * A bulk run compares its ids with this many of the most recent known ids, which bounds the
+ * memory the comparison takes (a history holds up to ~60,000 events).
+ */
+export const BULK_KNOWN_IDS = 20_000;
+
+/** The ids a profile's history knows, and which of them a new id looks like. */
+export class KnownIds {
+  private readonly exact = new Set<string>();
+  private readonly loose = new Map<string, string>();
+  /** Indexes into `ids`/`looseIds` by the length of the loose form (compact for 100k ids). */
+  private readonly byLength = new Map<number, number[]>();
+  private readonly ids: string[] = [];
+  private readonly looseIds: string[] = [];
+  private budget: number;
+
+  constructor(ids: Iterable<string>, budget = Number.POSITIVE_INFINITY) {
+    this.budget = budget;
+    for (const id of ids) {
+      if (this.exact.has(id)) continue;
+      this.exact.add(id);
+      const made = looseId(id);
+      // Most ids are their own loose form: one string kept, not two.
+      const loose = made === id ? id : made;
+      if (!this.loose.has(loose)) this.loose.set(loose, id);
+      const length = codePoints(loose);
+      let list = this.byLength.get(length);
+      if (list === undefined) {
+        list = [];
+        this.byLength.set(length, list);
+      }
+      list.push(this.ids.length);
+      this.ids.push(id);
+      this.looseIds.push(loose);
+    }
+  }
+
+  get size(): number {
+    return this.exact.size;
+  }
+
+  has(id: string): boolean {
+    return this.exact.has(id);
+  }
+
+  /**
+   * A known id that `id` (not itself known) looks like a typo of, or undefined. The closest by
+   * loose form first (case, accents, punctuation), then by edit distance.
+   */
+  similar(id: string): string | undefined {
+    if (this.exact.has(id)) return undefined;
+    const loose = looseId(id);
+    const same = this.loose.get(loose);
+    if (same !== undefined) return same;
+    const max = maxEdits(loose);
+    if (max === 0 || this.budget <= 0) return undefined;
+    const length = codePoints(loose);
+    let best: { index: number; distance: number } | undefined;
+    for (let l = length - max; l <= length + max; l++) {
+      for (const index of this.byLength.get(l) ?? []) {
+        if (this.budget-- <= 0) break;
+        const distance = editDistance(loose, this.looseIds[index] as string, max);
+        if (distance <= max && (best === undefined || distance < best.distance)) {
+          best = { index, distance };
+        }
+      }
+    }
+    return best === undefined ? undefined : this.ids[best.index];
+  }
+}
+
+/** Whether an event says that the group of its id exists for this profile. */
+function knowsId(
+  event: HistoryEvent,
+  profile: string,
+): event is HistoryEvent & { user_group_id: string } {
+  return (
+    event.profile === profile &&
+    event.user_group_id !== null &&
+    (event.outcome === 'created' || event.outcome === 'found' || event.outcome === 'rotated')
+  );
+}
+
+/** The ids of groups this profile's history saw answered. */
+export function knownIds(
+  events: readonly HistoryEvent[],
+  profile: string,
+  budget?: number,
+): KnownIds {
+  return new KnownIds(
+    events.filter((event) => knowsId(event, profile)).map((event) => event.user_group_id),
+    budget,
+  );
+}
+
+/** The known ids of `profile` in the history at `location` (none when there is no history). */
+export async function loadKnownIds(
+  location: HistoryLocation | undefined,
+  profile: string,
+  budget?: number,
+  limit = Number.POSITIVE_INFINITY,
+): Promise<KnownIds> {
+  if (location === undefined) return new KnownIds([]);
+  const seen: string[] = [];
+  const scan = idScanner(profile, (id) => seen.push(id));
+  for (const path of [rotatedPath(location.path), location.path]) {
+    await forEachLineBytes(path, scan);
+  }
+  // The most recent `limit` distinct ids: the file's order is the order they were seen.
+  const recent = new Set<string>();
+  for (let i = seen.length - 1; i >= 0 && recent.size < limit; i--) recent.add(seen[i] as string);
+  return new KnownIds(recent, budget);
+}
+
+/**
+ * Calls `visit(data, start, end)` for each line of the file, read in 64 KiB pieces into one
+ * buffer: a bulk run reads up to ~20 MB of history to learn the known ids, and decoding all of it
+ * into strings (then events) made enough garbage to grow its peak memory by tens of MiB.
+ */
+async function forEachLineBytes(
+  path: string,
+  visit: (data: Buffer, start: number, end: number) => void,
+): Promise<void> {
+  let handle: fsp.FileHandle;
+  try {
+    handle = await fsp.open(path, constants.O_RDONLY | NO_FOLLOW);
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return;
+    throw error;
+  }
+  try {
+    if (!(await handle.stat()).isFile()) throw new Error(`${path} is not a regular file`);
+    // One buffer for the whole file: a line cut by a read moves to its front, no copies made.
+    let data = Buffer.allocUnsafe(64 * 1024);
+    let filled = 0;
+    for (;;) {
+      if (filled === data.length) {
+        const bigger = Buffer.allocUnsafe(data.length * 2);
+        data.copy(bigger, 0, 0, filled);
+        data = bigger;
+      }
+      const { bytesRead } = await handle.read(data, filled, data.length - filled, null);
+      if (bytesRead === 0) break;
+      const stop = filled + bytesRead;
+      let start = 0;
+      for (;;) {
+        const end = data.indexOf(0x0a, start);
+        if (end < 0 || end >= stop) break;
+        visit(data, start, end);
+        start = end + 1;
+      }
+      data.copyWithin(0, start, stop);
+      filled = stop - start;
+    }
+    if (filled > 0) visit(data, 0, filled);
+  } finally {
+    await handle.close();
+  }
+}
+
+const OUTCOME_KNOWN = ['created', 'found', 'rotated'].map((outcome) =>
+  Buffer.from(`"outcome":"${outcome}"`),
+);
+const ID_KEY = Buffer.from('"user_group_id":"');
+
+/**
+ * The ids of the lines that say their group exists for `profile`, found by their bytes. Keys are
+ * matched with their quotes, which JSON escapes inside a string value: a name cannot fake them.
+ */
+function idScanner(
+  profile: string,
+  found: (id: string) => void,
+): (data: Buffer, start: number, end: number) => void {
+  const profileKey = Buffer.from(`"profile":${JSON.stringify(profile)},`);
+  return (data, start, end) => {
+    // The line alone: a search in the whole buffer would run on past the line's end.
+    const line = data.subarray(start, end);
+    if (line.indexOf(profileKey) < 0) return;
+    if (!OUTCOME_KNOWN.some((pattern) => line.includes(pattern))) return;
+    const key = line.indexOf(ID_KEY);
+    if (key < 0) return;
+    const valueStart = key + ID_KEY.length - 1;
+    let at = valueStart + 1;
+    let escaped = false;
+    while (at < line.length && line[at] !== 0x22) {
+      if (line[at] === 0x5c) {
+        escaped = true;
+        at++;
+      }
+      at++;
+    }
+    if (at >= line.length) return;
+    // Without escapes the bytes are the id; otherwise JSON says what they stand for.
+    if (!escaped) {
+      found(line.toString('utf8', valueStart + 1, at));
+      return;
+    }
+    try {
+      const id: unknown = JSON.parse(line.toString('utf8', valueStart, at + 1));
+      if (typeof id === 'string') found(id);
+    } catch {
+      // Not an event ugs wrote: no id from it.
+    }
+  };
+}

@@ -1,0 +1,86 @@
+/**
+ * The typo guard (issue 23, point 4): an id never seen in this profile's history that looks like
+ * a known one (case, accents, surrounding punctuation, or a couple of edits) is probably a typo,
+ * and a `get` with it would create a tenant the service cannot delete. At a terminal `get` asks
+ * first; bulk `get` names such rows in a `note:` and sends them. The history's reading code is
+ * loaded only here, when there is a question to ask (read.ts).
+ */
+import type { Deps } from '../context/factory.js';
+import { CancelledError } from '../errors.js';
+import { escapeControls } from '../io.js';
+import { printNote } from '../output/messages.js';
+import { quote } from '../parse.js';
+import type { KnownIds } from './read.js';
+
+/** Known ids of the run's profile; none when there is no history or it cannot be read. */
+async function knownIdsOf(deps: Deps, bulk: boolean): Promise<KnownIds | undefined> {
+  const location = deps.history.location;
+  if (location === undefined) return undefined;
+  const { BULK_EDIT_BUDGET, BULK_KNOWN_IDS, loadKnownIds } = await import('./read.js');
+  try {
+    return await loadKnownIds(
+      location,
+      deps.settings.profile,
+      bulk ? BULK_EDIT_BUDGET : undefined,
+      bulk ? BULK_KNOWN_IDS : undefined,
+    );
+  } catch {
+    // A history that cannot be read guards nothing; its writer warns about it after the get.
+    return undefined;
+  }
+}
+
+/**
+ * Asks "did you mean <known>? create <id>?" when `id` is new to this profile's history and looks
+ * like a known id. The caller asks only at a terminal and without `--yes`. A no sends nothing.
+ */
+export async function confirmNewId(id: string, deps: Deps): Promise<void> {
+  const known = await knownIdsOf(deps, false);
+  const similar = known?.similar(id);
+  if (similar === undefined) return;
+  const confirmed = await deps.prompter.confirm(
+    `did you mean ${escapeControls(similar)}? create ${escapeControls(id)}?`,
+    { default: false },
+  );
+  if (!confirmed) {
+    throw new CancelledError(
+      `not sent: ${quote(id)} is new here and looks like the known id ${quote(similar)}; nothing was created`,
+    );
+  }
+}
+
+/** Rows of a bulk get whose new id looks like a known one, for one `note:` after validation. */
+export interface LookalikeRows {
+  check(row: { row: number; user_group_id?: string | undefined }): void;
+  report(): void;
+}
+
+const SHOWN = 10;
+
+export async function lookalikeRows(deps: Deps): Promise<LookalikeRows | undefined> {
+  const known = await knownIdsOf(deps, true);
+  if (known === undefined || known.size === 0) return undefined;
+  const found: { row: number; id: string; similar: string }[] = [];
+  let total = 0;
+  return {
+    check(row) {
+      const id = row.user_group_id;
+      if (id === undefined) return;
+      const similar = known.similar(id);
+      if (similar === undefined) return;
+      total++;
+      if (found.length < SHOWN) found.push({ row: row.row, id, similar });
+    },
+    report() {
+      if (total === 0) return;
+      const rows = found
+        .map((item) => `${item.row} (${quote(item.id)}, known: ${quote(item.similar)})`)
+        .join(', ');
+      const more = total > found.length ? `, and ${total - found.length} more` : '';
+      printNote(
+        deps.output,
+        `${total} ${total === 1 ? 'id is' : 'ids are'} new to profile ${quote(deps.settings.profile)}'s history but ${total === 1 ? 'looks' : 'look'} like a known id (a typo creates a new group): ${total === 1 ? 'row' : 'rows'} ${rows}${more}; they are sent as they are`,
+      );
+    },
+  };
+}

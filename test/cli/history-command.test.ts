@@ -1,0 +1,223 @@
+/**
+ * `ugs history` and `ugs whois` (issue 23, points 2 and 3), in-process against the in-process
+ * emulator: the events a run wrote, read back newest first; which group a token belonged to,
+ * by whole token (stdin), last 4 and fingerprint; `whois --check` asking the service.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  describeRun,
+  type InProcessEmulator,
+  makeSandbox,
+  runMain,
+  type Sandbox,
+  startEmulator,
+  writeConfig,
+} from '../kit/index.js';
+
+let emulator: InProcessEmulator;
+beforeAll(async () => {
+  emulator = await startEmulator();
+});
+afterAll(() => emulator.close());
+
+const env = () => ({ UGS_BASE_URL: emulator.url, UGS_API_TOKEN: emulator.tokenFor('Customer') });
+
+async function ok(sb: Sandbox, argv: string[], stdin?: string) {
+  const result = await runMain(argv, {
+    sandbox: sb,
+    env: env(),
+    ...(stdin !== undefined && { stdin }),
+  });
+  expect(result.code, describeRun(result)).toBe(0);
+  return result;
+}
+
+async function tokenOf(sb: Sandbox, id: string, profile?: string): Promise<string> {
+  const argv = [
+    ...(profile === undefined ? [] : ['-p', profile]),
+    'get',
+    '--id',
+    id,
+    '--name',
+    `Name ${id}`,
+    '--field',
+    'token',
+  ];
+  return (await ok(sb, argv)).stdout.trim();
+}
+
+async function rotated(sb: Sandbox, token: string): Promise<string> {
+  const result = await ok(
+    sb,
+    ['rotate', '--current-token-stdin', '--yes', '--field', 'token'],
+    token,
+  );
+  return result.stdout.trim();
+}
+
+const lines = (text: string) => text.split('\n').filter((line) => line !== '');
+
+describe('ugs history', () => {
+  it('lists the events newest first: NDJSON with --json, tab-separated into a pipe, a table at a terminal', async () => {
+    const sb = makeSandbox();
+    const old = await tokenOf(sb, 'hc-acme');
+    await tokenOf(sb, 'hc-other');
+    const fresh = await rotated(sb, old);
+    const json = await ok(sb, ['history', '--json']);
+    const events = lines(json.stdout).map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(events.map((event) => `${event.user_group_id} ${event.outcome}`)).toEqual([
+      'hc-acme rotated',
+      'hc-other created',
+      'hc-acme created',
+    ]);
+    expect(json.stdout).not.toContain(old);
+    expect(json.stdout).not.toContain(fresh);
+
+    const piped = await ok(sb, ['history']);
+    const first = (lines(piped.stdout)[0] ?? '').split('\t');
+    expect(first.slice(2, 5)).toEqual(['default', 'hc-acme', 'rotated']);
+    expect(first[5]).toBe(
+      `…${old.slice(-4)} ${events[0]?.sent_fingerprint} -> …${fresh.slice(-4)} ${events[0]?.token_fingerprint}`,
+    );
+
+    const tty = await runMain(['history'], { sandbox: sb, env: env(), tty: true, columns: 200 });
+    expect(tty.code, describeRun(tty)).toBe(0);
+    expect(lines(tty.stdout)[0]).toMatch(/TIME +WHO +PROFILE +ID +OUTCOME +TOKEN \(OLD -> NEW\)/);
+    expect(lines(tty.stdout)).toHaveLength(4);
+  });
+
+  it('history and whois take a -p naming no saved profile (the history may know it); get refuses it', async () => {
+    const sb = makeSandbox();
+    writeConfig(sb, {
+      profiles: { default: { baseUrl: emulator.url, apiToken: emulator.tokenFor('Customer') } },
+    });
+    const history = await runMain(['-p', 'ghost', 'history', '--json'], { sandbox: sb });
+    expect(history.code, describeRun(history)).toBe(0);
+    const whois = await runMain(['-p', 'ghost', 'whois', '…abcd'], { sandbox: sb });
+    expect(whois.code, describeRun(whois)).toBe(1);
+    expect(whois.stdout + whois.stderr).toContain('not seen');
+    const get = await runMain(['-p', 'ghost', 'get', '--id', 'g', '--name', 'G'], { sandbox: sb });
+    expect(get.code, describeRun(get)).toBe(2);
+  });
+
+  it('--id, -p (a profile only the history knows), --since and --limit filter; --clear empties it', async () => {
+    const sb = makeSandbox();
+    await tokenOf(sb, 'hf-one');
+    await tokenOf(sb, 'hf-two', 'ghost');
+    await tokenOf(sb, 'hf-one');
+    const ids = async (argv: string[]) =>
+      lines((await ok(sb, [...argv, '--json'])).stdout).map(
+        (line) => (JSON.parse(line) as { user_group_id: string; outcome: string }).outcome,
+      );
+    expect(await ids(['history', '--id', 'hf-one'])).toEqual(['found', 'created']);
+    expect(await ids(['-p', 'ghost', 'history'])).toEqual(['created']);
+    expect(await ids(['history', '-p', 'nosuch'])).toEqual([]);
+    expect(await ids(['history', '--limit', '1'])).toEqual(['found']);
+    expect(await ids(['history', '--since', '1h'])).toHaveLength(3);
+    expect(await ids(['history', '--since', '2999-01-01'])).toEqual([]);
+    const bad = await runMain(['history', '--since', 'yesterday'], { sandbox: sb, env: env() });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--since expects a date or a duration');
+
+    const cleared = await ok(sb, ['history', '--clear']);
+    expect(cleared.stderr).toContain('Cleared the token history');
+    expect(await ids(['history'])).toEqual([]);
+  });
+});
+
+describe('ugs whois', () => {
+  it('names the group of a whole token read from stdin, and says when, by whom and to what it was rotated', async () => {
+    const sb = makeSandbox();
+    const old = await tokenOf(sb, 'hw-acme');
+    const fresh = await rotated(sb, old);
+    const result = await ok(sb, ['whois', '-', '--json'], `${old}\n`);
+    const answer = JSON.parse(result.stdout) as {
+      seen: boolean;
+      groups: { user_group_id: string; status: string; ended_by: Record<string, unknown> }[];
+    };
+    expect(answer.seen).toBe(true);
+    expect(answer.groups).toHaveLength(1);
+    expect(answer.groups[0]).toMatchObject({ user_group_id: 'hw-acme', status: 'rotated' });
+    expect(answer.groups[0]?.ended_by).toMatchObject({
+      outcome: 'rotated',
+      token_last4: fresh.slice(-4),
+    });
+    expect(result.stdout).not.toContain(old);
+
+    const text = await ok(sb, ['whois', '-'], old);
+    expect(text.stdout).toContain(`belonged to user group "hw-acme"`);
+    expect(text.stdout).toMatch(/rotated \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ by .+@.+ to …/);
+    // The new token is current as far as the history knows.
+    const current = await ok(sb, ['whois', '-'], fresh);
+    expect(current.stdout).toContain('current as far as this history knows');
+  });
+
+  it('finds a token by its last 4 and by its fingerprint; an unknown one is "not seen" with exit 1', async () => {
+    const sb = makeSandbox();
+    const token = await tokenOf(sb, 'hw-last4');
+    const history = readFileSync(join(sb.configDir, 'history.ndjson'), 'utf8');
+    const fingerprint = (JSON.parse(history) as { token_fingerprint: string }).token_fingerprint;
+    for (const query of [`…${token.slice(-4)}`, `...${token.slice(-4)}`, fingerprint]) {
+      const result = await ok(sb, ['whois', query]);
+      expect(result.stdout, query).toContain('"hw-last4"');
+    }
+    const unknown = await runMain(['whois', '-'], {
+      sandbox: sb,
+      env: env(),
+      stdin: 'f'.repeat(64),
+    });
+    expect(unknown.code, describeRun(unknown)).toBe(1);
+    expect(unknown.stdout).toContain('not seen in this history');
+    const noArgument = await runMain(['whois'], { sandbox: sb, env: env() });
+    expect(noArgument.code).toBe(2);
+    expect(noArgument.stderr).toContain('ugs whois -');
+  });
+
+  it('--check asks the service: exit 0 for the current token, 1 for a rotated one', async () => {
+    const sb = makeSandbox();
+    const old = await tokenOf(sb, 'hw-check');
+    const current = await ok(sb, ['whois', '-', '--check'], old);
+    expect(current.stdout).toContain("IS the group's current token");
+    const fresh = await rotated(sb, old);
+    const stale = await runMain(['whois', '-', '--check'], { sandbox: sb, env: env(), stdin: old });
+    expect(stale.code, describeRun(stale)).toBe(1);
+    expect(stale.stdout).toContain(`NOT the group's current token, which is …${fresh.slice(-4)}`);
+    // Another service than the one the history saw: refused, nothing sent there.
+    const elsewhere = await runMain(['whois', '-', '--check'], {
+      sandbox: sb,
+      env: { ...env(), UGS_BASE_URL: 'http://127.0.0.1:9' },
+      stdin: fresh,
+    });
+    expect(elsewhere.code, describeRun(elsewhere)).toBe(2);
+    expect(elsewhere.stderr).toContain('was seen at');
+  });
+
+  it('reads a shared history file given by --history-file', async () => {
+    const sb = makeSandbox();
+    const shared = join(sb.root, 'team.ndjson');
+    writeFileSync(shared, '', { mode: 0o600 });
+    const token = (
+      await ok(sb, [
+        '--history-file',
+        shared,
+        'get',
+        '--id',
+        'hw-team',
+        '--name',
+        'T',
+        '--field',
+        'token',
+      ])
+    ).stdout.trim();
+    const other = makeSandbox();
+    const result = await runMain(['whois', '-', '--history-file', shared], {
+      sandbox: other,
+      env: env(),
+      stdin: token,
+    });
+    expect(result.code, describeRun(result)).toBe(0);
+    expect(result.stdout).toContain('"hw-team"');
+  });
+});

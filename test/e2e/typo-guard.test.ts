@@ -1,0 +1,71 @@
+/**
+ * The typo guard at a real terminal (issue 23, point 4): `get` with an id new to the profile's
+ * history that looks like a known one asks "did you mean <known>? create <id>? [y/N]" before
+ * anything is sent. The built binary on a pseudo-terminal, the bundled emulator as the service.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  describeRun,
+  type InProcessEmulator,
+  killAllPtys,
+  makeSandbox,
+  runUgs,
+  STACK_LINE,
+  startEmulator,
+  startPty,
+} from '../kit/index.js';
+
+let emulator: InProcessEmulator;
+beforeAll(async () => {
+  emulator = await startEmulator();
+});
+afterEach(() => killAllPtys());
+afterAll(() => emulator?.close());
+
+const historyIds = (configDir: string) =>
+  readFileSync(join(configDir, 'history.ndjson'), 'utf8')
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => (JSON.parse(line) as { user_group_id: string }).user_group_id);
+
+describe('get at a terminal, with an id that looks like a known one', () => {
+  it('asks "did you mean ...? create ...?": no sends nothing (exit 130), yes creates it', async () => {
+    const sandbox = makeSandbox();
+    const env = { UGS_BASE_URL: emulator.url, UGS_API_TOKEN: emulator.tokenFor('Customer') };
+    const known = await runUgs(['get', '--id', 'müller-gmbh', '--name', 'Müller GmbH'], {
+      sandbox,
+      env,
+    });
+    expect(known.code, describeRun(known)).toBe(0);
+
+    const declined = startPty(sandbox, ['get', '--id', 'muller-gmbh', '--name', 'Muller'], { env });
+    await declined.waitFor('did you mean müller-gmbh? create muller-gmbh?');
+    await declined.waitFor('(y/N)');
+    await declined.type('n\r');
+    const no = await declined.finish();
+    expect(no.code, declined.text()).toBe(130);
+    expect(declined.text()).toContain('nothing was created');
+    expect(declined.text()).not.toMatch(STACK_LINE);
+    expect(historyIds(sandbox.configDir)).toEqual(['müller-gmbh']);
+
+    const accepted = startPty(sandbox, ['get', '--id', 'muller-gmbh', '--name', 'Muller'], { env });
+    await accepted.waitFor('did you mean müller-gmbh? create muller-gmbh?');
+    await accepted.type('y\r');
+    const yes = await accepted.finish();
+    expect(yes.code, accepted.text()).toBe(0);
+    expect(accepted.text()).toContain('Created user group muller-gmbh');
+    expect(historyIds(sandbox.configDir)).toEqual(['müller-gmbh', 'muller-gmbh']);
+
+    // Known now: no question the next time, and none with --yes for another lookalike.
+    const again = startPty(sandbox, ['get', '--id', 'muller-gmbh', '--name', 'Muller'], { env });
+    expect((await again.finish()).code, again.text()).toBe(0);
+    expect(again.text()).not.toContain('did you mean');
+    const forced = startPty(sandbox, ['get', '--id', 'Muller-GmbH.', '--name', 'M', '--yes'], {
+      env,
+    });
+    expect((await forced.finish()).code, forced.text()).toBe(0);
+    expect(forced.text()).not.toContain('did you mean');
+  });
+});
