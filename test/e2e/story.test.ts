@@ -61,17 +61,31 @@ function expectExit(result: RunResult, code: number): void {
     expect(result.stderr, describeRun(result)).not.toMatch(STACK_LINE);
 }
 
+/** How a case runs ugs: the built binary (`runUgs`) or main in-process (`runMain`). */
+type Runner = (
+  args: readonly string[],
+  options: { sandbox: Sandbox; env?: EnvChanges; stdin?: string },
+) => Promise<RunResult>;
+
 /** A sandbox whose profile (default unless named) is logged in to `url` with `apiToken`. */
 async function login(
   sandbox: Sandbox,
   apiToken: string,
-  options: { profile?: string; url?: string; env?: EnvChanges; verify?: false } = {},
+  options: {
+    profile?: string;
+    url?: string;
+    env?: EnvChanges;
+    verify?: false;
+    /** The story's own runs use the binary; the setup of the cases after it runs in-process. */
+    run?: Runner;
+  } = {},
 ): Promise<RunResult> {
   const args = ['login', '--base-url', options.url ?? emulator.url, '--with-token'];
   // A service that is down, or whose first answer is a scripted fault, cannot check the token.
   if (options.verify === false) args.push('--no-verify');
   if (options.profile) args.push('--profile', options.profile);
-  const result = await runUgs(args, { sandbox, stdin: `${apiToken}\n`, env: options.env ?? {} });
+  const run = options.run ?? runMain;
+  const result = await run(args, { sandbox, stdin: `${apiToken}\n`, env: options.env ?? {} });
   expectExit(result, 0);
   return result;
 }
@@ -87,8 +101,9 @@ async function fieldToken(
   id: string,
   extra: readonly string[] = [],
   env: EnvChanges = {},
+  run: Runner = runMain,
 ): Promise<string> {
-  const result = await runUgs(['get', '--id', id, '--name', id, '--field', 'token', ...extra], {
+  const result = await run(['get', '--id', id, '--name', id, '--field', 'token', ...extra], {
     sandbox,
     env,
   });
@@ -102,7 +117,7 @@ describe('the story: login, get, get again, rotate', () => {
     const sandbox = makeSandbox();
 
     // login --with-token: token on stdin, never printed, config 0600 in a 0700 directory.
-    const loginRun = await login(sandbox, customerToken);
+    const loginRun = await login(sandbox, customerToken, { run: runUgs });
     expect(loginRun.stderr).toContain('"default"');
     expect(loginRun.stderr).toContain(sandbox.configPath);
     expect(loginRun.stdout + loginRun.stderr).not.toContain(customerToken);
@@ -217,7 +232,7 @@ describe('the story: login, get, get again, rotate', () => {
     expect(JSON.parse(refusedJson.stdout)).toEqual(direct.json);
 
     // get shows the new token.
-    expect(await fieldToken(sandbox, id)).toBe(newToken);
+    expect(await fieldToken(sandbox, id, [], {}, runUgs)).toBe(newToken);
   });
 
   it('keeps state across a restart of the emulator with --data (stopped with SIGINT)', async () => {
@@ -231,10 +246,13 @@ describe('the story: login, get, get again, rotate', () => {
     let token: string;
     try {
       expect(first.apiTokens).toEqual([{ token: apiToken, environment: 'Customer' }]);
-      token = await fieldToken(sandbox, id, [], {
-        UGS_API_TOKEN: apiToken,
-        UGS_BASE_URL: first.url,
-      });
+      token = await fieldToken(
+        sandbox,
+        id,
+        [],
+        { UGS_API_TOKEN: apiToken, UGS_BASE_URL: first.url },
+        runUgs,
+      );
     } finally {
       // Ctrl+C stops it as cleanly as SIGTERM.
       expect(await first.stop('SIGINT')).toEqual({ code: 0, signal: null });

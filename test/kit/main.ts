@@ -34,6 +34,18 @@ class Collected extends Writable {
     this.text += chunk.toString();
     callback();
   }
+  /**
+   * Never ended, as process.stdout and process.stderr are not: `stream.pipe()` leaves those two
+   * open when its source ends (the prompts pipe their output stream into stderr and end it when
+   * a prompt closes), and a later error line must still be written.
+   */
+  override end(...args: unknown[]): this {
+    const callback = args.find((arg) => typeof arg === 'function') as (() => void) | undefined;
+    const chunk = args[0];
+    if (typeof chunk === 'string' || Buffer.isBuffer(chunk)) this.text += chunk.toString();
+    if (callback) queueMicrotask(callback);
+    return this;
+  }
 }
 
 /** Runs `ugs ...argv` in-process and collects its exit code and output. */
