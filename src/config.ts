@@ -512,14 +512,16 @@ function writeError(path: string, error: unknown): ConfigError {
   });
 }
 
-function describeFsError(error: unknown): string {
+export function describeFsError(error: unknown): string {
   const code = errorCode(error);
   const known: Record<string, string> = {
     EACCES: 'permission denied',
     EPERM: 'operation not permitted',
     EROFS: 'read-only file system',
     ENOSPC: 'no space left on device',
+    ELOOP: 'it is a symbolic link, which ugs does not follow',
     EISDIR: 'it is a directory',
+    ENOENT: 'its directory does not exist',
     ENOTDIR: 'a parent is not a directory',
     EDQUOT: 'disk quota exceeded',
   };

@@ -20,7 +20,7 @@
 import { constants, promises as fsp } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
-import { makeDirectories } from '../config.js';
+import { describeFsError, makeDirectories } from '../config.js';
 import { writeFully } from '../durable-file.js';
 import { FileLock } from '../file-lock.js';
 import { errorCode } from '../guards.js';
@@ -127,7 +127,7 @@ class FileHistoryLog implements HistoryLog {
       if (this.warned) return;
       this.warned = true;
       this.options.warn(
-        `warning: the token history was not written (${escapeControls(this.location.path)}: ${describe(error)}); the command itself is not affected (--no-history turns the history off)`,
+        `warning: the token history was not written (${escapeControls(this.location.path)}: ${describeFsError(error)}); the command itself is not affected (--no-history turns the history off)`,
       );
     }
   }
@@ -260,8 +260,11 @@ class FileHistoryLog implements HistoryLog {
   }
 }
 
-/** The key's hex text as stored, or undefined when there is none yet. */
-export async function readKeyFile(path: string): Promise<string | undefined> {
+/**
+ * A regular file's text, never through a symlink (O_NOFOLLOW); undefined when there is none.
+ * The history and its key are read this way (the key file and `read.ts`'s history files).
+ */
+export async function readIfExists(path: string): Promise<string | undefined> {
   let handle: fsp.FileHandle;
   try {
     handle = await fsp.open(path, constants.O_RDONLY | NO_FOLLOW);
@@ -270,12 +273,16 @@ export async function readKeyFile(path: string): Promise<string | undefined> {
     throw error;
   }
   try {
-    const stats = await handle.stat();
-    if (!stats.isFile()) throw new Error(`${path} is not a regular file`);
-    return (await handle.readFile('utf8')).slice(0, 4096);
+    if (!(await handle.stat()).isFile()) throw new Error(`${path} is not a regular file`);
+    return await handle.readFile('utf8');
   } finally {
     await handle.close();
   }
+}
+
+/** The key's hex text as stored, or undefined when there is none yet. */
+export async function readKeyFile(path: string): Promise<string | undefined> {
+  return (await readIfExists(path))?.slice(0, 4096);
 }
 
 export function parseKey(text: string | undefined, path: string): Buffer {
@@ -348,20 +355,4 @@ function toEvent(
     token_last4: lastFour(entry.token),
     token_fingerprint: print(entry.token),
   };
-}
-
-function describe(error: unknown): string {
-  const code = errorCode(error);
-  const known: Record<string, string> = {
-    EACCES: 'permission denied',
-    EPERM: 'operation not permitted',
-    EROFS: 'read-only file system',
-    ENOSPC: 'no space left on device',
-    ELOOP: 'it is a symbolic link, which ugs does not follow',
-    EISDIR: 'it is a directory',
-    ENOENT: 'its directory does not exist',
-    ENOTDIR: 'a parent is not a directory',
-  };
-  if (code !== undefined && known[code] !== undefined) return `${known[code]} (${code})`;
-  return error instanceof Error ? error.message : String(error);
 }

@@ -11,6 +11,7 @@ import {
   type HistoryLocation,
   keyPath,
   parseKey,
+  readIfExists,
   readKeyFile,
   rotatedPath,
 } from './log.js';
@@ -34,22 +35,6 @@ export async function readHistory(location: HistoryLocation): Promise<HistoryEve
     }
   }
   return events;
-}
-
-async function readIfExists(path: string): Promise<string | undefined> {
-  let handle: fsp.FileHandle;
-  try {
-    handle = await fsp.open(path, constants.O_RDONLY | NO_FOLLOW);
-  } catch (error) {
-    if (errorCode(error) === 'ENOENT') return undefined;
-    throw error;
-  }
-  try {
-    if (!(await handle.stat()).isFile()) throw new Error(`${path} is not a regular file`);
-    return await handle.readFile('utf8');
-  } finally {
-    await handle.close();
-  }
 }
 
 function parseEvent(line: string): HistoryEvent | undefined {
