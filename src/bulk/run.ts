@@ -48,6 +48,7 @@ import {
 } from './progress.js';
 import {
   type BulkRecord,
+  type ExtraField,
   ndjsonLine,
   type OutputFormat,
   outputFormatFor,
@@ -264,7 +265,11 @@ async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Pro
           ...(hooks.fs !== undefined && { fs: hooks.fs }),
         });
   // Every answered row is an event of the token history, written in batches (log.ts).
-  const history = { batch: deps.history.batch(), base: entryBase(deps, target) };
+  // With the history off (`--no-history`), no event is built for any row: bulk pays nothing.
+  const history =
+    deps.history.location === undefined
+      ? undefined
+      : { batch: deps.history.batch(), base: entryBase(deps, target) };
   const run = new BulkRun(
     opts,
     deps,
@@ -292,7 +297,7 @@ async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Pro
   } finally {
     await run.finish();
     await file?.close();
-    await history.batch.close();
+    await history?.batch.close();
   }
   run.throwOutcome();
 }
@@ -358,6 +363,8 @@ class BulkRun {
   private scheduler: Scheduler<RowOf, BulkRecord> | undefined;
   /** Each final record's history event until the record is written (then it joins the history). */
   private readonly historyEntries = new Map<BulkRecord, HistoryEntry>();
+  /** The spec's record fields that every record carries, null until known (once, not per row). */
+  private readonly alwaysFields: readonly ExtraField[];
   /** While `--resume` waits out an earlier run's requests (clock.now() when the wait ends). */
   private settleWaitUntil: number | undefined;
 
@@ -375,6 +382,7 @@ class BulkRun {
   ) {
     const { rowCount } = input;
     this.rowCount = rowCount;
+    this.alwaysFields = opts.spec.records.extras.filter((e) => e.always).map((e) => e.field);
     this.blankRows = input.blankRows;
     this.finished = new Uint8Array(rowCount + 1);
     for (const row of plan.done) this.finished[row] = 1;
@@ -1080,8 +1088,9 @@ class BulkRun {
       });
     }
     // Fields every record of this command has are there from the start (null until known).
-    for (const { field, always } of this.opts.spec.records.extras) {
-      if (always && record[field] === undefined) Object.assign(record, { [field]: null });
+    for (const field of this.alwaysFields) {
+      // (null is what "not known yet" is written as, for every extra field, settled_by included)
+      if (record[field] === undefined) (record as Record<ExtraField, unknown>)[field] = null;
     }
     return record;
   }
