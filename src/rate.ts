@@ -26,15 +26,6 @@ export function parseRate(text: string, flag: string): Rate {
   return { count: Number(match[1]), windowMs: WINDOWS[match[2] as string] as number };
 }
 
-export function formatRate(rate: Rate): string {
-  return `${rate.count}/${rate.windowMs === 1000 ? 's' : 'min'}`;
-}
-
-/** The time between two request starts at this rate: one every window / n. */
-export function intervalMs(rate: Rate): number {
-  return rate.windowMs / rate.count;
-}
-
 /**
  * The window a bulk run keeps to: the service's, plus a margin of 1% of it (at least 50 ms, at
  * most 5%). A throttle counts arrivals, not starts: with starts exactly window / n apart, request

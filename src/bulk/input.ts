@@ -7,7 +7,8 @@
 import { close, constants, createReadStream, fstat, open, type Stats } from 'node:fs';
 import { promisify, TextDecoder } from 'node:util';
 import { UsageError } from '../errors.js';
-import { escapeControls, formatBytes, readChunksCapped } from '../io.js';
+import { errorCode } from '../guards.js';
+import { escapeControls, formatBytes, readChunksCapped, stripBom } from '../io.js';
 import type { InputFormat } from '../operations/bulk.js';
 import { quote } from '../parse.js';
 
@@ -170,18 +171,14 @@ async function* readFd(path: string, fd: number): AsyncGenerator<Uint8Array> {
 function unreadable(path: string, error: unknown): UsageError {
   if (error instanceof UsageError) return error;
   return new UsageError(`--from ${quote(path)}: cannot read the file (${reasonOf(error)})`, {
-    ...(errorCodeOf(error) === 'ENXIO' && {
+    ...(errorCode(error) === 'ENXIO' && {
       hint: 'to read the rows from stdin, pass --from - (with --format)',
     }),
   });
 }
 
-function errorCodeOf(error: unknown): string {
-  return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
-}
-
 function reasonOf(error: unknown): string {
-  const code = errorCodeOf(error);
+  const code = errorCode(error);
   if (code === 'ENOENT') return 'no such file';
   if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
   if (code === 'EISDIR') return 'is a directory';
@@ -272,7 +269,7 @@ async function* decodeText(source: AsyncIterable<Uint8Array | string>): AsyncGen
     }
     if (first && text.length > 0) {
       first = false;
-      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+      text = stripBom(text);
     }
     if (text.length > 0) yield text;
   };
@@ -281,7 +278,7 @@ async function* decodeText(source: AsyncIterable<Uint8Array | string>): AsyncGen
       let text = chunk;
       if (first && text.length > 0) {
         first = false;
-        if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+        text = stripBom(text);
       }
       if (text.length > 0) yield text;
       continue;
@@ -686,8 +683,7 @@ async function* csvCandidates(
  * `other`: a delimiter the header line seems split by instead, suggested in the hint.
  */
 function csvError(error: unknown, other: string | undefined): UsageError {
-  const code =
-    typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
+  const code = errorCode(error) ?? '';
   const lines =
     typeof error === 'object' && error !== null && 'lines' in error ? Number(error.lines) : NaN;
   const where = Number.isFinite(lines) ? ` near line ${lines}` : '';

@@ -57,11 +57,6 @@ export function isDone(status: RecordStatus): boolean {
   );
 }
 
-/** Outcomes the exit counts as failures (exit 1). */
-export function isFailure(status: RecordStatus): boolean {
-  return status === 'failed' || status === 'mismatch' || status === 'stale';
-}
-
 /** Outcomes that `--resume` must settle (did the rotation happen?) before sending anything. */
 export function needsSettling(status: RecordStatus): boolean {
   return status === 'sending' || status === 'unknown';

@@ -11,7 +11,7 @@
  */
 import { createReadStream } from 'node:fs';
 import { UsageError } from '../errors.js';
-import { errorCode } from '../guards.js';
+import { errorCode, isPlainObject } from '../guards.js';
 import { escapeControls } from '../io.js';
 import {
   type BulkRecord,
@@ -151,7 +151,7 @@ export async function readResumeState(
         state.tornLines++;
         continue;
       }
-      const writer = isObject(value) ? foreignWriter(value, schema) : undefined;
+      const writer = isPlainObject(value) ? foreignWriter(value, schema) : undefined;
       if (writer !== undefined) throw writtenByOther(path, kind, writer);
       const record = recordOf(value, schema);
       if (record === undefined) throw notOurs(line, 'is not a result record');
@@ -188,10 +188,6 @@ export function writtenByOther(path: string, kind: string, other: string): Usage
       hint: `${kind} results need a file of their own: name a new --output file, or the one an earlier ugs ${kind} --from wrote`,
     },
   );
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** Lines that end with a line break; a final line without one is torn and never returned. */

@@ -8,6 +8,7 @@
  */
 import { hash } from 'node:crypto';
 import { UsageError } from '../errors.js';
+import { isPlainObject } from '../guards.js';
 import { escapeControls, formatBytes } from '../io.js';
 import type { BulkRow, RowFields, RowSchema } from '../operations/bulk.js';
 import { displayWidth } from '../output/text.js';
@@ -15,7 +16,6 @@ import {
   duplicateJsonKey,
   formatJsonPath,
   groupTextProblem,
-  type JsonObject,
   jsonNestingDepth,
   MAX_JSON_DEPTH,
   quote,
@@ -430,10 +430,6 @@ export function typeOf(value: unknown): string {
   return `a ${typeof value}`;
 }
 
-export function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** UTF-8 size of a string without encoding it, when its length alone decides. */
 function exceedsBytes(text: string, max: number): boolean {
   if (text.length > max) return true;
@@ -462,7 +458,7 @@ function jsonFields(
     problems.push(`is not valid JSON${detail}`);
     return undefined;
   }
-  if (!isObject(value)) {
+  if (!isPlainObject(value)) {
     problems.push(`must be a JSON object, got ${typeOf(value)}`);
     return undefined;
   }
@@ -589,7 +585,7 @@ function csvFields(
       target = {};
       fields[field] = target;
     }
-    if (!isObject(target)) continue; // the JSON column was wrong; already reported
+    if (!isPlainObject(target)) continue; // the JSON column was wrong; already reported
     if (Object.hasOwn(target, key)) {
       problems.push(
         `${field} key ${quote(key)} is set both by the ${field} column and the ${field}.${key} column`,

@@ -4,13 +4,18 @@
  */
 import type { RecordColumn } from '../bulk/records.js';
 
-export const GET_COLUMNS: readonly RecordColumn[] = [
+/** The columns both commands' results files open with. */
+const GROUP_COLUMNS: readonly RecordColumn[] = [
   'row',
   'user_group_id',
   'name',
   'status',
   'token',
   'team_id',
+];
+
+export const GET_COLUMNS: readonly RecordColumn[] = [
+  ...GROUP_COLUMNS,
   'new_user_group',
   'error',
   'http_status',
@@ -18,12 +23,7 @@ export const GET_COLUMNS: readonly RecordColumn[] = [
 
 /** The rotate results header written before records carried their time (`at`). */
 export const ROTATE_COLUMNS_BEFORE_AT: readonly RecordColumn[] = [
-  'row',
-  'user_group_id',
-  'name',
-  'status',
-  'token',
-  'team_id',
+  ...GROUP_COLUMNS,
   'api_environment_tag',
   'error',
   'http_status',

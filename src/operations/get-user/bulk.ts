@@ -2,7 +2,8 @@
 
 import { sentValue } from '../../bulk/records.js';
 import type { BulkSpec, RecordOutcome } from '../../bulk/spec.js';
-import { groupText, isObject, typeOf } from '../../bulk/validate.js';
+import { groupText, typeOf } from '../../bulk/validate.js';
+import { isPlainObject } from '../../guards.js';
 import { type JsonObject, quote, quoteVisible, type StringMap } from '../../parse.js';
 import type { RowFields } from '../bulk.js';
 import type { ServiceResult } from '../user-group.js';
@@ -95,7 +96,8 @@ function getRow(
   const result: GetRow = { row, line, user_group_id: user_group_id ?? '', name: name ?? '' };
   const mapping = fields.mapping;
   if (mapping !== undefined && mapping !== null) {
-    if (!isObject(mapping)) problems.push(`mapping must be a JSON object, got ${typeOf(mapping)}`);
+    if (!isPlainObject(mapping))
+      problems.push(`mapping must be a JSON object, got ${typeOf(mapping)}`);
     else {
       for (const [key, entry] of Object.entries(mapping)) {
         if (key === '') problems.push('mapping has an empty key');
@@ -110,7 +112,7 @@ function getRow(
   }
   const properties = fields.properties;
   if (properties !== undefined && properties !== null) {
-    if (!isObject(properties)) {
+    if (!isPlainObject(properties)) {
       problems.push(`properties must be a JSON object, got ${typeOf(properties)}`);
     } else result.properties = properties;
   }
