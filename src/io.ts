@@ -155,7 +155,8 @@ export function unicodeTerminal(env: Env): boolean {
   return locale === undefined || /utf-?8/i.test(locale);
 }
 
-function isSet(value: string | undefined): boolean {
+/** An environment variable given a value (set to empty counts as unset). */
+export function isSet(value: string | undefined): boolean {
   return value !== undefined && value !== '';
 }
 

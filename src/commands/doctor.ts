@@ -43,12 +43,7 @@ Exit 0 when no check fails, 1 otherwise.
 
 export async function runDoctor(opts: DoctorRunOptions, deps: DoctorDeps): Promise<void> {
   const { runChecks } = await import('../doctor/index.js');
-  const checks = await runChecks(opts, {
-    deps,
-    network: deps.network,
-    platform: deps.system.platform,
-    now: deps.now,
-  });
+  const checks = await runChecks(opts, deps);
   const failed = checks.filter((check) => check.status === 'fail');
   if (opts.json) {
     printJson(deps.output, { ok: failed.length === 0, checks });

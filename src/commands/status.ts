@@ -81,6 +81,9 @@ async function collectStatusReport(
   }
   const located = credentials.tokenLocation !== undefined;
   const fallback = defaultProfile(deps);
+  const apiPath = resolveApiPath(deps.settings, credentials);
+  const dialect = resolveDialect(deps.settings, credentials);
+  const caFile = resolveCaFile(deps.settings, credentials);
   const status: Status = {
     profile: credentials.profileName,
     profileSource: deps.settings.profileSource ?? 'default',
@@ -90,39 +93,17 @@ async function collectStatusReport(
     // whatever was given: shown as every URL is (redactUrl), in the table and in --json alike.
     baseUrl: credentials.baseUrl === undefined ? null : redactUrl(credentials.baseUrl.value),
     baseUrlSource: credentials.baseUrl?.source ?? null,
-    ...apiPathOf(deps, credentials),
-    ...dialectOf(deps, credentials),
+    apiPath: apiPath.value,
+    apiPathSource: apiPath.source,
+    dialect: dialect.value,
+    dialectSource: dialect.source,
     tokenSource: apiToken?.source ?? (located ? 'profile' : null),
     tokenLocation: credentials.tokenLocation ?? null,
     token: apiToken ? maskToken(apiToken.value) : null,
     configPath: deps.config.path,
-    ...caFileOf(deps, credentials),
+    ...(caFile && { caFile: caFile.value, caFileSource: caFile.source }),
   };
   return { status, tokenError };
-}
-
-function apiPathOf(
-  deps: Deps,
-  credentials: ReturnType<typeof resolveCredentials>,
-): { apiPath: string; apiPathSource: Status['apiPathSource'] } {
-  const { value, source } = resolveApiPath(deps.settings, credentials);
-  return { apiPath: value, apiPathSource: source };
-}
-
-function dialectOf(
-  deps: Deps,
-  credentials: ReturnType<typeof resolveCredentials>,
-): Pick<Status, 'dialect' | 'dialectSource'> {
-  const { value, source } = resolveDialect(deps.settings, credentials);
-  return { dialect: value, dialectSource: source };
-}
-
-function caFileOf(
-  deps: Deps,
-  credentials: ReturnType<typeof resolveCredentials>,
-): Pick<Status, 'caFile' | 'caFileSource'> {
-  const caFile = resolveCaFile(deps.settings, credentials);
-  return caFile === undefined ? {} : { caFile: caFile.value, caFileSource: caFile.source };
 }
 
 export async function runStatus(opts: StatusOptions, deps: Deps): Promise<void> {

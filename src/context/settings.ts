@@ -94,9 +94,24 @@ export function parseSettings(
   const saved = named === undefined ? nonEmpty(savedDefault()) : undefined;
   const profile = named ?? saved ?? 'default';
   if (profile.trim() === '') throw new UsageError('--profile needs a name');
-  const envBaseUrl = nonEmpty(env.UGS_BASE_URL);
-  const envApiPath = nonEmpty(env.UGS_API_PATH);
-  const envDialect = nonEmpty(env.UGS_DIALECT);
+  // Checked in this order, so that the first of several mistakes is the one reported.
+  const baseUrl = flagOrEnv(flags.baseUrl, '--base-url', env.UGS_BASE_URL, 'UGS_BASE_URL');
+  const apiPath = flagOrEnv(
+    flags.apiPath,
+    '--api-path',
+    env.UGS_API_PATH,
+    'UGS_API_PATH',
+    parseApiPath,
+  );
+  const timeoutMs = Math.round(parseTimeoutSeconds(flags.timeout ?? '30') * 1000);
+  const caFile = flagOrEnv(nonEmpty(flags.caFile), '--ca-file', env.UGS_CA_FILE, 'UGS_CA_FILE');
+  const dialect = flagOrEnv(
+    flags.dialect,
+    '--dialect',
+    env.UGS_DIALECT,
+    'UGS_DIALECT',
+    parseDialect,
+  );
   return {
     profile,
     profileSource:
@@ -107,38 +122,37 @@ export function parseSettings(
           : saved !== undefined
             ? 'config'
             : 'default',
-    baseUrl: flags.baseUrl ?? envBaseUrl,
-    baseUrlSource:
-      flags.baseUrl !== undefined ? 'flag' : envBaseUrl !== undefined ? 'env' : undefined,
-    apiPath:
-      flags.apiPath !== undefined
-        ? parseApiPath(flags.apiPath, '--api-path')
-        : envApiPath !== undefined
-          ? parseApiPath(envApiPath, 'UGS_API_PATH')
-          : undefined,
-    apiPathSource:
-      flags.apiPath !== undefined ? 'flag' : envApiPath !== undefined ? 'env' : undefined,
-    timeoutMs: Math.round(parseTimeoutSeconds(flags.timeout ?? '30') * 1000),
+    baseUrl: baseUrl.value,
+    baseUrlSource: baseUrl.source,
+    apiPath: apiPath.value,
+    apiPathSource: apiPath.source,
+    timeoutMs,
     ...readPreferences(flags),
     insecureHttp: flags.insecureHttp === true,
-    caFile: nonEmpty(flags.caFile) ?? nonEmpty(env.UGS_CA_FILE),
-    caFileSource:
-      nonEmpty(flags.caFile) !== undefined
-        ? 'flag'
-        : nonEmpty(env.UGS_CA_FILE) !== undefined
-          ? 'env'
-          : undefined,
-    dialect:
-      flags.dialect !== undefined
-        ? parseDialect(flags.dialect, '--dialect')
-        : envDialect !== undefined
-          ? parseDialect(envDialect, 'UGS_DIALECT')
-          : undefined,
-    dialectSource:
-      flags.dialect !== undefined ? 'flag' : envDialect !== undefined ? 'env' : undefined,
+    caFile: caFile.value,
+    caFileSource: caFile.source,
+    dialect: dialect.value,
+    dialectSource: dialect.source,
     noHistory: flags.history === false || isSet(env.UGS_NO_HISTORY),
     historyFile: nonEmpty(flags.historyFile) ?? nonEmpty(env.UGS_HISTORY_FILE),
   };
+}
+
+/**
+ * A global option given by its flag or its environment variable (empty counts as unset there), the
+ * flag winning; `parse` checks the text and names the one it came from in its error.
+ */
+function flagOrEnv<T = string>(
+  flag: string | undefined,
+  flagName: string,
+  envValue: string | undefined,
+  envName: string,
+  parse: (text: string, source: string) => T = (text) => text as T,
+): { value: T | undefined; source: 'flag' | 'env' | undefined } {
+  if (flag !== undefined) return { value: parse(flag, flagName), source: 'flag' };
+  const fromEnv = nonEmpty(envValue);
+  if (fromEnv !== undefined) return { value: parse(fromEnv, envName), source: 'env' };
+  return { value: undefined, source: undefined };
 }
 
 /** A switch in the environment: set to anything but empty, `0` or `false`. */

@@ -55,13 +55,6 @@ export interface DoctorOptions {
   profileSource: ProfileSource;
 }
 
-export interface DoctorContext {
-  deps: Deps;
-  network: DoctorNetwork;
-  platform: NodeJS.Platform;
-  now: () => Date;
-}
-
 const DAY_MS = 24 * 60 * 60 * 1000;
 const MAX_CA_FILE_BYTES = 1024 * 1024;
 
@@ -93,10 +86,9 @@ const skip = (id: string, title: string, detail: string, fix?: string): Check =>
   ...(fix === undefined ? {} : { fix }),
 });
 
-export async function runChecks(options: DoctorOptions, context: DoctorContext): Promise<Check[]> {
-  const { deps } = context;
+export async function runChecks(options: DoctorOptions, deps: Deps): Promise<Check[]> {
   const checks: Check[] = [];
-  const config = checkConfigFile(context);
+  const config = checkConfigFile(deps);
   checks.push(config);
   let credentials: Credentials | undefined;
   try {
@@ -116,10 +108,10 @@ export async function runChecks(options: DoctorOptions, context: DoctorContext):
       storeProblem = error;
     }
   }
-  checks.push(checkProfile(options, context, credentials));
-  const { check: baseCheck, url } = checkBaseUrl(context, credentials);
+  checks.push(checkProfile(options, deps, credentials));
+  const { check: baseCheck, url } = checkBaseUrl(deps, credentials);
   checks.push(baseCheck);
-  const { check: proxyCheck, route } = checkProxy(context, url);
+  const { check: proxyCheck, route } = checkProxy(deps, url);
   checks.push(proxyCheck);
   let reachable = false;
   if (route === undefined) {
@@ -128,10 +120,10 @@ export async function runChecks(options: DoctorOptions, context: DoctorContext):
       skip('tcp', 'TCP connect', 'nothing to connect to'),
     );
   } else {
-    reachable = await checkDnsAndTcp(context, route, checks);
+    reachable = await checkDnsAndTcp(deps, route, checks);
   }
   const caFile = credentials === undefined ? undefined : resolveCaFile(deps.settings, credentials);
-  checks.push(await checkTls(context, url, route, reachable, options.probe === true, caFile));
+  checks.push(await checkTls(deps, url, route, reachable, options.probe === true, caFile));
   const token =
     storeProblem === undefined
       ? checkToken(credentials)
@@ -139,15 +131,15 @@ export async function runChecks(options: DoctorOptions, context: DoctorContext):
   checks.push(token);
   checks.push(
     options.probe
-      ? await checkProbe(context, credentials, url, reachable && token.status === 'pass')
+      ? await checkProbe(deps, credentials, url, reachable && token.status === 'pass')
       : skip('probe', 'probe', 'not sent', 'add --probe to test the API token against the service'),
   );
   return checks;
 }
 
-function checkConfigFile(context: DoctorContext): Check {
+function checkConfigFile(deps: Deps): Check {
   const title = 'config file';
-  const { config, settings } = context.deps;
+  const { config, settings } = deps;
   const path = config.path;
   const shown = escapeControls(path);
   let fileMode: number;
@@ -186,7 +178,7 @@ function checkConfigFile(context: DoctorContext): Check {
     }
     throw error;
   }
-  if (context.platform === 'win32') return pass('config', title, shown);
+  if (deps.system.platform === 'win32') return pass('config', title, shown);
   const dir = dirname(path);
   const dirMode = statSync(dir).mode & 0o777;
   const modes = `mode ${octal(fileMode)}, directory ${octal(dirMode)}`;
@@ -211,11 +203,11 @@ function checkConfigFile(context: DoctorContext): Check {
 
 function checkProfile(
   options: DoctorOptions,
-  context: DoctorContext,
+  deps: Deps,
   credentials: Credentials | undefined,
 ): Check {
   const title = 'profile';
-  const { settings } = context.deps;
+  const { settings } = deps;
   const name = `"${escapeControls(settings.profile)}"`;
   const from = {
     flag: 'from --profile',
@@ -226,7 +218,7 @@ function checkProfile(
   if (credentials === undefined) {
     return skip('profile', title, `${name} (${from}): the config file cannot be read`);
   }
-  const apiPath = safeApiPath(context, credentials);
+  const apiPath = safeApiPath(deps, credentials);
   const dialect = resolveDialect(settings, credentials);
   const sources = [
     `base URL ${credentials.baseUrl ? `from ${sourceName(credentials.baseUrl.source, '--base-url', 'UGS_BASE_URL')}` : 'not set'}`,
@@ -250,8 +242,8 @@ function checkProfile(
  * The path the probe goes to, as `get` would send: the API path, or with the explo dialect the
  * vendor's own path. undefined: the API path is invalid, or given with the explo dialect.
  */
-function safeApiPath(context: DoctorContext, credentials: Credentials) {
-  const { settings } = context.deps;
+function safeApiPath(deps: Deps, credentials: Credentials) {
+  const { settings } = deps;
   try {
     const dialect = resolveDialect(settings, credentials);
     if (dialect.value === 'explo') {
@@ -265,11 +257,11 @@ function safeApiPath(context: DoctorContext, credentials: Credentials) {
 }
 
 function checkBaseUrl(
-  context: DoctorContext,
+  deps: Deps,
   credentials: Credentials | undefined,
 ): { check: Check; url: URL | undefined } {
   const title = 'base URL';
-  const { settings } = context.deps;
+  const { settings } = deps;
   const base = credentials?.baseUrl;
   if (base === undefined) {
     return {
@@ -292,7 +284,7 @@ function checkBaseUrl(
       url: undefined,
     };
   }
-  const apiPath = credentials ? safeApiPath(context, credentials) : undefined;
+  const apiPath = credentials ? safeApiPath(deps, credentials) : undefined;
   if (apiPath === undefined) {
     const explo =
       credentials !== undefined && resolveDialect(settings, credentials).value === 'explo';
@@ -344,15 +336,12 @@ interface Route {
   viaProxy: boolean;
 }
 
-function checkProxy(
-  context: DoctorContext,
-  url: URL | undefined,
-): { check: Check; route: Route | undefined } {
+function checkProxy(deps: Deps, url: URL | undefined): { check: Check; route: Route | undefined } {
   const title = 'proxy';
   if (url === undefined)
     return { check: skip('proxy', title, 'no valid base URL'), route: undefined };
   const direct: Route = { host: bareHost(url.hostname), port: portOf(url), viaProxy: false };
-  const decision = proxyFor(url, context.deps.io.env);
+  const decision = proxyFor(url, deps.io.env);
   switch (decision.kind) {
     case 'none':
       return {
@@ -401,12 +390,8 @@ function checkProxy(
 }
 
 /** Pushes the DNS and TCP checks; true when a connection could be made. */
-async function checkDnsAndTcp(
-  context: DoctorContext,
-  route: Route,
-  checks: Check[],
-): Promise<boolean> {
-  const { network } = context;
+async function checkDnsAndTcp(deps: Deps, route: Route, checks: Check[]): Promise<boolean> {
+  const { network } = deps;
   const what = route.viaProxy ? `proxy ${route.host}` : route.host;
   if (isIpAddress(route.host)) {
     checks.push(pass('dns', 'DNS', `${what} is an IP address (no lookup)`));
@@ -439,7 +424,7 @@ async function checkDnsAndTcp(
     : `${route.host}:${route.port}`;
   const target = route.viaProxy ? `proxy ${hostPort}` : hostPort;
   try {
-    await network.connect(route.host, route.port, context.deps.settings.timeoutMs);
+    await network.connect(route.host, route.port, deps.settings.timeoutMs);
     checks.push(pass('tcp', 'TCP connect', `${target} in ${elapsed(network, started)}`));
     return true;
   } catch (error) {
@@ -464,7 +449,7 @@ async function checkDnsAndTcp(
 }
 
 async function checkTls(
-  context: DoctorContext,
+  deps: Deps,
   url: URL | undefined,
   route: Route | undefined,
   reachable: boolean,
@@ -487,7 +472,7 @@ async function checkTls(
         );
   }
   if (!reachable) return skip('tls', title, 'no connection');
-  const { settings, io } = context.deps;
+  const { settings, io } = deps;
   const customCa = [
     caFile === undefined ? undefined : `${caFileOrigin(caFile)} ${escapeControls(caFile.value)}`,
     io.env.NODE_EXTRA_CA_CERTS
@@ -511,7 +496,7 @@ async function checkTls(
   }
   let info: Awaited<ReturnType<DoctorNetwork['tls']>>;
   try {
-    info = await context.network.tls({
+    info = await deps.network.tls({
       host: route.host,
       port: route.port,
       servername: url.hostname,
@@ -529,7 +514,7 @@ async function checkTls(
         : 'check the port and any proxy or load balancer in between',
     );
   }
-  const days = Math.floor((info.validTo.getTime() - context.now().getTime()) / DAY_MS);
+  const days = Math.floor((info.validTo.getTime() - deps.now().getTime()) / DAY_MS);
   const caNote = customCa.length > 0 ? `custom CA: ${customCa.join(', ')}` : 'system CAs';
   const detail = `${info.protocol ?? 'TLS'}, issuer ${escapeControls(info.issuer || 'unnamed')}, certificate expires in ${days} day${days === 1 ? '' : 's'}, ${caNote}`;
   if (!info.authorized) {
@@ -605,14 +590,14 @@ function checkToken(credentials: Credentials | undefined): Check {
 }
 
 async function checkProbe(
-  context: DoctorContext,
+  deps: Deps,
   credentials: Credentials | undefined,
   url: URL | undefined,
   ready: boolean,
 ): Promise<Check> {
   const title = 'probe';
   const token = credentials?.apiToken;
-  const apiPath = credentials ? safeApiPath(context, credentials) : undefined;
+  const apiPath = credentials ? safeApiPath(deps, credentials) : undefined;
   if (
     !ready ||
     credentials === undefined ||
@@ -628,23 +613,23 @@ async function checkProbe(
     baseUrl: url,
     apiToken: token.value,
     apiPath: apiPath.value,
-    dialect: resolveDialect(context.deps.settings, credentials).value,
+    dialect: resolveDialect(deps.settings, credentials).value,
     profile: credentials.profileName,
     tokenSource: token.source === 'profile' ? 'profile' : 'env UGS_API_TOKEN',
     // The CA file as get would use it: --ca-file, UGS_CA_FILE, or the one saved with the profile.
-    ...withCaFile(resolveCaFile(context.deps.settings, credentials)),
+    ...withCaFile(resolveCaFile(deps.settings, credentials)),
   };
-  const started = context.network.now();
+  const started = deps.network.now();
   let result: ProbeResult;
   try {
-    const client = await context.deps.connect(target);
+    const client = await deps.connect(target);
     result = await client.probe();
   } catch (error) {
     if (error instanceof UgsError)
       return fail('probe', title, error.message, error.hint ?? 'run again with --debug');
     throw error;
   }
-  const time = elapsed(context.network, started);
+  const time = elapsed(deps.network, started);
   const said =
     result.detail === undefined ? '' : ` (${escapeControls(result.detail.slice(0, 120))})`;
   const where = `${wireOf(probe, target.dialect).method} ${escapeControls(result.path)} with {}`;

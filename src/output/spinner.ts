@@ -7,7 +7,7 @@
  * timer fires: a quick answer, and every start-up, never load it.
  */
 import { silentTracer, type Tracer } from '../debug.js';
-import { colorEnabled, type IO } from '../io.js';
+import { colorEnabled, type IO, isSet } from '../io.js';
 import type { Color, Spinner } from '../vendor/spinner.js';
 import type { OutputPreferences } from './output.js';
 
@@ -39,10 +39,6 @@ export function createProgress(
     preferences.quiet !== true;
   if (!wanted) return noProgress;
   return new TerminalProgress(io, colorEnabled(io, preferences.noColor, 'stderr'), delayMs);
-}
-
-function isSet(value: string | undefined): boolean {
-  return value !== undefined && value !== '';
 }
 
 // yoctocolors' `reset` (SGR 0) changes nothing on screen; yocto-spinner has no "no colour" name,
