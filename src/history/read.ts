@@ -5,6 +5,7 @@
  */
 import { constants, promises as fsp } from 'node:fs';
 import { errorCode } from '../guards.js';
+import { editDistance } from '../suggest.js';
 import { FINGERPRINT_PATTERN, HISTORY_OUTCOMES, type HistoryEvent } from './event.js';
 import {
   fingerprintWith,
@@ -283,52 +284,6 @@ function codePoints(text: string): number {
     count++;
   }
   return count;
-}
-
-/** Rows of the distance table, reused by every call (a bulk run makes 200,000 of them). */
-let rows: [Int32Array, Int32Array, Int32Array] = [
-  new Int32Array(64),
-  new Int32Array(64),
-  new Int32Array(64),
-];
-
-/**
- * Edit distance with adjacent transpositions counting one (optimal string alignment), or
- * `max + 1` as soon as it is known to exceed `max`. Compared by UTF-16 units (a character
- * outside the BMP counts as two), with no allocation per call.
- */
-export function editDistance(a: string, b: string, max: number): number {
-  const n = a.length;
-  const m = b.length;
-  if (Math.abs(n - m) > max) return max + 1;
-  if (rows[0].length <= m)
-    rows = [new Int32Array(m + 1), new Int32Array(m + 1), new Int32Array(m + 1)];
-  let [before, previous, current] = rows;
-  for (let j = 0; j <= m; j++) previous[j] = j;
-  for (let i = 1; i <= n; i++) {
-    current[0] = i;
-    let best = i;
-    const x = a.charCodeAt(i - 1);
-    for (let j = 1; j <= m; j++) {
-      const y = b.charCodeAt(j - 1);
-      let value = Math.min(
-        (previous[j] as number) + 1,
-        (current[j - 1] as number) + 1,
-        (previous[j - 1] as number) + (x === y ? 0 : 1),
-      );
-      if (i > 1 && j > 1 && x === b.charCodeAt(j - 2) && a.charCodeAt(i - 2) === y) {
-        value = Math.min(value, (before[j - 2] as number) + 1);
-      }
-      current[j] = value;
-      if (value < best) best = value;
-    }
-    if (best > max) return max + 1;
-    const spare = before;
-    before = previous;
-    previous = current;
-    current = spare;
-  }
-  return previous[m] as number;
 }
 
 /**
