@@ -342,10 +342,6 @@ export class KnownIds {
     return this.exact.size;
   }
 
-  has(id: string): boolean {
-    return this.exact.has(id);
-  }
-
   /**
    * A known id that `id` (not itself known) looks like a typo of, or undefined. The closest by
    * loose form first (case, accents, punctuation), then by edit distance.
@@ -372,38 +368,13 @@ export class KnownIds {
   }
 }
 
-/** Whether an event says that the group of its id exists for this profile. */
-function knowsId(
-  event: HistoryEvent,
-  profile: string,
-): event is HistoryEvent & { user_group_id: string } {
-  return (
-    event.profile === profile &&
-    event.user_group_id !== null &&
-    (event.outcome === 'created' || event.outcome === 'found' || event.outcome === 'rotated')
-  );
-}
-
-/** The ids of groups this profile's history saw answered. */
-export function knownIds(
-  events: readonly HistoryEvent[],
-  profile: string,
-  budget?: number,
-): KnownIds {
-  return new KnownIds(
-    events.filter((event) => knowsId(event, profile)).map((event) => event.user_group_id),
-    budget,
-  );
-}
-
-/** The known ids of `profile` in the history at `location` (none when there is no history). */
+/** The known ids of `profile` in the history at `location`. */
 export async function loadKnownIds(
-  location: HistoryLocation | undefined,
+  location: HistoryLocation,
   profile: string,
   budget?: number,
   limit = Number.POSITIVE_INFINITY,
 ): Promise<KnownIds> {
-  if (location === undefined) return new KnownIds([]);
   const seen: string[] = [];
   const scan = idScanner(profile, (id) => seen.push(id));
   for (const path of [rotatedPath(location.path), location.path]) {
