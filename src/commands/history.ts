@@ -8,6 +8,7 @@ import type { Command } from 'commander';
 import type { Deps } from '../context/factory.js';
 import { UsageError } from '../errors.js';
 import type { HistoryEvent } from '../history/event.js';
+import type { HistoryLocation } from '../history/log.js';
 import { escapeControls } from '../io.js';
 import { printLine } from '../output/messages.js';
 import { displayWidth } from '../output/text.js';
@@ -105,13 +106,19 @@ export function parseSince(text: string, now: Date): number {
   });
 }
 
-export async function runHistory(opts: HistoryOptions, deps: Deps): Promise<void> {
+/** Where the history is, for the commands that read it (`history`, `whois`); an error when off. */
+export function requireHistoryLocation(deps: Deps): HistoryLocation {
   const location = deps.history.location;
   if (location === undefined) {
     throw new UsageError('the token history is off (--no-history or UGS_NO_HISTORY)', {
       hint: 'run without --no-history, and unset UGS_NO_HISTORY',
     });
   }
+  return location;
+}
+
+export async function runHistory(opts: HistoryOptions, deps: Deps): Promise<void> {
+  const location = requireHistoryLocation(deps);
   const read = await import('../history/read.js');
   if (opts.clear) {
     const removed = await read.clearHistory(location);

@@ -16,7 +16,7 @@ import { recordedGet } from '../history/record.js';
 import { canPrompt, escapeControls, readStdin } from '../io.js';
 import { printNote } from '../output/messages.js';
 import { formatBaseUrl, quote } from '../parse.js';
-import { shortTime } from './history.js';
+import { requireHistoryLocation, shortTime } from './history.js';
 import { type DepsFactory, newCommand } from './shared.js';
 
 export interface WhoisOptions {
@@ -55,12 +55,7 @@ interface CheckResult {
 }
 
 export async function runWhois(opts: WhoisOptions, deps: Deps): Promise<void> {
-  const location = deps.history.location;
-  if (location === undefined) {
-    throw new UsageError('the token history is off (--no-history or UGS_NO_HISTORY)', {
-      hint: 'run without --no-history, and unset UGS_NO_HISTORY',
-    });
-  }
+  const location = requireHistoryLocation(deps);
   const text = await readQuery(opts, deps);
   const read = await import('../history/read.js');
   const query = read.parseTokenQuery(text);
