@@ -11,7 +11,7 @@ import type { HistoryEvent } from '../history/event.js';
 import type { HistoryLocation } from '../history/log.js';
 import { escapeControls } from '../io.js';
 import { printLine } from '../output/messages.js';
-import { displayWidth } from '../output/text.js';
+import { padColumns } from '../output/text.js';
 import { quote } from '../parse.js';
 import { type DepsFactory, newCommand } from './shared.js';
 
@@ -194,19 +194,6 @@ async function printEventTable(deps: Deps, events: readonly HistoryEvent[]): Pro
   }
   const style = await out.style('stdout');
   const header = ['TIME', 'WHO', 'PROFILE', 'ID', 'OUTCOME', 'TOKEN (OLD -> NEW)'];
-  const widths = header.map((title, column) =>
-    Math.max(displayWidth(title), ...rows.map((row) => displayWidth(row[column] ?? ''))),
-  );
-  const line = (cells: readonly string[]) =>
-    cells
-      .map((cell, column) =>
-        column === cells.length - 1
-          ? cell
-          : cell + ' '.repeat((widths[column] ?? 0) - displayWidth(cell)),
-      )
-      .join('  ')
-      .trimEnd();
-  let text = `${style.bold(line(header))}\n`;
-  for (const row of rows) text += `${line(row)}\n`;
-  deps.io.stdout.write(text);
+  const [head = '', ...lines] = padColumns([header, ...rows]);
+  deps.io.stdout.write(`${style.bold(head)}\n${lines.map((line) => `${line}\n`).join('')}`);
 }
