@@ -11,7 +11,7 @@ import type { Command } from 'commander';
 import type { Deps } from '../context/factory.js';
 import { resolveTarget } from '../credentials.js';
 import { ApiError, UsageError } from '../errors.js';
-import type { HistoryEvent } from '../history/event.js';
+import { type HistoryEvent, lastFour } from '../history/event.js';
 import { recordedGet } from '../history/record.js';
 import { canPrompt, escapeControls, readStdin } from '../io.js';
 import { printNote } from '../output/messages.js';
@@ -162,7 +162,7 @@ async function checkGroup(
     base_url: group.base_url,
     current: result.created !== true && print === group.fingerprint,
     current_fingerprint: print,
-    current_last4: token.length >= 8 ? token.slice(-4) : null,
+    current_last4: lastFour(token),
     ...(result.created === true && { created: true }),
   };
 }
