@@ -185,10 +185,7 @@ class FileHistoryLog implements HistoryLog {
           // The new file has the mode the old one had (a shared file keeps its sharers' mode).
           ({ fd, size } = await openForAppend(path, shared, mode));
         }
-        const key = await this.loadKey(mode);
-        const { createHmac } = await import('node:crypto');
-        const print = (token: string) =>
-          createHmac('sha256', key).update(token, 'utf8').digest('hex').slice(0, 12);
+        const print = await fingerprinter(await this.loadKey(mode));
         const who = this.whoAmI();
         let text = '';
         for (const entry of entries) text += `${JSON.stringify(toEvent(entry, print, who))}\n`;
@@ -293,10 +290,18 @@ export function parseKey(text: string | undefined, path: string): Buffer {
   return Buffer.from(hex, 'hex');
 }
 
+/**
+ * Fingerprints under a history's key: the first 12 hex digits of HMAC-SHA-256 of the token.
+ * node:crypto is loaded here, when the first one is needed.
+ */
+async function fingerprinter(key: Buffer): Promise<(token: string) => string> {
+  const { createHmac } = await import('node:crypto');
+  return (token) => createHmac('sha256', key).update(token, 'utf8').digest('hex').slice(0, 12);
+}
+
 /** The 12-hex-digit fingerprint of a token under a history's key. */
 export async function fingerprintWith(key: Buffer, token: string): Promise<string> {
-  const { createHmac } = await import('node:crypto');
-  return createHmac('sha256', key).update(token, 'utf8').digest('hex').slice(0, 12);
+  return (await fingerprinter(key))(token);
 }
 
 /**
