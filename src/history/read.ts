@@ -3,7 +3,7 @@
  * The one entry of this chunk: `ugs history`, `ugs whois`, the typo question of `get` at a
  * terminal and bulk `get`'s validation load it with `import()`; a plain `get` never does.
  */
-import { constants, promises as fsp } from 'node:fs';
+import { promises as fsp } from 'node:fs';
 import { errorCode } from '../guards.js';
 import { editDistance } from '../suggest.js';
 import { FINGERPRINT_PATTERN, HISTORY_OUTCOMES, type HistoryEvent } from './event.js';
@@ -11,6 +11,7 @@ import {
   fingerprintWith,
   type HistoryLocation,
   keyPath,
+  openIfExists,
   parseKey,
   readIfExists,
   readKeyFile,
@@ -18,8 +19,6 @@ import {
 } from './log.js';
 
 export { fingerprintWith } from './log.js';
-
-const NO_FOLLOW = (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
 
 /**
  * Every readable event, oldest first: the rotated file, then the current one. A line that is not
@@ -395,15 +394,9 @@ async function forEachLineBytes(
   path: string,
   visit: (data: Buffer, start: number, end: number) => void,
 ): Promise<void> {
-  let handle: fsp.FileHandle;
+  const handle = await openIfExists(path);
+  if (handle === undefined) return;
   try {
-    handle = await fsp.open(path, constants.O_RDONLY | NO_FOLLOW);
-  } catch (error) {
-    if (errorCode(error) === 'ENOENT') return;
-    throw error;
-  }
-  try {
-    if (!(await handle.stat()).isFile()) throw new Error(`${path} is not a regular file`);
     // One buffer for the whole file: a line cut by a read moves to its front, no copies made.
     let data = Buffer.allocUnsafe(64 * 1024);
     let filled = 0;
