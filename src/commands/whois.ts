@@ -12,6 +12,7 @@ import type { Deps } from '../context/factory.js';
 import { resolveTarget } from '../credentials.js';
 import { ApiError, UsageError } from '../errors.js';
 import { type HistoryEvent, lastFour } from '../history/event.js';
+import { fingerprintWith } from '../history/log.js';
 import { recordedGet } from '../history/record.js';
 import { canPrompt, escapeControls, readStdin } from '../io.js';
 import { printNote } from '../output/messages.js';
@@ -74,7 +75,7 @@ export async function runWhois(opts: WhoisOptions, deps: Deps): Promise<void> {
   const checks: CheckResult[] = [];
   if (opts.check && seen) {
     for (const group of answer.groups) {
-      checks.push(await checkGroup(deps, group, key, read.fingerprintWith));
+      checks.push(await checkGroup(deps, group, key));
     }
     if (answer.groups.length === 0) {
       throw new UsageError(
@@ -141,7 +142,6 @@ async function checkGroup(
   deps: Deps,
   group: { user_group_id: string; name: string | null; base_url: string; fingerprint: string },
   key: Buffer | undefined,
-  fingerprintWith: (key: Buffer, token: string) => Promise<string>,
 ): Promise<CheckResult> {
   const target = await resolveTarget(deps);
   const here = formatBaseUrl(target.baseUrl);

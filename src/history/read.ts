@@ -18,8 +18,6 @@ import {
   rotatedPath,
 } from './log.js';
 
-export { fingerprintWith } from './log.js';
-
 /**
  * Every readable event, oldest first: the rotated file, then the current one. A line that is not
  * an event (cut short by a crash, written by hand) is skipped.
