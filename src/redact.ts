@@ -10,7 +10,7 @@ export const REDACTED = '[REDACTED]';
  * The last 4 characters of a token, so a trace, a prompt or `status` can be matched to the token
  * someone holds; none of a token shorter than 8 characters, which they would half give away.
  */
-function lastFour(token: string): string | undefined {
+export function lastFour(token: string): string | undefined {
   return token.length >= 8 ? token.slice(-4) : undefined;
 }
 

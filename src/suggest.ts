@@ -9,32 +9,51 @@ const MAX_DISTANCE = 3;
 /** Below this share of letters in common, a guess is noise (commander's threshold). */
 const MIN_SIMILARITY = 0.4;
 
+/** Rows of the distance table, reused by every call (a bulk typo check makes 200,000 of them). */
+let rows: [Int32Array, Int32Array, Int32Array] = [
+  new Int32Array(64),
+  new Int32Array(64),
+  new Int32Array(64),
+];
+
 /**
  * Optimal string alignment distance (Damerau–Levenshtein without repeated edits of a substring):
- * insertions, deletions, substitutions and swaps of two neighbours each cost one.
+ * insertions, deletions, substitutions and swaps of two neighbours each cost one; or `max + 1` as
+ * soon as it is known to exceed `max`. Compared by UTF-16 units (a character outside the BMP
+ * counts as two), with no allocation per call: the history's typo guard makes many of them.
  */
-export function editDistance(a: string, b: string): number {
-  const rows: number[][] = [];
-  for (let i = 0; i <= a.length; i++) rows.push([i]);
-  const first = rows[0] as number[];
-  for (let j = 1; j <= b.length; j++) first[j] = j;
-  for (let i = 1; i <= a.length; i++) {
-    const row = rows[i] as number[];
-    const above = rows[i - 1] as number[];
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let best = Math.min(
-        (above[j] as number) + 1,
-        (row[j - 1] as number) + 1,
-        (above[j - 1] as number) + cost,
+export function editDistance(a: string, b: string, max = Number.POSITIVE_INFINITY): number {
+  const n = a.length;
+  const m = b.length;
+  if (Math.abs(n - m) > max) return max + 1;
+  if (rows[0].length <= m)
+    rows = [new Int32Array(m + 1), new Int32Array(m + 1), new Int32Array(m + 1)];
+  let [before, previous, current] = rows;
+  for (let j = 0; j <= m; j++) previous[j] = j;
+  for (let i = 1; i <= n; i++) {
+    current[0] = i;
+    let best = i;
+    const x = a.charCodeAt(i - 1);
+    for (let j = 1; j <= m; j++) {
+      const y = b.charCodeAt(j - 1);
+      let value = Math.min(
+        (previous[j] as number) + 1,
+        (current[j - 1] as number) + 1,
+        (previous[j - 1] as number) + (x === y ? 0 : 1),
       );
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
-        best = Math.min(best, (rows[i - 2]?.[j - 2] as number) + 1);
+      if (i > 1 && j > 1 && x === b.charCodeAt(j - 2) && a.charCodeAt(i - 2) === y) {
+        value = Math.min(value, (before[j - 2] as number) + 1);
       }
-      row[j] = best;
+      current[j] = value;
+      if (value < best) best = value;
     }
+    if (best > max) return max + 1;
+    const spare = before;
+    before = previous;
+    previous = current;
+    current = spare;
   }
-  return (rows[a.length] as number[])[b.length] as number;
+  return previous[m] as number;
 }
 
 /** A candidate: the word typed is compared with `name`; `suggest` is what to offer (default `name`). */

@@ -8,9 +8,10 @@ import type { Command } from 'commander';
 import type { Deps } from '../context/factory.js';
 import { UsageError } from '../errors.js';
 import type { HistoryEvent } from '../history/event.js';
+import type { HistoryLocation } from '../history/log.js';
 import { escapeControls } from '../io.js';
 import { printLine } from '../output/messages.js';
-import { displayWidth } from '../output/text.js';
+import { padColumns } from '../output/text.js';
 import { quote } from '../parse.js';
 import { type DepsFactory, newCommand } from './shared.js';
 
@@ -105,13 +106,19 @@ export function parseSince(text: string, now: Date): number {
   });
 }
 
-export async function runHistory(opts: HistoryOptions, deps: Deps): Promise<void> {
+/** Where the history is, for the commands that read it (`history`, `whois`); an error when off. */
+export function requireHistoryLocation(deps: Deps): HistoryLocation {
   const location = deps.history.location;
   if (location === undefined) {
     throw new UsageError('the token history is off (--no-history or UGS_NO_HISTORY)', {
       hint: 'run without --no-history, and unset UGS_NO_HISTORY',
     });
   }
+  return location;
+}
+
+export async function runHistory(opts: HistoryOptions, deps: Deps): Promise<void> {
+  const location = requireHistoryLocation(deps);
   const read = await import('../history/read.js');
   if (opts.clear) {
     const removed = await read.clearHistory(location);
@@ -187,19 +194,6 @@ async function printEventTable(deps: Deps, events: readonly HistoryEvent[]): Pro
   }
   const style = await out.style('stdout');
   const header = ['TIME', 'WHO', 'PROFILE', 'ID', 'OUTCOME', 'TOKEN (OLD -> NEW)'];
-  const widths = header.map((title, column) =>
-    Math.max(displayWidth(title), ...rows.map((row) => displayWidth(row[column] ?? ''))),
-  );
-  const line = (cells: readonly string[]) =>
-    cells
-      .map((cell, column) =>
-        column === cells.length - 1
-          ? cell
-          : cell + ' '.repeat((widths[column] ?? 0) - displayWidth(cell)),
-      )
-      .join('  ')
-      .trimEnd();
-  let text = `${style.bold(line(header))}\n`;
-  for (const row of rows) text += `${line(row)}\n`;
-  deps.io.stdout.write(text);
+  const [head = '', ...lines] = padColumns([header, ...rows]);
+  deps.io.stdout.write(`${style.bold(head)}\n${lines.map((line) => `${line}\n`).join('')}`);
 }

@@ -7,7 +7,7 @@ import { CancelledError, UsageError } from '../errors.js';
 import { canPrompt, escapeControls, writeLine } from '../io.js';
 import { printLine, printMessage } from '../output/messages.js';
 import { printJson } from '../output/results.js';
-import { displayWidth } from '../output/text.js';
+import { padColumns } from '../output/text.js';
 import { quote, redactUrl, shellWord } from '../parse.js';
 import { defaultProfile, unknownProfileError } from '../profiles.js';
 import { loginCommandFor } from '../target.js';
@@ -125,9 +125,12 @@ async function listProfiles(json: boolean, deps: Deps): Promise<void> {
       entry.apiPath === null ? "(the vendor's)" : escapeControls(entry.apiPath),
       entry.tokenLocation ?? '(none)',
     ]);
+    // Padded at a terminal and in a pipe alike: `--json` is the form for scripts.
     writeLine(
       deps.output.stdout,
-      columns([['default', 'name', 'base URL', 'dialect', 'API path', 'token'], ...rows]),
+      padColumns([['default', 'name', 'base URL', 'dialect', 'API path', 'token'], ...rows]).join(
+        '\n',
+      ),
     );
   }
   if (entries.length === 0) {
@@ -146,29 +149,6 @@ async function listProfiles(json: boolean, deps: Deps): Promise<void> {
   if (deps.io.env.UGS_API_TOKEN) {
     printLine(deps.output, "note: UGS_API_TOKEN is set and overrides every profile's token");
   }
-}
-
-/**
- * Columns padded to their widest cell, two spaces apart, at a terminal and in a pipe alike:
- * `--json` is the form for scripts.
- */
-function columns(rows: readonly string[][]): string {
-  const widths: number[] = [];
-  for (const row of rows) {
-    row.forEach((cell, i) => {
-      widths[i] = Math.max(widths[i] ?? 0, displayWidth(cell));
-    });
-  }
-  return rows
-    .map((row) =>
-      row
-        .map((cell, i) =>
-          i === row.length - 1 ? cell : cell + ' '.repeat((widths[i] ?? 0) - displayWidth(cell)),
-        )
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
 }
 
 /** The profile named by `use` or `remove` must be saved; the error says which ones are. */

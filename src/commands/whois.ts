@@ -11,12 +11,13 @@ import type { Command } from 'commander';
 import type { Deps } from '../context/factory.js';
 import { resolveTarget } from '../credentials.js';
 import { ApiError, UsageError } from '../errors.js';
-import type { HistoryEvent } from '../history/event.js';
+import { type HistoryEvent, lastFour } from '../history/event.js';
+import { fingerprintWith } from '../history/log.js';
 import { recordedGet } from '../history/record.js';
 import { canPrompt, escapeControls, readStdin } from '../io.js';
 import { printNote } from '../output/messages.js';
 import { formatBaseUrl, quote } from '../parse.js';
-import { shortTime } from './history.js';
+import { requireHistoryLocation, shortTime } from './history.js';
 import { type DepsFactory, newCommand } from './shared.js';
 
 export interface WhoisOptions {
@@ -55,12 +56,7 @@ interface CheckResult {
 }
 
 export async function runWhois(opts: WhoisOptions, deps: Deps): Promise<void> {
-  const location = deps.history.location;
-  if (location === undefined) {
-    throw new UsageError('the token history is off (--no-history or UGS_NO_HISTORY)', {
-      hint: 'run without --no-history, and unset UGS_NO_HISTORY',
-    });
-  }
+  const location = requireHistoryLocation(deps);
   const text = await readQuery(opts, deps);
   const read = await import('../history/read.js');
   const query = read.parseTokenQuery(text);
@@ -79,7 +75,7 @@ export async function runWhois(opts: WhoisOptions, deps: Deps): Promise<void> {
   const checks: CheckResult[] = [];
   if (opts.check && seen) {
     for (const group of answer.groups) {
-      checks.push(await checkGroup(deps, group, key, read.fingerprintWith));
+      checks.push(await checkGroup(deps, group, key));
     }
     if (answer.groups.length === 0) {
       throw new UsageError(
@@ -146,7 +142,6 @@ async function checkGroup(
   deps: Deps,
   group: { user_group_id: string; name: string | null; base_url: string; fingerprint: string },
   key: Buffer | undefined,
-  fingerprintWith: (key: Buffer, token: string) => Promise<string>,
 ): Promise<CheckResult> {
   const target = await resolveTarget(deps);
   const here = formatBaseUrl(target.baseUrl);
@@ -167,7 +162,7 @@ async function checkGroup(
     base_url: group.base_url,
     current: result.created !== true && print === group.fingerprint,
     current_fingerprint: print,
-    current_last4: token.length >= 8 ? token.slice(-4) : null,
+    current_last4: lastFour(token),
     ...(result.created === true && { created: true }),
   };
 }

@@ -3,6 +3,7 @@
  * service, by whom, and the tokens involved as fingerprints only. Types and small pure helpers;
  * the writer is log.ts, the reader read.ts (loaded only by the commands that read).
  */
+import { lastFour as tokenTail } from '../redact.js';
 
 /** What a request came to. `stale`: a rotation refused because the token was not current. */
 export type HistoryOutcome = 'created' | 'found' | 'rotated' | 'unknown' | 'failed' | 'stale';
@@ -56,13 +57,9 @@ export interface HistoryEntry {
   token?: string | null | undefined;
 }
 
-/**
- * The last 4 characters of a token, or null for one shorter than 8 (as redact.ts: 4 of a short
- * token would give half of it away).
- */
+/** redact.ts's last 4 characters of a token (none of a short one), as a field: null when none. */
 export function lastFour(token: string | null | undefined): string | null {
-  if (token === null || token === undefined || token.length < 8) return null;
-  return token.slice(-4);
+  return token === null || token === undefined ? null : (tokenTail(token) ?? null);
 }
 
 /** A 12-hex-digit fingerprint, as the history writes them. */

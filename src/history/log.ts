@@ -21,7 +21,7 @@ import { constants, promises as fsp } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describeFsError, makeDirectories } from '../config.js';
-import { writeFully } from '../durable-file.js';
+import { READ_NO_FOLLOW, writeFully } from '../durable-file.js';
 import { FileLock } from '../file-lock.js';
 import { errorCode } from '../guards.js';
 import { type Env, escapeControls } from '../io.js';
@@ -185,10 +185,7 @@ class FileHistoryLog implements HistoryLog {
           // The new file has the mode the old one had (a shared file keeps its sharers' mode).
           ({ fd, size } = await openForAppend(path, shared, mode));
         }
-        const key = await this.loadKey(mode);
-        const { createHmac } = await import('node:crypto');
-        const print = (token: string) =>
-          createHmac('sha256', key).update(token, 'utf8').digest('hex').slice(0, 12);
+        const print = await fingerprinter(await this.loadKey(mode));
         const who = this.whoAmI();
         let text = '';
         for (const entry of entries) text += `${JSON.stringify(toEvent(entry, print, who))}\n`;
@@ -265,19 +262,34 @@ class FileHistoryLog implements HistoryLog {
  * The history and its key are read this way (the key file and `read.ts`'s history files).
  */
 export async function readIfExists(path: string): Promise<string | undefined> {
+  const handle = await openIfExists(path);
+  if (handle === undefined) return undefined;
+  try {
+    return await handle.readFile('utf8');
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * A history file (or its key) opened for reading if it is a regular file itself (a symlink or a
+ * FIFO is refused); undefined when there is none. The caller closes it.
+ */
+export async function openIfExists(path: string): Promise<fsp.FileHandle | undefined> {
   let handle: fsp.FileHandle;
   try {
-    handle = await fsp.open(path, constants.O_RDONLY | NO_FOLLOW);
+    handle = await fsp.open(path, READ_NO_FOLLOW);
   } catch (error) {
     if (errorCode(error) === 'ENOENT') return undefined;
     throw error;
   }
   try {
     if (!(await handle.stat()).isFile()) throw new Error(`${path} is not a regular file`);
-    return await handle.readFile('utf8');
-  } finally {
+  } catch (error) {
     await handle.close();
+    throw error;
   }
+  return handle;
 }
 
 /** The key's hex text as stored, or undefined when there is none yet. */
@@ -293,10 +305,18 @@ export function parseKey(text: string | undefined, path: string): Buffer {
   return Buffer.from(hex, 'hex');
 }
 
+/**
+ * Fingerprints under a history's key: the first 12 hex digits of HMAC-SHA-256 of the token.
+ * node:crypto is loaded here, when the first one is needed.
+ */
+async function fingerprinter(key: Buffer): Promise<(token: string) => string> {
+  const { createHmac } = await import('node:crypto');
+  return (token) => createHmac('sha256', key).update(token, 'utf8').digest('hex').slice(0, 12);
+}
+
 /** The 12-hex-digit fingerprint of a token under a history's key. */
 export async function fingerprintWith(key: Buffer, token: string): Promise<string> {
-  const { createHmac } = await import('node:crypto');
-  return createHmac('sha256', key).update(token, 'utf8').digest('hex').slice(0, 12);
+  return (await fingerprinter(key))(token);
 }
 
 /**

@@ -3,22 +3,20 @@
  * The one entry of this chunk: `ugs history`, `ugs whois`, the typo question of `get` at a
  * terminal and bulk `get`'s validation load it with `import()`; a plain `get` never does.
  */
-import { constants, promises as fsp } from 'node:fs';
+import { promises as fsp } from 'node:fs';
 import { errorCode } from '../guards.js';
+import { editDistance } from '../suggest.js';
 import { FINGERPRINT_PATTERN, HISTORY_OUTCOMES, type HistoryEvent } from './event.js';
 import {
   fingerprintWith,
   type HistoryLocation,
   keyPath,
+  openIfExists,
   parseKey,
   readIfExists,
   readKeyFile,
   rotatedPath,
 } from './log.js';
-
-export { fingerprintWith } from './log.js';
-
-const NO_FOLLOW = (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
 
 /**
  * Every readable event, oldest first: the rotated file, then the current one. A line that is not
@@ -285,52 +283,6 @@ function codePoints(text: string): number {
   return count;
 }
 
-/** Rows of the distance table, reused by every call (a bulk run makes 200,000 of them). */
-let rows: [Int32Array, Int32Array, Int32Array] = [
-  new Int32Array(64),
-  new Int32Array(64),
-  new Int32Array(64),
-];
-
-/**
- * Edit distance with adjacent transpositions counting one (optimal string alignment), or
- * `max + 1` as soon as it is known to exceed `max`. Compared by UTF-16 units (a character
- * outside the BMP counts as two), with no allocation per call.
- */
-export function editDistance(a: string, b: string, max: number): number {
-  const n = a.length;
-  const m = b.length;
-  if (Math.abs(n - m) > max) return max + 1;
-  if (rows[0].length <= m)
-    rows = [new Int32Array(m + 1), new Int32Array(m + 1), new Int32Array(m + 1)];
-  let [before, previous, current] = rows;
-  for (let j = 0; j <= m; j++) previous[j] = j;
-  for (let i = 1; i <= n; i++) {
-    current[0] = i;
-    let best = i;
-    const x = a.charCodeAt(i - 1);
-    for (let j = 1; j <= m; j++) {
-      const y = b.charCodeAt(j - 1);
-      let value = Math.min(
-        (previous[j] as number) + 1,
-        (current[j - 1] as number) + 1,
-        (previous[j - 1] as number) + (x === y ? 0 : 1),
-      );
-      if (i > 1 && j > 1 && x === b.charCodeAt(j - 2) && a.charCodeAt(i - 2) === y) {
-        value = Math.min(value, (before[j - 2] as number) + 1);
-      }
-      current[j] = value;
-      if (value < best) best = value;
-    }
-    if (best > max) return max + 1;
-    const spare = before;
-    before = previous;
-    previous = current;
-    current = spare;
-  }
-  return previous[m] as number;
-}
-
 /**
  * How far apart two ids may be and still look like one typo: at most 2 edits, fewer for short
  * ids (in a 3-character id, 2 edits make another word: `abc` and `xbz` are not one customer).
@@ -387,10 +339,6 @@ export class KnownIds {
     return this.exact.size;
   }
 
-  has(id: string): boolean {
-    return this.exact.has(id);
-  }
-
   /**
    * A known id that `id` (not itself known) looks like a typo of, or undefined. The closest by
    * loose form first (case, accents, punctuation), then by edit distance.
@@ -417,38 +365,13 @@ export class KnownIds {
   }
 }
 
-/** Whether an event says that the group of its id exists for this profile. */
-function knowsId(
-  event: HistoryEvent,
-  profile: string,
-): event is HistoryEvent & { user_group_id: string } {
-  return (
-    event.profile === profile &&
-    event.user_group_id !== null &&
-    (event.outcome === 'created' || event.outcome === 'found' || event.outcome === 'rotated')
-  );
-}
-
-/** The ids of groups this profile's history saw answered. */
-export function knownIds(
-  events: readonly HistoryEvent[],
-  profile: string,
-  budget?: number,
-): KnownIds {
-  return new KnownIds(
-    events.filter((event) => knowsId(event, profile)).map((event) => event.user_group_id),
-    budget,
-  );
-}
-
-/** The known ids of `profile` in the history at `location` (none when there is no history). */
+/** The known ids of `profile` in the history at `location`. */
 export async function loadKnownIds(
-  location: HistoryLocation | undefined,
+  location: HistoryLocation,
   profile: string,
   budget?: number,
   limit = Number.POSITIVE_INFINITY,
 ): Promise<KnownIds> {
-  if (location === undefined) return new KnownIds([]);
   const seen: string[] = [];
   const scan = idScanner(profile, (id) => seen.push(id));
   for (const path of [rotatedPath(location.path), location.path]) {
@@ -469,15 +392,9 @@ async function forEachLineBytes(
   path: string,
   visit: (data: Buffer, start: number, end: number) => void,
 ): Promise<void> {
-  let handle: fsp.FileHandle;
+  const handle = await openIfExists(path);
+  if (handle === undefined) return;
   try {
-    handle = await fsp.open(path, constants.O_RDONLY | NO_FOLLOW);
-  } catch (error) {
-    if (errorCode(error) === 'ENOENT') return;
-    throw error;
-  }
-  try {
-    if (!(await handle.stat()).isFile()) throw new Error(`${path} is not a regular file`);
     // One buffer for the whole file: a line cut by a read moves to its front, no copies made.
     let data = Buffer.allocUnsafe(64 * 1024);
     let filled = 0;

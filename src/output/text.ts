@@ -96,3 +96,24 @@ function isWide(code: number): boolean {
     (code >= 0x20000 && code <= 0x3fffd)
   );
 }
+
+/**
+ * Rows as lines of columns padded to their widest cell (by display width), two spaces apart; the
+ * last cell is not padded and no line ends in spaces.
+ */
+export function padColumns(rows: readonly (readonly string[])[]): string[] {
+  const widths: number[] = [];
+  for (const row of rows) {
+    row.forEach((cell, i) => {
+      widths[i] = Math.max(widths[i] ?? 0, displayWidth(cell));
+    });
+  }
+  return rows.map((row) =>
+    row
+      .map((cell, i) =>
+        i === row.length - 1 ? cell : cell + ' '.repeat((widths[i] ?? 0) - displayWidth(cell)),
+      )
+      .join('  ')
+      .trimEnd(),
+  );
+}

@@ -6,7 +6,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { editDistance, KnownIds, looseId } from '../../src/history/read.js';
+import { KnownIds, looseId } from '../../src/history/read.js';
+import { editDistance } from '../../src/suggest.js';
 import {
   describeRun,
   type InProcessEmulator,
