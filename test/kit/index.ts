@@ -36,7 +36,8 @@
  * - wiring.ts   parseArgv(argv): the real commander program, each command's `run` recording
  *               the options it receives (argv tables without a process).
  * - service.ts  startService/serviceForTest(apiTokens): the emulator in-process behind the
- *               recording server: every request and answer recorded, faults scripted ahead.
+ *               recording server: every request and answer recorded, faults scripted ahead;
+ *               serviceWithProfile(apiToken): one with a sandbox whose default profile uses it.
  * - proxy.ts    startProxy(mode): a recording CONNECT proxy that tunnels to 127.0.0.1 only.
  * - built.ts    vitest global setup: fails the run at once when `npm run build` was not run.
  * - notices.ts  librariesInSourceMaps(dist)/hasNoticeFor: the bundled libraries, from source maps.
