@@ -8,6 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readRecords } from '../kit/bulk.js';
 import {
   describeRun,
   type InProcessEmulator,
@@ -64,10 +65,7 @@ describe('history writers at once', () => {
     const tokens = [
       (runs[2]?.stdout ?? '').trim(),
       ...outputs.flatMap((path) =>
-        readFileSync(path, 'utf8')
-          .split('\n')
-          .filter((line) => line !== '')
-          .map((line) => (JSON.parse(line) as { token: string }).token),
+        readRecords<{ token: string }>(path).map((record) => record.token),
       ),
     ];
     expect(tokens).toHaveLength(2 * ROWS + 1);
