@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { editDistance, KnownIds, looseId } from '../../src/history/read.js';
 import {
+  customerEnv,
   describeRun,
   type InProcessEmulator,
   makeSandbox,
@@ -22,7 +23,7 @@ beforeAll(async () => {
 });
 afterAll(() => emulator.close());
 
-const env = () => ({ UGS_BASE_URL: emulator.url, UGS_API_TOKEN: emulator.tokenFor('Customer') });
+const env = () => customerEnv(emulator);
 
 async function seeded(): Promise<Sandbox> {
   const sb = makeSandbox();

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { readRecords } from '../kit/bulk.js';
 import {
+  customerEnv,
   describeRun,
   type InProcessEmulator,
   killAllPtys,
@@ -32,7 +33,7 @@ const historyIds = (configDir: string) =>
 describe('get at a terminal, with an id that looks like a known one', () => {
   it('asks "did you mean ...? create ...?": no sends nothing (exit 130), yes creates it', async () => {
     const sandbox = makeSandbox();
-    const env = { UGS_BASE_URL: emulator.url, UGS_API_TOKEN: emulator.tokenFor('Customer') };
+    const env = customerEnv(emulator);
     const known = await runUgs(['get', '--id', 'müller-gmbh', '--name', 'Müller GmbH'], {
       sandbox,
       env,

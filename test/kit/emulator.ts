@@ -46,6 +46,11 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<InPr
 
 export type { EmulatorOptions, RunningEmulator };
 
+/** The environment that points ugs at `emulator` with its Customer API token. */
+export function customerEnv(emulator: Pick<InProcessEmulator, 'url' | 'tokenFor'>) {
+  return { UGS_BASE_URL: emulator.url, UGS_API_TOKEN: emulator.tokenFor('Customer') };
+}
+
 export interface ServeProcess {
   url: string;
   pid: number;
