@@ -29,7 +29,9 @@
  * - emulator.ts startEmulator(opts): the real emulator in-process (port 0); serveUgs(extra): the
  *               `ugs serve` process (also of an `executable`), only for tests about that process
  *               (signals, --data locks, SIGKILL mid-write); call/getUser/rotate: a raw undici
- *               client; rawExchange/openSocket for raw sockets (pipelining, half-close).
+ *               client; rawExchange/openSocket for raw sockets (pipelining, half-close);
+ *               customerEnv(emulator) (UGS_BASE_URL + its Customer token) and
+ *               loggedInTo(emulator) (a sandbox `ugs login --with-token` saved it in).
  * - fakes.ts    makeDeps/makeIO/terminalIO, FakePrompter, FakeService, MemoryConfigStore, canned
  *               service results: for calling a command's `run` in-process.
  * - http-client.ts useHttpClients(): real undici clients from src against kit servers.
