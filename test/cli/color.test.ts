@@ -14,17 +14,14 @@ import {
   runMain,
   type Sandbox,
   type Service,
-  serviceForTest,
+  serviceWithProfile,
   writeConfig,
 } from '../kit/index.js';
 
 const API_TOKEN = 'apitoken-color-test-7890uvwx';
 
-async function setup(): Promise<{ sb: Sandbox; service: Service }> {
-  const service = await serviceForTest([API_TOKEN]);
-  const sb = makeSandbox();
-  writeConfig(sb, { profiles: { default: { baseUrl: service.url, apiToken: API_TOKEN } } });
-  return { sb, service };
+function setup(): Promise<{ sb: Sandbox; service: Service }> {
+  return serviceWithProfile(API_TOKEN);
 }
 
 function expectPlain(result: RunResult, label: string): void {

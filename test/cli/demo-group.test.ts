@@ -8,24 +8,16 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   describeRun,
-  makeSandbox,
   runMain,
   type Sandbox,
   type Service,
-  serviceForTest,
-  writeConfig,
+  serviceWithProfile,
 } from '../kit/index.js';
 
 const API_TOKEN = 'apitoken-demo-test-1357acef';
 
-async function setup(dialect: 'interface' | 'explo'): Promise<{ sb: Sandbox; service: Service }> {
-  const service = await serviceForTest([API_TOKEN], { dialect });
-  const sb = makeSandbox();
-  const profile = { baseUrl: service.url, apiToken: API_TOKEN };
-  writeConfig(sb, {
-    profiles: { default: dialect === 'explo' ? { ...profile, dialect } : profile },
-  });
-  return { sb, service };
+function setup(dialect: 'interface' | 'explo'): Promise<{ sb: Sandbox; service: Service }> {
+  return serviceWithProfile(API_TOKEN, { dialect }, dialect === 'explo' ? { dialect } : {});
 }
 
 describe('get --demo', () => {

@@ -16,21 +16,16 @@ import {
   type Sandbox,
   type Service,
   serviceForTest,
+  serviceWithProfile,
   writeConfig,
 } from '../kit/index.js';
 
 const API_TOKEN = 'apitoken-dialect-test-9876wxyz';
 
-async function exploService(profile: Record<string, string> = {}): Promise<{
-  sb: Sandbox;
-  service: Service;
-}> {
-  const service = await serviceForTest([API_TOKEN], { dialect: 'explo' });
-  const sb = makeSandbox();
-  writeConfig(sb, {
-    profiles: { default: { baseUrl: service.url, apiToken: API_TOKEN, ...profile } },
-  });
-  return { sb, service };
+function exploService(
+  profile: Record<string, string> = {},
+): Promise<{ sb: Sandbox; service: Service }> {
+  return serviceWithProfile(API_TOKEN, { dialect: 'explo' }, profile);
 }
 
 describe('--dialect explo on the wire', () => {

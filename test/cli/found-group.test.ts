@@ -7,22 +7,18 @@ import { describe, expect, it } from 'vitest';
 import {
   describeRun,
   json as jsonReply,
-  makeSandbox,
   runMain,
   type Sandbox,
   type Service,
-  serviceForTest,
+  serviceWithProfile,
   stripAnsi,
-  writeConfig,
 } from '../kit/index.js';
 
 const API_TOKEN = 'apitoken-found-group-4321';
 const ARGS = ['get', '--id', 'café-brûlé', '--name', 'Cafe Brule SA', '--property', 'plan=free'];
 
 async function setup(): Promise<{ sb: Sandbox; service: Service }> {
-  const service = await serviceForTest([API_TOKEN]);
-  const sb = makeSandbox();
-  writeConfig(sb, { profiles: { default: { baseUrl: service.url, apiToken: API_TOKEN } } });
+  const { sb, service } = await serviceWithProfile(API_TOKEN);
   // The group as it was stored: another name, and a plan.
   await runMain(['get', '--id', 'café-brûlé', '--name', 'Café Brûlé', '--property', 'plan=pro'], {
     sandbox: sb,

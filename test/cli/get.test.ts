@@ -5,23 +5,18 @@ import {
   ANSI,
   describeRun,
   json as jsonReply,
-  makeSandbox,
   PACKAGE_VERSION,
   runMain,
   type Sandbox,
   type Service,
-  serviceForTest,
+  serviceWithProfile,
   text as textReply,
-  writeConfig,
 } from '../kit/index.js';
 
 const API_TOKEN = 'apitoken-get-test-5678efgh';
 
-async function setup(prefix = ''): Promise<{ sb: Sandbox; service: Service }> {
-  const service = await serviceForTest([API_TOKEN], { prefix });
-  const sb = makeSandbox();
-  writeConfig(sb, { profiles: { default: { baseUrl: service.url, apiToken: API_TOKEN } } });
-  return { sb, service };
+function setup(prefix = ''): Promise<{ sb: Sandbox; service: Service }> {
+  return serviceWithProfile(API_TOKEN, { prefix });
 }
 
 describe('ugs get (main in-process)', () => {

@@ -7,6 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  customerEnv,
   describeRun,
   type InProcessEmulator,
   makeSandbox,
@@ -22,7 +23,7 @@ beforeAll(async () => {
 });
 afterAll(() => emulator.close());
 
-const env = () => ({ UGS_BASE_URL: emulator.url, UGS_API_TOKEN: emulator.tokenFor('Customer') });
+const env = () => customerEnv(emulator);
 
 async function ok(sb: Sandbox, argv: string[], stdin?: string) {
   const result = await runMain(argv, {

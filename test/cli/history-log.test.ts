@@ -15,6 +15,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readRecords } from '../kit/bulk.js';
 import {
   describeRun,
   type InProcessEmulator,
@@ -40,12 +41,7 @@ interface Event {
   outcome: string;
 }
 
-function events(path: string): Event[] {
-  return readFileSync(path, 'utf8')
-    .split('\n')
-    .filter((line) => line !== '')
-    .map((line) => JSON.parse(line) as Event);
-}
+const events = (path: string) => readRecords<Event>(path);
 
 const historyOf = (sb: Sandbox) => join(sb.configDir, 'history.ndjson');
 

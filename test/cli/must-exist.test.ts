@@ -11,21 +11,16 @@ import { lastByRow, readRecords } from '../kit/bulk.js';
 import { echoService, makeDeps, makeIO, rejection } from '../kit/fakes.js';
 import {
   describeRun,
-  makeSandbox,
   runMain,
   type Sandbox,
   type Service,
-  serviceForTest,
-  writeConfig,
+  serviceWithProfile,
 } from '../kit/index.js';
 
 const API_TOKEN = 'apitoken-must-exist-1234abcd';
 
-async function setup(): Promise<{ sb: Sandbox; service: Service }> {
-  const service = await serviceForTest([API_TOKEN]);
-  const sb = makeSandbox();
-  writeConfig(sb, { profiles: { default: { baseUrl: service.url, apiToken: API_TOKEN } } });
-  return { sb, service };
+function setup(): Promise<{ sb: Sandbox; service: Service }> {
+  return serviceWithProfile(API_TOKEN);
 }
 
 describe('get --must-exist', () => {

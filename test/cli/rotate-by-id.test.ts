@@ -21,21 +21,16 @@ import {
 } from '../kit/fakes.js';
 import {
   describeRun,
-  makeSandbox,
   runMain,
   type Sandbox,
   type Service,
-  serviceForTest,
-  writeConfig,
+  serviceWithProfile,
 } from '../kit/index.js';
 
 const API_TOKEN = 'apitoken-rotate-by-id-9876';
 
-async function setup(): Promise<{ sb: Sandbox; service: Service }> {
-  const service = await serviceForTest([API_TOKEN]);
-  const sb = makeSandbox();
-  writeConfig(sb, { profiles: { default: { baseUrl: service.url, apiToken: API_TOKEN } } });
-  return { sb, service };
+function setup(): Promise<{ sb: Sandbox; service: Service }> {
+  return serviceWithProfile(API_TOKEN);
 }
 
 describe('rotate --id --name (main in-process)', () => {

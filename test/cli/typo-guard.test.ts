@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KnownIds, looseId } from '../../src/history/read.js';
 import { editDistance } from '../../src/suggest.js';
 import {
+  customerEnv,
   describeRun,
   type InProcessEmulator,
   makeSandbox,
@@ -23,7 +24,7 @@ beforeAll(async () => {
 });
 afterAll(() => emulator.close());
 
-const env = () => ({ UGS_BASE_URL: emulator.url, UGS_API_TOKEN: emulator.tokenFor('Customer') });
+const env = () => customerEnv(emulator);
 
 async function seeded(): Promise<Sandbox> {
   const sb = makeSandbox();

@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { UNAVAILABLE_STREAK } from '../../src/bulk/run.js';
 import { bulkRowsFile, lastByRow } from '../kit/bulk.js';
 import {
+  customerEnv,
   json,
   makeSandbox,
   okBody,
@@ -128,7 +129,7 @@ describe('a slash-only service: the redirect is learnt once per run', () => {
       );
       const result = await runMain(['get', '--from', rows, '--concurrency', '2'], {
         sandbox,
-        env: { UGS_BASE_URL: emulator.url, UGS_API_TOKEN: emulator.tokenFor('Customer') },
+        env: customerEnv(emulator),
         timeoutMs: 60_000,
       });
       const context = show(result);
@@ -155,7 +156,7 @@ describe('a slash-only service: the redirect is learnt once per run', () => {
     const emulator = await startEmulator({ trailingSlash: true });
     try {
       const sandbox = makeSandbox();
-      const env = { UGS_BASE_URL: emulator.url, UGS_API_TOKEN: emulator.tokenFor('Customer') };
+      const env = customerEnv(emulator);
       const groups = join(sandbox.root, 'groups.ndjson');
       writeFileSync(
         groups,

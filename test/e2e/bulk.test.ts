@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lastByRow, readRecords } from '../kit/bulk.js';
 import {
   closedPort,
+  customerEnv,
   type EmulatorOptions,
   type MainOptions,
   makeSandbox,
@@ -63,10 +64,6 @@ interface Rec {
   error: string | null;
 }
 
-function envFor(emulator: Emulator) {
-  return { UGS_BASE_URL: emulator.url, UGS_API_TOKEN: emulator.tokenFor('Customer') };
-}
-
 const records = (path: string): Rec[] => readRecords<Rec>(path);
 
 function groupRows(count: number, prefix: string): string {
@@ -89,7 +86,7 @@ async function getAllResuming(
   out: string,
 ): Promise<void> {
   const args = ['get', '--from', groups, '--output', out];
-  const options = { env: envFor(emulator), timeoutMs: 60_000 };
+  const options = { env: customerEnv(emulator), timeoutMs: 60_000 };
   let result = await ugs(sandbox, args, options);
   for (let i = 0; i < 5 && result.code !== 0; i++) {
     result = await ugs(sandbox, [...args, '--resume'], options);
@@ -164,7 +161,7 @@ describe('bulk get: input and validation', () => {
         'q-3,Lines,,"Two\r\nlines, one ""plan"""\r\n',
     );
     const result = await ugs(sandbox, ['get', '--from', file, '--debug'], {
-      env: envFor(emulator),
+      env: customerEnv(emulator),
     });
     expect(result.code, show(result)).toBe(0);
     const recs = result.stdout
@@ -208,7 +205,7 @@ describe('bulk get: input and validation', () => {
         'v-4,,\n',
     );
     const before = requestLines(emulator).length;
-    const result = await ugs(sandbox, ['get', '--from', file], { env: envFor(emulator) });
+    const result = await ugs(sandbox, ['get', '--from', file], { env: customerEnv(emulator) });
     expect(result.code, show(result)).toBe(2);
     expect(result.stdout).toBe('');
     expect(result.stderr).toContain('row 2 (line 3): user_group_id " v-space"');
@@ -244,7 +241,7 @@ describe('bulk get: input and validation', () => {
   ])('usage error for %j', async (args, message) => {
     const sandbox = makeSandbox();
     const before = requestLines(emulator).length;
-    const result = await ugs(sandbox, args, { env: envFor(emulator), stdin: '' });
+    const result = await ugs(sandbox, args, { env: customerEnv(emulator), stdin: '' });
     expect(result.code, show(result)).toBe(2);
     expect(result.stderr).toContain(message);
     expect(requestLines(emulator).length).toBe(before);
@@ -269,7 +266,7 @@ describe.concurrent('bulk rotate: exactly once', () => {
       const result = await ugs(
         sandbox,
         ['rotate', '--from', input, '--output', out, '--yes', '--concurrency', '4'],
-        { env: envFor(emulator), timeoutMs: 60_000 },
+        { env: customerEnv(emulator), timeoutMs: 60_000 },
       );
       expect(result.code, show(result)).toBe(0);
       const recs = records(out);
@@ -311,7 +308,7 @@ describe.concurrent('bulk rotate: exactly once', () => {
     });
     try {
       const result = await ugs(sandbox, ['rotate', '--from', input, '--output', out, '--yes'], {
-        env: envFor(lossy),
+        env: customerEnv(lossy),
         timeoutMs: 30_000,
       });
       expect(result.code, show(result)).toBe(5);
@@ -331,7 +328,7 @@ describe.concurrent('bulk rotate: exactly once', () => {
         sandbox,
         // --timeout 2: --resume waits that long after the rows' `sending` records first.
         ['rotate', '--from', input, '--output', out, '--yes', '--resume', '--timeout', '2'],
-        { env: envFor(healthy), timeoutMs: 30_000 },
+        { env: customerEnv(healthy), timeoutMs: 30_000 },
       );
       expect(again.code, show(again)).toBe(5);
       const resumed = records(out).slice(before);
@@ -381,7 +378,7 @@ describe.concurrent('bulk runs that stop', () => {
     const out = join(sandbox.root, 'k-out.ndjson');
     const { child, result: exited } = startUgs(
       ['get', '--from', groups, '--output', out, '--concurrency', '4'],
-      { sandbox, env: envFor(emulator) },
+      { sandbox, env: customerEnv(emulator) },
     );
     for (let i = 0; i < 300; i++) {
       if (existsSync(out) && readFileSync(out, 'utf8').split('\n').length > 200) break;
@@ -398,7 +395,7 @@ describe.concurrent('bulk runs that stop', () => {
     const result = await ugs(
       sandbox,
       ['get', '--from', groups, '--output', out, '--resume', '--concurrency', '16'],
-      { env: envFor(emulator), timeoutMs: 120_000 },
+      { env: customerEnv(emulator), timeoutMs: 120_000 },
     );
     expect(result.code, show(result)).toBe(0);
     const all = records(out);
@@ -420,7 +417,7 @@ describe.concurrent('bulk runs that stop', () => {
       writeFileSync(groups, groupRows(8, 's'));
       const started = Date.now();
       const result = await ugs(sandbox, ['get', '--from', groups, '--concurrency', '8'], {
-        env: envFor(storm),
+        env: customerEnv(storm),
         timeoutMs: 90_000,
       });
       expect(result.code, show(result)).toBe(0);
@@ -449,7 +446,7 @@ describe.concurrent('bulk runs that stop', () => {
         ['get', '--from', groups, '--output', out, '--concurrency', '3'],
         {
           sandbox,
-          env: envFor(slow),
+          env: customerEnv(slow),
         },
       );
 
@@ -508,7 +505,7 @@ describe.concurrent('bulk runs that stop', () => {
         ['rotate', '--from', input, '--output', out, '--yes', '--concurrency', '3'],
         {
           sandbox,
-          env: envFor(slow),
+          env: customerEnv(slow),
         },
       );
 
@@ -553,7 +550,7 @@ describe.concurrent('bulk runs that stop', () => {
     const out = join(sandbox.root, 'ks-out.ndjson');
     const args = ['rotate', '--from', input, '--output', out, '--yes', '--concurrency', '3'];
     try {
-      const { child, result } = startUgs(args, { sandbox, env: envFor(slow) });
+      const { child, result } = startUgs(args, { sandbox, env: customerEnv(slow) });
       // Killed while three rotations are on their way (their `sending` records on disk).
       for (let i = 0; i < 500; i++) {
         if (existsSync(out) && readFileSync(out, 'utf8').split('"sending"').length > 3) break;
@@ -563,7 +560,7 @@ describe.concurrent('bulk runs that stop', () => {
       await result;
       // Resumed at once; --timeout 2 bounds the wait for the killed run's requests.
       const resumed = await ugs(sandbox, [...args, '--resume', '--timeout', '2'], {
-        env: envFor(slow),
+        env: customerEnv(slow),
         timeoutMs: 30_000,
       });
       expect(resumed.code, show(resumed)).toBe(0);
@@ -607,7 +604,7 @@ describe.concurrent('bulk runs that stop', () => {
       ['rotate', '--from', input, '--output', out, '--yes', '--concurrency', '4'],
       {
         sandbox,
-        env: envFor(emulator),
+        env: customerEnv(emulator),
       },
     );
     for (let i = 0; i < 500; i++) {
@@ -640,7 +637,7 @@ describe.concurrent('bulk runs that stop', () => {
         '--timeout',
         '2',
       ],
-      { env: envFor(emulator), timeoutMs: 120_000 },
+      { env: customerEnv(emulator), timeoutMs: 120_000 },
     );
     expect(result.code, show(result)).toBe(0);
     const all = records(out);

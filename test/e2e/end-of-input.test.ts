@@ -7,9 +7,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   type InProcessEmulator,
   killAllPtys,
+  loggedInTo,
   makeSandbox,
   type PtySession,
-  runUgs,
   STACK_LINE,
   startEmulator,
   startPty,
@@ -54,12 +54,7 @@ describe('Ctrl+D at a prompt cancels', () => {
   });
 
   it('get, at the optional pairs prompt: exit 130, nothing sent', async () => {
-    const sandbox = makeSandbox();
-    const login = await runUgs(['login', '--base-url', emulator.url, '--with-token'], {
-      sandbox,
-      stdin: emulator.tokenFor('Customer'),
-    });
-    expect(login.code).toBe(0);
+    const sandbox = await loggedInTo(emulator);
     const session = startPty(sandbox, ['get']);
     await session.answer('User group id', 'eof-check');
     await session.answer('User group name', 'EOF Check');

@@ -11,10 +11,10 @@ import {
   describeRun,
   type InProcessEmulator,
   killAllPtys,
+  loggedInTo,
   makeSandbox,
   type PtySession,
   runUgs,
-  type Sandbox,
   STACK_LINE,
   startEmulator,
   startPty,
@@ -38,15 +38,7 @@ function uniqueId(prefix: string): string {
   return `${prefix}-${randomUUID().slice(0, 8)}`;
 }
 
-async function loggedIn(): Promise<Sandbox> {
-  const sandbox = makeSandbox();
-  const result = await runUgs(['login', '--base-url', emulator.url, '--with-token'], {
-    sandbox,
-    stdin: customerToken,
-  });
-  expect(result.code, describeRun(result)).toBe(0);
-  return sandbox;
-}
+const loggedIn = () => loggedInTo(emulator);
 
 async function expectExit(session: PtySession, code: number): Promise<string> {
   const { code: actual } = await session.finish();

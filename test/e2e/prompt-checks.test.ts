@@ -6,12 +6,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
-  describeRun,
   type InProcessEmulator,
   killAllPtys,
-  makeSandbox,
+  loggedInTo,
   runUgs,
-  type Sandbox,
   STACK_LINE,
   startEmulator,
   startPty,
@@ -25,15 +23,7 @@ beforeAll(async () => {
 afterEach(() => killAllPtys());
 afterAll(() => emulator?.close());
 
-async function loggedIn(): Promise<Sandbox> {
-  const sandbox = makeSandbox();
-  const result = await runUgs(['login', '--base-url', emulator.url, '--with-token'], {
-    sandbox,
-    stdin: emulator.tokenFor('Customer'),
-  });
-  expect(result.code, describeRun(result)).toBe(0);
-  return sandbox;
-}
+const loggedIn = () => loggedInTo(emulator);
 
 describe('prompts at a terminal', () => {
   it('the id prompt refuses a trailing space as it is typed; the person fixes it and goes on', async () => {

@@ -3,10 +3,11 @@
  * history that looks like a known one asks "did you mean <known>? create <id>? [y/N]" before
  * anything is sent. The built binary on a pseudo-terminal, the bundled emulator as the service.
  */
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { readRecords } from '../kit/bulk.js';
 import {
+  customerEnv,
   describeRun,
   type InProcessEmulator,
   killAllPtys,
@@ -25,15 +26,14 @@ afterEach(() => killAllPtys());
 afterAll(() => emulator?.close());
 
 const historyIds = (configDir: string) =>
-  readFileSync(join(configDir, 'history.ndjson'), 'utf8')
-    .split('\n')
-    .filter((line) => line !== '')
-    .map((line) => (JSON.parse(line) as { user_group_id: string }).user_group_id);
+  readRecords<{ user_group_id: string }>(join(configDir, 'history.ndjson')).map(
+    (event) => event.user_group_id,
+  );
 
 describe('get at a terminal, with an id that looks like a known one', () => {
   it('asks "did you mean ...? create ...?": no sends nothing (exit 130), yes creates it', async () => {
     const sandbox = makeSandbox();
-    const env = { UGS_BASE_URL: emulator.url, UGS_API_TOKEN: emulator.tokenFor('Customer') };
+    const env = customerEnv(emulator);
     const known = await runUgs(['get', '--id', 'müller-gmbh', '--name', 'Müller GmbH'], {
       sandbox,
       env,

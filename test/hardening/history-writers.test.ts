@@ -8,7 +8,9 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readRecords } from '../kit/bulk.js';
 import {
+  customerEnv,
   describeRun,
   type InProcessEmulator,
   makeSandbox,
@@ -29,7 +31,7 @@ const ROWS = 300;
 describe('history writers at once', () => {
   it('two bulk runs and a get: no torn lines, one event per answered row', async () => {
     const sb = makeSandbox();
-    const env = { UGS_BASE_URL: emulator.url, UGS_API_TOKEN: emulator.tokenFor('Customer') };
+    const env = customerEnv(emulator);
     const inputs = ['a', 'b'].map((prefix) => {
       const path = join(sb.root, `${prefix}.csv`);
       let text = 'user_group_id,name\n';
@@ -64,10 +66,7 @@ describe('history writers at once', () => {
     const tokens = [
       (runs[2]?.stdout ?? '').trim(),
       ...outputs.flatMap((path) =>
-        readFileSync(path, 'utf8')
-          .split('\n')
-          .filter((line) => line !== '')
-          .map((line) => (JSON.parse(line) as { token: string }).token),
+        readRecords<{ token: string }>(path).map((record) => record.token),
       ),
     ];
     expect(tokens).toHaveLength(2 * ROWS + 1);
@@ -75,7 +74,7 @@ describe('history writers at once', () => {
   });
 
   it('a history file planted as a symlink or a FIFO is not followed or opened: one warning', async () => {
-    const env = { UGS_BASE_URL: emulator.url, UGS_API_TOKEN: emulator.tokenFor('Customer') };
+    const env = customerEnv(emulator);
     for (const plant of ['symlink', 'fifo'] as const) {
       const sb = makeSandbox();
       mkdirSync(sb.configDir, { mode: 0o700 });

@@ -15,7 +15,14 @@ import { MAX_JSON_DEPTH, parseTimeoutSeconds } from '../../src/parse.js';
 import type { Prompter, Validate } from '../../src/prompter.js';
 import type { UserGroup } from '../../src/service.js';
 import { tempDir } from '../kit/binary.js';
-import { FakeService, groupResult, makeDeps, makeIO, terminalIO } from '../kit/fakes.js';
+import {
+  FakeService,
+  groupResult,
+  makeDeps,
+  makeIO,
+  terminalIO,
+  usageMessage,
+} from '../kit/fakes.js';
 
 const dir = tempDir('inputs');
 
@@ -29,15 +36,6 @@ function nestedArrays(depth: number): string {
 
 type Flags = Parameters<typeof parseGetFlags>[0];
 const base: Flags = { id: 'acme', name: 'Acme', mapping: [], property: [] };
-
-async function usageMessage(promise: Promise<unknown>): Promise<string> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(UsageError);
-  return (error as UsageError).message;
-}
 
 describe('JSON nested deeper than the limit is a usage error, from every source', () => {
   const shapes: Record<string, (depth: number) => string> = {

@@ -8,24 +8,14 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { fileSource } from '../../src/bulk/input.js';
-import { UsageError } from '../../src/errors.js';
 import { type GetOptions, parseGetFlags, runGet } from '../../src/operations/get-user/command.js';
 import { openGetInput, openRotateInput } from '../kit/bulk.js';
-import { FakeService, groupResult, makeDeps, terminalIO } from '../kit/fakes.js';
+import { FakeService, groupResult, makeDeps, terminalIO, usageMessage } from '../kit/fakes.js';
 import { makeSandbox, runUgs, serviceForTest, tempDir } from '../kit/index.js';
 
 const dir = tempDir('invisible');
 type Flags = Parameters<typeof parseGetFlags>[0];
 const base: Flags = { id: 'acme', name: 'Acme', mapping: [], property: [] };
-
-async function usageMessage(promise: Promise<unknown>): Promise<string> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(UsageError);
-  return (error as UsageError).message;
-}
 
 let files = 0;
 function ndjsonFile(rows: object[]): string {

@@ -11,7 +11,7 @@ import { main } from '../../src/main.js';
 import { parseGetFlags, runGet } from '../../src/operations/get-user/command.js';
 import { runRotate } from '../../src/operations/rotate-token/command.js';
 import type { OutputFormat } from '../../src/output/results.js';
-import { FakeService, groupResult, makeDeps, makeIO } from '../kit/fakes.js';
+import { FakeService, groupResult, makeDeps, makeIO, rejection } from '../kit/fakes.js';
 
 /** Each attack class: a raw 7-bit sequence, and the 8-bit C1 forms some terminals obey. */
 const ATTACKS: Record<string, string> = {
@@ -55,6 +55,13 @@ function expectClean(text: string, context: string): void {
   }
 }
 
+/** `get` of group `acme` (the id every answer below is for), through the command's run. */
+function getAcme(name: string, format: OutputFormat, deps: Parameters<typeof runGet>[1]) {
+  return runGet({ id: 'acme', name, mapping: undefined, properties: undefined, format }, deps);
+}
+
+type Failure = Error & { hint?: string };
+
 describe('get: server text in headline, table and --field', () => {
   for (const [label, attack] of Object.entries(ATTACKS)) {
     for (const created of [true, false]) {
@@ -69,10 +76,7 @@ describe('get: server text in headline, table and --field', () => {
               { new_user_group: created },
             ),
         });
-        await runGet(
-          { id: 'acme', name: 'Acme', mapping: undefined, properties: undefined, format },
-          makeDeps({ io, service }),
-        );
+        await getAcme('Acme', format, makeDeps({ io, service }));
         const context = JSON.stringify({ stdout: io.stdout.text, stderr: io.stderr.text });
         expectClean(withoutOwnColour(io.stdout.text), context);
         expectClean(withoutOwnColour(io.stderr.text), context);
@@ -86,19 +90,9 @@ describe('get: server text in headline, table and --field', () => {
     async (_label, attack) => {
       const io = makeIO();
       const service = new FakeService({ get: () => groupResult(hostileGroup(attack)) });
-      const error = await runGet(
-        {
-          id: 'acme',
-          name: 'Acme',
-          mapping: undefined,
-          properties: undefined,
-          format: { kind: 'table' },
-        },
-        makeDeps({ io, service }),
-      ).then(
-        (): Error & { hint?: string } => new Error('runGet did not fail'),
-        (e: unknown) => e as Error & { hint?: string },
-      );
+      const error = (await rejection(
+        getAcme('Acme', { kind: 'table' }, makeDeps({ io, service })),
+      )) as Failure;
       expect(error).toBeInstanceOf(ApiError);
       expect(`${error.message}\n${error.hint}`).not.toMatch(RAW_CONTROL);
       expect(error.message).toContain('the service answered for user group "provided_id');
@@ -111,16 +105,7 @@ describe('get: server text in headline, table and --field', () => {
     const service = new FakeService({
       get: () => groupResult({ '\u001b]0;title\u0007key': 'v', '\u009bkey2': 'w' }),
     });
-    await runGet(
-      {
-        id: 'acme',
-        name: 'A',
-        mapping: undefined,
-        properties: undefined,
-        format: { kind: 'table' },
-      },
-      makeDeps({ io, service }),
-    );
+    await getAcme('A', { kind: 'table' }, makeDeps({ io, service }));
     expectClean(io.stdout.text, io.stdout.text);
     expect(io.stdout.text).toContain('\\u001b]0;title\\u0007key');
     expect(io.stdout.text).toContain('\\u009bkey2');
@@ -129,19 +114,9 @@ describe('get: server text in headline, table and --field', () => {
   it('--field of a missing field quotes the asked name and the server keys escaped', async () => {
     const io = makeIO();
     const service = new FakeService({ get: () => groupResult({ '\u009b2J': 'v' }) });
-    const error = await runGet(
-      {
-        id: 'acme',
-        name: 'A',
-        mapping: undefined,
-        properties: undefined,
-        format: { kind: 'field', name: 'nope\u009b' },
-      },
-      makeDeps({ io, service }),
-    ).then(
-      (): Error & { hint?: string } => new Error('runGet did not fail'),
-      (e: unknown) => e as Error & { hint?: string },
-    );
+    const error = (await rejection(
+      getAcme('A', { kind: 'field', name: 'nope\u009b' }, makeDeps({ io, service })),
+    )) as Failure;
     expect(error).toBeInstanceOf(ApiError);
     expect(`${error.message}\n${error.hint}`).not.toMatch(RAW_CONTROL);
     expect(error.message).toContain('nope\\u009b');
@@ -243,16 +218,7 @@ describe('more quoted values', () => {
     let deep: unknown = 1;
     for (let i = 0; i < 20_000; i++) deep = [deep];
     const service = new FakeService({ get: () => groupResult({ properties: deep }) });
-    await runGet(
-      {
-        id: 'acme',
-        name: 'A',
-        mapping: undefined,
-        properties: undefined,
-        format: { kind: 'table' },
-      },
-      makeDeps({ io, service }),
-    );
+    await getAcme('A', { kind: 'table' }, makeDeps({ io, service }));
     // Printed without recursion, every level of it: nothing read from the wire has a depth limit.
     expect(io.stdout.text).toContain(`${'['.repeat(20_000)}1${']'.repeat(20_000)}`);
   });

@@ -10,13 +10,22 @@ import { connect, createServer, type Socket } from 'node:net';
 import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
+import { expect } from 'vitest';
 import {
   type EmulatorOptions,
   type RunningEmulator,
   startEmulator as startInProcess,
 } from '../../src/emulator/server.js';
 import { operations } from '../../src/operations/index.js';
-import { BIN, type EnvChanges, makeSandbox, type Sandbox, sandboxEnv } from './binary.js';
+import {
+  BIN,
+  describeRun,
+  type EnvChanges,
+  makeSandbox,
+  runUgs,
+  type Sandbox,
+  sandboxEnv,
+} from './binary.js';
 
 export interface ApiToken {
   token: string;
@@ -45,6 +54,22 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<InPr
 }
 
 export type { EmulatorOptions, RunningEmulator };
+
+/** A fresh sandbox that `ugs login --with-token` (the built binary) saved `emulator` in. */
+export async function loggedInTo(emulator: Pick<InProcessEmulator, 'url' | 'tokenFor'>) {
+  const sandbox = makeSandbox();
+  const result = await runUgs(['login', '--base-url', emulator.url, '--with-token'], {
+    sandbox,
+    stdin: emulator.tokenFor('Customer'),
+  });
+  expect(result.code, describeRun(result)).toBe(0);
+  return sandbox;
+}
+
+/** The environment that points ugs at `emulator` with its Customer API token. */
+export function customerEnv(emulator: Pick<InProcessEmulator, 'url' | 'tokenFor'>) {
+  return { UGS_BASE_URL: emulator.url, UGS_API_TOKEN: emulator.tokenFor('Customer') };
+}
 
 export interface ServeProcess {
   url: string;

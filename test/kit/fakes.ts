@@ -4,12 +4,13 @@
  * client that records its calls, and canned service answers.
  */
 import { PassThrough, Writable } from 'node:stream';
+import { expect } from 'vitest';
 import type { ConfigStore, Profile } from '../../src/config.js';
 import type { Deps, SystemInfo } from '../../src/context/factory.js';
 import { parseSettings, type Settings } from '../../src/context/settings.js';
 import { StreamTracer, silentTracer, type Tracer } from '../../src/debug.js';
 import type { DoctorNetwork } from '../../src/doctor/network.js';
-import { ApiError } from '../../src/errors.js';
+import { ApiError, UsageError } from '../../src/errors.js';
 import { type HistoryLog, noHistory } from '../../src/history/log.js';
 import type { IO } from '../../src/io.js';
 import { type OperationName, operations } from '../../src/operations/index.js';
@@ -431,4 +432,11 @@ export async function rejection(promise: Promise<unknown>): Promise<unknown> {
     return error;
   }
   throw new Error('expected a rejection, but the promise resolved');
+}
+
+/** The message of the UsageError `promise` rejects with; fails on any other outcome. */
+export async function usageMessage(promise: Promise<unknown>): Promise<string> {
+  const error = await rejection(promise);
+  expect(error).toBeInstanceOf(UsageError);
+  return (error as UsageError).message;
 }

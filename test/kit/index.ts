@@ -29,14 +29,17 @@
  * - emulator.ts startEmulator(opts): the real emulator in-process (port 0); serveUgs(extra): the
  *               `ugs serve` process (also of an `executable`), only for tests about that process
  *               (signals, --data locks, SIGKILL mid-write); call/getUser/rotate: a raw undici
- *               client; rawExchange/openSocket for raw sockets (pipelining, half-close).
+ *               client; rawExchange/openSocket for raw sockets (pipelining, half-close);
+ *               customerEnv(emulator) (UGS_BASE_URL + its Customer token) and
+ *               loggedInTo(emulator) (a sandbox `ugs login --with-token` saved it in).
  * - fakes.ts    makeDeps/makeIO/terminalIO, FakePrompter, FakeService, MemoryConfigStore, canned
  *               service results: for calling a command's `run` in-process.
  * - http-client.ts useHttpClients(): real undici clients from src against kit servers.
  * - wiring.ts   parseArgv(argv): the real commander program, each command's `run` recording
  *               the options it receives (argv tables without a process).
  * - service.ts  startService/serviceForTest(apiTokens): the emulator in-process behind the
- *               recording server: every request and answer recorded, faults scripted ahead.
+ *               recording server: every request and answer recorded, faults scripted ahead;
+ *               serviceWithProfile(apiToken): one with a sandbox whose default profile uses it.
  * - proxy.ts    startProxy(mode): a recording CONNECT proxy that tunnels to 127.0.0.1 only.
  * - built.ts    vitest global setup: fails the run at once when `npm run build` was not run.
  * - notices.ts  librariesInSourceMaps(dist)/hasNoticeFor: the bundled libraries, from source maps.

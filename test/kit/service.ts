@@ -4,6 +4,7 @@
  * and can script faults for the next requests before the emulator answers again.
  */
 import { onTestFinished } from 'vitest';
+import { makeSandbox, type Sandbox, writeConfig } from './binary.js';
 import {
   type ApiToken,
   call,
@@ -120,6 +121,21 @@ export async function serviceForTest(
   const service = await startService(apiTokens, options);
   onTestFinished(() => service.close());
   return service;
+}
+
+/**
+ * serviceForTest plus a fresh sandbox whose default profile points at it with `apiToken` (and
+ * any `profile` fields added, e.g. a dialect): the setup of most tests that run `ugs get`.
+ */
+export async function serviceWithProfile(
+  apiToken: string,
+  options: ServiceOptions = {},
+  profile: Record<string, string> = {},
+): Promise<{ sb: Sandbox; service: Service }> {
+  const service = await serviceForTest([apiToken], options);
+  const sb = makeSandbox();
+  writeConfig(sb, { profiles: { default: { baseUrl: service.url, apiToken, ...profile } } });
+  return { sb, service };
 }
 
 function parseJson(text: string): unknown {
