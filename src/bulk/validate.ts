@@ -14,6 +14,7 @@ import type { BulkRow, RowFields, RowSchema } from '../operations/bulk.js';
 import { displayWidth } from '../output/text.js';
 import {
   duplicateJsonKey,
+  mayRepeatKeys,
   formatJsonPath,
   groupTextProblem,
   jsonNestingDepth,
@@ -463,7 +464,7 @@ function jsonFields(
     return undefined;
   }
   // JSON.parse keeps the last of two equal keys: a row must not mean something else than it reads.
-  const duplicate = duplicateJsonKey(text);
+  const duplicate = mayRepeatKeys(text, value) ? duplicateJsonKey(text) : undefined;
   if (duplicate !== undefined) {
     problems.push(`has the key ${formatJsonPath(duplicate)} more than once`);
     return undefined;

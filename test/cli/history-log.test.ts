@@ -85,7 +85,7 @@ describe('the history of single runs', () => {
     const all = events(path);
     expect(all.map((event) => event.outcome)).toEqual(['created', 'found', 'rotated', 'stale']);
     for (const event of all) {
-      expect(Object.keys(event).slice(0, 9)).toEqual([
+      expect(Object.keys(event)).toEqual([
         'time',
         'user',
         'host',
@@ -95,6 +95,11 @@ describe('the history of single runs', () => {
         'user_group_id',
         'name',
         'outcome',
+        ...(event.environment_tag === undefined ? [] : ['environment_tag']),
+        'sent_last4',
+        'sent_fingerprint',
+        'token_last4',
+        'token_fingerprint',
       ]);
       expect(event.time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
       expect(event).toMatchObject({
@@ -125,6 +130,10 @@ describe('the history of single runs', () => {
     expect(all[3]).toMatchObject({ outcome: 'stale', sent_fingerprint: fingerprint(key, first) });
     // No whole token of the run, API token included, anywhere in the file.
     const text = readFileSync(path, 'utf8');
+    // Each line is compact JSON, as JSON.stringify writes it (the writer builds lines by hand).
+    for (const line of text.trimEnd().split('\n')) {
+      expect(line).toBe(JSON.stringify(JSON.parse(line)));
+    }
     for (const token of [first, newToken, apiToken]) expect(text).not.toContain(token);
     // 0600 in a 0700 directory, like the config; the key too.
     expect(statSync(path).mode & 0o777).toBe(0o600);
@@ -254,5 +263,13 @@ describe('the history of bulk runs', () => {
     );
     const text = readFileSync(historyOf(sb), 'utf8');
     for (const token of [...tokens, ...newTokens, apiToken]) expect(text).not.toContain(token);
+    // A bulk event has a single run's fields, in their order, as compact JSON.
+    for (const line of text.trimEnd().split('\n')) {
+      expect(line).toBe(JSON.stringify(JSON.parse(line)));
+    }
+    expect(rotations[0]).toMatchObject({ environment_tag: 'Customer', dialect: 'interface' });
+    expect(Object.keys(rotations[0] ?? {})).toEqual(
+      Object.keys(all[0] ?? {}).toSpliced(9, 0, 'environment_tag'),
+    );
   });
 });

@@ -6,8 +6,10 @@ import {
   duplicateJsonKey,
   endpointUrl,
   formatBaseUrl,
+  groupTextProblem,
   isLoopbackHost,
   jsonNestingDepth,
+  mayRepeatKeys,
   mergeObjects,
   parseBaseUrl,
   parseDuration,
@@ -303,6 +305,49 @@ describe('parseJsonObject', () => {
         expect(path).toEqual([key]);
       }),
     );
+  });
+
+  it('property: mayRepeatKeys is false only where duplicateJsonKey finds nothing', () => {
+    const flat = fc.dictionary(fc.string(), fc.oneof(fc.string(), fc.integer(), fc.constant(null)));
+    fc.assert(
+      fc.property(flat, fc.json(), fc.string(), (object, json, key) => {
+        for (const text of [
+          JSON.stringify(object),
+          `{${JSON.stringify(key)}:1${Object.keys(object).length > 0 ? ',' : ''}${JSON.stringify(object).slice(1)}`,
+          `{${JSON.stringify(key)}:${json}}`,
+        ]) {
+          const value = JSON.parse(text) as object;
+          if (duplicateJsonKey(text) !== undefined) expect(mayRepeatKeys(text, value)).toBe(true);
+        }
+        // A flat row without repeats takes the fast path: no key set built.
+        expect(mayRepeatKeys(JSON.stringify(object), object)).toBe(false);
+      }),
+    );
+  });
+
+  it.each(['{"a":1,"a":2}', '{"a":"x,y","a":"z"}', '{"a":"\\\\","a":1}', '{"\\u0061":1,"a":2}'])(
+    'mayRepeatKeys(%s) sends a repeated key to the full check',
+    (text) => {
+      expect(mayRepeatKeys(text, JSON.parse(text) as object)).toBe(true);
+    },
+  );
+
+  it('property: groupTextProblem answers the same for printable ASCII as the full rules do', () => {
+    // The fast path takes printable ASCII without a space at either end; every other text goes
+    // through the rules, which must agree with it on the texts it takes.
+    const ascii = fc.string({
+      unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)),
+    });
+    fc.assert(
+      fc.property(ascii, (text) => {
+        const problem = groupTextProblem(text, 'id');
+        if (text.trim() === '') expect(problem).toBe('cannot be empty');
+        else if (text !== text.trim()) expect(problem).toBe('has leading or trailing whitespace');
+        else expect(problem).toBeUndefined();
+      }),
+    );
+    expect(groupTextProblem('a\u200bb', 'id')).toMatch(/zero width space/);
+    expect(groupTextProblem('a\tb', 'name')).toBe('contains a control character');
   });
 
   it('says where the JSON came from', () => {
