@@ -21,7 +21,14 @@ import {
   stripBom,
 } from './io.js';
 import { isLoopbackHost, proxyVariable } from './parse.js';
-import { continueTolerantConnector, loadUndici, type Undici } from './undici.js';
+import {
+  type AbortLike,
+  continueTolerantConnector,
+  ExchangeFailure,
+  loadUndici,
+  type RawAnswer,
+  type Undici,
+} from './undici.js';
 
 /**
  * The one method type: operations, the transport and the emulator's routes all use it, so an
@@ -212,38 +219,39 @@ export class HttpClient {
     // bodies would read the leftover bytes as a second request); that guard is kept for single
     // requests, so each Get User attempt opens its own connection. A bulk run, thousands of
     // them against a service known to read those bodies, keeps its connections (reset: false).
-    let result: Dispatcher.ResponseData;
+    let answer: RawAnswer;
     try {
-      result = await this.undici.request(this.dispatcherFor(request.url), request.url, {
-        method: request.method,
-        headers: request.headers,
-        body: request.body,
-        signal: signal.asSignal,
-        reset: this.options.reuseConnections === true ? false : undefined,
-      });
+      answer = await this.undici.exchange(
+        this.dispatcherFor(request.url),
+        request.url,
+        {
+          method: request.method,
+          headers: request.headers,
+          body: request.body,
+          reset: this.options.reuseConnections === true ? false : undefined,
+        },
+        signal,
+        this.maxResponseBytes,
+      );
     } catch (error) {
-      throw this.transportError(error, request.url, signal, false);
-    }
-    const headers = flattenHeaders(result.headers);
-    let chunks: Buffer[];
-    try {
-      chunks = await readCapped(result.body, this.maxResponseBytes);
-    } catch (error) {
-      if (error === TOO_LARGE) {
+      if (!(error instanceof ExchangeFailure))
+        throw this.transportError(error, request.url, signal, false);
+      if (error.tooLarge) {
         throw new ResponseTooLargeError(
-          `the response from ${request.url.host} is larger than ${formatBytes(this.maxResponseBytes)} (HTTP ${result.statusCode})`,
+          `the response from ${request.url.host} is larger than ${formatBytes(this.maxResponseBytes)} (HTTP ${error.status})`,
           {
-            status: result.statusCode,
+            status: error.status,
             hint: 'this is not a User Group Service answer; check --base-url and any proxy in between',
           },
         );
       }
-      throw this.transportError(error, request.url, signal, true);
+      throw this.transportError(error.cause, request.url, signal, error.midBody);
     }
+    const { chunks } = answer;
     const text = stripBom(
       (chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)).toString('utf8'),
     );
-    return { status: result.statusCode, headers, text };
+    return { status: answer.status, headers: answer.headers, text };
   }
 
   /** The last URL's dispatcher: every request of a run goes to the same one. */
@@ -380,23 +388,16 @@ export class HttpClient {
 }
 
 /**
- * A request's deadline, handed to undici as its abort signal. undici takes an EventTarget or an
- * EventEmitter and uses `aborted`, `reason` and the 'abort' listeners only; an AbortController
- * per request (an EventTarget, a DOM event per abort listener) cost a bulk run a tenth of its time.
+ * A request's deadline: the exchange's handler aborts the request when it passes. A plain object
+ * with listeners, not an AbortController per request (an EventTarget, a DOM event per listener),
+ * which cost a bulk run a tenth of its time.
  */
-class Deadline {
+class Deadline implements AbortLike {
   aborted = false;
-  /** undici puts its own RequestAbortedError in its place. */
-  readonly reason = undefined;
   private listeners: (() => void)[] = [];
 
   addEventListener(_type: 'abort', listener: () => void): void {
     this.listeners.push(listener);
-  }
-
-  removeEventListener(_type: 'abort', listener: () => void): void {
-    const at = this.listeners.indexOf(listener);
-    if (at !== -1) this.listeners.splice(at, 1);
   }
 
   abort(): void {
@@ -406,39 +407,6 @@ class Deadline {
     this.listeners = [];
     for (const listener of listeners) listener();
   }
-
-  /** As undici's types name a signal; it reads only the members above. */
-  get asSignal(): AbortSignal {
-    return this as unknown as AbortSignal;
-  }
-}
-
-const TOO_LARGE = Symbol('too large');
-
-/**
- * The body's chunks, at most `maxBytes` of them (past that the body is destroyed and TOO_LARGE
- * thrown). Events rather than `for await`: an async iterator per answer costs a bulk run dearly.
- */
-function readCapped(body: Dispatcher.ResponseData['body'], maxBytes: number): Promise<Buffer[]> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    body.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > maxBytes) {
-        body.destroy();
-        reject(TOO_LARGE);
-        return;
-      }
-      chunks.push(chunk);
-    });
-    body.once('end', () => resolve(chunks));
-    body.once('error', reject);
-    // 'close' follows 'end' on every answer: the error is made only when it came first.
-    body.once('close', () => {
-      if (!body.readableEnded) reject(new Error('the answer ended before its end'));
-    });
-  });
 }
 
 /** The dispatcher is made once per process; importing undici is deferred until a request is due. */
@@ -546,27 +514,6 @@ export function retryAfterMs(
     ms = Math.max(0, date - now);
   }
   return Math.min(ms, cap);
-}
-
-function flattenHeaders(
-  headers: Record<string, string | string[] | undefined>,
-): Record<string, string> {
-  // undici names headers in lower case already; a copy is needed only for a repeated header
-  // (an array) or a name in capitals, which other dispatchers may hand over.
-  let plain = true;
-  for (const name in headers) {
-    if (typeof headers[name] !== 'string' || name !== name.toLowerCase()) {
-      plain = false;
-      break;
-    }
-  }
-  if (plain) return headers as Record<string, string>;
-  const result: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (value !== undefined)
-      result[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
-  }
-  return result;
 }
 
 /** Where a failed connection was aimed when that was not the service but a proxy on the way. */

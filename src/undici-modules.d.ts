@@ -1,16 +1,6 @@
 // Types for the two undici files that src/undici.ts loads directly (the package has no exports
 // map, so these paths are public in practice; undici is pinned exactly in package.json and
 // test/unit/undici-canary.test.ts checks them on every update).
-declare module 'undici/lib/api/api-request.js' {
-  import type { Dispatcher } from 'undici';
-
-  function request(
-    this: Dispatcher,
-    options: Dispatcher.RequestOptions,
-  ): Promise<Dispatcher.ResponseData>;
-  export default request;
-}
-
 declare module 'undici/lib/dispatcher/env-http-proxy-agent.js' {
   import type { EnvHttpProxyAgent } from 'undici';
 

@@ -1,9 +1,8 @@
-// undici's request(), its agent, and (loaded on demand, see loadProxyAgent) its proxy-aware
+// undici's agent and connector, and (loaded on demand, see loadProxyAgent) its proxy-aware
 // agent (see src/undici.ts). These are undici's internal files, not its public API: package.json
 // pins undici exactly, and test/unit/undici-canary.test.ts fails when an update moves or changes
 // them.
 
-export { default as request } from 'undici/lib/api/api-request.js';
 export { default as buildConnector } from 'undici/lib/core/connect.js';
 export { default as Agent } from 'undici/lib/dispatcher/agent.js';
 

@@ -109,20 +109,29 @@ describe('the undici internals ugs imports', () => {
   });
 
   it('export what src/undici.ts uses, with the shape it expects', async () => {
-    const { request, connect, Dispatcher, EnvHttpProxyAgent } = await loadVendor();
-    expect(typeof request, `request() is no longer a function. ${WHAT_TO_CHECK}`).toBe('function');
+    const { Agent, connect, Dispatcher, EnvHttpProxyAgent } = await loadVendor();
+    // src/undici.ts sends through `dispatch()` with a handler of the shape undici's own
+    // request() uses (onConnect, onHeaders, onData, onComplete, onError).
+    expect(
+      typeof Agent.prototype.dispatch,
+      `Agent has no dispatch() any more. ${WHAT_TO_CHECK}`,
+    ).toBe('function');
+    const requestSource = readFileSync(require.resolve('undici/lib/api/api-request.js'), 'utf8');
+    for (const method of ['onConnect', 'onHeaders', 'onData', 'onComplete', 'onError']) {
+      expect(
+        requestSource,
+        `undici's request() no longer implements ${method}: the handler interface of src/undici.ts may be gone. ${WHAT_TO_CHECK}`,
+      ).toMatch(new RegExp(`\\n  ${method} \\(`));
+    }
     expect(typeof connect, `connect() is no longer a function. ${WHAT_TO_CHECK}`).toBe('function');
     expect(typeof Dispatcher, `Dispatcher is no longer a class. ${WHAT_TO_CHECK}`).toBe('function');
     expect(
       EnvHttpProxyAgent.prototype instanceof Dispatcher,
       `EnvHttpProxyAgent is no longer a Dispatcher subclass. ${WHAT_TO_CHECK}`,
     ).toBe(true);
-    // The same functions undici's index installs on every dispatcher: if these differ, the index
-    // now takes request/connect from somewhere else and the vendored paths are stale.
+    // The same function undici's index installs on every dispatcher: if it differs, the index
+    // now takes connect from somewhere else and the vendored path is stale.
     const api = require('undici/lib/api/index.js') as Record<string, unknown>;
-    expect(api.request, `undici/lib/api no longer exports this request(). ${WHAT_TO_CHECK}`).toBe(
-      request,
-    );
     expect(api.connect, `undici/lib/api no longer exports this connect(). ${WHAT_TO_CHECK}`).toBe(
       connect,
     );
@@ -168,7 +177,7 @@ describe('a request through a proxy with only the vendored files', () => {
   });
 
   it('tunnels with CONNECT and gets the answer', async () => {
-    const { request, loadProxyAgent } = await loadUndici();
+    const { exchange, loadProxyAgent } = await loadUndici();
     const EnvHttpProxyAgent = await loadProxyAgent();
     const targetPort = target.port;
     const agent = new EnvHttpProxyAgent({
@@ -176,13 +185,19 @@ describe('a request through a proxy with only the vendored files', () => {
       noProxy: '',
     });
     try {
-      const response = await request(agent, new URL(`http://127.0.0.1:${targetPort}/api/user/`), {
-        method: 'GET',
-      }).catch((error: unknown) =>
+      const response = await exchange(
+        agent,
+        new URL(`http://127.0.0.1:${targetPort}/api/user/`),
+        { method: 'GET', headers: {}, body: undefined, reset: undefined },
+        { aborted: false, addEventListener: () => {} },
+        1024 * 1024,
+      ).catch((error: unknown) =>
         expect.fail(`a request through the proxy failed (${String(error)}). ${WHAT_TO_CHECK}`),
       );
-      expect(response.statusCode).toBe(200);
-      expect(await response.body.json()).toEqual({ through: 'proxy' });
+      expect(response.status).toBe(200);
+      expect(JSON.parse(Buffer.concat(response.chunks).toString('utf8'))).toEqual({
+        through: 'proxy',
+      });
       expect(proxy.connects, 'the request did not go through the proxy').toEqual([
         `127.0.0.1:${targetPort}`,
       ]);
