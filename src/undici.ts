@@ -149,15 +149,17 @@ function headersOf(raw: Buffer[]): Record<string, string> {
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = (raw[i] as Buffer).toString('latin1').toLowerCase();
     const value = (raw[i + 1] as Buffer).toString('latin1');
-    if (Object.hasOwn(headers, name)) headers[name] = `${headers[name]}, ${value}`;
-    // (`__proto__` as a name would set the prototype by assignment)
-    else
+    if (name === '__proto__') {
+      // (assigning it would set the object's prototype instead)
+      const joined = Object.hasOwn(headers, name) ? `${headers[name]}, ${value}` : value;
       Object.defineProperty(headers, name, {
-        value,
+        value: joined,
         enumerable: true,
         writable: true,
         configurable: true,
       });
+    } else if (Object.hasOwn(headers, name)) headers[name] = `${headers[name]}, ${value}`;
+    else headers[name] = value;
   }
   return headers;
 }

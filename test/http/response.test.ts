@@ -426,3 +426,32 @@ describe('rotate answers', () => {
     expect(error.body).toEqual(body);
   });
 });
+
+describe('the answer headers', () => {
+  it('names in lower case, a repeated header joined with ", ", a __proto__ header kept as a field', async () => {
+    const server = await h.server(({ res }) => {
+      res.setHeader('X-Repeated', ['one', 'two']);
+      res.setHeader('__proto__', 'polluted');
+      res.setHeader('Retry-After', '7');
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{}');
+    });
+    const { http } = await h.client(server.url);
+    const response = await http.send(
+      {
+        method: 'GET',
+        url: new URL('/api/user', server.url),
+        headers: { accept: 'application/json' },
+        body: '',
+      },
+      { maxRetries: 0, retryStatuses: new Set(), retryErrorCodes: new Set() },
+    );
+    expect(response.status).toBe(200);
+    expect(response.headers['x-repeated']).toBe('one, two');
+    expect(response.headers['retry-after']).toBe('7');
+    expect(Object.hasOwn(response.headers, '__proto__')).toBe(true);
+    expect(Object.getOwnPropertyDescriptor(response.headers, '__proto__')?.value).toBe('polluted');
+    expect(Object.getPrototypeOf(response.headers)).toBe(Object.prototype);
+    expect(response.text).toBe('{}');
+  });
+});
