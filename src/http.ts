@@ -22,7 +22,6 @@ import {
 } from './io.js';
 import { isLoopbackHost, proxyVariable } from './parse.js';
 import {
-  type AbortLike,
   continueTolerantConnector,
   ExchangeFailure,
   loadUndici,
@@ -146,7 +145,7 @@ export class HttpClient {
       const started = tracing ? performance.now() : 0;
       let response: HttpResponse;
       try {
-        response = await this.sendOnce(request);
+        response = await this.exchange(request);
       } catch (error) {
         if (tracing) {
           const message = error instanceof Error ? error.message : String(error);
@@ -201,41 +200,24 @@ export class HttpClient {
     return ceiling / 2 + this.random() * (ceiling / 2);
   }
 
-  private async sendOnce(request: HttpRequest): Promise<HttpResponse> {
-    // One deadline from connect to last byte: undici's own timeouts tick coarsely and each
-    // covers only one phase. A timer cleared with the answer, not AbortSignal.timeout(): a bulk
-    // run would keep one live timer and signal per row for the whole --timeout.
-    const deadline = new Deadline();
-    const timer = setTimeout(() => deadline.abort(), this.options.timeoutMs);
-    try {
-      return await this.exchange(request, deadline);
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
-  private async exchange(request: HttpRequest, signal: Deadline): Promise<HttpResponse> {
+  private async exchange(request: HttpRequest): Promise<HttpResponse> {
     // undici closes the connection after a GET that carries a body (a server that ignores such
     // bodies would read the leftover bytes as a second request); that guard is kept for single
     // requests, so each Get User attempt opens its own connection. A bulk run, thousands of
     // them against a service known to read those bodies, keeps its connections (reset: false).
     let answer: RawAnswer;
     try {
-      answer = await this.undici.exchange(
-        this.dispatcherFor(request.url),
-        request.url,
-        {
-          method: request.method,
-          headers: request.headers,
-          body: request.body,
-          reset: this.options.reuseConnections === true ? false : undefined,
-        },
-        signal,
-        this.maxResponseBytes,
-      );
+      answer = await this.undici.exchange(this.dispatcherFor(request.url), request.url, {
+        method: request.method,
+        headers: request.headers,
+        body: request.body,
+        reset: this.options.reuseConnections === true ? false : undefined,
+        timeoutMs: this.options.timeoutMs,
+        maxBytes: this.maxResponseBytes,
+      });
     } catch (error) {
       if (!(error instanceof ExchangeFailure))
-        throw this.transportError(error, request.url, signal, false);
+        throw this.transportError(error, request.url, false, false);
       if (error.tooLarge) {
         throw new ResponseTooLargeError(
           `the response from ${request.url.host} is larger than ${formatBytes(this.maxResponseBytes)} (HTTP ${error.status})`,
@@ -245,7 +227,7 @@ export class HttpClient {
           },
         );
       }
-      throw this.transportError(error.cause, request.url, signal, error.midBody);
+      throw this.transportError(error.cause, request.url, error.timedOut, error.midBody);
     }
     const { chunks } = answer;
     const text = stripBom(
@@ -268,11 +250,11 @@ export class HttpClient {
   private transportError(
     error: unknown,
     url: URL,
-    signal: Deadline,
+    timedOut: boolean,
     midBody: boolean,
   ): TransportError {
     const host = url.host;
-    if (signal.aborted) {
+    if (timedOut) {
       const seconds = this.options.timeoutMs / 1000;
       return new TransportError(`no complete answer from ${host} within ${seconds} s`, true, {
         code: 'TIMEOUT',
@@ -384,28 +366,6 @@ export class HttpClient {
       hint,
       cause: error,
     });
-  }
-}
-
-/**
- * A request's deadline: the exchange's handler aborts the request when it passes. A plain object
- * with listeners, not an AbortController per request (an EventTarget, a DOM event per listener),
- * which cost a bulk run a tenth of its time.
- */
-class Deadline implements AbortLike {
-  aborted = false;
-  private listeners: (() => void)[] = [];
-
-  addEventListener(_type: 'abort', listener: () => void): void {
-    this.listeners.push(listener);
-  }
-
-  abort(): void {
-    if (this.aborted) return;
-    this.aborted = true;
-    const listeners = this.listeners;
-    this.listeners = [];
-    for (const listener of listeners) listener();
   }
 }
 

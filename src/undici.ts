@@ -12,13 +12,7 @@ export interface Undici {
    * undici's `request()` makes an AsyncResource, a Readable body stream and its events per answer,
    * about a tenth of a bulk run's CPU time for bodies of a few hundred bytes.
    */
-  exchange(
-    dispatcher: Dispatcher,
-    url: URL,
-    options: ExchangeOptions,
-    deadline: AbortLike,
-    maxBytes: number,
-  ): Promise<RawAnswer>;
+  exchange(dispatcher: Dispatcher, url: URL, options: ExchangeOptions): Promise<RawAnswer>;
   /** undici's proxy-aware agent: its code runs only when a proxy is configured. */
   loadProxyAgent(): Promise<typeof EnvHttpProxyAgent>;
   Agent: typeof Agent;
@@ -31,12 +25,13 @@ export interface ExchangeOptions {
   body: string | undefined;
   /** false: keep the connection after a GET with a body (undici closes it by default). */
   reset: boolean | undefined;
-}
-
-/** What `exchange` needs of a deadline: whether it passed, and a call when it does. */
-export interface AbortLike {
-  readonly aborted: boolean;
-  addEventListener(type: 'abort', listener: () => void): void;
+  /**
+   * One deadline from dispatch to the last byte: undici's own timeouts tick coarsely and each
+   * covers one phase only. A timer of the handler's, cleared with the answer.
+   */
+  timeoutMs: number;
+  /** Past this many body bytes the request is aborted (`tooLarge`). */
+  maxBytes: number;
 }
 
 /** An answer as it came: status, headers (names in lower case, repeats joined), body bytes. */
@@ -56,6 +51,8 @@ export class ExchangeFailure extends Error {
     readonly midBody: boolean,
     readonly tooLarge: boolean,
     readonly status: number | undefined,
+    /** The deadline passed (the cause is then undici's report of the abort). */
+    readonly timedOut: boolean,
   ) {
     super(cause instanceof Error ? cause.message : String(cause));
     this.name = 'ExchangeFailure';
@@ -85,20 +82,25 @@ class AnswerHandler {
   private readonly chunks: Buffer[] = [];
   private size = 0;
   private tooLarge = false;
+  private timedOut = false;
   private settled = false;
+  private readonly timer: NodeJS.Timeout;
 
   constructor(
-    private readonly deadline: AbortLike,
+    timeoutMs: number,
     private readonly maxBytes: number,
     private readonly resolve: (answer: RawAnswer) => void,
     private readonly reject: (failure: ExchangeFailure) => void,
   ) {
-    deadline.addEventListener('abort', () => this.abortRequest?.(new Error('the deadline passed')));
+    this.timer = setTimeout(() => {
+      this.timedOut = true;
+      this.abortRequest?.(new Error('the deadline passed'));
+    }, timeoutMs);
   }
 
   onConnect(abort: (error: Error) => void): void {
     // A request that waited for a connection past its deadline is not sent at all.
-    if (this.deadline.aborted) abort(new Error('the deadline passed'));
+    if (this.timedOut) abort(new Error('the deadline passed'));
     else this.abortRequest = abort;
   }
 
@@ -124,10 +126,9 @@ class AnswerHandler {
   onComplete(): void {
     if (this.settled) return;
     this.settled = true;
+    clearTimeout(this.timer);
     if (this.status === undefined || this.headers === undefined) {
-      this.reject(
-        new ExchangeFailure(new Error('an answer without a status'), true, false, undefined),
-      );
+      this.reject(this.failure(new Error('an answer without a status')));
       return;
     }
     this.resolve({ status: this.status, headers: this.headers, chunks: this.chunks });
@@ -136,7 +137,18 @@ class AnswerHandler {
   onError(error: Error): void {
     if (this.settled) return;
     this.settled = true;
-    this.reject(new ExchangeFailure(error, this.status !== undefined, this.tooLarge, this.status));
+    clearTimeout(this.timer);
+    this.reject(this.failure(error));
+  }
+
+  private failure(cause: Error): ExchangeFailure {
+    return new ExchangeFailure(
+      cause,
+      this.status !== undefined,
+      this.tooLarge,
+      this.status,
+      this.timedOut,
+    );
   }
 }
 
@@ -169,7 +181,7 @@ export async function loadUndici(): Promise<Undici> {
   // changes no process-wide setting.
   const { Agent, buildConnector, loadProxyAgent } = await import('./vendor/undici.js');
   return {
-    exchange: (dispatcher, url, options, deadline, maxBytes) =>
+    exchange: (dispatcher, url, options) =>
       new Promise((resolve, reject) => {
         const { origin, path } = partsOf(url);
         dispatcher.dispatch(
@@ -182,8 +194,8 @@ export async function loadUndici(): Promise<Undici> {
             ...(options.reset !== undefined && { reset: options.reset }),
           },
           new AnswerHandler(
-            deadline,
-            maxBytes,
+            options.timeoutMs,
+            options.maxBytes,
             resolve,
             reject,
           ) as unknown as Dispatcher.DispatchHandler,

@@ -185,13 +185,14 @@ describe('a request through a proxy with only the vendored files', () => {
       noProxy: '',
     });
     try {
-      const response = await exchange(
-        agent,
-        new URL(`http://127.0.0.1:${targetPort}/api/user/`),
-        { method: 'GET', headers: {}, body: undefined, reset: undefined },
-        { aborted: false, addEventListener: () => {} },
-        1024 * 1024,
-      ).catch((error: unknown) =>
+      const response = await exchange(agent, new URL(`http://127.0.0.1:${targetPort}/api/user/`), {
+        method: 'GET',
+        headers: {},
+        body: undefined,
+        reset: undefined,
+        timeoutMs: 5_000,
+        maxBytes: 1024 * 1024,
+      }).catch((error: unknown) =>
         expect.fail(`a request through the proxy failed (${String(error)}). ${WHAT_TO_CHECK}`),
       );
       expect(response.status).toBe(200);
