@@ -259,6 +259,11 @@ function skipInterimContinue(socket: Socket): void {
 export function stripInterimContinue(chunk: Buffer): Buffer {
   let rest = chunk;
   for (;;) {
+    // "HTTP/1.x 100" has 1, 0, 0 at 9 to 11: every other answer is passed on without a string
+    // made of it (this runs on every read of every connection).
+    if (rest.length < 13 || rest[9] !== 0x31 || rest[10] !== 0x30 || rest[11] !== 0x30) {
+      return rest;
+    }
     if (!CONTINUE_LINE.test(rest.subarray(0, 16).toString('latin1'))) return rest;
     const end = rest.indexOf('\r\n\r\n');
     if (end === -1) return rest;

@@ -120,7 +120,8 @@ export class ResultFile {
   private synced = 0;
   private drainQueued = false;
   private writing: Promise<void> = Promise.resolve();
-  private syncing: Promise<void> | undefined;
+  /** The newest fsync under way, and how many appended records it covers. */
+  private syncing: { upTo: number; done: Promise<void> } | undefined;
   private closed = false;
   /**
    * The CSV columns of this file: today's, or those of the header an earlier version of ugs
@@ -276,28 +277,38 @@ export class ResultFile {
     const target = this.appended;
     // Also when nothing is pending: records appended after a failure were never queued.
     this.throwIfFailed();
-    while (this.synced < target) {
-      this.throwIfFailed();
-      if (this.syncing === undefined) {
-        this.syncing = (async () => {
-          await this.writing;
-          if (this.failure !== undefined) return;
-          const upTo = this.written;
-          try {
-            await this.fs.fsync(this.fd);
-          } catch (error) {
+    if (this.synced >= target) return;
+    await this.writing;
+    this.throwIfFailed();
+    if (this.synced >= target) return;
+    // An fsync that began once these records were written covers them. Otherwise a new one
+    // starts now, beside any still under way: rows whose `sending` records were written while
+    // an fsync ran do not wait for it to end before theirs begins (each wait is a trip through
+    // the thread pool, and a rotation is sent only after its record's fsync).
+    let syncing = this.syncing;
+    if (syncing === undefined || syncing.upTo < target) {
+      const upTo = this.written;
+      const started: { upTo: number; done: Promise<void> } = {
+        upTo,
+        done: this.fs.fsync(this.fd).then(
+          () => {
+            if (this.synced < upTo) this.synced = upTo;
+          },
+          (error: unknown) => {
             // What the failed fsync covered may or may not be on disk; what comes after is
             // not written at all, so the file stays a prefix of the run's records.
             this.fail(error, []);
-            return;
-          }
-          this.synced = upTo;
-        })().finally(() => {
-          this.syncing = undefined;
-        });
-      }
-      await this.syncing;
+          },
+        ),
+      };
+      started.done.finally(() => {
+        if (this.syncing === started) this.syncing = undefined;
+      });
+      this.syncing = started;
+      syncing = started;
     }
+    await syncing.done;
+    this.throwIfFailed();
   }
 
   /**

@@ -350,6 +350,41 @@ describe('the journal (markSending)', () => {
     await file.close();
   });
 
+  it("a row written while an fsync runs starts its own at once, not after the first one's end", async () => {
+    const log: string[] = [];
+    let fsyncs = 0;
+    const fs: AppendFs = {
+      ...nodeAppendFs,
+      fsync: async (fd) => {
+        const n = ++fsyncs;
+        log.push(`fsync ${n} starts`);
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        await nodeAppendFs.fsync(fd);
+        log.push(`fsync ${n} ends`);
+      },
+    };
+    const path = fresh('ndjson');
+    const file = await ResultFile.open({
+      path,
+      format: 'ndjson',
+      records: bulkSpecs.rotate.records,
+      fs,
+    });
+    const first = file.markSending([sending(1)]).then(() => log.push('row 1 on disk'));
+    await new Promise((resolve) => setTimeout(resolve, 5)); // the first fsync is running
+    const second = file.markSending([sending(2)]).then(() => log.push('row 2 on disk'));
+    await Promise.all([first, second]);
+    expect(log).toEqual([
+      'fsync 1 starts',
+      'fsync 2 starts',
+      'fsync 1 ends',
+      'row 1 on disk',
+      'fsync 2 ends',
+      'row 2 on disk',
+    ]);
+    await file.close();
+  });
+
   it('rejects markSending when the disk refuses the write, and keeps failing', async () => {
     const fs: AppendFs = { ...nodeAppendFs, write: async () => 0 };
     const file = await ResultFile.open({
