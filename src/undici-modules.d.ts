@@ -35,3 +35,8 @@ declare module 'undici/lib/dispatcher/agent.js' {
   const AgentClass: typeof Agent;
   export default AgentClass;
 }
+
+declare module 'undici/lib/core/util.js' {
+  const util: { headerNameToString(name: Buffer | string): string };
+  export default util;
+}

@@ -89,6 +89,7 @@ class AnswerHandler {
   constructor(
     timeoutMs: number,
     private readonly maxBytes: number,
+    private readonly nameOf: (name: Buffer) => string,
     private readonly resolve: (answer: RawAnswer) => void,
     private readonly reject: (failure: ExchangeFailure) => void,
   ) {
@@ -108,7 +109,7 @@ class AnswerHandler {
     // An interim answer (1xx) is not the answer; the real one follows on the same request.
     if (status < 200) return true;
     this.status = status;
-    this.headers = headersOf(rawHeaders);
+    this.headers = headersOf(rawHeaders, this.nameOf);
     return true;
   }
 
@@ -156,10 +157,10 @@ class AnswerHandler {
  * Header lines as one object: names in lower case, values as latin1 (as undici reads them), a
  * repeated header's values joined with ", " (RFC 9110's combined field value).
  */
-function headersOf(raw: Buffer[]): Record<string, string> {
+function headersOf(raw: Buffer[], nameOf: (name: Buffer) => string): Record<string, string> {
   const headers: Record<string, string> = {};
   for (let i = 0; i + 1 < raw.length; i += 2) {
-    const name = (raw[i] as Buffer).toString('latin1').toLowerCase();
+    const name = nameOf(raw[i] as Buffer);
     const value = (raw[i + 1] as Buffer).toString('latin1');
     if (name === '__proto__') {
       // (assigning it would set the object's prototype instead)
@@ -179,7 +180,9 @@ function headersOf(raw: Buffer[]): Record<string, string> {
 export async function loadUndici(): Promise<Undici> {
   // bin/ugs.js sets V8's --liftoff-only for the commands that send one request: a library loader
   // changes no process-wide setting.
-  const { Agent, buildConnector, loadProxyAgent } = await import('./vendor/undici.js');
+  const { Agent, buildConnector, headerNameToString, loadProxyAgent } = await import(
+    './vendor/undici.js'
+  );
   return {
     exchange: (dispatcher, url, options) =>
       new Promise((resolve, reject) => {
@@ -196,6 +199,7 @@ export async function loadUndici(): Promise<Undici> {
           new AnswerHandler(
             options.timeoutMs,
             options.maxBytes,
+            headerNameToString,
             resolve,
             reject,
           ) as unknown as Dispatcher.DispatchHandler,

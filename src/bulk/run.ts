@@ -429,19 +429,27 @@ class BulkRun {
     // (the registry imports the commands, which load bulk).
     // (A proxy of an empty object: the client's own methods may be read-only, which a proxy of
     // the client itself would have to return unchanged.)
+    // Each method wrapped once, not at every row's call.
+    const wrapped = new Map<PropertyKey, unknown>();
     return new Proxy({} as ServiceClient, {
       get(_empty, name) {
         const value: unknown = Reflect.get(client, name);
         if (typeof value !== 'function') return value;
+        let method = wrapped.get(name);
+        if (method !== undefined) return method;
         const call = (input: never) =>
           (value as (input: never) => Promise<unknown>).call(client, input).then(succeeded, failed);
         // Every request of the run, a row's first try, a retry or a settling read, takes its
         // slot in the one schedule.
-        if (pacer === undefined) return call;
-        return async (input: never) => {
-          await pacer.slot();
-          return call(input);
-        };
+        method =
+          pacer === undefined
+            ? call
+            : async (input: never) => {
+                await pacer.slot();
+                return call(input);
+              };
+        wrapped.set(name, method);
+        return method;
       },
     });
   }

@@ -109,7 +109,19 @@ describe('the undici internals ugs imports', () => {
   });
 
   it('export what src/undici.ts uses, with the shape it expects', async () => {
-    const { Agent, connect, Dispatcher, EnvHttpProxyAgent } = await loadVendor();
+    const { Agent, connect, Dispatcher, EnvHttpProxyAgent, headerNameToString } =
+      await loadVendor();
+    // Answer headers are named through undici's table of well-known names.
+    for (const [raw, name] of [
+      ['Content-Type', 'content-type'],
+      ['RETRY-AFTER', 'retry-after'],
+      ['X-Unknown-To-Undici', 'x-unknown-to-undici'],
+    ]) {
+      expect(
+        headerNameToString(Buffer.from(raw ?? '', 'latin1')),
+        `headerNameToString no longer lower-cases header names. ${WHAT_TO_CHECK}`,
+      ).toBe(name);
+    }
     // src/undici.ts sends through `dispatch()` with a handler of the shape undici's own
     // request() uses (onConnect, onHeaders, onData, onComplete, onError).
     expect(
