@@ -1,7 +1,8 @@
 /**
- * The two parts of undici that ugs uses: `request()` and the proxy-aware agent. The package's
- * index loads all of undici (fetch, WebSocket, caches, mocks), which takes about twice as long to
- * start as these files do; a CLI pays that on every run.
+ * The parts of undici that ugs uses: its agent (dispatch() with a handler of ours, `exchange`),
+ * its connector, its header-name table and the proxy-aware agent. The package's index loads all
+ * of undici (fetch, WebSocket, caches, mocks), which takes about twice as long to start as these
+ * files do; a CLI pays that on every run.
  */
 import type { Socket } from 'node:net';
 import type { Agent, buildConnector, Dispatcher, EnvHttpProxyAgent } from 'undici';
