@@ -115,6 +115,7 @@ class AnswerHandler {
   }
 
   onData(chunk: Buffer): boolean {
+    if (this.tooLarge) return false;
     this.size += chunk.length;
     if (this.size > this.maxBytes) {
       this.tooLarge = true;
