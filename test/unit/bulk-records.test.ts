@@ -352,36 +352,42 @@ describe('the journal (markSending)', () => {
 
   it("a row written while an fsync runs starts its own at once, not after the first one's end", async () => {
     const log: string[] = [];
-    let fsyncs = 0;
+    // Each fsync is held until the test lets it end: the order is the test's, not the timers'.
+    const held: (() => void)[] = [];
     const fs: AppendFs = {
       ...nodeAppendFs,
       fsync: async (fd) => {
-        const n = ++fsyncs;
+        const n = held.length + 1;
         log.push(`fsync ${n} starts`);
-        await new Promise((resolve) => setTimeout(resolve, 30));
+        await new Promise<void>((resolve) => held.push(resolve));
         await nodeAppendFs.fsync(fd);
         log.push(`fsync ${n} ends`);
       },
     };
-    const path = fresh('ndjson');
+    const until = async (done: () => boolean) => {
+      for (let waited = 0; !done(); waited++) {
+        if (waited > 2000) expect.fail(`still waiting; the fsyncs so far: ${log.join(', ')}`);
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+    };
     const file = await ResultFile.open({
-      path,
+      path: fresh('ndjson'),
       format: 'ndjson',
       records: bulkSpecs.rotate.records,
       fs,
     });
     const first = file.markSending([sending(1)]).then(() => log.push('row 1 on disk'));
-    await new Promise((resolve) => setTimeout(resolve, 5)); // the first fsync is running
+    await until(() => held.length === 1);
     const second = file.markSending([sending(2)]).then(() => log.push('row 2 on disk'));
-    await Promise.all([first, second]);
-    expect(log).toEqual([
-      'fsync 1 starts',
-      'fsync 2 starts',
-      'fsync 1 ends',
-      'row 1 on disk',
-      'fsync 2 ends',
-      'row 2 on disk',
-    ]);
+    // Row 2's fsync begins while row 1's is still held.
+    await until(() => held.length === 2);
+    expect(log).toEqual(['fsync 1 starts', 'fsync 2 starts']);
+    held[0]?.();
+    await first;
+    expect(log).toEqual(['fsync 1 starts', 'fsync 2 starts', 'fsync 1 ends', 'row 1 on disk']);
+    held[1]?.();
+    await second;
+    expect(log.slice(4)).toEqual(['fsync 2 ends', 'row 2 on disk']);
     await file.close();
   });
 
