@@ -196,10 +196,15 @@ async function pacedRun() {
       [...ugs, 'get', '--from', rows, '--rate', `${PACED_RATE}/min`],
       pacedEnv,
     );
-    const summary = /(\d+) rows in (\d+)m(\d+)s|(\d+) rows in (\d+(?:\.\d+)?)s/.exec(stderr);
+    // The summary's time as formatDuration writes it: 1m05s, 12.3s or 950ms.
+    const summary = /rows in (?:(\d+)m(\d+)s|(\d+(?:\.\d+)?)s|(\d+)ms)/.exec(stderr);
     if (summary === null) fail(`no summary line from the paced run: ${stderr.trim()}`);
     const seconds =
-      summary[1] !== undefined ? Number(summary[2]) * 60 + Number(summary[3]) : Number(summary[5]);
+      summary[1] !== undefined
+        ? Number(summary[1]) * 60 + Number(summary[2])
+        : summary[3] !== undefined
+          ? Number(summary[3])
+          : Number(summary[4]) / 1000;
     const perMinute = (PACED_ROWS / seconds) * 60;
     const throttled = log.split('\n').filter((line) => / 429 /.test(line)).length;
     return { perMinute, ratio: perMinute / PACED_RATE, throttled };

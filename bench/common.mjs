@@ -37,6 +37,8 @@ export function startEmulator(root, work, extra = [], pipeStderr = false) {
       env: { ...process.env, UGS_CONFIG_DIR: work },
     },
   );
+  started.add(emulator);
+  emulator.once('exit', () => started.delete(emulator));
   return { emulator, apiToken };
 }
 
@@ -76,7 +78,11 @@ export function numberArg(args, flag, fallback) {
   return value;
 }
 
+/** Emulators started by startEmulator, stopped by fail() too: none is left running behind. */
+const started = new Set();
+
 export function fail(message) {
   console.error(`bench: ${message}`);
+  for (const child of started) child.kill('SIGTERM');
   process.exit(2);
 }
