@@ -249,9 +249,19 @@ export class Scheduler<I, R> {
       );
     };
 
+    const canStartNow = () =>
+      failure === undefined &&
+      signal?.aborted !== true &&
+      this.inFlight < this.limit &&
+      this.pausedUntil <= this.clock.now() &&
+      (retries.length > 0 || taken < batch.length);
+
     try {
       for (;;) {
-        if (results.length > 0) {
+        // A task that can start now starts before the results go to the consumer (records,
+        // history, stdout): its request is on the wire while they are written, and the service
+        // is not left waiting for the next row.
+        if (results.length > 0 && !canStartNow()) {
           const finished = results;
           results = [];
           yield finished;

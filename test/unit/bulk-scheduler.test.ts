@@ -131,6 +131,26 @@ describe('Scheduler', () => {
     expect(tasks.peak).toBe(3);
   });
 
+  it('starts the next row before it hands the finished ones to the consumer', async () => {
+    const tasks = new FakeTasks();
+    const scheduler = new Scheduler(tasks.work, { concurrency: 2, clock: new FakeClock() });
+    const seen: string[] = [];
+    const done = (async () => {
+      for await (const batch of scheduler.runBatches([range(4)])) {
+        // What had started when this batch reached the consumer (writing records, say).
+        seen.push(`${batch.join(',')} after starts ${tasks.started.join(',')}`);
+      }
+    })();
+    await settle();
+    expect(tasks.started).toEqual([1, 2]);
+    tasks.finish(1);
+    await settle();
+    expect(seen).toEqual(['1 after starts 1,2,3']);
+    while (tasks.running.size > 0) await tasks.finishAll();
+    await done;
+    expect(tasks.started).toEqual([1, 2, 3, 4]);
+  });
+
   it('pulls rows from an async source only as slots free up', async () => {
     const pulled: number[] = [];
     async function* rows() {
