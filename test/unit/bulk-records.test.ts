@@ -261,27 +261,28 @@ describe('ResultFile', () => {
   });
 });
 
-/** The real file system, with fsyncs counted and each held until released. */
+/** The real file system's write, logging how many records each write carries. */
+function loggedWrite(log: string[]): AppendFs['write'] {
+  return async (fd, buffer, offset, length) => {
+    const text = Buffer.from(buffer.subarray(offset, offset + length)).toString();
+    log.push(`write ${text.split('\n').filter(Boolean).length}`);
+    return nodeAppendFs.write(fd, buffer, offset, length);
+  };
+}
+
+/** The real file system, with writes and fsyncs logged and each fsync taking 20 ms. */
 function countingFs() {
   const log: string[] = [];
-  let releaseSync: (() => void) | undefined;
   const fs: AppendFs = {
     ...nodeAppendFs,
-    write: async (fd, buffer, offset, length) => {
-      const text = Buffer.from(buffer.subarray(offset, offset + length)).toString();
-      log.push(`write ${text.split('\n').filter(Boolean).length}`);
-      return nodeAppendFs.write(fd, buffer, offset, length);
-    },
+    write: loggedWrite(log),
     fsync: async (fd) => {
       log.push('fsync');
-      await new Promise<void>((resolve) => {
-        releaseSync = resolve;
-        setTimeout(resolve, 20);
-      });
+      await new Promise<void>((resolve) => setTimeout(resolve, 20));
       return nodeAppendFs.fsync(fd);
     },
   };
-  return { fs, log, release: () => releaseSync?.() };
+  return { fs, log };
 }
 
 describe('the journal (markSending)', () => {
@@ -332,11 +333,7 @@ describe('the journal (markSending)', () => {
     const held: (() => void)[] = [];
     const fs: AppendFs = {
       ...nodeAppendFs,
-      write: async (fd, buffer, offset, length) => {
-        const text = Buffer.from(buffer.subarray(offset, offset + length)).toString();
-        log.push(`write ${text.split('\n').filter(Boolean).length}`);
-        return nodeAppendFs.write(fd, buffer, offset, length);
-      },
+      write: loggedWrite(log),
       fsync: async (fd) => {
         const n = held.length + 1;
         log.push(`fsync ${n} starts`);
