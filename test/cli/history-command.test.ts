@@ -5,23 +5,18 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   customerEnv,
   describeRun,
-  type InProcessEmulator,
   makeSandbox,
   runMain,
   type Sandbox,
-  startEmulator,
+  useEmulator,
   writeConfig,
 } from '../kit/index.js';
 
-let emulator: InProcessEmulator;
-beforeAll(async () => {
-  emulator = await startEmulator();
-});
-afterAll(() => emulator.close());
+const emulator = useEmulator();
 
 const env = () => customerEnv(emulator);
 

@@ -14,25 +14,22 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { readRecords } from '../kit/bulk.js';
 import {
   describeRun,
-  type InProcessEmulator,
   makeSandbox,
   runMain,
   type Sandbox,
-  startEmulator,
   tempDir,
+  useEmulator,
 } from '../kit/index.js';
 
-let emulator: InProcessEmulator;
+const emulator = useEmulator();
 let apiToken: string;
-beforeAll(async () => {
-  emulator = await startEmulator();
+beforeAll(() => {
   apiToken = emulator.tokenFor('Customer');
 });
-afterAll(() => emulator.close());
 
 const env = () => ({ UGS_BASE_URL: emulator.url, UGS_API_TOKEN: apiToken });
 

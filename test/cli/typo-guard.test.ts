@@ -5,24 +5,19 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { KnownIds, looseId } from '../../src/history/read.js';
 import { editDistance } from '../../src/suggest.js';
 import {
   customerEnv,
   describeRun,
-  type InProcessEmulator,
   makeSandbox,
   runMain,
   type Sandbox,
-  startEmulator,
+  useEmulator,
 } from '../kit/index.js';
 
-let emulator: InProcessEmulator;
-beforeAll(async () => {
-  emulator = await startEmulator();
-});
-afterAll(() => emulator.close());
+const emulator = useEmulator();
 
 const env = () => customerEnv(emulator);
 

@@ -5,11 +5,10 @@
  * wrong. Nothing leaves 127.0.0.1 except one DNS question for a name under `.invalid`, which cannot exist.
  */
 import { chmodSync, writeFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   closedPort,
   describeRun,
-  type InProcessEmulator,
   json,
   makeSandbox,
   type RunResult,
@@ -17,19 +16,17 @@ import {
   runUgs,
   type Sandbox,
   selfSignedCertificate,
-  startEmulator,
   startProxy,
   startServer,
+  useEmulator,
   writeConfig,
 } from '../kit/index.js';
 
-let emulator: InProcessEmulator;
+const emulator = useEmulator();
 let apiToken: string;
-beforeAll(async () => {
-  emulator = await startEmulator();
+beforeAll(() => {
   apiToken = emulator.tokenFor('Customer');
 });
-afterAll(() => emulator.close());
 
 /** A UTF-8 locale, so the marks are ✓ ✗ –. */
 const UTF8 = { LANG: 'C.UTF-8', LC_ALL: undefined, LC_CTYPE: undefined };

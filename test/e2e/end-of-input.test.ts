@@ -3,25 +3,19 @@
  * 130, one line), never a silent exit 0 that lets `ugs login && deploy` go on with nothing saved.
  */
 import { existsSync } from 'node:fs';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import {
-  type InProcessEmulator,
   killAllPtys,
   loggedInTo,
   makeSandbox,
   type PtySession,
   STACK_LINE,
-  startEmulator,
   startPty,
+  useEmulator,
 } from '../kit/index.js';
 
-let emulator: InProcessEmulator;
-
-beforeAll(async () => {
-  emulator = await startEmulator();
-});
+const emulator = useEmulator();
 afterEach(() => killAllPtys());
-afterAll(() => emulator?.close());
 
 const CTRL_D = '\x04';
 

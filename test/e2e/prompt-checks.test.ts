@@ -4,24 +4,18 @@
  * `--current-token` typed on the command line gets one warning about shell history.
  */
 import { randomUUID } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import {
-  type InProcessEmulator,
   killAllPtys,
   loggedInTo,
   runUgs,
   STACK_LINE,
-  startEmulator,
   startPty,
+  useEmulator,
 } from '../kit/index.js';
 
-let emulator: InProcessEmulator;
-
-beforeAll(async () => {
-  emulator = await startEmulator();
-});
+const emulator = useEmulator();
 afterEach(() => killAllPtys());
-afterAll(() => emulator?.close());
 
 const loggedIn = () => loggedInTo(emulator);
 

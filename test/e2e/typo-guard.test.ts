@@ -4,26 +4,21 @@
  * anything is sent. The built binary on a pseudo-terminal, the bundled emulator as the service.
  */
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { readRecords } from '../kit/bulk.js';
 import {
   customerEnv,
   describeRun,
-  type InProcessEmulator,
   killAllPtys,
   makeSandbox,
   runUgs,
   STACK_LINE,
-  startEmulator,
   startPty,
+  useEmulator,
 } from '../kit/index.js';
 
-let emulator: InProcessEmulator;
-beforeAll(async () => {
-  emulator = await startEmulator();
-});
+const emulator = useEmulator();
 afterEach(() => killAllPtys());
-afterAll(() => emulator?.close());
 
 const historyIds = (configDir: string) =>
   readRecords<{ user_group_id: string }>(join(configDir, 'history.ndjson')).map(

@@ -7,23 +7,18 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readRecords } from '../kit/bulk.js';
 import {
   customerEnv,
   describeRun,
-  type InProcessEmulator,
   makeSandbox,
   runUgs,
-  startEmulator,
   tempDir,
+  useEmulator,
 } from '../kit/index.js';
 
-let emulator: InProcessEmulator;
-beforeAll(async () => {
-  emulator = await startEmulator();
-});
-afterAll(() => emulator.close());
+const emulator = useEmulator();
 
 /** Rows per bulk run: the runs overlap with each other and with the get. */
 const ROWS = 300;

@@ -10,7 +10,7 @@ import { connect, createServer, type Socket } from 'node:net';
 import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import {
   type EmulatorOptions,
   type RunningEmulator,
@@ -50,6 +50,27 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<InPr
   const running = await startInProcess({ port: 0, ...options }, Object.values(operations));
   return Object.assign(running, {
     tokenFor: (environment: ApiToken['environment']) => tokenOf(running, environment),
+  });
+}
+
+/**
+ * The emulator of a test file: started before its tests, closed after them. Use it inside a
+ * test or a later hook (before its start it throws, naming why).
+ */
+export function useEmulator(options: EmulatorOptions = {}): InProcessEmulator {
+  let started: InProcessEmulator | undefined;
+  beforeAll(async () => {
+    started = await startEmulator(options);
+  });
+  afterAll(() => started?.close());
+  return new Proxy({} as InProcessEmulator, {
+    get(_empty, name) {
+      if (started === undefined) {
+        throw new Error('useEmulator(): the emulator starts in beforeAll; use it inside a test');
+      }
+      const value: unknown = Reflect.get(started, name);
+      return typeof value === 'function' ? value.bind(started) : value;
+    },
   });
 }
 

@@ -26,7 +26,8 @@
  * - drf.ts      drfSites(apiToken): the real Django REST Framework service (test/e2e/drf), one
  *               process per file, each site(route) a fresh store behind the recording server;
  *               hasRealDrf()/djangoRequiredInCi(): skip without Django, but fail under CI.
- * - emulator.ts startEmulator(opts): the real emulator in-process (port 0); serveUgs(extra): the
+ * - emulator.ts startEmulator(opts): the real emulator in-process (port 0); useEmulator(opts): the
+ *               same for a whole test file (started in beforeAll, closed in afterAll); serveUgs(extra): the
  *               `ugs serve` process (also of an `executable`), only for tests about that process
  *               (signals, --data locks, SIGKILL mid-write); call/getUser/rotate: a raw undici
  *               client; rawExchange/openSocket for raw sockets (pipelining, half-close);
