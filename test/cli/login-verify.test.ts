@@ -5,7 +5,7 @@
  * unless the token was accepted, or `--no-verify` skipped the check.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   closedPort,
   describeRun,
@@ -15,20 +15,15 @@ import {
   readConfig,
   runMain,
   type Sandbox,
-  type Service,
-  startService,
   text,
+  useService,
   writeConfig,
 } from '../kit/index.js';
 
 const API_TOKEN = 'apitoken-verify-test-1234abcd';
 const WRONG_TOKEN = 'apitoken-verify-wrong-9876zyxw';
 
-let service: Service;
-beforeAll(async () => {
-  service = await startService([API_TOKEN]);
-});
-afterAll(() => service.close());
+const service = useService([API_TOKEN]);
 
 function login(sandbox: Sandbox, token: string, extra: string[] = [], url = service.url) {
   return runMain(['login', '--base-url', url, '--with-token', ...extra], {

@@ -1,22 +1,17 @@
 import { chmodSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   describeRun,
   makeSandbox,
   readConfig,
   runMain,
-  type Service,
-  startService,
+  useService,
   writeConfig,
 } from '../kit/index.js';
 
 const API_TOKEN = 'apitoken-login-test-1234abcd';
 
-let service: Service;
-beforeAll(async () => {
-  service = await startService([API_TOKEN]);
-});
-afterAll(() => service.close());
+const service = useService([API_TOKEN]);
 
 describe('ugs login --with-token (main in-process)', () => {
   it('saves the profile in a 0600 file in a 0700 directory and never prints the token', async () => {

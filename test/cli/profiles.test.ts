@@ -5,7 +5,7 @@
  * (which creates it) and when the environment gives both the base URL and the API token.
  */
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   describeRun,
   expectFailure,
@@ -13,19 +13,14 @@ import {
   readConfig,
   runMain,
   type Sandbox,
-  type Service,
-  startService,
+  useService,
   writeConfig,
 } from '../kit/index.js';
 
 const TOKEN = 'apitoken-profiles-test-1234abcd';
 const STAGING_TOKEN = 'apitoken-profiles-staging-5678';
 
-let service: Service;
-beforeAll(async () => {
-  service = await startService([TOKEN, STAGING_TOKEN]);
-});
-afterAll(() => service.close());
+const service = useService([TOKEN, STAGING_TOKEN]);
 
 /** Three profiles, as earlier versions wrote the file (no `defaultProfile`). */
 function threeProfiles(): Sandbox {

@@ -9,15 +9,14 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import Module from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   describeRun,
   makeSandbox,
   ROOT,
   runUgs,
   type Sandbox,
-  type Service,
-  startService,
+  useService,
   writeConfig,
 } from '../kit/index.js';
 
@@ -62,11 +61,7 @@ function bundledSources(file: string): string[] {
   );
 }
 
-let service: Service;
-beforeAll(async () => {
-  service = await startService([API_TOKEN]);
-});
-afterAll(() => service.close());
+const service = useService([API_TOKEN]);
 
 interface Loads {
   files: string[];

@@ -13,7 +13,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   describeRun,
   type EnvChanges,
@@ -24,9 +24,8 @@ import {
   runShell,
   runUgs,
   type Sandbox,
-  type Service,
-  startService,
   UGS_SHELL,
+  useService,
   writeConfig,
 } from '../kit/index.js';
 
@@ -39,11 +38,7 @@ const missingTools = TOOLS.filter(
 );
 const SKIP_REASON = `skipped: ${missingTools.join(', ')} not installed (Debian: gnome-keyring dbus libsecret-tools; .ci/run installs them)`;
 
-let service: Service;
-beforeAll(async () => {
-  service = await startService([API_TOKEN]);
-});
-afterAll(() => service.close());
+const service = useService([API_TOKEN]);
 
 /**
  * The entry ugs keeps a profile's token under: service "ugs", account "<profile> (<config>)", the

@@ -54,24 +54,33 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<InPr
 }
 
 /**
- * The emulator of a test file: started before its tests, closed after them. Use it inside a
- * test or a later hook (before its start it throws, naming why).
+ * Something a whole test file shares (an emulator, a service): started in beforeAll, closed in
+ * afterAll. The returned object stands for it; used before beforeAll has run, it throws, naming
+ * why.
  */
-export function useEmulator(options: EmulatorOptions = {}): InProcessEmulator {
-  let started: InProcessEmulator | undefined;
+export function startedForFile<T extends { close(): unknown }>(
+  what: string,
+  start: () => Promise<T>,
+): T {
+  let started: T | undefined;
   beforeAll(async () => {
-    started = await startEmulator(options);
+    started = await start();
   });
   afterAll(() => started?.close());
-  return new Proxy({} as InProcessEmulator, {
+  return new Proxy({} as T, {
     get(_empty, name) {
       if (started === undefined) {
-        throw new Error('useEmulator(): the emulator starts in beforeAll; use it inside a test');
+        throw new Error(`${what} starts in beforeAll; use it inside a test`);
       }
       const value: unknown = Reflect.get(started, name);
       return typeof value === 'function' ? value.bind(started) : value;
     },
   });
+}
+
+/** The emulator of a test file (startEmulator, started before its tests and closed after). */
+export function useEmulator(options: EmulatorOptions = {}): InProcessEmulator {
+  return startedForFile('useEmulator(): the emulator', () => startEmulator(options));
 }
 
 export type { EmulatorOptions, RunningEmulator };

@@ -38,7 +38,7 @@
  * - http-client.ts useHttpClients(): real undici clients from src against kit servers.
  * - wiring.ts   parseArgv(argv): the real commander program, each command's `run` recording
  *               the options it receives (argv tables without a process).
- * - service.ts  startService/serviceForTest(apiTokens): the emulator in-process behind the
+ * - service.ts  startService/useService/serviceForTest(apiTokens): the emulator in-process behind the
  *               recording server: every request and answer recorded, faults scripted ahead;
  *               serviceWithProfile(apiToken): one with a sandbox whose default profile uses it.
  * - proxy.ts    startProxy(mode): a recording CONNECT proxy that tunnels to 127.0.0.1 only.

@@ -11,6 +11,7 @@ import {
   getUser,
   type InProcessEmulator,
   startEmulator,
+  startedForFile,
   type UserGroupReply,
   userGroupOf,
 } from './emulator.js';
@@ -54,6 +55,11 @@ export interface ServiceOptions {
   prefix?: string;
   /** `explo`: the emulator speaks the vendor's API (`ugs serve --dialect explo`). */
   dialect?: 'interface' | 'explo';
+}
+
+/** The service of a test file (startService, started before its tests and closed after). */
+export function useService(apiTokens: readonly string[], options: ServiceOptions = {}): Service {
+  return startedForFile('useService(): the service', () => startService(apiTokens, options));
 }
 
 export async function startService(
