@@ -79,11 +79,14 @@ export class UnsafeFileError extends Error {
 }
 
 /**
- * Flags to open a file for reading only if it is a regular file itself: a symlink fails with
- * ELOOP, and a FIFO cannot block the open (it is refused after a stat).
+ * Open flags for a file that must be a regular file itself: a symlink fails with ELOOP
+ * (O_NOFOLLOW), and a FIFO planted under the name cannot block the open (O_NONBLOCK; it is then
+ * refused after a stat). On a regular file O_NONBLOCK changes nothing.
  */
-export const READ_NO_FOLLOW =
-  constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
+export const NO_FOLLOW = (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
+
+/** NO_FOLLOW, for reading. */
+export const READ_NO_FOLLOW = constants.O_RDONLY | NO_FOLLOW;
 
 /**
  * Writes all of `data` at offset 0, looping over short writes. A write that makes no progress

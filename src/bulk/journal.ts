@@ -25,7 +25,7 @@ import {
   write,
 } from 'node:fs';
 import { promisify } from 'node:util';
-import { UnsafeFileError } from '../durable-file.js';
+import { NO_FOLLOW, UnsafeFileError } from '../durable-file.js';
 import { UsageError } from '../errors.js';
 import { FileLock, LockBusyError } from '../file-lock.js';
 import { errorCode } from '../guards.js';
@@ -102,13 +102,6 @@ interface Chunk {
   text: string;
   records: readonly BulkRecord[];
 }
-
-/**
- * Never through a symlink (O_NOFOLLOW: ELOOP), and never blocked by a FIFO planted under the
- * name (O_NONBLOCK; it is then refused as not a regular file). On a regular file O_NONBLOCK
- * changes nothing.
- */
-const NO_FOLLOW = (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
 
 export class ResultFile {
   private pending: Chunk[] = [];

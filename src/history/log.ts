@@ -21,7 +21,7 @@ import { constants, promises as fsp } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describeFsError, makeDirectories } from '../config.js';
-import { READ_NO_FOLLOW, writeFully } from '../durable-file.js';
+import { NO_FOLLOW, READ_NO_FOLLOW, writeFully } from '../durable-file.js';
 import { FileLock } from '../file-lock.js';
 import { errorCode } from '../guards.js';
 import { type Env, escapeControls } from '../io.js';
@@ -38,7 +38,6 @@ const BATCH_EVENTS = 2048;
 const BATCH_MS = 1000;
 /** Another ugs appending holds the lock for a few milliseconds; a longer wait means trouble. */
 const LOCK_WAIT_MS = 10_000;
-const NO_FOLLOW = (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
 
 export const HISTORY_FILE_NAME = 'history.ndjson';
 
