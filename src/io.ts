@@ -225,10 +225,12 @@ export function controlCharacters(): RegExp {
  * CSI U+009B, OSC U+009D, newlines too) is written as a visible `\uXXXX` escape, never obeyed.
  */
 export function escapeControls(text: string): string {
-  return text.replace(
-    controlCharacters(),
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  );
+  return text.replace(controlCharacters(), unicodeEscape);
+}
+
+/** One UTF-16 code unit as the `\uXXXX` escape JSON and JavaScript read back as it. */
+export function unicodeEscape(c: string): string {
+  return `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
 }
 
 /** A file (or device, fifo, /dev/stdin) that holds more than the cap allows. */

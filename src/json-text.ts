@@ -6,6 +6,7 @@
  * token by token with an explicit stack: numbers pass through exactly as sent, nesting costs heap,
  * not stack.
  */
+import { unicodeEscape } from './io.js';
 import { REDACTED, SecretSet } from './redact.js';
 
 export interface JsonTextOptions {
@@ -163,12 +164,13 @@ export function formatJsonText(text: string, options: JsonTextOptions): string {
   return out.join('');
 }
 
-/** DEL and C1 written as `\u` escapes inside a JSON string token (they are legal there raw). */
-function escapeRawControls(token: string): string {
-  return token.replace(
-    /[\u007f-\u009f\u2028\u2029]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  );
+/**
+ * DEL, C1, U+2028 and U+2029 written as `\u` escapes in JSON text (legal there raw, inside
+ * strings, the only place they can be): the same JSON, which a terminal showing it never obeys
+ * as a control nor breaks at a line separator.
+ */
+export function escapeRawControls(json: string): string {
+  return json.replace(/[\u007f-\u009f\u2028\u2029]/g, unicodeEscape);
 }
 
 const texts = new WeakMap<object, { text: string; secrets: readonly string[] }>();

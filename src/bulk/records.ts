@@ -4,7 +4,7 @@
  */
 import { UsageError } from '../errors.js';
 import { escapeControls } from '../io.js';
-import { compactJson } from '../json-text.js';
+import { compactJson, escapeRawControls } from '../json-text.js';
 import type { SettledBy } from '../operations/bulk.js';
 import { quote } from '../parse.js';
 
@@ -151,14 +151,6 @@ export function csvHeaders(schema: RecordSchema): readonly (readonly RecordColum
   return [schema.columns, ...(schema.formerColumns ?? [])];
 }
 
-// Inside JSON text these can only occur in strings, so escaping them keeps the same JSON while a
-// terminal showing the line never obeys a C1 control or breaks the line at U+2028.
-const UNSAFE_IN_JSON = /[\u007f-\u009f\u2028\u2029]/g;
-
-function escapeUnsafe(c: string): string {
-  return `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
-}
-
 /** One NDJSON line (with its newline), keys in column order. */
 export function ndjsonLine(record: BulkRecord, schema: RecordSchema): string {
   // Written field by field: one line per row, and a generic stringify of a fresh object per
@@ -172,7 +164,7 @@ export function ndjsonLine(record: BulkRecord, schema: RecordSchema): string {
   line += `,"error":${json(record.error)},"http_status":${json(record.http_status)}`;
   if (record.at !== undefined) line += `,"at":${json(record.at)}`;
   line += '}';
-  return `${line.replace(UNSAFE_IN_JSON, escapeUnsafe)}\n`;
+  return `${escapeRawControls(line)}\n`;
 }
 
 function json(value: string | number | boolean | null): string {

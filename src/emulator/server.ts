@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import path from 'node:path';
+import { unicodeEscape } from '../io.js';
 import { type ApiToken, Authenticator, type Environment, resolveApiTokens } from './auth.js';
 import { EmulatorStartError } from './errors.js';
 import { FaultInjector, type FaultSpec, parseFaultSpec } from './faults.js';
@@ -311,8 +312,5 @@ function escapeNote(text: string): string {
 
 /** A client's id in a log line: quoted, every control character (C1 and DEL too) escaped. */
 function quoted(text: string): string {
-  return JSON.stringify(text).replace(
-    /[\u007f-\u009f]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  );
+  return JSON.stringify(text).replace(/[\u007f-\u009f]/g, unicodeEscape);
 }

@@ -20,7 +20,14 @@ import {
   UsageError,
 } from '../../errors.js';
 import { recordedRotate } from '../../history/record.js';
-import { canPrompt, escapeControls, flushOutput, InFlight, readStdin } from '../../io.js';
+import {
+  canPrompt,
+  escapeControls,
+  flushOutput,
+  InFlight,
+  readStdin,
+  unicodeEscape,
+} from '../../io.js';
 import { printMessage } from '../../output/messages.js';
 import {
   formatValue,
@@ -379,10 +386,7 @@ export function recoveryHint(group: Record<string, unknown>, deps: Deps, target:
 
 /** JSON in printable ASCII only: everything else as `\uXXXX`, so the text survives any paste. */
 function asciiJson(value: unknown): string {
-  return JSON.stringify(value).replace(
-    /[^\x20-\x7e]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  );
+  return JSON.stringify(value).replace(/[^\x20-\x7e]/g, unicodeEscape);
 }
 
 /**
