@@ -9,7 +9,6 @@ import { UsageError } from '../errors.js';
 import {
   type BulkFlagSpec,
   DEFAULT_CONCURRENCY,
-  DEFAULT_GIVE_UP_AFTER_MS,
   inputFormatFor,
   MAX_CONCURRENCY,
   parseConcurrency,
@@ -117,10 +116,10 @@ export function parseBulkFlags(
     output: flags.output,
     resume: flags.resume === true,
     yes,
-    giveUpAfterMs:
-      flags.giveUpAfter === undefined
-        ? DEFAULT_GIVE_UP_AFTER_MS
-        : parseDuration(flags.giveUpAfter, '--give-up-after'),
+    // Absent: the run's own default (DEFAULT_GIVE_UP_AFTER_MS, in bulk/run.ts).
+    ...(flags.giveUpAfter !== undefined && {
+      giveUpAfterMs: parseDuration(flags.giveUpAfter, '--give-up-after'),
+    }),
     ...(flags.rate !== undefined && { rate: parseRate(flags.rate, '--rate') }),
   };
 }
