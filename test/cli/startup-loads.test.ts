@@ -38,6 +38,8 @@ const NOT_LOADED: readonly RegExp[] = [
   /^src\/doctor\//,
   /^src\/emulator\//,
   /^src\/commands\/completion-engine\.ts$/,
+  // The history's reader: a get only appends (log.ts); reading is for history, whois, the typo guard.
+  /^src\/history\/read\.ts$/,
   /node_modules\/(@inquirer|cli-table3|conf|ajv|chalk|csv-parse|csv-stringify|yocto-spinner)\//,
 ];
 
