@@ -227,7 +227,12 @@ export class HttpClient {
           },
         );
       }
-      throw this.transportError(error.cause, request.url, error.timedOut, error.midBody);
+      throw this.transportError(
+        error.cause,
+        request.url,
+        error.timedOut,
+        error.status !== undefined,
+      );
     }
     const { chunks } = answer;
     const text = stripBom(

@@ -43,13 +43,12 @@ export interface RawAnswer {
 }
 
 /**
- * Why an exchange failed: `cause` as undici gave it, and whether the answer had begun (its status
- * line and headers read: the request was delivered). `status` is set once it had.
+ * Why an exchange failed: `cause` as undici gave it, and `status` once the answer had begun (its
+ * status line and headers read: the request was delivered, and the body broke off).
  */
 export class ExchangeFailure extends Error {
   constructor(
     override readonly cause: unknown,
-    readonly midBody: boolean,
     readonly tooLarge: boolean,
     readonly status: number | undefined,
     /** The deadline passed (the cause is then undici's report of the abort). */
@@ -145,13 +144,7 @@ class AnswerHandler {
   }
 
   private failure(cause: Error): ExchangeFailure {
-    return new ExchangeFailure(
-      cause,
-      this.status !== undefined,
-      this.tooLarge,
-      this.status,
-      this.timedOut,
-    );
+    return new ExchangeFailure(cause, this.tooLarge, this.status, this.timedOut);
   }
 }
 
