@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { isPlainObject } from '../guards.js';
 import { type ApiToken, type Environment, isEnvironment, randomToken } from './auth.js';
 
@@ -43,6 +44,17 @@ interface StoredGroup {
   is_demo_group?: true;
 }
 
+/**
+ * A token a rotation replaced, as the data file holds it: by its SHA-256 only. A replaced token
+ * is often one that leaked; the emulator needs to recognise it, never to hold it again.
+ */
+interface StoredPreviousToken {
+  token_sha256: string;
+  provided_id: string;
+  environment: Environment;
+  rotated_at: string;
+}
+
 /** The on-disk shape. Snake case because it is JSON read by people debugging a test run. */
 interface Snapshot {
   version: 1;
@@ -50,7 +62,22 @@ interface Snapshot {
   user_groups: StoredGroup[];
   /** API tokens the emulator generated for this file, so a saved login survives a restart. */
   api_tokens?: ApiToken[];
+  /** Tokens rotations replaced, oldest first (at most MAX_PREVIOUS_TOKENS). */
+  previous_tokens?: StoredPreviousToken[];
 }
+
+/** Whose token this was before a rotation replaced it, and when. */
+export interface PreviousToken {
+  providedId: string;
+  environment: Environment;
+  rotatedAt: Date;
+}
+
+/**
+ * The replaced tokens kept for the access log: enough for every token of a 50,000-row bulk
+ * rotation run twice over, and a bound on what a long-lived emulator (or its data file) holds.
+ */
+export const MAX_PREVIOUS_TOKENS = 100_000;
 
 /**
  * One change, as appended to the data file after its snapshot: what replaying it on that
@@ -58,7 +85,9 @@ interface Snapshot {
  */
 export type StoreChange =
   | { op: 'create'; group: StoredGroup }
-  | { op: 'rotate'; team_id: number; token: string }
+  // rotated_at: when the replaced token stopped working (a file written before it existed has
+  // none, and its replaced tokens are then not remembered).
+  | { op: 'rotate'; team_id: number; token: string; rotated_at?: string }
   | { op: 'update'; team_id: number; fields: Partial<Pick<StoredGroup, UpdatableField>> }
   | { op: 'delete'; team_id: number };
 
@@ -87,10 +116,11 @@ export class Store {
   private readonly byToken = new Map<string, UserGroup>();
   private readonly groups: UserGroup[] = [];
   /**
-   * Tokens a rotation replaced (since this emulator started), so a refused rotation of one can
-   * say in the access log that it was this group's token once: the answer stays DRF's 404.
+   * Tokens a rotation replaced, by their SHA-256 (tokenDigest), oldest first, and kept in the
+   * data file with --data, so a refused rotation of one can say in the access log that it was
+   * this group's token once: the answer stays DRF's 404.
    */
-  private readonly previousTokens = new Map<string, { group: UserGroup; rotatedAt: Date }>();
+  private readonly previousTokens = new Map<string, PreviousToken>();
   /** The API tokens generated for this state; kept with it so they survive a restart. */
   generatedApiTokens: ApiToken[] | undefined;
   /** Told of every change as it is made, synchronously, so it can be written out. */
@@ -145,20 +175,36 @@ export class Store {
     const group = this.findByToken(environment, currentToken);
     if (!group) return undefined;
     this.byToken.delete(group.token);
-    this.previousTokens.set(group.token, { group, rotatedAt: new Date() });
+    const rotatedAt = new Date();
+    this.rememberPrevious(tokenDigest(group.token), {
+      providedId: group.providedId,
+      environment: group.environment,
+      rotatedAt,
+    });
     group.token = this.uniqueToken();
     this.byToken.set(group.token, group);
-    this.onChange?.({ op: 'rotate', team_id: group.teamId, token: group.token });
+    this.onChange?.({
+      op: 'rotate',
+      team_id: group.teamId,
+      token: group.token,
+      rotated_at: rotatedAt.toISOString(),
+    });
     return group;
   }
 
-  /** The group whose token this was before a rotation replaced it, and when. */
-  previousOwner(
-    environment: Environment,
-    token: string,
-  ): { group: UserGroup; rotatedAt: Date } | undefined {
-    const previous = this.previousTokens.get(token);
-    return previous?.group.environment === environment ? previous : undefined;
+  /** Whose token this was before a rotation replaced it, and when (same environment only). */
+  previousOwner(environment: Environment, token: string): PreviousToken | undefined {
+    const previous = this.previousTokens.get(tokenDigest(token));
+    return previous?.environment === environment ? previous : undefined;
+  }
+
+  private rememberPrevious(digest: string, previous: PreviousToken): void {
+    this.previousTokens.set(digest, previous);
+    if (this.previousTokens.size > MAX_PREVIOUS_TOKENS) {
+      // A Map iterates in insertion order: the first key is the oldest.
+      const oldest = this.previousTokens.keys().next();
+      if (oldest.done !== true) this.previousTokens.delete(oldest.value);
+    }
   }
 
   /** Changes a group's own data (name, mapping, properties); its id and token stay. */
@@ -188,6 +234,14 @@ export class Store {
       user_groups: this.groups.map(stored),
       ...(this.generatedApiTokens && {
         api_tokens: this.generatedApiTokens.map((t) => ({ ...t })),
+      }),
+      ...(this.previousTokens.size > 0 && {
+        previous_tokens: [...this.previousTokens].map(([digest, previous]) => ({
+          token_sha256: digest,
+          provided_id: previous.providedId,
+          environment: previous.environment,
+          rotated_at: previous.rotatedAt.toISOString(),
+        })),
       }),
     };
   }
@@ -263,6 +317,9 @@ export class Store {
     });
     store.nextTeamId = next;
     store.generatedApiTokens = parseApiTokens(data.api_tokens);
+    for (const [digest, previous] of parsePreviousTokens(data.previous_tokens)) {
+      store.rememberPrevious(digest, previous);
+    }
     return store;
   }
 
@@ -327,6 +384,18 @@ function replay(data: unknown, changes: readonly unknown[]): unknown {
     } else if (change.op === 'rotate' && typeof change.token === 'string') {
       const group = byTeamId.get(change.team_id);
       if (!group) throw new CorruptStateError(`${where} rotates a group that does not exist`);
+      if (typeof change.rotated_at === 'string') {
+        if (data.previous_tokens === undefined) data.previous_tokens = [];
+        // Checked with the rest by fromJSON: a list that is not one is reported there.
+        if (Array.isArray(data.previous_tokens)) {
+          data.previous_tokens.push({
+            token_sha256: typeof group.token === 'string' ? tokenDigest(group.token) : undefined,
+            provided_id: group.provided_id,
+            environment: group.environment,
+            rotated_at: change.rotated_at,
+          });
+        }
+      }
       group.token = change.token;
     } else if (change.op === 'update' && isPlainObject(change.fields)) {
       const group = byTeamId.get(change.team_id);
@@ -368,6 +437,35 @@ function parseApiTokens(raw: unknown): ApiToken[] | undefined {
     seen.add(token);
     return { token, environment };
   });
+}
+
+function parsePreviousTokens(raw: unknown): [string, PreviousToken][] {
+  if (raw === undefined) return [];
+  if (!Array.isArray(raw)) throw new CorruptStateError('previous_tokens is not an array');
+  return raw.map((entry: unknown, index) => {
+    const where = `previous_tokens[${index}]`;
+    if (!isPlainObject(entry)) throw new CorruptStateError(`${where} is not an object`);
+    const { token_sha256, provided_id, environment, rotated_at } = entry;
+    if (typeof token_sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(token_sha256)) {
+      throw new CorruptStateError(`${where}.token_sha256 is not 64 hex digits`);
+    }
+    if (typeof provided_id !== 'string') {
+      throw new CorruptStateError(`${where}.provided_id is not a string`);
+    }
+    if (!isEnvironment(environment)) {
+      throw new CorruptStateError(`${where}.environment is not Customer or Testing`);
+    }
+    const rotatedAt = typeof rotated_at === 'string' ? new Date(rotated_at) : undefined;
+    if (rotatedAt === undefined || Number.isNaN(rotatedAt.getTime())) {
+      throw new CorruptStateError(`${where}.rotated_at is not a date`);
+    }
+    return [token_sha256, { providedId: provided_id, environment, rotatedAt }];
+  });
+}
+
+/** How a replaced token is kept: its SHA-256, in hex. */
+function tokenDigest(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
 }
 
 function providedIdKey(environment: Environment, providedId: string): string {

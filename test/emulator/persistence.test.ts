@@ -40,6 +40,41 @@ afterEach(async () => {
 });
 
 describe('persistence', () => {
+  it('remembers replaced tokens across a restart, so the access log still says whose they were', async () => {
+    const first = await start();
+    const group = userGroupOf(
+      await getUser(first.url, 'customer-api-token', { user_group_id: 'kept', name: 'K' }),
+    );
+    await rotate(first.url, 'customer-api-token', group.token);
+    await first.close();
+
+    const lines: string[] = [];
+    const second = await startEmulator({
+      port: 0,
+      dataFile,
+      apiTokens,
+      log: (line) => lines.push(line),
+    });
+    running.push(second);
+    const spent = await rotate(second.url, 'customer-api-token', group.token);
+    expect(spent.status).toBe(404);
+    expect(spent.json).toEqual({ success: 0, detail: 'Not found.' });
+    const deadline = Date.now() + 5_000;
+    while (lines.length < 1 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(lines[0]).toMatch(
+      new RegExp(
+        `refused id="kept" token=…${group.token.slice(-4)} was rotated before \\(\\d{4}-[^)]+Z\\): a previous token of this group$`,
+      ),
+    );
+    // The data file knows it by its SHA-256, never the token itself.
+    await second.close();
+    const saved = (await loadStore(dataFile)).toJSON();
+    expect(saved.previous_tokens?.map((p) => p.provided_id)).toEqual(['kept']);
+    expect(await readFile(dataFile, 'utf8')).not.toContain(group.token);
+  });
+
   it('keeps groups, tokens and the team_id counter across a restart', async () => {
     const first = await start();
     const a = userGroupOf(

@@ -1,5 +1,6 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { Store, type StoreChange } from '../../src/emulator/store.js';
+import { MAX_PREVIOUS_TOKENS, Store, type StoreChange } from '../../src/emulator/store.js';
 
 const input = (userGroupId: string) => ({
   userGroupId,
@@ -17,6 +18,84 @@ describe('Store', () => {
     const copy = Store.fromJSON(JSON.parse(JSON.stringify(store)));
     expect(copy.toJSON()).toEqual(store.toJSON());
     expect(copy.getOrCreate('Customer', input('new')).group.teamId).toBe(3);
+  });
+
+  it('remembers whose token a rotation replaced, and when, across a snapshot and its change lines', () => {
+    const store = new Store();
+    const a = store.getOrCreate('Customer', input('a')).group;
+    const first = a.token;
+    store.rotate('Customer', first);
+    const snapshot = JSON.parse(JSON.stringify(store));
+    const changes: StoreChange[] = [];
+    store.onChange = (change) => changes.push(JSON.parse(store.changeLine(change)));
+    const second = a.token;
+    store.rotate('Customer', second);
+    expect(changes).toEqual([
+      { op: 'rotate', team_id: a.teamId, token: a.token, rotated_at: expect.any(String) },
+    ]);
+
+    const copy = Store.fromJSON(snapshot, changes);
+    for (const token of [first, second]) {
+      expect(copy.previousOwner('Customer', token)).toEqual(store.previousOwner('Customer', token));
+      expect(copy.previousOwner('Customer', token)?.providedId).toBe('a');
+      // Another environment's token is unknown there, replaced or not.
+      expect(copy.previousOwner('Testing', token)).toBeUndefined();
+    }
+    expect(copy.previousOwner('Customer', a.token)).toBeUndefined();
+    expect(copy.toJSON()).toEqual(store.toJSON());
+    expect(store.toJSON().previous_tokens).toHaveLength(2);
+    // By their SHA-256 only: a replaced token is often one that leaked.
+    const text = JSON.stringify(store.toJSON());
+    expect(text).not.toContain(first);
+    expect(text).not.toContain(second);
+    expect(store.toJSON().previous_tokens?.[0]?.token_sha256).toBe(
+      createHash('sha256').update(first).digest('hex'),
+    );
+  });
+
+  it('loads a rotate line written before rotated_at existed: the group rotates, the old token is not remembered', () => {
+    const store = new Store();
+    const a = store.getOrCreate('Customer', input('a')).group;
+    const old = a.token;
+    const snapshot = JSON.parse(JSON.stringify(store));
+    const copy = Store.fromJSON(snapshot, [
+      { op: 'rotate', team_id: a.teamId, token: 'new-token' },
+    ]);
+    expect(copy.findByToken('Customer', 'new-token')?.providedId).toBe('a');
+    expect(copy.previousOwner('Customer', old)).toBeUndefined();
+    expect(copy.toJSON().previous_tokens).toBeUndefined();
+  });
+
+  it('refuses previous_tokens it cannot read', () => {
+    const snapshot = JSON.parse(JSON.stringify(new Store()));
+    const good = {
+      token_sha256: 'ab'.repeat(32),
+      provided_id: 'a',
+      environment: 'Customer',
+      rotated_at: '2026-01-02T03:04:05.000Z',
+    };
+    expect(() => Store.fromJSON({ ...snapshot, previous_tokens: [good] })).not.toThrow();
+    for (const [bad, problem] of [
+      [{}, /previous_tokens is not an array/],
+      [[{ ...good, token_sha256: 'a whole token' }], /previous_tokens\[0\]\.token_sha256/],
+      [[{ ...good, provided_id: 1 }], /previous_tokens\[0\]\.provided_id/],
+      [[{ ...good, environment: 'Prod' }], /previous_tokens\[0\]\.environment/],
+      [[{ ...good, rotated_at: 'yesterday' }], /previous_tokens\[0\]\.rotated_at/],
+    ] as const) {
+      expect(() => Store.fromJSON({ ...snapshot, previous_tokens: bad })).toThrow(problem);
+    }
+  });
+
+  it(`keeps the last ${MAX_PREVIOUS_TOKENS} replaced tokens, dropping the oldest`, () => {
+    const store = new Store();
+    const a = store.getOrCreate('Customer', input('a')).group;
+    const first = a.token;
+    store.rotate('Customer', first);
+    const second = a.token;
+    for (let i = 0; i < MAX_PREVIOUS_TOKENS; i++) store.rotate('Customer', a.token);
+    expect(store.previousOwner('Customer', first)).toBeUndefined();
+    expect(store.previousOwner('Customer', second)?.providedId).toBe('a');
+    expect(store.toJSON().previous_tokens).toHaveLength(MAX_PREVIOUS_TOKENS);
   });
 
   it('finds a rotated group only by its new token, and only in its environment', () => {

@@ -15,7 +15,7 @@ export const route: Route = {
         previous === undefined
           ? `token=${fingerprint(currentToken)} unknown`
           : `token=${fingerprint(currentToken)} was rotated before (${previous.rotatedAt.toISOString()}): a previous token of this group`;
-      throw RequestError.detail(404, 'Not found.').withLog(note, previous?.group.providedId);
+      throw RequestError.detail(404, 'Not found.').withLog(note, previous?.providedId);
     }
     markChanged();
     const body = {
