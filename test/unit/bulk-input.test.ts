@@ -616,6 +616,59 @@ describe('sources', () => {
     expect(await problemOf(reading)).toContain('the input changed while ugs was reading it');
   });
 
+  it('notices a file edited between validation and sending even when every row still passes the rules', async () => {
+    const cases: { name: string; format: InputFormat; before: string; after: string }[] = [
+      {
+        name: 'a valid row replaced by another (ndjson)',
+        format: 'ndjson',
+        before: '{"user_group_id":"a","name":"A"}\n{"user_group_id":"b","name":"B"}\n',
+        after: '{"user_group_id":"a","name":"A"}\n{"user_group_id":"c","name":"C"}\n',
+      },
+      {
+        name: "an id that repeats another row's (json)",
+        format: 'json',
+        before: '[{"user_group_id":"a","name":"A"},{"user_group_id":"b","name":"B"}]',
+        after: '[{"user_group_id":"a","name":"A"},{"user_group_id":"a","name":"B"}]',
+      },
+      {
+        name: 'a cell changed (csv)',
+        format: 'csv',
+        before: 'user_group_id,name\na,A\nb,B\n',
+        after: 'user_group_id,name\na,A\nb,Bee\n',
+      },
+      {
+        name: 'the header reordered, so the same cells mean other fields (csv)',
+        format: 'csv',
+        before: 'user_group_id,name\na,b\n',
+        after: 'name,user_group_id\na,b\n',
+      },
+    ];
+    for (const { name, format, before, after } of cases) {
+      const path = join(dir, `edited.${format}`);
+      writeFileSync(path, before);
+      const input = await openGetInput(fileSource(path), format);
+      writeFileSync(path, after);
+      const sent: string[] = [];
+      const reading = (async () => {
+        for await (const row of input.rows()) sent.push(row.user_group_id);
+      })();
+      expect(await problemOf(reading), name).toContain(
+        'the input changed while ugs was reading it',
+      );
+      // The edited row (the second, or every row under an edited header) is never handed on.
+      expect(sent.length, name).toBeLessThan(name.startsWith('the header') ? 1 : 2);
+    }
+  });
+
+  it('sends an unedited file in full after the check of what it read', async () => {
+    const path = join(dir, 'same.csv');
+    writeFileSync(path, 'user_group_id,name\na,A\n,\nb,B\n');
+    const input = await openGetInput(fileSource(path), 'csv');
+    const ids: string[] = [];
+    for await (const row of input.rows()) ids.push(row.user_group_id);
+    expect(ids).toEqual(['a', 'b']);
+  });
+
   it('keeps stdin in memory, so both passes see it, up to a cap', async () => {
     async function* stdin() {
       yield Buffer.from('{"user_group_id":"a","name":"A"}\n');
