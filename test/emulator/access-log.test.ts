@@ -5,6 +5,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   getUser,
+  logLines,
   rotate,
   type ServeProcess,
   serveUgs,
@@ -99,10 +100,7 @@ describe('ugs serve --debug access lines', () => {
         expect(answer.status).toBe(404);
         expect(answer.json).toEqual({ success: 0, detail: 'Not found.' });
       }
-      const deadline = Date.now() + 5_000;
-      while (lines.length < 4 && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      await logLines(lines, 4);
       expect(lines[2]).toContain(
         `refused id="prev" token=…${group.token.slice(-4)} was rotated before`,
       );

@@ -6,6 +6,7 @@ import { EmulatorStartError } from '../../src/emulator/server.js';
 import { Store } from '../../src/emulator/store.js';
 import {
   getUser,
+  logLines,
   type RunningEmulator,
   rotate,
   startEmulator,
@@ -59,10 +60,7 @@ describe('persistence', () => {
     const spent = await rotate(second.url, 'customer-api-token', group.token);
     expect(spent.status).toBe(404);
     expect(spent.json).toEqual({ success: 0, detail: 'Not found.' });
-    const deadline = Date.now() + 5_000;
-    while (lines.length < 1 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await logLines(lines, 1);
     expect(lines[0]).toMatch(
       new RegExp(
         `refused id="kept" token=…${group.token.slice(-4)} was rotated before \\(\\d{4}-[^)]+Z\\): a previous token of this group$`,

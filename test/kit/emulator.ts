@@ -85,6 +85,21 @@ export function useEmulator(options: EmulatorOptions = {}): InProcessEmulator {
 
 export type { EmulatorOptions, RunningEmulator };
 
+/**
+ * Waits (up to 5 s) until an emulator's `log` has collected `count` lines: the access line is
+ * written after the answer, so a test that has its answer may not have its line yet.
+ */
+export async function logLines(
+  lines: readonly string[],
+  count: number,
+): Promise<readonly string[]> {
+  const deadline = Date.now() + 5_000;
+  while (lines.length < count && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return lines;
+}
+
 /** A fresh sandbox that `ugs login --with-token` (the built binary) saved `emulator` in. */
 export async function loggedInTo(emulator: Pick<InProcessEmulator, 'url' | 'tokenFor'>) {
   const sandbox = makeSandbox();
