@@ -42,7 +42,7 @@ export interface HistoryEvent {
 
 /**
  * An event before it is written: the tokens are still whole, in memory only, and become
- * fingerprints under the history file's lock, with the key kept beside that file.
+ * fingerprints (log.ts) under the key kept beside the history file.
  */
 export interface HistoryEntry {
   time: Date;

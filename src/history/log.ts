@@ -10,9 +10,10 @@
  * - The file in the config directory is 0600 (tightened like the config); a shared file keeps
  *   the mode it was created with, but one writable by everyone is refused.
  * - Past MAX_BYTES the file becomes `<name>.1.ndjson` (replacing an older one): at most two.
- * - Tokens become fingerprints here, under the lock: the last 4 characters and the first 12 hex
- *   digits of HMAC-SHA-256 keyed by a random key kept beside the file it serves (`<name>.key`),
- *   so everyone who shares a history file shares its fingerprints.
+ * - Tokens become fingerprints here: the last 4 characters and the first 12 hex digits of
+ *   HMAC-SHA-256 keyed by a random key kept beside the file it serves (`<name>.key`), so everyone
+ *   who shares a history file shares its fingerprints. The first write loads (or makes) the key,
+ *   under the lock; a bulk batch then fingerprints each event as it comes.
  * - No fsync: the history is a record for people, not a journal anything is recovered from; the
  *   lock and one write(2) per batch are what keep its lines whole.
  * - A failure is one warning per run, never a failed command.
