@@ -126,6 +126,9 @@ export class Store {
   /** Told of every change as it is made, synchronously, so it can be written out. */
   onChange: ((change: StoreChange) => void) | undefined;
 
+  /** `maxPreviousTokens`: how many replaced tokens are kept (a test sets a small number). */
+  constructor(private readonly maxPreviousTokens = MAX_PREVIOUS_TOKENS) {}
+
   get size(): number {
     return this.groups.length;
   }
@@ -200,7 +203,7 @@ export class Store {
 
   private rememberPrevious(digest: string, previous: PreviousToken): void {
     this.previousTokens.set(digest, previous);
-    if (this.previousTokens.size > MAX_PREVIOUS_TOKENS) {
+    if (this.previousTokens.size > this.maxPreviousTokens) {
       // A Map iterates in insertion order: the first key is the oldest.
       const oldest = this.previousTokens.keys().next();
       if (oldest.done !== true) this.previousTokens.delete(oldest.value);

@@ -86,16 +86,23 @@ describe('Store', () => {
     }
   });
 
-  it(`keeps the last ${MAX_PREVIOUS_TOKENS} replaced tokens, dropping the oldest`, () => {
-    const store = new Store();
+  it(`keeps the last ${MAX_PREVIOUS_TOKENS} replaced tokens (here 3), dropping the oldest`, () => {
+    expect(MAX_PREVIOUS_TOKENS).toBe(100_000);
+    const store = new Store(3);
     const a = store.getOrCreate('Customer', input('a')).group;
-    const first = a.token;
-    store.rotate('Customer', first);
-    const second = a.token;
-    for (let i = 0; i < MAX_PREVIOUS_TOKENS; i++) store.rotate('Customer', a.token);
-    expect(store.previousOwner('Customer', first)).toBeUndefined();
-    expect(store.previousOwner('Customer', second)?.providedId).toBe('a');
-    expect(store.toJSON().previous_tokens).toHaveLength(MAX_PREVIOUS_TOKENS);
+    const replaced: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      replaced.push(a.token);
+      store.rotate('Customer', a.token);
+    }
+    expect(replaced.map((token) => store.previousOwner('Customer', token)?.providedId)).toEqual([
+      undefined,
+      undefined,
+      'a',
+      'a',
+      'a',
+    ]);
+    expect(store.toJSON().previous_tokens).toHaveLength(3);
   });
 
   it('finds a rotated group only by its new token, and only in its environment', () => {
