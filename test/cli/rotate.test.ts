@@ -85,6 +85,19 @@ describe('ugs rotate (main in-process)', () => {
     expect(result.stdout).toBe(`${(await service.group('acme')).token}\n`);
   });
 
+  it('--current-token - reads the token from stdin (as --from - and whois - do), never sends the dash', async () => {
+    const { sb, service, oldToken } = await setup();
+    const result = await runMain(['rotate', '--current-token', '-', '--yes', '--field', 'token'], {
+      sandbox: sb,
+      stdin: `${oldToken}\n`,
+    });
+    expect(result.code, describeRun(result)).toBe(0);
+    expect(service.requests.map((r) => r.json)).toEqual([{ current_token: oldToken }]);
+    expect(result.stdout).toBe(`${(await service.group('acme')).token}\n`);
+    // No "--current-token puts the token in your shell history" warning: it did not.
+    expect(result.stderr).not.toMatch(/shell history/);
+  });
+
   it('--field naming no field of the rotation answer (a typo): exit 2, listing them, nothing sent', async () => {
     const { sb, service, oldToken } = await setup();
     const result = await runMain(['rotate', '--current-token-stdin', '--yes', '--field', 'Token'], {

@@ -57,6 +57,13 @@ describe('parseRotateFlags', () => {
       format: { kind: 'json' },
     });
     expect(parseRotateFlags({ field: 'token' }).format).toEqual({ kind: 'field', name: 'token' });
+    // `-` is stdin, with or without --current-token-stdin beside it.
+    for (const flags of [{ currentToken: '-' }, { currentToken: '-', currentTokenStdin: true }]) {
+      expect(parseRotateFlags(flags)).toMatchObject({
+        currentToken: undefined,
+        currentTokenFromStdin: true,
+      });
+    }
   });
 
   it.each<[string, Parameters<typeof parseRotateFlags>[0], RegExp]>([

@@ -94,7 +94,7 @@ export function rotateCommand(makeDeps: DepsFactory, run = runRotate): Command {
   ])
     .option(
       '--current-token <token>',
-      'the user group token to replace (visible in process lists: prefer stdin)',
+      'the user group token to replace, or - to read it from stdin (a token here is visible in process lists)',
     )
     .option('--current-token-stdin', 'read the user group token to replace from stdin')
     .option('--id <user_group_id>', "rotate this group's token, read first with get (needs --name)")
@@ -129,7 +129,13 @@ function singleRowFlags(flags: RotateFlags): string[] {
     .map(([flag]) => flag);
 }
 
-export function parseRotateFlags(flags: RotateFlags): RotateOptions {
+export function parseRotateFlags(given: RotateFlags): RotateOptions {
+  // `-` is stdin, as for --from, --mapping-json and whois: no token is `-`, and sending the
+  // dash would only bring back a 404 that blames the token.
+  const flags: RotateFlags =
+    given.currentToken === '-'
+      ? { ...given, currentToken: undefined, currentTokenStdin: true }
+      : given;
   if (flags.currentToken !== undefined && flags.currentTokenStdin) {
     throw new UsageError('use either --current-token or --current-token-stdin, not both');
   }
