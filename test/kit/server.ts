@@ -134,13 +134,46 @@ async function start(options: ServerOptions, initial: Reply[]): Promise<TestServ
   };
 }
 
-/** A port on 127.0.0.1 on which nothing listens: connecting to it is refused. */
+/**
+ * A port on 127.0.0.1 on which nothing listens: connecting to it is refused. It is taken below
+ * the kernel's range of ephemeral ports: a port that was just free within that range is the one
+ * the kernel hands to the next server opened on port 0, and with four workers that server was
+ * another test file's, which then answered (seen once: a "connection refused" test got a 401).
+ */
 export async function closedPort(): Promise<number> {
+  const low = ephemeralPortsFrom();
+  for (let attempt = 0; low > 10_000 && attempt < 50; attempt++) {
+    const port = 10_000 + Math.floor(Math.random() * (low - 10_000));
+    if (await bindsOn(port)) return port;
+  }
   const server = createNetServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const port = (server.address() as AddressInfo).port;
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
+}
+
+/** The first ephemeral port (Linux's ip_local_port_range; 49152, IANA's, elsewhere). */
+function ephemeralPortsFrom(): number {
+  try {
+    const low = Number(
+      readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0],
+    );
+    return Number.isInteger(low) ? low : 49_152;
+  } catch {
+    return 49_152;
+  }
+}
+
+/** Whether a server can listen on the port now (nothing else has it). */
+async function bindsOn(port: number): Promise<boolean> {
+  const server = createNetServer();
+  const listening = await new Promise<boolean>((resolve) => {
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => resolve(true));
+  });
+  if (listening) await new Promise<void>((resolve) => server.close(() => resolve()));
+  return listening;
 }
 
 // ---- canned bodies ----
