@@ -602,14 +602,17 @@ interface CsvColumns {
 }
 
 /**
- * A header cell as a column name: without the spaces around it and in lower case, as a
- * spreadsheet user writes `User_Group_ID ` for `user_group_id`. (A `<field>.<key>` column keeps
- * its key's case: the key is the user's data.)
+ * A header cell as a column name: without the spaces around it, in lower case, and with spaces or
+ * hyphens between words as underscores, as spreadsheet users title their columns (`User Group
+ * ID`, `User_Group_ID `, `current-token` for `user_group_id` and `current_token`; no field of ugs
+ * has a space or a hyphen). A `<field>.<key>` column keeps its key as written: the key is the
+ * user's data.
  */
 function columnName(cell: string): string {
   const name = cell.trim();
   const dot = name.indexOf('.');
-  return dot === -1 ? name.toLowerCase() : `${name.slice(0, dot).toLowerCase()}${name.slice(dot)}`;
+  const field = (dot === -1 ? name : name.slice(0, dot)).toLowerCase().replace(/[\s-]+/g, '_');
+  return dot === -1 ? field : `${field}${name.slice(dot)}`;
 }
 
 function csvColumns(cells: string[], schema: RowSchema<BulkRow>, strict: boolean): CsvColumns {

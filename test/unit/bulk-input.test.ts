@@ -271,6 +271,31 @@ describe('CSV as spreadsheets write it', () => {
     expect(twice.message).toContain('line 1 (the header): column "name" appears twice');
   });
 
+  it('reads spaces or hyphens between the words of a header as underscores (User Group ID); a key stays as written', async () => {
+    const { rows } = await open(
+      'User Group ID;Name;Is-Demo-Group;Properties.Sales Region\na;A;false;EU\n',
+    );
+    expect(rows).toEqual([
+      {
+        row: 1,
+        line: 2,
+        user_group_id: 'a',
+        name: 'A',
+        is_demo_group: false,
+        properties: { 'Sales Region': 'EU' },
+      },
+    ]);
+    const rotateRows = await openRotateInput(
+      source('Current Token,User-Group-ID\ntok-1,a\n'),
+      'csv',
+    );
+    const read: unknown[] = [];
+    for await (const row of rotateRows.rows()) read.push(row);
+    expect(read).toEqual([{ row: 1, line: 2, current_token: 'tok-1', user_group_id: 'a' }]);
+    const twice = await refusal('user_group_id,User Group ID\na,b\n');
+    expect(twice.message).toContain('appears twice');
+  });
+
   it('skips rows whose cells are all empty and counts them; a row with one cell set is a row', async () => {
     const { input, rows } = await open('user_group_id,name\n,\na,A\n , \n,\n\nb,B\n,,\n', {}, 3);
     expect(rows.map((r) => [r.row, r.line, r.user_group_id])).toEqual([
