@@ -230,8 +230,36 @@ function suggestCommands(command: Command): void {
 /** `command` and its own subcommands (`profile list`) take the program's settings. */
 function inheritSettings(command: Command, parent: Command): Command {
   command.copyInheritedSettings(parent);
+  suggestOtherCase(command);
   for (const sub of command.commands) inheritSettings(sub, command);
   return command;
+}
+
+/**
+ * `--ID` or `--Name` (caps lock, a habit from another tool) is an unknown option, and commander's
+ * suggestion misses it: its similarity measure counts every changed letter of a short name. So
+ * an option that is a known one in another case is suggested here, in commander's own form (the
+ * hint reads it from there, see usageReport). And `--current-tokn=<token>` is reported by its
+ * name only: commander quoted the whole word, value and all, into stderr (a CI log).
+ * `unknownOption` is commander's (14) method for this error; the cli tests pin its message.
+ */
+function suggestOtherCase(command: Command): void {
+  const target = command as unknown as { unknownOption(flag: string): void };
+  const commanders = target.unknownOption;
+  target.unknownOption = function (this: Command, given: string): void {
+    // `--current-tokn=<token>`: the value may be a secret, and the name alone is what is unknown.
+    const flag = given.split('=')[0] ?? given;
+    const wanted = flag.toLowerCase();
+    for (let at: Command | null = this; at !== null; at = at.parent) {
+      const known = at.options.find((option) => option.long?.toLowerCase() === wanted)?.long;
+      if (known !== undefined && known !== flag) {
+        this.error(`error: unknown option '${flag}'\n(Did you mean ${known}?)`, {
+          code: 'commander.unknownOption',
+        });
+      }
+    }
+    commanders.call(this, flag);
+  };
 }
 
 /**

@@ -129,6 +129,32 @@ describe('help for unknown commands, and --help before a command', () => {
     expect(hint).toMatch(/^did you mean --id\?/);
   });
 
+  it('an unknown --name=value is reported by its name: the value may be a token', async () => {
+    const secret = 'ug-token-typed-after-a-typo-1234';
+    const result = await runMain(['rotate', `--current-tokn=${secret}`, '--yes']);
+    const { error, hint } = expectFailure(result, 2);
+    expect(error).toBe("unknown option '--current-tokn'");
+    expect(hint).toMatch(/^did you mean --current-token\?/);
+    expect(result.stderr).not.toContain(secret.slice(-8));
+  });
+
+  it('an option typed in another case (--ID, --Base-URL) suggests the one it is', async () => {
+    for (const [argv, error, meant] of [
+      [['get', '--ID', 'x', '--name', 'X'], "unknown option '--ID'", '--id'],
+      [
+        ['rotate', '--Current-Token-Stdin'],
+        "unknown option '--Current-Token-Stdin'",
+        '--current-token-stdin',
+      ],
+      // A global option, with its value after `=` (not repeated in the error).
+      [['status', '--Base-URL=http://127.0.0.1:1'], "unknown option '--Base-URL'", '--base-url'],
+    ] as const) {
+      const failed = expectFailure(await runMain([...argv]), 2);
+      expect(failed.error).toBe(error);
+      expect(failed.hint).toMatch(new RegExp(`^did you mean ${meant}\\?`));
+    }
+  });
+
   it.each([
     [['--help', 'get'], 'get'],
     [['-h', 'rotate'], 'rotate'],
