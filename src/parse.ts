@@ -192,6 +192,10 @@ export function parseDuration(text: string, flag: string): number {
   return ms;
 }
 
+/** A host (name, IPv4 or [IPv6]) with an optional port and path, and no scheme. */
+const BARE_ADDRESS =
+  /^((?:[a-z0-9-]+(?:\.[a-z0-9-]+)*\.?)|\[[0-9a-f:.]+\])(?::\d{1,5})?(?:\/[^\s?#]*)?$/i;
+
 /**
  * The service's base URL. It may carry a path prefix (`https://host/prefix`); the API token
  * travels with every request, so clear-text http is allowed only to this machine unless the user
@@ -199,6 +203,20 @@ export function parseDuration(text: string, flag: string): number {
  * sent or logged where nobody expects them.
  */
 export function parseBaseUrl(text: string, options: { insecureHttp: boolean }): URL {
+  // `localhost:4010` or `analytics.example.com`, as people write an address: URL would read
+  // `localhost:` as a scheme, and the hint can give the exact text to use instead.
+  const bare = BARE_ADDRESS.exec(text.trim());
+  if (bare !== null) {
+    const address = text.trim();
+    throw new UsageError(
+      `invalid base URL ${quote(redactUrl(text))}: it needs https:// (or http:// for this machine) in front`,
+      {
+        hint: isLoopbackHost(bare[1] ?? '')
+          ? `use http://${address} (a service on this machine)`
+          : `use https://${address}`,
+      },
+    );
+  }
   let url: URL;
   try {
     url = new URL(text.trim());

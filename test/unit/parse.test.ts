@@ -586,6 +586,8 @@ describe('parseBaseUrl', () => {
     ['', insecure, /invalid base URL ""/],
     ['   ', insecure, /invalid base URL/],
     ['ugs.example.com', insecure, /invalid base URL/],
+    ['localhost:4010', insecure, /invalid base URL "localhost:4010": it needs https:\/\//],
+    ['127.0.0.1:4010/prefix', insecure, /it needs https:\/\//],
     ['//ugs.example.com', insecure, /invalid base URL/],
     ['https://', insecure, /invalid base URL/],
     ['http://', insecure, /invalid base URL/],
@@ -595,6 +597,23 @@ describe('parseBaseUrl', () => {
     ['not a url at all', insecure, /invalid base URL/],
   ])('%j (%j) is refused', (text, options, message) => {
     expectUsage(() => parseBaseUrl(text, options), message);
+  });
+
+  it('an address without a scheme gets the exact --base-url to use', () => {
+    for (const [text, hint] of [
+      ['localhost:4010', 'use http://localhost:4010 (a service on this machine)'],
+      ['[::1]:4010', 'use http://[::1]:4010 (a service on this machine)'],
+      ['analytics.example.com/api', 'use https://analytics.example.com/api'],
+    ]) {
+      let error: unknown;
+      try {
+        parseBaseUrl(text ?? '', { insecureHttp: false });
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(UsageError);
+      expect((error as UsageError).hint).toBe(hint);
+    }
   });
 
   it('drops an empty query or fragment marker rather than keeping it in every request', () => {
