@@ -192,9 +192,12 @@ export function parseDuration(text: string, flag: string): number {
   return ms;
 }
 
-/** A host (name, IPv4 or [IPv6]) with an optional port and path, and no scheme. */
+/**
+ * A host (name, IPv4 or [IPv6]) with an optional port and a path of printable ASCII (no `?` or
+ * `#`), and no scheme: the hint repeats it, so nothing in it may move a terminal's cursor.
+ */
 const BARE_ADDRESS =
-  /^((?:[a-z0-9-]+(?:\.[a-z0-9-]+)*\.?)|\[[0-9a-f:.]+\])(?::\d{1,5})?(?:\/[^\s?#]*)?$/i;
+  /^((?:[a-z0-9-]+(?:\.[a-z0-9-]+)*\.?)|\[[0-9a-f:.]+\])(?::\d{1,5})?(?:\/[\x21\x22\x24-\x3e\x40-\x7e]*)?$/i;
 
 /**
  * The service's base URL. It may carry a path prefix (`https://host/prefix`); the API token

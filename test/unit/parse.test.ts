@@ -588,6 +588,9 @@ describe('parseBaseUrl', () => {
     ['ugs.example.com', insecure, /invalid base URL/],
     ['localhost:4010', insecure, /invalid base URL "localhost:4010": it needs https:\/\//],
     ['127.0.0.1:4010/prefix', insecure, /it needs https:\/\//],
+    // A control character in the path: the URL parser's own refusal (escaped), not the hint
+    // that would repeat it.
+    ['localhost/\u001b[31mred', insecure, /^invalid base URL|must use https/],
     ['//ugs.example.com', insecure, /invalid base URL/],
     ['https://', insecure, /invalid base URL/],
     ['http://', insecure, /invalid base URL/],
