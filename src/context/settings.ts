@@ -133,7 +133,7 @@ export function parseSettings(
     caFileSource: caFile.source,
     dialect: dialect.value,
     dialectSource: dialect.source,
-    noHistory: flags.history === false || isSet(env.UGS_NO_HISTORY),
+    noHistory: flags.history === false || switchedOn(env.UGS_NO_HISTORY),
     historyFile: nonEmpty(flags.historyFile) ?? nonEmpty(env.UGS_HISTORY_FILE),
   };
 }
@@ -156,7 +156,7 @@ function flagOrEnv<T = string>(
 }
 
 /** A switch in the environment: set to anything but empty, `0` or `false`. */
-function isSet(value: string | undefined): boolean {
+function switchedOn(value: string | undefined): boolean {
   return value !== undefined && !['', '0', 'false', 'no'].includes(value.trim().toLowerCase());
 }
 
