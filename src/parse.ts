@@ -208,9 +208,9 @@ const BARE_ADDRESS =
 export function parseBaseUrl(text: string, options: { insecureHttp: boolean }): URL {
   // `localhost:4010` or `analytics.example.com`, as people write an address: URL would read
   // `localhost:` as a scheme, and the hint can give the exact text to use instead.
-  const bare = BARE_ADDRESS.exec(text.trim());
+  const address = text.trim();
+  const bare = BARE_ADDRESS.exec(address);
   if (bare !== null) {
-    const address = text.trim();
     throw new UsageError(
       `invalid base URL ${quote(redactUrl(text))}: it needs https:// (or http:// for this machine) in front`,
       {
@@ -222,7 +222,7 @@ export function parseBaseUrl(text: string, options: { insecureHttp: boolean }): 
   }
   let url: URL;
   try {
-    url = new URL(text.trim());
+    url = new URL(address);
   } catch {
     throw new UsageError(`invalid base URL ${quote(redactUrl(text))}`, {
       hint: 'use a full URL, e.g. --base-url https://analytics.example.com',
