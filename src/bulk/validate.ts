@@ -278,7 +278,8 @@ class RowDigests {
   /** Pass 1: the text of the next item (header or row), in file order. */
   see(item: RowCandidate | { kind: 'header'; cells: string[] }): boolean {
     this.hash(item);
-    const [a, b] = this.digest as unknown as [number, number];
+    const a = this.digest[0] as number;
+    const b = this.digest[1] as number;
     if (item.kind === 'header') {
       this.header = [a, b];
       return true;
@@ -300,7 +301,8 @@ class RowDigests {
     return {
       see: (item) => {
         this.hash(item);
-        const [a, b] = this.digest as unknown as [number, number];
+        const a = this.digest[0] as number;
+        const b = this.digest[1] as number;
         if (item.kind === 'header') return this.header?.[0] === a && this.header[1] === b;
         const index = at++;
         return index < this.count && this.words[index * 2] === a && this.words[index * 2 + 1] === b;
