@@ -62,6 +62,8 @@ import {
   type Clock,
   DEFAULT_GIVE_UP_AFTER_MS,
   Pacer,
+  RequestGate,
+  RequestNotSent,
   realClock,
   Scheduler,
 } from './scheduler.js';
@@ -161,12 +163,14 @@ async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Pro
   // keeps to it unless told otherwise, since a 429 there costs a whole minute.
   const rate = opts.rate ?? (target.dialect === 'explo' ? EXPLO_RATE : undefined);
   const pacer = rate === undefined ? undefined : new Pacer(rate, hooks.clock);
+  const gate = new RequestGate(pacer);
   // Loading the HTTP stack (undici and its parser) overlaps the validation pass: nothing is
   // sent before every row is checked, but the first request need not wait for the import.
   const connecting = deps.connect(target, {
     bulk: true,
     connections: opts.concurrency,
-    ...(pacer !== undefined && { pace: () => pacer.slot() }),
+    // A transport retry passes the gate too: its slot, and never after a stop.
+    pace: () => gate.admit(),
   });
   connecting.catch(() => undefined); // awaited below, unless the input is refused first
   // An existing results file: ours, this command's, not the input (nothing is sent otherwise).
@@ -281,6 +285,7 @@ async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Pro
     rowLines,
     {
       pacer,
+      gate,
       throttleWaitMs: target.dialect === 'explo' ? EXPLO_THROTTLE_WAIT_MS : undefined,
     },
     history,
@@ -308,6 +313,8 @@ type RowOf = BulkRow;
 interface Pacing {
   /** `--rate` (or the dialect's default); undefined: as fast as --concurrency allows. */
   pacer: Pacer | undefined;
+  /** What every request passes before it starts (its slot, a stop). */
+  gate: RequestGate;
   /** The pause after a 429 that names no Retry-After (60 s with explo); undefined: the back-off. */
   throttleWaitMs: number | undefined;
 }
@@ -380,8 +387,8 @@ class BulkRun {
     private readonly plan: ResumePlan,
     alreadyDone: number,
     hooks: BulkHooks,
-    private readonly rowLines?: RowLines,
-    private readonly pacing: Pacing = { pacer: undefined, throttleWaitMs: undefined },
+    private readonly rowLines: RowLines | undefined,
+    private readonly pacing: Pacing,
     private readonly history?: { batch: HistoryBatch; base: EntryBase },
   ) {
     const { rowCount } = input;
@@ -424,7 +431,7 @@ class BulkRun {
       this.noteUnavailable(error);
       throw error;
     };
-    const { pacer } = this.pacing;
+    const { gate } = this.pacing;
     // Every method of the client, whatever operations it has: bulk imports no operation registry
     // (the registry imports the commands, which load bulk).
     // (A proxy of an empty object: the client's own methods may be read-only, which a proxy of
@@ -439,15 +446,11 @@ class BulkRun {
         if (method !== undefined) return method;
         const call = (input: never) =>
           (value as (input: never) => Promise<unknown>).call(client, input).then(succeeded, failed);
-        // Every request of the run, a row's first try, a retry or a settling read, takes its
-        // slot in the one schedule.
-        method =
-          pacer === undefined
-            ? call
-            : async (input: never) => {
-                await pacer.slot();
-                return call(input);
-              };
+        // Every request of the run, a row's first try, a retry or a settling read, passes the
+        // gate: its slot in the one schedule, and none once the run stops (RequestNotSent). An
+        // open gate without a schedule costs a row nothing more.
+        method = (input: never) =>
+          gate.passable ? call(input) : gate.admit().then(() => call(input));
         wrapped.set(name, method);
         return method;
       },
@@ -501,7 +504,9 @@ class BulkRun {
     this.stopError = error;
     this.stopRow = row;
     this.controller.abort();
-    this.pacing.pacer?.release();
+    // No request starts after a stop, even one whose slot was due: a row waiting for it is
+    // `skipped` (not sent), a rotation in doubt stays to be settled by --resume.
+    this.pacing.gate.stop();
   }
 
   private get stopping(): boolean {
@@ -514,6 +519,8 @@ class BulkRun {
       try {
         return done(this.answered(row, await this.opts.spec.send(client, row), false));
       } catch (error) {
+        // The run stopped before the row's request went out.
+        if (error instanceof RequestNotSent) return done(this.notSent(row));
         return this.failure(row, error, attempt);
       }
     };
@@ -624,6 +631,8 @@ class BulkRun {
     try {
       return done(this.answered(row, await this.opts.spec.send(client, row), false));
     } catch (error) {
+      // Its `sending` record is on disk, but the request never went out: the record says so.
+      if (error instanceof RequestNotSent) return done(this.notSent(row));
       if (error instanceof OutcomeUnknownError) {
         return done(await this.settle(client, row, risk, error.message));
       }
@@ -653,6 +662,7 @@ class BulkRun {
       try {
         settled = await risk.settle(client, row);
       } catch (error) {
+        if (error instanceof RequestNotSent) return this.notReadBack(row, lastWhy);
         if (error instanceof AuthError) {
           this.stop('auth', error, row.row);
           return this.unreadable(row, lastWhy, error);
@@ -681,6 +691,11 @@ class BulkRun {
       try {
         return this.answered(row, await this.opts.spec.send(client, row), false);
       } catch (error) {
+        if (error instanceof RequestNotSent) {
+          return this.record(row, 'skipped', {
+            error: 'not rotated (checked); the run stopped before rotating it again',
+          });
+        }
         // Refused as spent after an earlier try of this run: that try did it, unseen.
         if (risk.spent(error)) return this.settleSpent(client, row, risk, error, true);
         if (!(error instanceof OutcomeUnknownError)) {
@@ -708,6 +723,7 @@ class BulkRun {
     try {
       settled = await risk.settle(client, row);
     } catch (error) {
+      if (error instanceof RequestNotSent) return this.notReadBack(row, lastWhy);
       if (error instanceof AuthError) this.stop('auth', error, row.row);
       return this.unreadable(row, lastWhy, error);
     }
@@ -743,6 +759,9 @@ class BulkRun {
     try {
       settled = await risk.settle(client, row);
     } catch (readError) {
+      if (readError instanceof RequestNotSent) {
+        return failed('the run stopped before the group was read back');
+      }
       if (readError instanceof AuthError) this.stop('auth', readError, row.row);
       return failed(`reading the group's token failed: ${messageOf(readError)}`);
     }
@@ -768,6 +787,18 @@ class BulkRun {
     return this.record(row, 'unknown', {
       error: `${lastWhy}; reading the group's token failed: ${messageOf(error)}`,
     });
+  }
+
+  /** The run stopped before the group was read back: `--resume` settles the row. */
+  private notReadBack(row: RowOf, lastWhy: string): BulkRecord {
+    return this.record(row, 'unknown', {
+      error: `${lastWhy}; the run stopped before the group was read back`,
+    });
+  }
+
+  /** A row whose request never went out because the run stopped. */
+  private notSent(row: RowOf): BulkRecord {
+    return this.record(row, 'skipped', { error: this.notSentWhy() });
   }
 
   /** What a failed try means for the row and for the run. */
@@ -835,13 +866,17 @@ class BulkRun {
     return filterRows(rows, (row) => !this.plan.done.has(row.row));
   }
 
+  /** Why the rows a stopped run did not send are `skipped`. */
+  private notSentWhy(): string {
+    return this.stopReason === 'interrupt'
+      ? 'not sent: the run was interrupted'
+      : this.stopReason === 'disk'
+        ? 'not sent: the results file could not be written'
+        : `not sent: the run stopped (${this.stopError?.message ?? this.stopReason ?? 'stopped'})`;
+  }
+
   async skipRest(rows: AsyncIterable<RowOf>): Promise<void> {
-    const why =
-      this.stopReason === 'interrupt'
-        ? 'not sent: the run was interrupted'
-        : this.stopReason === 'disk'
-          ? 'not sent: the results file could not be written'
-          : `not sent: the run stopped (${this.stopError?.message ?? this.stopReason})`;
+    const why = this.notSentWhy();
     for await (const row of rows) {
       // A row last seen `sending`/`unknown` in an earlier run keeps that until it is settled.
       if (this.finished[row.row] === 1 || this.plan.settle.has(row.row)) continue;
