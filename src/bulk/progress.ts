@@ -24,6 +24,11 @@ export interface ProgressState {
    * be in flight); absent when not waiting.
    */
   inFlightWaitMs?: number;
+  /**
+   * The service is unavailable and the run is paused (outage.ts): since when (a time of day),
+   * and ms to the next probe (0 while one is on its way); absent otherwise.
+   */
+  unavailable?: { since: string; retryInMs: number };
 }
 
 /** `1m05s`, `2h03m`, `12.3s`, `850ms`. */
@@ -84,6 +89,12 @@ function progressFacts(state: ProgressState, troubleCounts: boolean): string[] {
     facts.push(
       `waiting ${formatDuration(state.inFlightWaitMs)} for an earlier run's requests to end`,
     );
+  }
+  if (state.unavailable !== undefined) {
+    const { since, retryInMs } = state.unavailable;
+    // Whole seconds, rounded up: the wait is 1, 2, 4, 8 ... s, and "retrying in 0 s" is no wait.
+    const retry = retryInMs > 0 ? `retrying in ${Math.ceil(retryInMs / 1000)} s` : 'retrying now';
+    facts.push(`service unavailable since ${since}, ${retry}`);
   }
   if ((state.waitingMs ?? 0) > 0) {
     facts.push(`throttled, waiting ${formatDuration(state.waitingMs ?? 0)}`);

@@ -38,6 +38,7 @@ import { quote } from '../parse.js';
 import type { Rate } from '../rate.js';
 import { type InputFormat, inputSource, isStdinPath, stdinSource } from './input.js';
 import { type AppendFs, lockResultsFile, ResultFile, type ResultFileFailure } from './journal.js';
+import { FIRST_PROBE_MS, OUTAGE_LIMIT_MS, Outage, type OutageInfo } from './outage.js';
 import {
   formatDuration,
   formatProgress,
@@ -62,6 +63,8 @@ import {
   type Clock,
   DEFAULT_GIVE_UP_AFTER_MS,
   Pacer,
+  RequestGate,
+  RequestNotSent,
   realClock,
   Scheduler,
 } from './scheduler.js';
@@ -105,12 +108,20 @@ const MAX_THROTTLED_ATTEMPTS = 20;
 const MAX_SETTLE_ROUNDS = 3;
 /**
  * Requests in a row answered by a gateway saying the service is not there (502, 503 or 504, or an
- * HTML error page), with no success between, before the run stops as for a service that is down
- * (exit 4). Each is counted after its own retries (a Get User tries 3 times), so at most 18 HTTP
- * answers: a down service costs a few dozen requests, not three per row. A 503 with Retry-After
- * is the service pacing the run, as a 429 is: the run waits instead (and `--give-up-after` ends it).
+ * HTML error page), with no success between, before the run pauses and probes the service
+ * (outage.ts), stopping as for a service that is down (exit 4) only if it does not come back.
+ * Each is counted after its own retries (a Get User tries 3 times), so at most 18 HTTP answers
+ * before the pause: a down service costs a few dozen requests and a few probes, not three per
+ * row. A 503 with Retry-After is the service pacing the run, as a 429 is: the run waits instead
+ * (and `--give-up-after` ends it).
  */
 export const UNAVAILABLE_STREAK = 6;
+/**
+ * Gateway answers one row may get before it is `failed` as before: a row is tried again after
+ * one (the run may be pausing for an outage meanwhile), so a blip costs no row, but a row that a
+ * gateway refuses every time while the others go through does not hold the run forever.
+ */
+const MAX_GATEWAY_ANSWERS_PER_ROW = UNAVAILABLE_STREAK;
 const BAR_INTERVAL_MS = 100;
 const LOG_INTERVAL_MS = 10_000;
 
@@ -126,6 +137,11 @@ export interface BulkHooks {
   every?: (tick: () => void, ms: number) => () => void;
   /** The file system under `--output` (tests fill the disk). */
   fs?: AppendFs;
+  /**
+   * How long a run waits for a service that became unavailable before it stops (exit 4); default
+   * OUTAGE_LIMIT_MS (2 minutes). `--give-up-after` ends the wait sooner when it is shorter.
+   */
+  outageLimitMs?: number;
 }
 
 /** setInterval, not keeping the process alive. */
@@ -161,12 +177,14 @@ async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Pro
   // keeps to it unless told otherwise, since a 429 there costs a whole minute.
   const rate = opts.rate ?? (target.dialect === 'explo' ? EXPLO_RATE : undefined);
   const pacer = rate === undefined ? undefined : new Pacer(rate, hooks.clock);
+  const gate = new RequestGate(pacer);
   // Loading the HTTP stack (undici and its parser) overlaps the validation pass: nothing is
   // sent before every row is checked, but the first request need not wait for the import.
   const connecting = deps.connect(target, {
     bulk: true,
     connections: opts.concurrency,
-    ...(pacer !== undefined && { pace: () => pacer.slot() }),
+    // A transport retry passes the gate too: its slot, an outage, and never after a stop.
+    pace: () => gate.admit(),
   });
   connecting.catch(() => undefined); // awaited below, unless the input is refused first
   // An existing results file: ours, this command's, not the input (nothing is sent otherwise).
@@ -281,6 +299,7 @@ async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Pro
     rowLines,
     {
       pacer,
+      gate,
       throttleWaitMs: target.dialect === 'explo' ? EXPLO_THROTTLE_WAIT_MS : undefined,
     },
     history,
@@ -308,6 +327,8 @@ type RowOf = BulkRow;
 interface Pacing {
   /** `--rate` (or the dialect's default); undefined: as fast as --concurrency allows. */
   pacer: Pacer | undefined;
+  /** What every request passes before it starts (its slot, an outage, a stop). */
+  gate: RequestGate;
   /** The pause after a 429 that names no Retry-After (60 s with explo); undefined: the back-off. */
   throttleWaitMs: number | undefined;
 }
@@ -353,11 +374,14 @@ class BulkRun {
   private stdoutFlushQueued = false;
   private done = 0;
   private readonly started: number;
-  /** Gateway answers saying the service is not there since the last success. */
-  private unavailableStreak = 0;
+  /** Runs of gateway answers saying the service is not there: the pause and its probes. */
+  private readonly outage: Outage;
+  /** The client as connected, for the outage's probe (which is no row's success). */
+  private client: ServiceClient | undefined;
   /** When a request last succeeded (or the run started): `--give-up-after` counts from here. */
   private lastSuccess: number;
   private readonly giveUpAfterMs: number;
+  private readonly outageLimitMs: number;
   private readonly clock: Clock;
   private readonly progress: ProgressLine;
   private scheduler: Scheduler<RowOf, BulkRecord> | undefined;
@@ -380,8 +404,8 @@ class BulkRun {
     private readonly plan: ResumePlan,
     alreadyDone: number,
     hooks: BulkHooks,
-    private readonly rowLines?: RowLines,
-    private readonly pacing: Pacing = { pacer: undefined, throttleWaitMs: undefined },
+    private readonly rowLines: RowLines | undefined,
+    private readonly pacing: Pacing,
     private readonly history?: { batch: HistoryBatch; base: EntryBase },
   ) {
     const { rowCount } = input;
@@ -396,11 +420,23 @@ class BulkRun {
     this.started = this.clock.now();
     this.lastSuccess = this.started;
     this.giveUpAfterMs = opts.giveUpAfterMs ?? DEFAULT_GIVE_UP_AFTER_MS;
+    this.outageLimitMs = hooks.outageLimitMs ?? OUTAGE_LIMIT_MS;
+    this.outage = new Outage({
+      gate: pacing.gate,
+      clock: this.clock,
+      streak: UNAVAILABLE_STREAK,
+      deadline: (since) => this.outageDeadline(since),
+      probe: () => this.probe(),
+      began: (info) => this.outageBegan(info),
+      ended: (info) => this.outageEnded(info),
+      gaveUp: (info) => this.outageGaveUp(info),
+    });
     this.progress = new ProgressLine(
       deps.output,
       () => this.progressState(),
       rowCount - alreadyDone,
       hooks.every ?? realEvery,
+      () => this.outage.state() !== undefined,
     );
     if (alreadyDone > 0) {
       printNote(
@@ -412,19 +448,20 @@ class BulkRun {
 
   /**
    * The client, noting every request that succeeds (for `--give-up-after`) and every answer from
-   * a gateway saying the service is not there (UNAVAILABLE_STREAK).
+   * a gateway saying the service is not there (UNAVAILABLE_STREAK of them pause the run: outage.ts).
    */
   tracked(client: ServiceClient): ServiceClient {
+    this.client = client;
     const succeeded = <T>(result: T): T => {
       this.lastSuccess = this.clock.now();
-      this.unavailableStreak = 0;
+      this.outage.succeeded();
       return result;
     };
     const failed = (error: unknown): never => {
-      this.noteUnavailable(error);
+      if (isGatewayAnswer(error)) this.outage.gatewayAnswer(error);
       throw error;
     };
-    const { pacer } = this.pacing;
+    const { gate } = this.pacing;
     // Every method of the client, whatever operations it has: bulk imports no operation registry
     // (the registry imports the commands, which load bulk).
     // (A proxy of an empty object: the client's own methods may be read-only, which a proxy of
@@ -439,32 +476,63 @@ class BulkRun {
         if (method !== undefined) return method;
         const call = (input: never) =>
           (value as (input: never) => Promise<unknown>).call(client, input).then(succeeded, failed);
-        // Every request of the run, a row's first try, a retry or a settling read, takes its
-        // slot in the one schedule.
-        method =
-          pacer === undefined
-            ? call
-            : async (input: never) => {
-                await pacer.slot();
-                return call(input);
-              };
+        // Every request of the run, a row's first try, a retry or a settling read, passes the
+        // gate: its slot in the one schedule, the end of an outage, and none once the run stops
+        // (RequestNotSent). An open gate without a schedule costs a row nothing more.
+        method = (input: never) =>
+          gate.passable ? call(input) : gate.admit().then(() => call(input));
         wrapped.set(name, method);
         return method;
       },
     });
   }
 
-  /** A gateway's "unavailable" answer; UNAVAILABLE_STREAK of them in a row stop the run. */
-  private noteUnavailable(error: unknown): void {
-    if (!(error instanceof UgsError) || !error.unavailable) return;
-    const status = error instanceof ApiError ? error.status : undefined;
-    if (status === 503 && error instanceof ApiError && error.retryAfter !== undefined) return;
-    this.unavailableStreak++;
-    if (this.unavailableStreak < UNAVAILABLE_STREAK) return;
+  /**
+   * The outage's probe. Not a row's request sent again: a rotation answered by a gateway may have
+   * been committed behind it, and is only ever settled by reading its group back (exactly once),
+   * never resent blind; and a Get User creates the group it names. The probe is doctor's: the
+   * API path with an empty body, which the service refuses (400) for its missing fields after
+   * checking the token, and which changes nothing. Any answer below 500 (400, 401/403, a 429)
+   * is the service itself answering: the rows meet what it says. It is sent on the client as
+   * connected, so its answer never counts as a row's success or failure.
+   */
+  private async probe(): Promise<boolean> {
+    const client = this.client;
+    if (client === undefined) return false;
+    const answer = await client.probe();
+    return answer.status < 500;
+  }
+
+  private outageBegan(info: OutageInfo): void {
+    this.progress.erase();
+    printNote(
+      this.deps.output,
+      `the service is unavailable (${UNAVAILABLE_STREAK} requests in a row were answered by a gateway, the last: ${info.last.message}): no new row starts until it answers again; checking in ${formatDuration(FIRST_PROBE_MS)}, then at growing intervals, for up to ${formatDuration(Math.max(0, this.outageDeadline(info.since) - info.since))}`,
+    );
+    this.progress.changed();
+  }
+
+  private outageEnded(info: OutageInfo): void {
+    this.progress.erase();
+    printNote(
+      this.deps.output,
+      `the service answers again after ${formatDuration(this.clock.now() - info.since)}: the run carries on`,
+    );
+    this.progress.changed();
+  }
+
+  /** Two minutes of an unavailable service, or `--give-up-after` if that comes first. */
+  private outageDeadline(since: number): number {
+    return Math.min(since + this.outageLimitMs, this.lastSuccess + this.giveUpAfterMs);
+  }
+
+  /** The service stayed unavailable until the deadline: the run stops (exit 4), for `--resume`. */
+  private outageGaveUp(info: OutageInfo): void {
+    const probes = `${info.probes} ${info.probes === 1 ? 'probe' : 'probes'}`;
     this.stop(
       'network',
       new NetworkError(
-        `the service is unavailable: ${UNAVAILABLE_STREAK} requests in a row were answered by a gateway (HTTP 502, 503, 504 or an HTML error page) and none succeeded; the rows not sent were skipped (the last answer: ${error.message})`,
+        `the service is unavailable: ${UNAVAILABLE_STREAK} requests in a row were answered by a gateway (HTTP 502, 503, 504 or an HTML error page) since ${timeOfDay(info.sinceEpochMs)}, and ${probes} over ${formatDuration(this.clock.now() - info.since)} did not get through; the rows not sent were skipped (the last answer: ${info.last.message})`,
         { hint: `${resumeHint(this.opts)} once the service is back` },
       ),
     );
@@ -501,7 +569,10 @@ class BulkRun {
     this.stopError = error;
     this.stopRow = row;
     this.controller.abort();
-    this.pacing.pacer?.release();
+    // No request starts after a stop, even one whose slot was due: a row waiting for it is
+    // `skipped` (not sent), a rotation in doubt stays to be settled by --resume.
+    this.pacing.gate.stop();
+    this.outage.stop();
   }
 
   private get stopping(): boolean {
@@ -511,10 +582,30 @@ class BulkRun {
   /** An operation safe to repeat: each row is sent, and its answer recorded. */
   async runSafe(client: ServiceClient, rows: AsyncIterable<RowOf[]>): Promise<void> {
     const task = async (row: RowOf, attempt: number): Promise<Attempt<BulkRecord>> => {
-      try {
-        return done(this.answered(row, await this.opts.spec.send(client, row), false));
-      } catch (error) {
-        return this.failure(row, error, attempt);
+      let gateway: UgsError | undefined;
+      for (let answers = 1; ; answers++) {
+        try {
+          return done(this.answered(row, await this.opts.spec.send(client, row), false));
+        } catch (error) {
+          // The run stopped before the row's request (or its next try) went out.
+          if (error instanceof RequestNotSent) {
+            return done(
+              gateway === undefined ? this.notSent(row) : this.failedRecord(row, gateway),
+            );
+          }
+          // A gateway's answer is a blip or an outage, not the row's: the row is tried again,
+          // after the outage when one has begun (the gate holds its request until then). A 503
+          // is left to the throttle's pause, which also tries it again.
+          if (
+            isGatewayAnswer(error) &&
+            !(error instanceof ApiError && error.status === 503) &&
+            answers < MAX_GATEWAY_ANSWERS_PER_ROW
+          ) {
+            gateway = error;
+            continue;
+          }
+          return this.failure(row, error, attempt);
+        }
       }
     };
     await this.drive(task, this.notDone(rows));
@@ -624,6 +715,11 @@ class BulkRun {
     try {
       return done(this.answered(row, await this.opts.spec.send(client, row), false));
     } catch (error) {
+      // Its `sending` record is on disk, but the request never went out: the record says so.
+      if (error instanceof RequestNotSent) return done(this.notSent(row));
+      // A gateway's answer (a 502/504) may hide a rotation committed behind it: the row is
+      // settled by reading its group back, never sent again blind; during an outage that read
+      // waits until the service answers again.
       if (error instanceof OutcomeUnknownError) {
         return done(await this.settle(client, row, risk, error.message));
       }
@@ -651,8 +747,9 @@ class BulkRun {
     for (let round = 0; round < MAX_SETTLE_ROUNDS; round++) {
       let settled: Settled;
       try {
-        settled = await risk.settle(client, row);
+        settled = await this.readBack(client, row, risk);
       } catch (error) {
+        if (error instanceof RequestNotSent) return this.notReadBack(row, lastWhy);
         if (error instanceof AuthError) {
           this.stop('auth', error, row.row);
           return this.unreadable(row, lastWhy, error);
@@ -681,6 +778,11 @@ class BulkRun {
       try {
         return this.answered(row, await this.opts.spec.send(client, row), false);
       } catch (error) {
+        if (error instanceof RequestNotSent) {
+          return this.record(row, 'skipped', {
+            error: 'not rotated (checked); the run stopped before rotating it again',
+          });
+        }
         // Refused as spent after an earlier try of this run: that try did it, unseen.
         if (risk.spent(error)) return this.settleSpent(client, row, risk, error, true);
         if (!(error instanceof OutcomeUnknownError)) {
@@ -706,8 +808,9 @@ class BulkRun {
   ): Promise<BulkRecord> {
     let settled: Settled;
     try {
-      settled = await risk.settle(client, row);
+      settled = await this.readBack(client, row, risk);
     } catch (error) {
+      if (error instanceof RequestNotSent) return this.notReadBack(row, lastWhy);
       if (error instanceof AuthError) this.stop('auth', error, row.row);
       return this.unreadable(row, lastWhy, error);
     }
@@ -741,8 +844,11 @@ class BulkRun {
       });
     let settled: Settled;
     try {
-      settled = await risk.settle(client, row);
+      settled = await this.readBack(client, row, risk);
     } catch (readError) {
+      if (readError instanceof RequestNotSent) {
+        return failed('the run stopped before the group was read back');
+      }
       if (readError instanceof AuthError) this.stop('auth', readError, row.row);
       return failed(`reading the group's token failed: ${messageOf(readError)}`);
     }
@@ -767,6 +873,40 @@ class BulkRun {
   private unreadable(row: RowOf, lastWhy: string, error: unknown): BulkRecord {
     return this.record(row, 'unknown', {
       error: `${lastWhy}; reading the group's token failed: ${messageOf(error)}`,
+    });
+  }
+
+  /** The run stopped before the group was read back: `--resume` settles the row. */
+  private notReadBack(row: RowOf, lastWhy: string): BulkRecord {
+    return this.record(row, 'unknown', {
+      error: `${lastWhy}; the run stopped before the group was read back`,
+    });
+  }
+
+  /**
+   * The spec's read of the state. A read is safe to repeat: one answered by a gateway is read
+   * again (after the outage, when one has begun) rather than leaving the row unknown.
+   */
+  private async readBack(client: ServiceClient, row: RowOf, risk: AtRisk<RowOf>): Promise<Settled> {
+    for (let answers = 1; ; answers++) {
+      try {
+        return await risk.settle(client, row);
+      } catch (error) {
+        if (!isGatewayAnswer(error) || answers >= MAX_GATEWAY_ANSWERS_PER_ROW) throw error;
+      }
+    }
+  }
+
+  /** A row whose request never went out because the run stopped. */
+  private notSent(row: RowOf): BulkRecord {
+    return this.record(row, 'skipped', { error: this.notSentWhy() });
+  }
+
+  /** A row's last failure, kept when the run stopped before its next try went out. */
+  private failedRecord(row: RowOf, error: UgsError): BulkRecord {
+    return this.record(row, 'failed', {
+      error: error.message,
+      http_status: error instanceof ApiError ? (error.status ?? null) : null,
     });
   }
 
@@ -818,6 +958,8 @@ class BulkRun {
       pacer: this.pacing.pacer,
       signal: this.controller.signal,
       clock: this.clock,
+      // While the service is unavailable no row starts: the probe alone finds out when it is back.
+      held: () => this.pacing.gate.whenOpen(),
     });
     this.scheduler = scheduler;
     for await (const records of scheduler.runBatches(rows)) {
@@ -835,13 +977,17 @@ class BulkRun {
     return filterRows(rows, (row) => !this.plan.done.has(row.row));
   }
 
+  /** Why the rows a stopped run did not send are `skipped`. */
+  private notSentWhy(): string {
+    return this.stopReason === 'interrupt'
+      ? 'not sent: the run was interrupted'
+      : this.stopReason === 'disk'
+        ? 'not sent: the results file could not be written'
+        : `not sent: the run stopped (${this.stopError?.message ?? this.stopReason ?? 'stopped'})`;
+  }
+
   async skipRest(rows: AsyncIterable<RowOf>): Promise<void> {
-    const why =
-      this.stopReason === 'interrupt'
-        ? 'not sent: the run was interrupted'
-        : this.stopReason === 'disk'
-          ? 'not sent: the results file could not be written'
-          : `not sent: the run stopped (${this.stopError?.message ?? this.stopReason})`;
+    const why = this.notSentWhy();
     for await (const row of rows) {
       // A row last seen `sending`/`unknown` in an earlier run keeps that until it is settled.
       if (this.finished[row.row] === 1 || this.plan.settle.has(row.row)) continue;
@@ -914,6 +1060,8 @@ class BulkRun {
   }
 
   async finish(): Promise<void> {
+    // No probe outlives the run (nor its timer the process).
+    this.outage.stop();
     this.flushStdout();
     this.progress.stop();
     if (this.rowLines?.shownTokens === true) {
@@ -1058,6 +1206,7 @@ class BulkRun {
   }
 
   private progressState(): ProgressState {
+    const outage = this.outage.state();
     return {
       done: this.done,
       total: this.progress.total,
@@ -1067,6 +1216,9 @@ class BulkRun {
       ...(this.pacing.pacer !== undefined && { minMsPerRow: this.pacing.pacer.intervalMs }),
       ...(this.settleWaitUntil !== undefined && {
         inFlightWaitMs: Math.max(0, this.settleWaitUntil - this.clock.now()),
+      }),
+      ...(outage !== undefined && {
+        unavailable: { since: timeOfDay(outage.sinceEpochMs), retryInMs: outage.nextProbeInMs },
       }),
     };
   }
@@ -1160,6 +1312,24 @@ function drain(stream: Writable): Promise<void> {
   });
 }
 
+/**
+ * An answer from a gateway saying the service is not there (502/503/504, an HTML error page),
+ * after the request's own retries. A 503 with Retry-After is the service pacing the run, as a
+ * 429 is: not counted (the run waits for it instead).
+ */
+function isGatewayAnswer(error: unknown): error is UgsError {
+  if (!(error instanceof UgsError) || !error.unavailable) return false;
+  return !(error instanceof ApiError && error.status === 503 && error.retryAfter !== undefined);
+}
+
+/** `14:02:07`, local time: when a person at the terminal saw the service go. */
+function timeOfDay(epochMs: number): string {
+  const at = new Date(epochMs);
+  return [at.getHours(), at.getMinutes(), at.getSeconds()]
+    .map((part) => String(part).padStart(2, '0'))
+    .join(':');
+}
+
 function done(result: BulkRecord): Attempt<BulkRecord> {
   return { kind: 'done', result };
 }
@@ -1212,6 +1382,8 @@ class ProgressLine {
     private readonly state: () => ProgressState,
     readonly total: number,
     every: (tick: () => void, ms: number) => () => void,
+    /** While true, the bar is redrawn at every tick: it counts down to the next probe. */
+    private readonly counting: () => boolean = () => false,
   ) {
     // --quiet: no progress at all, so no timer waking the run to print nothing.
     if (out.quiet) return;
@@ -1225,7 +1397,7 @@ class ProgressLine {
 
   private tick(): void {
     if (this.out.stderrIsTTY) {
-      if (!this.dirty) return;
+      if (!this.dirty && !this.counting()) return;
       this.dirty = false;
       const width = this.out.stderrColumns();
       this.out.stderr.write(`\r${formatProgress(this.state(), Math.max(1, width - 1))}\u001b[K`);

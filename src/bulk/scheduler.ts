@@ -20,6 +20,18 @@ export const BULK_MAX_RETRY_AFTER_MS = 120_000;
 const DEFAULT_RETRY_AFTER_MS = 1_000;
 export const GROW_EVERY = 50;
 
+/**
+ * A request that a stopping run did not start (its slot in the schedule had not come, or the run
+ * was waiting for the service to come back): nothing went out. Never reaches `main`: the run
+ * records the row as `skipped` ("not sent"), or, for a rotation in doubt, as still to settle.
+ */
+export class RequestNotSent extends Error {
+  constructor() {
+    super('not sent: the run stopped before this request went out');
+    this.name = 'RequestNotSent';
+  }
+}
+
 /** A function, not an inline test: TypeScript would keep an earlier narrowing across awaits. */
 function isAborted(signal: AbortSignal | undefined): boolean {
   return signal?.aborted === true;
@@ -93,16 +105,18 @@ export class Pacer {
   /**
    * Resolves when the caller may start its request. Slots are given in the order they are asked
    * for; a pause (`holdUntil`) moves every slot not yet reached to after it. Once released (the
-   * run is stopping), it resolves at once: the few requests already on their way go out.
+   * run is stopping), it rejects with RequestNotSent, at once for a caller still waiting: a stop
+   * must not let every row that was waiting for its slot go out together (a Ctrl+C at 180/min
+   * once sent 8 rotations within 20 ms of the signal).
    */
   async slot(): Promise<void> {
     for (;;) {
-      if (this.released.signal.aborted) return;
+      if (this.released.signal.aborted) throw new RequestNotSent();
       const now = this.clock.now();
       const at = Math.max(now, this.next, this.heldUntil, this.windowFree());
       this.next = at + this.intervalMs;
       if (at > now) await this.clock.sleep(at - now, this.released.signal);
-      if (this.released.signal.aborted) return;
+      if (this.released.signal.aborted) throw new RequestNotSent();
       // A pause that began while this slot waited, or starts that came late: wait again.
       const started = this.clock.now();
       if (this.heldUntil > started || this.windowFree() > started) continue;
@@ -116,7 +130,7 @@ export class Pacer {
     if (until > this.heldUntil) this.heldUntil = until;
   }
 
-  /** The run is stopping: nobody waits for a slot any more. */
+  /** The run is stopping: nobody waits for a slot any more, and no slot is given. */
   release(): void {
     this.released.abort();
   }
@@ -137,6 +151,75 @@ export class Pacer {
   }
 }
 
+/**
+ * What every request of a bulk run passes before it starts (a row's try, a transport retry, a
+ * settling read): its slot in the `--rate` schedule, and while the service is unavailable the
+ * end of that outage (outage.ts). Once the run stops, nothing passes: a request not started by
+ * then is never started (RequestNotSent), whatever it was waiting for.
+ */
+export class RequestGate {
+  private stopped = false;
+  private closed: { opened: Promise<void>; open: () => void } | undefined;
+
+  constructor(readonly pacer: Pacer | undefined) {}
+
+  /** A request may start at once: no schedule to keep, no outage, no stop. */
+  get passable(): boolean {
+    return !this.stopped && this.closed === undefined && this.pacer === undefined;
+  }
+
+  /** Resolves when a request may start; rejects with RequestNotSent once the run stops. */
+  async admit(): Promise<void> {
+    for (;;) {
+      if (this.stopped) throw new RequestNotSent();
+      const closed = this.closed;
+      if (closed !== undefined) {
+        await closed.opened;
+        continue;
+      }
+      await this.pacer?.slot();
+      // Stopped, or the service found unavailable, while this request waited for its slot.
+      if (this.stopped) throw new RequestNotSent();
+      if (this.closed === undefined) return;
+    }
+  }
+
+  /** The outage's probe: its slot in the schedule only, through a closed gate. */
+  async probeSlot(): Promise<void> {
+    if (this.stopped) throw new RequestNotSent();
+    await this.pacer?.slot();
+    if (this.stopped) throw new RequestNotSent();
+  }
+
+  /** The service is unavailable: requests wait until `open` (or a stop). */
+  close(): void {
+    if (this.closed !== undefined || this.stopped) return;
+    let open = () => {};
+    const opened = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    this.closed = { opened, open };
+  }
+
+  open(): void {
+    const closed = this.closed;
+    this.closed = undefined;
+    closed?.open();
+  }
+
+  /** While closed: resolves when it opens (or the run stops). The scheduler starts no row meanwhile. */
+  whenOpen(): Promise<void> | undefined {
+    return this.closed?.opened;
+  }
+
+  /** The run is stopping: no request starts any more, and those waiting learn it at once. */
+  stop(): void {
+    this.stopped = true;
+    this.pacer?.release();
+    this.open();
+  }
+}
+
 export interface SchedulerOptions {
   /** The most tasks in flight (1-64). */
   concurrency: number;
@@ -145,6 +228,11 @@ export interface SchedulerOptions {
   /** Abort: start nothing more, let tasks in flight finish. */
   signal?: AbortSignal;
   clock?: Clock;
+  /**
+   * While it returns a promise (the service is unavailable), no task starts, retries included,
+   * until that promise resolves; tasks in flight go on. Absent: never held.
+   */
+  held?: () => Promise<void> | undefined;
 }
 
 /** What the scheduler is doing now, for the progress line. */
@@ -254,6 +342,7 @@ export class Scheduler<I, R> {
       signal?.aborted !== true &&
       this.inFlight < this.limit &&
       this.pausedUntil <= this.clock.now() &&
+      this.options.held?.() === undefined &&
       (retries.length > 0 || taken < batch.length);
 
     try {
@@ -288,6 +377,12 @@ export class Scheduler<I, R> {
         }
         if (this.inFlight >= this.limit) {
           await nextEvent();
+          continue;
+        }
+        // The service is unavailable: results still come in and are yielded; nothing starts.
+        const held = this.options.held?.();
+        if (held !== undefined) {
+          await Promise.race([held, nextEvent()]);
           continue;
         }
         const retry = retries.shift();

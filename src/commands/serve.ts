@@ -62,7 +62,7 @@ export function serveCommand(makeDeps: DepsFactory, run = runServe): Command {
     )
     .option(
       '--fault <kind:rate>',
-      'inject faults: 500, 502-html, 429, reset, slow or commit-reset, rate 0..1 (repeatable)',
+      'inject faults: 500, 502-html, 504-html, 429, reset, slow or commit-reset, rate 0..1, optionally :for=3s from the first request (repeatable)',
       collect,
       [],
     )

@@ -129,6 +129,11 @@ const BAD_GATEWAY_HTML =
   '<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n' +
   '<center><h1>502 Bad Gateway</h1></center>\r\n</body>\r\n</html>\r\n';
 
+// nginx's page when the service did not answer within its proxy timeout.
+const GATEWAY_TIMEOUT_HTML =
+  '<html>\r\n<head><title>504 Gateway Time-out</title></head>\r\n<body>\r\n' +
+  '<center><h1>504 Gateway Time-out</h1></center>\r\n</body>\r\n</html>\r\n';
+
 // Django's own page for a URL that matches no route (DEBUG=False): HTML, not a DRF answer,
 // because no view runs. A client pointed at a wrong base URL sees exactly this, byte for byte
 // and with Django's bare `text/html` (test/emulator/django-parity.test.ts checks it).
@@ -240,6 +245,9 @@ export class RequestHandler {
         return { outcome: 'failed', fault };
       case '502-html':
         sendHtml(res, 502, BAD_GATEWAY_HTML);
+        return { outcome: 'failed', fault };
+      case '504-html':
+        sendHtml(res, 504, GATEWAY_TIMEOUT_HTML);
         return { outcome: 'failed', fault };
       case '429':
         sendJson(

@@ -62,7 +62,9 @@ function checkOptions(opts: EmulatorOptions): FaultSpec[] {
     throw new EmulatorStartError(`seed ${opts.seed} must be a finite number`);
   }
   // Specs built in code get the same checks as the ones parsed from text.
-  return (opts.faults ?? []).map((f) => parseFaultSpec(`${f.kind}:${f.rate}`));
+  return (opts.faults ?? []).map((f) =>
+    parseFaultSpec(`${f.kind}:${f.rate}${f.forMs === undefined ? '' : `:for=${f.forMs}ms`}`),
+  );
 }
 
 function formatUrl(address: AddressInfo): string {

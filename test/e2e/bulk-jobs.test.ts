@@ -1,7 +1,8 @@
 /**
  * Bulk runs in-process (runMain) against a service behind a gateway: a gateway that says the
- * service is down stops the run early (exit 4, the rest `skipped`, `--resume` continues), and a
- * slash-only service's redirect is learnt once per run.
+ * service is down pauses the run and probes it, stopping (exit 4, the rest `skipped`, `--resume`
+ * continues) only when it stays down; a blip costs no row. A slash-only service's redirect is
+ * learnt once per run.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,12 +14,14 @@ import {
   json,
   makeSandbox,
   okBody,
+  type Reply,
   runMain,
   describeRun as show,
   startEmulator,
   startServer,
   type TestServer,
   text,
+  userGroup,
 } from '../kit/index.js';
 
 const BAD_GATEWAY_HTML =
@@ -41,7 +44,7 @@ function lines(path: string): { row: number; status: string; error: string | nul
     .map((line) => JSON.parse(line) as { row: number; status: string; error: string | null });
 }
 
-describe('a service that is down stops the run early', () => {
+describe('a service that stays down stops the run after a pause, having sent a few probes', () => {
   it.each([
     ['get', 502, 'HTML'],
     ['get', 504, 'HTML'],
@@ -49,7 +52,7 @@ describe('a service that is down stops the run early', () => {
     ['get', 500, 'HTML'],
     ['rotate', 502, 'HTML'],
   ] as const)(
-    '%s --from of 200 rows against %i (%s): a few requests, exit 4, the rest skipped, --resume hint',
+    '%s --from of 200 rows against %i (%s): a few requests and probes, exit 4, the rest skipped, --resume hint',
     async (kind, status, body) => {
       server = await startServer(
         body === 'HTML'
@@ -59,7 +62,8 @@ describe('a service that is down stops the run early', () => {
       const sandbox = makeSandbox();
       const rows = bulkRowsFile(sandbox.root, kind, 200);
       const out = join(sandbox.root, 'out.ndjson');
-      const args = [kind, '--from', rows, '--output', out];
+      // The pause lasts 2 minutes unless --give-up-after is shorter.
+      const args = [kind, '--from', rows, '--output', out, '--give-up-after', '3s'];
       const result = await runMain(kind === 'rotate' ? [...args, '--yes'] : args, {
         sandbox,
         env: env(server.url),
@@ -69,9 +73,17 @@ describe('a service that is down stops the run early', () => {
       expect(result.code, context).toBe(4);
       expect(result.stderr, context).toMatch(/^error: the service is unavailable: /m);
       expect(result.stderr, context).toMatch(/^hint: run the same command with --resume/m);
-      // Today's 600 requests for 200 rows: now the streak, each with its retries, and the rows in
-      // flight at the default concurrency (8) when it ended.
-      expect(server.requests.length, context).toBeLessThanOrEqual((UNAVAILABLE_STREAK + 8) * 3);
+      expect(result.stderr, context).toMatch(/ and [12] probes? over \d\.\ds did not get through/);
+      // The probe: doctor's, the API path with an empty body, which changes nothing. Probes at
+      // 1 s and at the 3-second limit.
+      const probes = server.requests.filter((request) => request.body === '{}');
+      expect(probes.length, context).toBeGreaterThan(0);
+      expect(probes.length, context).toBeLessThanOrEqual(2);
+      // Not 600 requests for 200 rows: the streak, each with its retries, and the rows in flight
+      // at the default concurrency (8) when the run paused; then the probes alone.
+      expect(server.requests.length - probes.length, context).toBeLessThanOrEqual(
+        (UNAVAILABLE_STREAK + 8) * 3,
+      );
       const last = lastByRow(lines(out));
       expect(last.size, context).toBe(200);
       const statuses = [...last.values()].map((rec) => rec.status);
@@ -84,11 +96,18 @@ describe('a service that is down stops the run early', () => {
     70_000,
   );
 
-  it('a success between resets the count: a service failing every other request is not "down"', async () => {
+  it('a success between resets the count: a service failing every other request is not "down", and no row is lost to it', async () => {
     // A gateway's HTML 500 (not retried by the transport) for every other request: without the
-    // successes between, UNAVAILABLE_STREAK of these would stop the run.
+    // successes between, UNAVAILABLE_STREAK of these would pause the run.
     const bad = text(500, BAD_GATEWAY_HTML, 'text/html');
-    const good = json(200, okBody({ new_user_group: false }));
+    // The group each request asked for, so that every answer is the row's own.
+    const good: Reply = (ctx) => {
+      const asked = JSON.parse(ctx.request.body) as { user_group_id: string; name: string };
+      return json(
+        200,
+        okBody({ user_group: userGroup({ provided_id: asked.user_group_id, name: asked.name }) }),
+      )(ctx);
+    };
     server = await startServer((ctx) => (ctx.index % 2 === 0 ? bad(ctx) : good(ctx)));
     const sandbox = makeSandbox();
     const rows = join(sandbox.root, 'rows.ndjson');
@@ -104,10 +123,10 @@ describe('a service that is down stops the run early', () => {
       env: env(server.url),
       timeoutMs: 60_000,
     });
-    // Half the rows failed (exit 1), but the run went through every row.
-    expect(result.code, show(result)).toBe(1);
+    // A gateway's answer is a blip, not the row's: each row met one, and was tried once more.
+    expect(result.code, show(result)).toBe(0);
     expect(result.stderr, show(result)).not.toMatch(/unavailable/);
-    expect(server.requests.length, show(result)).toBe(count);
+    expect(server.requests.length, show(result)).toBe(count * 2);
   }, 70_000);
 });
 

@@ -702,3 +702,104 @@ describe.concurrent('bulk runs the service or the network stops', () => {
     expect(result.stderr).toContain('connection refused');
   });
 });
+
+describe.concurrent('bulk runs through a gateway while the service is unavailable', () => {
+  it('get: 504 for the first 2 s, then answers: the run pauses, probes, carries on; every row created, exit 0', async () => {
+    const down = await startEmulator({ faults: [{ kind: '504-html', rate: 1, forMs: 2000 }] });
+    try {
+      const sandbox = makeSandbox();
+      const groups = join(sandbox.root, 'o-groups.ndjson');
+      writeFileSync(groups, groupRows(30, 'o'));
+      const out = join(sandbox.root, 'o-out.ndjson');
+      const result = await ugs(sandbox, ['get', '--from', groups, '--output', out], {
+        env: customerEnv(down),
+        timeoutMs: 60_000,
+      });
+      expect(result.code, show(result)).toBe(0);
+      const last = lastByRow(records(out));
+      expect(last.size).toBe(30);
+      expect([...last.values()].every((rec) => rec.status === 'created')).toBe(true);
+      expect(result.stderr).toMatch(/^note: the service is unavailable \(6 requests in a row/m);
+      expect(result.stderr).toMatch(
+        /^note: the service answers again after .*: the run carries on$/m,
+      );
+      // Each group created once: no row was sent twice after it succeeded.
+      const created = down.requestLines().filter((line) => / created id=/.test(line));
+      expect(created).toHaveLength(30);
+    } finally {
+      await down.stop();
+    }
+  }, 60_000);
+
+  it('rotate: 504 for the first 2 s, then answers: every row rotated exactly once, exit 0', async () => {
+    const sandbox = makeSandbox();
+    const count = 12;
+    const dataFile = join(sandbox.root, 'state.json');
+    const quick = await startEmulator({ dataFile });
+    const input = await createGroups(sandbox, quick, count, 'or').finally(() => quick.stop());
+    const down = await startEmulator({
+      dataFile,
+      faults: [{ kind: '504-html', rate: 1, forMs: 2000 }],
+    });
+    const out = join(sandbox.root, 'or-out.ndjson');
+    try {
+      const result = await ugs(sandbox, ['rotate', '--from', input, '--output', out, '--yes'], {
+        env: customerEnv(down),
+        timeoutMs: 60_000,
+      });
+      expect(result.code, show(result)).toBe(0);
+      expect(result.stderr).toMatch(/^note: the service answers again after /m);
+      const rotations = new Map<string, number>();
+      for (const line of down.requestLines()) {
+        const id = /\brotated id="([^"]+)"/.exec(line)?.[1];
+        if (id !== undefined) rotations.set(id, (rotations.get(id) ?? 0) + 1);
+      }
+      const last = lastByRow(records(out));
+      expect(last.size).toBe(count);
+      for (const rec of last.values()) {
+        expect(rec.status, `row ${rec.row}: ${rec.error}`).toBe('rotated');
+        expect(rotations.get(rec.user_group_id ?? ''), `row ${rec.row}`).toBe(1);
+      }
+    } finally {
+      await down.stop();
+    }
+    const again = await startEmulator({ dataFile });
+    try {
+      const tokens = await currentTokens(sandbox, again, count, 'or');
+      for (const rec of lastByRow(records(out)).values()) {
+        expect(rec.token).toBe(tokens.get(rec.user_group_id ?? ''));
+      }
+    } finally {
+      await again.stop();
+    }
+  }, 90_000);
+
+  it('get: 504 for ever: exit 4 once --give-up-after passes, after a few probes, the rest skipped', async () => {
+    const down = await startEmulator({ faults: [{ kind: '504-html', rate: 1 }] });
+    try {
+      const sandbox = makeSandbox();
+      const groups = join(sandbox.root, 'od-groups.ndjson');
+      writeFileSync(groups, groupRows(100, 'od'));
+      const out = join(sandbox.root, 'od-out.ndjson');
+      const result = await ugs(
+        sandbox,
+        ['get', '--from', groups, '--output', out, '--give-up-after', '3s'],
+        { env: customerEnv(down), timeoutMs: 30_000 },
+      );
+      expect(result.code, show(result)).toBe(4);
+      expect(result.stderr).toMatch(
+        /^error: the service is unavailable: 6 requests in a row were answered by a gateway .* and [12] probes? over \d\.\ds did not get through/m,
+      );
+      expect(result.stderr).toMatch(/^hint: run the same command with --resume/m);
+      // The streak with each row's three tries, the rows in flight at the pause, and the probes.
+      expect(down.requestLines().length).toBeLessThanOrEqual((6 + 8) * 3 + 2);
+      const last = lastByRow(records(out));
+      expect(last.size).toBe(100);
+      expect([...last.values()].filter((rec) => rec.status === 'skipped').length).toBeGreaterThan(
+        85,
+      );
+    } finally {
+      await down.stop();
+    }
+  }, 60_000);
+});

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { FaultInjector } from '../../src/emulator/faults.js';
 import {
   EmulatorStartError,
   type FaultSpec,
@@ -134,6 +135,33 @@ describe('fault injection', () => {
     expect(reply.json?.new_user_group).toBe(true);
   });
 
+  it("504-html:1 answers nginx's gateway timeout page", async () => {
+    const emu = await start([{ kind: '504-html', rate: 1 }]);
+    const reply = await getUser(emu.url, tokenOf(emu, 'Customer'), body());
+    expect(reply.status).toBe(504);
+    expect(reply.headers['content-type']).toBe('text/html');
+    expect(reply.text).toContain('504 Gateway Time-out');
+  });
+
+  it('for=<duration>: the fault hits from the first request until the window ends, then never', () => {
+    let now = 1000;
+    const injector = new FaultInjector([{ kind: '504-html', rate: 1, forMs: 3000 }], 42, () => now);
+    const seen: (string | undefined)[] = [];
+    for (const at of [1000, 2000, 3999, 4000, 9000]) {
+      now = at;
+      seen.push(injector.next());
+    }
+    // The window counts from the first request (at 1000), not from the start.
+    expect(seen).toEqual(['504-html', '504-html', '504-html', undefined, undefined]);
+  });
+
+  it('for=<duration> given in code: a service down for a while, then answering', async () => {
+    const emu = await start([{ kind: '504-html', rate: 1, forMs: 300 }]);
+    expect((await getUser(emu.url, tokenOf(emu, 'Customer'), body())).status).toBe(504);
+    await new Promise((resolve) => setTimeout(resolve, 350));
+    expect((await getUser(emu.url, tokenOf(emu, 'Customer'), body())).status).toBe(200);
+  });
+
   it('lets the first matching fault win', async () => {
     const emu = await start([
       { kind: '429', rate: 1 },
@@ -159,6 +187,11 @@ describe('parseFaultSpec', () => {
     ['slow:.5', { kind: 'slow', rate: 0.5 }],
     ['500:1.0', { kind: '500', rate: 1 }],
     ['500:5e-1', { kind: '500', rate: 0.5 }],
+    ['504-html:1', { kind: '504-html', rate: 1 }],
+    ['504-html:1:for=3s', { kind: '504-html', rate: 1, forMs: 3000 }],
+    ['500:0.5:for=250ms', { kind: '500', rate: 0.5, forMs: 250 }],
+    ['reset:1:for=1.5s', { kind: 'reset', rate: 1, forMs: 1500 }],
+    ['502-html:1:for=2m', { kind: '502-html', rate: 1, forMs: 120_000 }],
   ])('parses %s', (text, expected) => {
     expect(parseFaultSpec(text)).toEqual(expected);
   });
@@ -175,6 +208,11 @@ describe('parseFaultSpec', () => {
     ['500:Infinity', /rate "Infinity" must be/],
     ['500:0x1', /rate "0x1" must be/],
     [':0.5', /unknown kind ""/],
+    ['504-html:1:for=', /"for=" must be for=<duration> above zero/],
+    ['504-html:1:for=0s', /"for=0s" must be for=<duration> above zero/],
+    ['504-html:1:for=3', /"for=3" must be for=<duration>/],
+    ['504-html:1:3s', /"3s" must be for=<duration>/],
+    ['504-html:1:for=3s:x', /expected <kind>:<rate>\[:for=<duration>\]/],
   ])('refuses %j', (text, message) => {
     expect(() => parseFaultSpec(text)).toThrow(EmulatorStartError);
     expect(() => parseFaultSpec(text)).toThrow(message);

@@ -14,6 +14,7 @@ import { ApiError, UsageError } from '../../src/errors.js';
 import { type HistoryLog, noHistory } from '../../src/history/log.js';
 import type { IO } from '../../src/io.js';
 import { type OperationName, operations } from '../../src/operations/index.js';
+import type { ProbeResult } from '../../src/operations/probe/operation.js';
 import { createOutput } from '../../src/output/output.js';
 import { noProgress, type Progress } from '../../src/output/spinner.js';
 import type { Prompter, Validate } from '../../src/prompter.js';
@@ -253,12 +254,15 @@ export class FakeService {
     respond: {
       get?: (request: GetUserRequest) => Promise<ServiceResult> | ServiceResult;
       rotate?: (token: string) => Promise<ServiceResult> | ServiceResult;
+      /** Doctor's probe (a bulk run also sends it while the service is unavailable). */
+      probe?: () => Promise<ProbeResult> | ProbeResult;
     } = {},
   ) {
-    const { get, rotate } = respond;
+    const { get, rotate, probe } = respond;
     const client = fakeService({
       ...(get && { getUser: get }),
       ...(rotate && { rotateToken: rotate }),
+      ...(probe && { probe }),
     });
     for (const name of Object.keys(operations) as OperationName[]) {
       const call = client[name] as (input: never) => Promise<unknown>;

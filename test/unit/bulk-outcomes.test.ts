@@ -9,10 +9,17 @@ import { describe, expect, it } from 'vitest';
 import { type AppendFs, nodeAppendFs } from '../../src/bulk/journal.js';
 import { type BulkOptions, runBulk } from '../../src/bulk/run.js';
 import { realClock } from '../../src/bulk/scheduler.js';
-import { ApiError, NetworkError, OutcomeUnknownError, type OutputError } from '../../src/errors.js';
+import {
+  ApiError,
+  NetworkError,
+  OutcomeUnknownError,
+  type OutputError,
+  type UgsError,
+} from '../../src/errors.js';
+import { InFlight } from '../../src/io.js';
 import type { ServiceResult } from '../../src/service.js';
 import { bulkSpecs } from '../kit/bulk.js';
-import { FakeService, groupResult, makeDeps, rejection } from '../kit/fakes.js';
+import { FakeService, groupResult, makeDeps, makeIO, rejection } from '../kit/fakes.js';
 import { tempDir } from '../kit/index.js';
 
 interface Rec {
@@ -283,6 +290,208 @@ describe('--give-up-after: a run always ends', () => {
     expect((error as Error).message).toMatch(/for 1m30s/);
     expect(clock.t).toBeLessThanOrEqual(90_000 + 30_000);
   });
+});
+
+describe('a service that is unavailable for a while: the run pauses and probes, then carries on', () => {
+  const DOWN = 'the service answered HTTP 504: a text/html body';
+
+  /**
+   * A service behind a gateway that answers 504 until `upAt` (fake time; never when undefined).
+   * Rotations answered by the gateway are committed behind it for even groups, as a gateway's
+   * timeout can hide. Every request is logged with the time it was sent.
+   */
+  function gatewayService(clock: { t: number }, upAt: number | undefined, onProbe?: () => void) {
+    const down = () => upAt === undefined || clock.t < upAt;
+    const tokens = new Map<string, string>();
+    const committed = new Map<string, number>();
+    const log: { at: number; what: 'get' | 'rotate' | 'probe' }[] = [];
+    const commit = (id: string) => {
+      committed.set(id, (committed.get(id) ?? 0) + 1);
+      tokens.set(id, `new-${id}`);
+    };
+    const service = new FakeService({
+      get: (request) => {
+        log.push({ at: clock.t, what: 'get' });
+        if (down()) throw new ApiError(DOWN, { status: 504, unavailable: true });
+        const id = request.user_group_id;
+        return groupResult({
+          provided_id: id,
+          name: request.name,
+          token: tokens.get(id) ?? `t-${id}`,
+        });
+      },
+      rotate: (token) => {
+        log.push({ at: clock.t, what: 'rotate' });
+        const id = token.replace(/^t-/, '');
+        if (tokens.has(id)) {
+          throw new ApiError('the service answered HTTP 404: Not found.', { status: 404 });
+        }
+        if (down()) {
+          if (Number(id.replace(/\D/g, '')) % 2 === 0) commit(id);
+          throw new OutcomeUnknownError(`${DOWN}; the token may or may not have been rotated`, {
+            unavailable: true,
+          });
+        }
+        commit(id);
+        return groupResult({ provided_id: id, name: id, token: `new-${id}` });
+      },
+      probe: () => {
+        log.push({ at: clock.t, what: 'probe' });
+        onProbe?.();
+        return {
+          verdict: down() ? 'unexpected' : 'accepted',
+          status: down() ? 504 : 400,
+          path: '/api/user',
+          detail: undefined,
+        };
+      },
+    });
+    return { service, log, committed, tokens };
+  }
+
+  const rowsOf = (kind: 'get' | 'rotate', count: number) =>
+    ndjsonFile(
+      Array.from({ length: count }, (_, i) =>
+        kind === 'get'
+          ? { user_group_id: `g${i + 1}`, name: `G ${i + 1}` }
+          : { current_token: `t-g${i + 1}`, user_group_id: `g${i + 1}`, name: `g${i + 1}` },
+      ),
+    );
+
+  it('get: down for 5 s from the first request, then back: every row found, a few probes, nothing else sent meanwhile', async () => {
+    const clock = fakeClock();
+    // The progress line at a terminal, drawn while the first probe is on its way.
+    let tick = () => {};
+    const { service, log } = gatewayService(clock, 5000, () => tick());
+    const deps = makeDeps({ service, io: makeIO({ stderrIsTTY: true }) });
+    const opts = { ...options('get', rowsOf('get', 30)), concurrency: 8 };
+    const every = (onTick: () => void) => {
+      tick = onTick;
+      return () => undefined;
+    };
+    await runBulk(opts, deps, { every, clock });
+    const recs = recordsIn(deps.io.stdout.text);
+    expect(recs).toHaveLength(30);
+    expect(recs.every((rec) => rec.status === 'found')).toBe(true);
+    // Probes at 1, 3 and 7 s; between the pause and the probe that found it back, no row's request.
+    const probes = log.filter((entry) => entry.what === 'probe').map((entry) => entry.at);
+    expect(probes).toEqual([1000, 3000, 7000]);
+    expect(log.filter((entry) => entry.what === 'get' && entry.at > 0 && entry.at < 7000)).toEqual(
+      [],
+    );
+    // Before the pause: the 6 gateway answers and the rows in flight, not three per row.
+    expect(log.filter((entry) => entry.at === 0).length).toBeLessThanOrEqual(6 + 8);
+    // (Notes are wrapped to the terminal's width.)
+    const stderr = deps.io.stderr.text.replace(/\s+/g, ' ');
+    expect(stderr).toContain(
+      'note: the service is unavailable (6 requests in a row were answered by a gateway, the last: the service answered HTTP 504',
+    );
+    expect(stderr).toContain('note: the service answers again after 7.0s: the run carries on');
+    expect(stderr).toMatch(/service unavailable since \d\d:\d\d:\d\d, retrying now/);
+  });
+
+  it('rotate: rotations the gateway answered are read back, never resent blind: each group rotated exactly once', async () => {
+    const clock = fakeClock();
+    const { service, committed, tokens } = gatewayService(clock, 5000);
+    const deps = makeDeps({ service });
+    const output = join(tempDir('bulk-outcomes'), 'outage-rotate.ndjson');
+    const opts = { ...options('rotate', rowsOf('rotate', 20), output), concurrency: 8 };
+    await runBulk(opts, deps, { ...noTimer, clock });
+    const last = new Map(recordsIn(readFileSync(output, 'utf8')).map((rec) => [rec.row, rec]));
+    expect(last.size).toBe(20);
+    for (const rec of last.values()) {
+      expect(rec.status, JSON.stringify(rec)).toBe('rotated');
+      expect(rec.token).toBe(tokens.get(rec.user_group_id ?? ''));
+    }
+    expect([...committed.values()].every((times) => times === 1)).toBe(true);
+    expect(committed.size).toBe(20);
+    // Some were committed behind the gateway and learnt by reading the group back.
+    expect([...last.values()].some((rec) => rec.settled_by === 'get')).toBe(true);
+  });
+
+  it.each([
+    ['never comes back', undefined, 120_000, 7],
+    ['--give-up-after 3s', 3000, 3000, 2],
+  ] as const)(
+    'get: a service that %s stops within the limit (exit 4, --resume hint), after a few probes',
+    async (_what, giveUpAfterMs, limit, most) => {
+      const clock = fakeClock();
+      const { service, log } = gatewayService(clock, undefined);
+      const deps = makeDeps({ service });
+      const output = join(tempDir('bulk-outcomes'), `outage-down-${limit}.ndjson`);
+      const opts = {
+        ...options('get', rowsOf('get', 200), output),
+        concurrency: 8,
+        ...(giveUpAfterMs !== undefined && { giveUpAfterMs }),
+      };
+      const error = await rejection(runBulk(opts, deps, { ...noTimer, clock }));
+      expect((error as NetworkError).exitCode).toBe(4);
+      expect((error as Error).message).toMatch(
+        /^the service is unavailable: 6 requests in a row were answered by a gateway .* since \d\d:\d\d:\d\d, and \d+ probes? over .* did not get through; the rows not sent were skipped/,
+      );
+      expect((error as NetworkError).hint).toMatch(/--resume/);
+      expect(clock.t).toBeLessThanOrEqual(limit);
+      const probes = log.filter((entry) => entry.what === 'probe');
+      expect(probes.length).toBeGreaterThan(0);
+      expect(probes.length).toBeLessThanOrEqual(most);
+      expect(log.filter((entry) => entry.what === 'get').length).toBeLessThanOrEqual(6 + 8);
+      const last = new Map(
+        recordsIn(readFileSync(output, 'utf8')).map((rec) => [rec.row, rec.status]),
+      );
+      expect(last.size).toBe(200);
+      expect([...last.values()].filter((status) => status === 'skipped').length).toBeGreaterThan(
+        180,
+      );
+    },
+  );
+
+  it('the 2-minute limit is a hook: a shorter one ends the pause sooner', async () => {
+    const clock = fakeClock();
+    const { service } = gatewayService(clock, undefined);
+    const deps = makeDeps({ service });
+    const opts = { ...options('get', rowsOf('get', 20)), concurrency: 4 };
+    const error = await rejection(
+      runBulk(opts, deps, { ...noTimer, clock, outageLimitMs: 10_000 }),
+    );
+    expect((error as NetworkError).exitCode).toBe(4);
+    expect(clock.t).toBe(10_000);
+  });
+
+  it.each(['get', 'rotate'] as const)(
+    '%s: Ctrl+C during the pause stops at once, and no request is sent after it',
+    async (kind) => {
+      const clock = fakeClock();
+      const io = makeIO({ inFlight: new InFlight() });
+      let sentAtStop = -1;
+      const { service, log, committed } = gatewayService(clock, undefined, () => {
+        // The signal comes while the first probe is on its way.
+        if (sentAtStop === -1) {
+          io.inFlight?.takeSignal('SIGINT');
+          sentAtStop = log.length;
+        }
+      });
+      const deps = makeDeps({ io, service });
+      const output = join(tempDir('bulk-outcomes'), `outage-interrupt-${kind}.ndjson`);
+      const opts = { ...options(kind, rowsOf(kind, 20), output), concurrency: 4 };
+      const error = await rejection(runBulk(opts, deps, { ...noTimer, clock }));
+      expect((error as UgsError).exitCode).toBe(130);
+      expect(log.length).toBe(sentAtStop);
+      expect(clock.t).toBe(1000);
+      const last = new Map(recordsIn(readFileSync(output, 'utf8')).map((rec) => [rec.row, rec]));
+      expect(last.size).toBe(20);
+      // Rows waiting for the service: a get tried before says its last failure, a rotation in
+      // doubt is left for --resume to read back; the others were never sent.
+      for (const rec of last.values()) {
+        if (rec.status === 'skipped') expect(rec.error).toBe('not sent: the run was interrupted');
+        else if (kind === 'get') expect(rec.status).toBe('failed');
+        else expect(rec.status).toBe('unknown');
+      }
+      expect([...last.values()].filter((rec) => rec.status === 'skipped').length).toBeGreaterThan(
+        10,
+      );
+      expect([...committed.values()].every((times) => times === 1)).toBe(true);
+    },
+  );
 });
 
 /**

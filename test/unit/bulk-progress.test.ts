@@ -60,6 +60,20 @@ describe('formatProgress', () => {
     );
   });
 
+  it('says when the service is unavailable: since when, and when the next probe goes', () => {
+    const waiting = { ...state, unavailable: { since: '14:02:07', retryInMs: 3_200 } };
+    expect(formatProgress(waiting, 200)).toContain(
+      '20 failed  service unavailable since 14:02:07, retrying in 4 s',
+    );
+    expect(formatProgressLog(waiting)).toContain(
+      'service unavailable since 14:02:07, retrying in 4 s',
+    );
+    const probing = { ...state, unavailable: { since: '14:02:07', retryInMs: 0 } };
+    expect(formatProgress(probing, 200)).toContain(
+      'service unavailable since 14:02:07, retrying now',
+    );
+  });
+
   it('has no rate or eta before any time passed, and a full bar at the end', () => {
     expect(formatProgress({ done: 0, total: 5, counts: {}, elapsedMs: 0 }, 30)).toBe(
       `[${'.'.repeat(20)}] 0/5  0%`,

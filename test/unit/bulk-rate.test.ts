@@ -4,18 +4,19 @@
  * window / n, across all connections; a 429 pauses the whole run (Retry-After honoured up to
  * 120 s; without it 60 s with explo); the eta accounts for the rate. Fake clocks throughout.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { formatProgress, formatProgressLog } from '../../src/bulk/progress.js';
 import { type BulkOptions, runBulk } from '../../src/bulk/run.js';
-import { type Clock, Pacer } from '../../src/bulk/scheduler.js';
+import { type Clock, Pacer, RequestNotSent } from '../../src/bulk/scheduler.js';
 import type { Settings } from '../../src/context/settings.js';
 import { SlidingWindowThrottle } from '../../src/emulator/throttle.js';
-import { ApiError, UsageError } from '../../src/errors.js';
+import { ApiError, AuthError, type UgsError, UsageError } from '../../src/errors.js';
+import { InFlight } from '../../src/io.js';
 import { pacedIntervalMs, parseRate } from '../../src/rate.js';
 import { bulkOptions } from '../kit/bulk.js';
-import { FakeService, groupResult, makeDeps } from '../kit/fakes.js';
+import { FakeService, groupResult, makeDeps, makeIO, rejection } from '../kit/fakes.js';
 import { describeRun, runMain, tempDir } from '../kit/index.js';
 
 /**
@@ -165,12 +166,15 @@ describe('Pacer: one start every window / n, shared by every caller', () => {
     expect(started).toEqual([0, 900, 1425, 1950]);
   });
 
-  it('once released (the run is stopping), nobody waits', async () => {
+  it('once released (the run is stopping), nobody waits and no slot is given', async () => {
     const clock = new VirtualClock();
     const pacer = new Pacer({ count: 1, windowMs: 60_000 }, clock);
     await pacer.slot();
+    // One caller waiting for its slot when the run stops, one asking after.
+    const waiting = pacer.slot();
     pacer.release();
-    await pacer.slot();
+    await expect(waiting).rejects.toBeInstanceOf(RequestNotSent);
+    await expect(pacer.slot()).rejects.toBeInstanceOf(RequestNotSent);
     expect(clock.t).toBe(0);
   });
 });
@@ -256,6 +260,104 @@ describe('bulk get --from paced', () => {
     });
     const { times } = await run(2, {}, { concurrency: 1 }, (n) => (n === 1 ? tooMany : undefined));
     expect((times[1] as number) - (times[0] as number)).toBe(waited);
+  });
+});
+
+describe('a paced run that stops sends nothing more, however many rows wait for their slot', () => {
+  /**
+   * A run of 12 rows at 1/s with 8 in flight: 7 rows wait for their slot when the third request
+   * goes out, and the run stops then (Ctrl+C, the API token refused, or --give-up-after).
+   */
+  async function stoppedRun(
+    kind: 'get' | 'rotate',
+    stop: 'interrupt' | 'auth' | 'give-up',
+  ): Promise<{
+    sent: number[];
+    error: unknown;
+    records: { row: number; status: string; error: string | null }[];
+  }> {
+    const clock = new VirtualClock();
+    const io = makeIO({ inFlight: new InFlight() });
+    const sent: number[] = [];
+    const answer = (): void => {
+      sent.push(clock.t);
+      if (stop === 'give-up') {
+        // Every answer throttled: with --give-up-after 2.5s, the first one after it stops the run.
+        throw new ApiError('the service answered HTTP 429', { status: 429, retryAfter: '1' });
+      }
+      if (sent.length < 3) return;
+      if (stop === 'auth') throw new AuthError('the service answered HTTP 401', { status: 401 });
+      if (sent.length === 3) io.inFlight?.takeSignal('SIGINT');
+    };
+    const service = new FakeService({
+      get: (request) => {
+        answer();
+        return groupResult({ provided_id: request.user_group_id, name: request.name });
+      },
+      rotate: (token) => {
+        answer();
+        const id = token.replace(/^t-/, '');
+        return groupResult({ provided_id: id, name: id, token: `new-${id}` });
+      },
+    });
+    const dir = tempDir('bulk-rate-stop');
+    const from = join(dir, 'rows.ndjson');
+    writeFileSync(
+      from,
+      Array.from({ length: 12 }, (_, i) =>
+        JSON.stringify(
+          kind === 'get'
+            ? { user_group_id: `g-${i}`, name: `G ${i}` }
+            : { current_token: `t-g-${i}`, user_group_id: `g-${i}`, name: `g-${i}` },
+        ),
+      ).join('\n'),
+    );
+    const output = join(dir, 'out.ndjson');
+    const opts = bulkOptions(kind, from, output, {
+      concurrency: 8,
+      rate: { count: 1, windowMs: 1000 },
+      ...(stop === 'give-up' && { giveUpAfterMs: 2500 }),
+    });
+    const error = await rejection(runBulk(opts, makeDeps({ io, service }), { ...noTimer, clock }));
+    const records = readFileSync(output, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { row: number; status: string; error: string | null });
+    return { sent, error, records };
+  }
+
+  it.each([
+    ['get', 'interrupt', 130, 'not sent: the run was interrupted'],
+    ['rotate', 'interrupt', 130, 'not sent: the run was interrupted'],
+    ['get', 'auth', 3, 'not sent: the run stopped (the service answered HTTP 401)'],
+    ['rotate', 'auth', 3, 'not sent: the run stopped (the service answered HTTP 401)'],
+  ] as const)(
+    '%s, stopped by %s: the rows waiting for their slot are skipped, not sent',
+    async (kind, stop, exitCode, why) => {
+      const { sent, error, records } = await stoppedRun(kind, stop);
+      expect((error as UgsError | undefined)?.exitCode).toBe(exitCode);
+      // The three requests before the stop, and not one after it.
+      expect(sent).toEqual([0, 1050, 2100]);
+      const last = new Map(records.map((rec) => [rec.row, rec]));
+      expect(last.size).toBe(12);
+      const skipped = [...last.values()].filter((rec) => rec.status === 'skipped');
+      expect(skipped).toHaveLength(9);
+      for (const rec of skipped) expect(rec.error).toBe(why);
+      // A rotation's journal: every row that was marked `sending` and never sent says so.
+      expect([...last.values()].filter((rec) => rec.status === 'sending')).toEqual([]);
+    },
+  );
+
+  it('stopped by --give-up-after: no request after the answer that gave up', async () => {
+    const { sent, error, records } = await stoppedRun('get', 'give-up');
+    expect((error as UgsError | undefined)?.exitCode).toBe(4);
+    expect((error as Error).message).toMatch(/^gave up: no request has succeeded for 2\.5s/);
+    // The answer that gave up is the first one at or after 2.5 s, and it is the last request.
+    const late = sent.filter((t) => t >= 2500);
+    expect(late).toHaveLength(1);
+    expect(sent.at(-1)).toBe(late[0]);
+    const last = new Map(records.map((rec) => [rec.row, rec.status]));
+    expect([...last.values()].filter((status) => status === 'skipped').length).toBeGreaterThan(5);
   });
 });
 
