@@ -27,7 +27,7 @@ describe('the bundled build', () => {
     for (const lazy of ['undici', 'prompts', 'table', 'chalk', 'conf', 'emulator']) {
       expect(main).toContain(`require("./vendor/${lazy}.cjs")`);
     }
-    // No file of dist/ calls import(): V8's code cache (src/compile-cache.ts) loses its support.
+    // No file of dist/ calls import(): V8's code cache (src/platform/compile-cache.ts) loses its support.
     expect(main).not.toMatch(/\bimport\(/);
     // undici's HTTP parser and conf's schema validator are the two costliest to load.
     expect(main).not.toContain('llhttp');

@@ -1,5 +1,5 @@
 /**
- * Colour, as src/io.ts colorEnabled documents it: NO_COLOR (non-empty), FORCE_COLOR=0 and
+ * Colour, as src/platform/io.ts colorEnabled documents it: NO_COLOR (non-empty), FORCE_COLOR=0 and
  * --no-color turn it off everywhere; any other FORCE_COLOR turns it on even into a pipe; otherwise
  * only a terminal gets colour (and a pipe is never one here).
  */

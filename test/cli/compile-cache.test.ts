@@ -1,4 +1,4 @@
-// The compile cache of src/compile-cache.ts (bin/ugs.js installs it where Node has no
+// The compile cache of src/platform/compile-cache.ts (bin/ugs.js installs it where Node has no
 // module.enableCompileCache(), i.e. Node 20). The mechanism is driven here directly in a child
 // Node process, whatever this Node's version, on a small bundle of its own in a dist directory of
 // the test; the built binary is run where Node 20 takes that path.
@@ -15,7 +15,7 @@ import {
 import Module from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { userCacheDir } from '../../src/compile-cache.js';
+import { userCacheDir } from '../../src/platform/compile-cache.js';
 import { describeRun, makeSandbox, ROOT, runUgs, type Sandbox, tempDir } from '../kit/index.js';
 
 const COMPILE_CACHE = join(ROOT, 'dist', 'compile-cache.cjs');

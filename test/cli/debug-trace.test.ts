@@ -7,7 +7,7 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { StreamTracer } from '../../src/debug.js';
+import { StreamTracer } from '../../src/output/debug.js';
 import { Capture } from '../kit/fakes.js';
 import {
   acmeBody,

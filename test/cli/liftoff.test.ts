@@ -135,7 +135,7 @@ describe('--liftoff-only', () => {
   });
 
   it('is not set as a side effect of loading undici', async () => {
-    const { loadUndici } = await import('../../src/undici.js');
+    const { loadUndici } = await import('../../src/transport/undici.js');
     await loadUndici();
     expect(setFlagsFromString).not.toHaveBeenCalled();
   });

@@ -37,7 +37,9 @@ const NOT_LOADED: readonly RegExp[] = [
   /^src\/bulk\//,
   /^src\/doctor\//,
   /^src\/emulator\//,
-  /^src\/commands\/completion-engine\.ts$/,
+  /^src\/cli\/completion-engine\.ts$/,
+  // Doctor's network probes (DNS, TCP, TLS one by one).
+  /^src\/transport\/network\.ts$/,
   // The history's reader: a get only appends (log.ts); reading is for history, whois, the typo guard.
   /^src\/history\/read\.ts$/,
   /node_modules\/(@inquirer|cli-table3|conf|ajv|chalk|csv-parse|csv-stringify|yocto-spinner)\//,
@@ -100,7 +102,7 @@ function expectSingleRequestLoads(loads: Loads, history = true): void {
     .filter((file) => file.startsWith(`${DIST}/`))
     .map((file) => relative(DIST, file))
     .sort();
-  // Where Node has no compile cache of its own, bin/ugs.js loads ugs's (src/compile-cache.ts).
+  // Where Node has no compile cache of its own, bin/ugs.js loads ugs's (src/platform/compile-cache.ts).
   const nodeCompileCache = 'enableCompileCache' in Module;
   expect(distFiles).toEqual([
     ...(nodeCompileCache ? [] : ['compile-cache.cjs']),
@@ -159,10 +161,10 @@ describe('the lazy chunks of dist/', () => {
       expect.arrayContaining(['main.cjs', 'bulk-run.cjs', 'doctor-index.cjs']),
     );
     const main = bundledSources(join(DIST, 'main.cjs'));
-    for (const module of ['src/bulk/run.ts', 'src/doctor/checks.ts', 'src/doctor/network.ts']) {
+    for (const module of ['src/bulk/run.ts', 'src/doctor/checks.ts', 'src/transport/network.ts']) {
       expect(main).not.toContain(module);
     }
-    expect(main).not.toContain('src/commands/completion-engine.ts');
+    expect(main).not.toContain('src/cli/completion-engine.ts');
   });
 
   it('bundle each module of ours once, so every class exists once per process', () => {

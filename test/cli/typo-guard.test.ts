@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { KnownIds, looseId } from '../../src/history/read.js';
-import { editDistance } from '../../src/suggest.js';
+import { editDistance } from '../../src/text/suggest.js';
 import {
   customerEnv,
   describeRun,

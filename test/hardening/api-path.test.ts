@@ -3,10 +3,10 @@
  * prefix: a dot segment written percent-encoded is still a dot segment to a URL parser.
  */
 import { describe, expect, it } from 'vitest';
+import { resolveApiPath, resolveCredentials } from '../../src/context/credentials.js';
 import { parseApiPath, parseSettings } from '../../src/context/settings.js';
-import { resolveApiPath, resolveCredentials } from '../../src/credentials.js';
 import { UsageError } from '../../src/errors.js';
-import { endpointUrl } from '../../src/parse.js';
+import { endpointUrl } from '../../src/input/parse.js';
 import { makeDeps } from '../kit/fakes.js';
 
 const CLIMBING = [

@@ -8,7 +8,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/main.js';
-import { redactSecrets, SecretSet } from '../../src/redact.js';
+import { redactSecrets, SecretSet } from '../../src/text/redact.js';
 import { Capture, makeIO } from '../kit/fakes.js';
 import {
   type ReplyContext,

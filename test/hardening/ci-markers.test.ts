@@ -8,9 +8,14 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { escapeCiMarkers, guardCiOutput, hasCiMarker, writeCiCommand } from '../../src/ci.js';
+import { shellWord } from '../../src/input/parse.js';
 import { main } from '../../src/main.js';
-import { shellWord } from '../../src/parse.js';
+import {
+  escapeCiMarkers,
+  guardCiOutput,
+  hasCiMarker,
+  writeCiCommand,
+} from '../../src/output/ci.js';
 import { Capture, makeIO } from '../kit/fakes.js';
 import {
   describeRun,

@@ -23,7 +23,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { processStartTime } from '../../src/file-lock.js';
+import { processStartTime } from '../../src/fs/file-lock.js';
 import {
   describeRun,
   expectFailure,

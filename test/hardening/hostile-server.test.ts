@@ -7,7 +7,7 @@
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { afterAll, describe, expect, test } from 'vitest';
-import { controlCharacters } from '../../src/io.js';
+import { controlCharacters } from '../../src/platform/io.js';
 import {
   type DrfSite,
   describeRun,

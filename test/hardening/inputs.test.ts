@@ -7,13 +7,13 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
+import { MAX_JSON_DEPTH, parseTimeoutSeconds } from '../../src/input/parse.js';
+import type { Prompter, Validate } from '../../src/input/prompter.js';
 import { type GetOptions, parseGetFlags, runGet } from '../../src/operations/get-user/command.js';
-import { USER_GROUP_FIELD_ORDER } from '../../src/operations/user-group.js';
 import { renderRecordTable, renderTable, type TableLayout } from '../../src/output/results.js';
 import { plainStyle } from '../../src/output/style.js';
-import { MAX_JSON_DEPTH, parseTimeoutSeconds } from '../../src/parse.js';
-import type { Prompter, Validate } from '../../src/prompter.js';
-import type { UserGroup } from '../../src/service.js';
+import type { UserGroup } from '../../src/service/service.js';
+import { USER_GROUP_FIELD_ORDER } from '../../src/service/user-group.js';
 import { tempDir } from '../kit/binary.js';
 import {
   FakeService,

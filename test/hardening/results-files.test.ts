@@ -23,7 +23,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type BulkOptions, runBulk } from '../../src/bulk/run.js';
 import { ExitCode, UsageError } from '../../src/errors.js';
-import type { GetUserRequest, ServiceResult } from '../../src/service.js';
+import type { GetUserRequest } from '../../src/operations/get-user/operation.js';
+import type { ServiceResult } from '../../src/service/service.js';
 import { bulkOptions, lastByRow, readRecords } from '../kit/bulk.js';
 import { FakeService, groupResult, makeDeps, rejection } from '../kit/fakes.js';
 import {

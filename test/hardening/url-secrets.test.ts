@@ -5,10 +5,10 @@
  */
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { StreamTracer } from '../../src/debug.js';
 import { displayProxy } from '../../src/doctor/proxy.js';
 import { UsageError } from '../../src/errors.js';
-import { parseBaseUrl, redactUrl } from '../../src/parse.js';
+import { parseBaseUrl, redactUrl } from '../../src/input/parse.js';
+import { StreamTracer } from '../../src/output/debug.js';
 import { API_TOKEN, failure, GET_REQUEST, useHttpClients } from '../kit/http-client.js';
 import { describeRun, expectFailure, runUgs, startServer } from '../kit/index.js';
 import type { Reply } from '../kit/server.js';

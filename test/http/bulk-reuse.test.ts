@@ -4,8 +4,8 @@
  * the bulk scheduler to handle instead of being retried per row.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { createHttpClient, type HttpClient } from '../../src/http.js';
 import { getUser } from '../../src/operations/get-user/operation.js';
+import { createHttpClient, type HttpClient } from '../../src/transport/http.js';
 import { json, okBody, startServer, type TestServer } from '../kit/server.js';
 
 let server: TestServer | undefined;

@@ -5,9 +5,9 @@
  */
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { StreamTracer } from '../../src/debug.js';
-import { controlCharacters } from '../../src/io.js';
-import { fingerprint, REDACTED } from '../../src/redact.js';
+import { StreamTracer } from '../../src/output/debug.js';
+import { controlCharacters } from '../../src/platform/io.js';
+import { fingerprint, REDACTED } from '../../src/text/redact.js';
 import { API_TOKEN, failure, GET_REQUEST, useHttpClients } from '../kit/http-client.js';
 import { closedPort, destroy, json, okBody, text } from '../kit/server.js';
 

@@ -6,10 +6,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ApiError, AuthError, OutcomeUnknownError } from '../../src/errors.js';
-import { createHttpClient } from '../../src/http.js';
-import { controlCharacters } from '../../src/io.js';
-import { HttpServiceClient } from '../../src/service.js';
-import type { Target } from '../../src/target.js';
+import { operations } from '../../src/operations/index.js';
+import { controlCharacters } from '../../src/platform/io.js';
+import { HttpServiceClient } from '../../src/service/service.js';
+import type { Target } from '../../src/service/target.js';
+import { createHttpClient } from '../../src/transport/http.js';
 import { djangoRequiredInCi, drfSites, hasRealDrf } from '../kit/drf.js';
 import { failure, GET_REQUEST, USER_AGENT, useHttpClients } from '../kit/http-client.js';
 import { json, type Reply, text } from '../kit/server.js';
@@ -28,7 +29,7 @@ async function client(baseUrl: string, target: Partial<Target> = {}) {
     http,
     { baseUrl: new URL(baseUrl), apiToken: API_TOKEN, ...target },
     USER_AGENT,
-    { notify: (message) => notes.push(message) },
+    { operations, notify: (message) => notes.push(message) },
   );
   return { service, notes };
 }

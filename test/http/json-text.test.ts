@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { compactJson, formatJsonText, prettyJson, rememberJsonText } from '../../src/json-text.js';
+import {
+  compactJson,
+  formatJsonText,
+  prettyJson,
+  rememberJsonText,
+} from '../../src/text/json-text.js';
 
 const SAMPLES = [
   '{}',

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isLoopbackHost } from '../../src/parse.js';
-import { stripInterimContinue } from '../../src/undici.js';
+import { isLoopbackHost } from '../../src/input/parse.js';
+import { stripInterimContinue } from '../../src/transport/undici.js';
 
 describe('isLoopbackHost (hosts that never go through a proxy)', () => {
   it.each([

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ApiError, NetworkError, OutcomeUnknownError } from '../../src/errors.js';
-import { retryAfterMs, TransportError } from '../../src/http.js';
+import { retryAfterMs, TransportError } from '../../src/transport/http.js';
 import { failure, GET_REQUEST, useHttpClients } from '../kit/http-client.js';
 import {
   closedPort,

@@ -1,7 +1,7 @@
 /** `--timeout` bounds each request as a whole, from connect to the last byte of the answer. */
 import { describe, expect, it } from 'vitest';
 import { NetworkError, OutcomeUnknownError } from '../../src/errors.js';
-import { TransportError } from '../../src/http.js';
+import { TransportError } from '../../src/transport/http.js';
 import { failure, GET_REQUEST, useHttpClients } from '../kit/http-client.js';
 import { delay, headersThen, json, okBody, stall, trickle } from '../kit/server.js';
 

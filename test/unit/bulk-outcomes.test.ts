@@ -10,7 +10,7 @@ import { type AppendFs, nodeAppendFs } from '../../src/bulk/journal.js';
 import { type BulkOptions, runBulk } from '../../src/bulk/run.js';
 import { realClock } from '../../src/bulk/scheduler.js';
 import { ApiError, NetworkError, OutcomeUnknownError, type OutputError } from '../../src/errors.js';
-import type { ServiceResult } from '../../src/service.js';
+import type { ServiceResult } from '../../src/service/service.js';
 import { bulkSpecs } from '../kit/bulk.js';
 import { FakeService, groupResult, makeDeps, rejection } from '../kit/fakes.js';
 import { tempDir } from '../kit/index.js';

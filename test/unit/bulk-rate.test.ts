@@ -13,7 +13,7 @@ import { type Clock, Pacer } from '../../src/bulk/scheduler.js';
 import type { Settings } from '../../src/context/settings.js';
 import { SlidingWindowThrottle } from '../../src/emulator/throttle.js';
 import { ApiError, UsageError } from '../../src/errors.js';
-import { pacedIntervalMs, parseRate } from '../../src/rate.js';
+import { pacedIntervalMs, parseRate } from '../../src/service/rate.js';
 import { bulkOptions } from '../kit/bulk.js';
 import { FakeService, groupResult, makeDeps } from '../kit/fakes.js';
 import { describeRun, runMain, tempDir } from '../kit/index.js';

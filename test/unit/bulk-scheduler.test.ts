@@ -9,7 +9,7 @@ import {
   Scheduler,
 } from '../../src/bulk/scheduler.js';
 import { UsageError } from '../../src/errors.js';
-import { retryAfterMs } from '../../src/http.js';
+import { retryAfterMs } from '../../src/transport/http.js';
 
 /** Time moves only when the test says so. */
 class FakeClock implements Clock {

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type BulkOptions, runBulk } from '../../src/bulk/run.js';
 import { ApiError, OutcomeUnknownError } from '../../src/errors.js';
-import type { ServiceResult } from '../../src/service.js';
+import type { ServiceResult } from '../../src/service/service.js';
 import { bulkSpecs } from '../kit/bulk.js';
 import { FakeService, groupResult, makeDeps, rejection } from '../kit/fakes.js';
 import { tempDir } from '../kit/index.js';

@@ -22,8 +22,8 @@ describe('bulk is driven by each operation’s spec', () => {
 
   it('a single-row command loads nothing of src/bulk: the bulk flags import no bulk code', () => {
     for (const file of [
-      'commands/bulk-flags.ts',
-      'operations/bulk.ts',
+      'cli/bulk-flags.ts',
+      'input/bulk-options.ts',
       'operations/get-user/command.ts',
       'operations/rotate-token/command.ts',
     ]) {

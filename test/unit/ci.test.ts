@@ -8,7 +8,7 @@ import {
   maskCommand,
   maskSecret,
   tokensIn,
-} from '../../src/ci.js';
+} from '../../src/output/ci.js';
 import { makeIO } from '../kit/fakes.js';
 
 describe('CI detection', () => {

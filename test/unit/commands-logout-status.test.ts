@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { runLogout } from '../../src/commands/logout.js';
 import { collectStatus, runStatus } from '../../src/commands/status.js';
 import { AuthError } from '../../src/errors.js';
-import { maskToken } from '../../src/redact.js';
+import { maskToken } from '../../src/text/redact.js';
 import { makeDeps, makeIO, rejection, terminalIO } from '../kit/fakes.js';
 
 const SAVED = 'saved-api-token-abcd';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { runProfile } from '../../src/commands/profile.js';
+import { credentialAccount } from '../../src/config/secure-store.js';
 import { CancelledError } from '../../src/errors.js';
-import { credentialAccount } from '../../src/secure-store.js';
 import { MemoryCredentialStore, makeDeps, rejection, terminalIO } from '../kit/fakes.js';
 
 const profiles = () => ({

@@ -7,14 +7,15 @@ import {
   OutcomeUnknownError,
   UsageError,
 } from '../../src/errors.js';
-import { type HttpClient, type HttpRequest, TransportError } from '../../src/http.js';
+import { operations } from '../../src/operations/index.js';
 import {
   PREVIOUS_TOKEN_WARNING,
   parseRotateFlags,
   type RotateOptions,
   runRotate,
 } from '../../src/operations/rotate-token/command.js';
-import { HttpServiceClient } from '../../src/service.js';
+import { HttpServiceClient } from '../../src/service/service.js';
+import { type HttpClient, type HttpRequest, TransportError } from '../../src/transport/http.js';
 import {
   apiErrorWithBody,
   FakePrompter,
@@ -392,7 +393,7 @@ describe('runRotate with the real service client over a fake transport', () => {
     return {
       ...deps,
       connect: async (target: Parameters<typeof deps.connect>[0]) =>
-        new HttpServiceClient(http, target, 'ugs/test'),
+        new HttpServiceClient(http, target, 'ugs/test', { operations }),
     };
   }
 

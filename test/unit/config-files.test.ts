@@ -22,9 +22,9 @@ import {
   confOptions,
   FileConfigStore,
   findJsonSyntaxError,
-} from '../../src/config.js';
+} from '../../src/config/config.js';
 import { ConfigError } from '../../src/errors.js';
-import { processStartTime } from '../../src/file-lock.js';
+import { processStartTime } from '../../src/fs/file-lock.js';
 import { liveProcess, tempDir } from '../kit/binary.js';
 import { withTimersStopped } from '../kit/clock.js';
 import { rejection } from '../kit/fakes.js';

@@ -15,10 +15,10 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { runLogin } from '../../src/commands/login.js';
 import { runLogout } from '../../src/commands/logout.js';
 import { runStatus } from '../../src/commands/status.js';
-import { CONFIG_FILE_NAME, configDir, FileConfigStore } from '../../src/config.js';
-import { resolveCredentials, resolveTarget } from '../../src/credentials.js';
+import { CONFIG_FILE_NAME, configDir, FileConfigStore } from '../../src/config/config.js';
+import { resolveCredentials, resolveTarget } from '../../src/context/credentials.js';
 import { AuthError, ConfigError, UsageError } from '../../src/errors.js';
-import { processStartTime } from '../../src/file-lock.js';
+import { processStartTime } from '../../src/fs/file-lock.js';
 import { main } from '../../src/main.js';
 import {
   expectFailure,

@@ -4,14 +4,20 @@
  */
 import { describe, expect, it } from 'vitest';
 import { type DoctorDeps, runDoctor, unicodeOutput } from '../../src/commands/doctor.js';
-import type { DoctorNetwork, TlsInfo } from '../../src/doctor/network.js';
+import { credentialAccount } from '../../src/config/secure-store.js';
 import { noProxyEntry, proxyFor } from '../../src/doctor/proxy.js';
 import { ApiError, ChecksFailedError } from '../../src/errors.js';
-import type { HttpClient, HttpRequest, HttpResponse, RetryPolicy } from '../../src/http.js';
-import { redactUrl } from '../../src/parse.js';
-import { credentialAccount } from '../../src/secure-store.js';
-import { HttpServiceClient } from '../../src/service.js';
-import { userAgent } from '../../src/version.js';
+import { redactUrl } from '../../src/input/parse.js';
+import { operations } from '../../src/operations/index.js';
+import { userAgent } from '../../src/platform/version.js';
+import { HttpServiceClient } from '../../src/service/service.js';
+import type {
+  HttpClient,
+  HttpRequest,
+  HttpResponse,
+  RetryPolicy,
+} from '../../src/transport/http.js';
+import type { DoctorNetwork, TlsInfo } from '../../src/transport/network.js';
 import { MemoryCredentialStore, makeDeps, makeIO, rejection, testSystem } from '../kit/fakes.js';
 
 const TOKEN = 'api-token-0123456789-wxyz';
@@ -100,6 +106,7 @@ async function doctor(
     // What the real factory's connect makes, over the fake transport.
     connect: async (target) =>
       new HttpServiceClient(http, target, userAgent(base.system.nodeVersion), {
+        operations,
         notify: (note) => notes.push(note),
       }),
   };
@@ -241,7 +248,7 @@ describe('runDoctor', () => {
         },
       } as unknown as HttpClient;
       const target = { baseUrl: new URL('https://ugs.example.com'), apiToken: TOKEN };
-      const get = new HttpServiceClient(http, target, 'ugs/test').getUser({
+      const get = new HttpServiceClient(http, target, 'ugs/test', { operations }).getUser({
         name: 'Acme',
         user_group_id: 'acme',
       });

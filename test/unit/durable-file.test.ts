@@ -13,7 +13,7 @@ import {
   SHORT_WRITE,
   writeAll,
   writeFileDurably,
-} from '../../src/durable-file.js';
+} from '../../src/fs/durable-file.js';
 import { tempDir } from '../kit/binary.js';
 import { rejection } from '../kit/fakes.js';
 

@@ -6,11 +6,11 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createDeps } from '../../src/context/default-factory.js';
+import { createDeps } from '../../src/commands/default-factory.js';
 import type { SystemInfo } from '../../src/context/factory.js';
-import type { DoctorNetwork } from '../../src/doctor/network.js';
 import { UsageError } from '../../src/errors.js';
 import { buildProgram } from '../../src/main.js';
+import type { DoctorNetwork } from '../../src/transport/network.js';
 import { tempDir } from '../kit/binary.js';
 import { makeDeps, makeIO, rejection, testSystem } from '../kit/fakes.js';
 

@@ -12,7 +12,7 @@ import {
   LockBusyError,
   parseLock,
   processStartTime,
-} from '../../src/file-lock.js';
+} from '../../src/fs/file-lock.js';
 import { liveProcess, tempDir } from '../kit/binary.js';
 import { rejection } from '../kit/fakes.js';
 

@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
-import { readJsonSource } from '../../src/input.js';
+import { parseJsonSource } from '../../src/input/parse.js';
+import { readJsonSource } from '../../src/input/values.js';
 import { parseGetFlags, runGet } from '../../src/operations/get-user/command.js';
-import { parseJsonSource } from '../../src/parse.js';
 import { tempDir } from '../kit/binary.js';
 import { echoService, makeDeps, makeIO } from '../kit/fakes.js';
 

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BulkOptions, runBulk } from '../../src/bulk/run.js';
 import { ApiError } from '../../src/errors.js';
 import { main } from '../../src/main.js';
-import type { GetUserRequest } from '../../src/service.js';
+import type { GetUserRequest } from '../../src/operations/get-user/operation.js';
 import { bulkSpecs } from '../kit/bulk.js';
 import { FakeService, groupResult, makeDeps, makeIO } from '../kit/fakes.js';
 import { json, startServer, type TestServer, tempDir } from '../kit/index.js';

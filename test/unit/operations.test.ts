@@ -5,21 +5,21 @@
  * falls back to when the settings could not be built.
  */
 import { describe, expect, it } from 'vitest';
-import { classifyAnswer } from '../../src/answer.js';
 import { readPreferences } from '../../src/context/settings.js';
 import { ApiError, NetworkError, OutcomeUnknownError } from '../../src/errors.js';
-import { errorCode, errorCodeInChain, isPlainObject } from '../../src/guards.js';
+import { main } from '../../src/main.js';
+import { operations } from '../../src/operations/index.js';
+import { errorCode, errorCodeInChain, isPlainObject } from '../../src/platform/guards.js';
+import { classifyAnswer } from '../../src/service/answer.js';
+import type { Operation } from '../../src/service/operation.js';
+import { HttpServiceClient } from '../../src/service/service.js';
 import {
   type HttpClient,
   type HttpRequest,
   type HttpResponse,
   ResponseTooLargeError,
   TransportError,
-} from '../../src/http.js';
-import { main } from '../../src/main.js';
-import { operations } from '../../src/operations/index.js';
-import type { Operation } from '../../src/operations/operation.js';
-import { HttpServiceClient } from '../../src/service.js';
+} from '../../src/transport/http.js';
 import { makeIO } from '../kit/fakes.js';
 
 const json = (status: number, body: unknown, headers: Record<string, string> = {}) => ({
@@ -120,7 +120,7 @@ describe('the generic call path runs any declared operation', () => {
     expect(names).toEqual(expect.arrayContaining(['getUser', 'rotateToken', 'probe']));
     const ok = json(200, { success: 1, user_group: { token: 'ugt_1234567890' } });
     const { http, sent, policies } = scriptedHttp(...names.map(() => ok));
-    const client = new HttpServiceClient(http, target, 'ugs/test');
+    const client = new HttpServiceClient(http, target, 'ugs/test', { operations });
     for (const name of names) {
       const call = client[name] as (input: unknown) => Promise<unknown>;
       // Whatever its answer makes of this input: the request is what is checked here.
@@ -149,7 +149,7 @@ describe('the generic call path runs any declared operation', () => {
     });
     const { http, sent } = scriptedHttp(ok, ok, json(400, {}));
     const explo = { ...target, apiPath: '/api/user', dialect: 'explo' as const };
-    const client = new HttpServiceClient(http, explo, 'ugs/test');
+    const client = new HttpServiceClient(http, explo, 'ugs/test', { operations });
     await client.getUser({ user_group_id: 'acme', name: 'Acme', is_demo_group: true });
     await client.rotateToken('old-token-123');
     await client.probe();

@@ -18,7 +18,7 @@ import {
   parseKeyValue,
   parseStringMap,
   parseTimeoutSeconds,
-} from '../../src/parse.js';
+} from '../../src/input/parse.js';
 
 /** Runs `fn`; returns what it threw, or fails when it did not throw. */
 function thrown(fn: () => unknown): unknown {

@@ -3,7 +3,7 @@
  * (What it shows, and that it is erased, is tested on a real pty in test/e2e/spinner.test.ts.)
  */
 import { describe, expect, it } from 'vitest';
-import { withProgress } from '../../src/commands/shared.js';
+import { withProgress } from '../../src/cli/shared.js';
 import {
   createProgress,
   noProgress,

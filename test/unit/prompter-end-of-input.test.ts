@@ -5,7 +5,7 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { CancelledError } from '../../src/errors.js';
-import { InquirerPrompter } from '../../src/prompter.js';
+import { InquirerPrompter } from '../../src/input/prompter.js';
 import { Capture, terminalIO } from '../kit/fakes.js';
 
 function prompterWith(stdin: PassThrough) {

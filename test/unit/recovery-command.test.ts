@@ -1,13 +1,13 @@
 /** The command printed to recover a rotated token whose output was lost: exact and pasteable. */
 import { describe, expect, it } from 'vitest';
 import { OutcomeUnknownError } from '../../src/errors.js';
+import { shellWord } from '../../src/input/parse.js';
 import {
   recoveryCommand,
   recoveryHint,
   runRotate,
 } from '../../src/operations/rotate-token/command.js';
-import { shellWord } from '../../src/parse.js';
-import type { ServiceResult } from '../../src/service.js';
+import type { ServiceResult } from '../../src/service/service.js';
 import { FakeService, groupResult, makeDeps, makeIO } from '../kit/fakes.js';
 
 /** `runRotate --field token` that rotates (answering `answer`), then finds stdout failing (EIO). */

@@ -6,11 +6,11 @@ import { describe, expect, it } from 'vitest';
 import { runLogin } from '../../src/commands/login.js';
 import { runLogout } from '../../src/commands/logout.js';
 import { collectStatus, runStatus } from '../../src/commands/status.js';
-import { FileConfigStore, type Profile } from '../../src/config.js';
+import { FileConfigStore, type Profile } from '../../src/config/config.js';
+import { credentialAccount, describeKeyringError } from '../../src/config/secure-store.js';
+import { readApiToken, resolveCredentials, resolveTarget } from '../../src/context/credentials.js';
 import type { Deps } from '../../src/context/factory.js';
-import { readApiToken, resolveCredentials, resolveTarget } from '../../src/credentials.js';
 import { AuthError, ConfigError } from '../../src/errors.js';
-import { credentialAccount, describeKeyringError } from '../../src/secure-store.js';
 import { tempDir } from '../kit/binary.js';
 import {
   MemoryConfigStore,

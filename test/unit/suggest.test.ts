@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { editDistance, orList, suggestNames } from '../../src/suggest.js';
+import { editDistance, orList, suggestNames } from '../../src/text/suggest.js';
 
 describe('editDistance', () => {
   it.each([

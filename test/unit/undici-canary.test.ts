@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadUndici } from '../../src/undici.js';
+import { loadUndici } from '../../src/transport/undici.js';
 import { json, startProxy, startServer, type TestProxy, type TestServer } from '../kit/index.js';
 
 const root = new URL('../../', import.meta.url);
@@ -16,7 +16,7 @@ const require = createRequire(root);
 
 const WHAT_TO_CHECK =
   'ugs imports internal files of undici, which a release may move or change. Compare ' +
-  'src/vendor/undici.ts and src/undici-modules.d.ts with node_modules/undici/lib and ' +
+  'src/vendor/undici.ts and src/transport/undici-modules.d.ts with node_modules/undici/lib and ' +
   "undici's index.js (what it requires, what it assigns to Dispatcher.prototype), fix them, " +
   'then pin the new version exactly (npm install --save-exact undici@<version>).';
 
@@ -89,8 +89,8 @@ describe('the undici internals ugs imports', () => {
       'src/vendor/undici.ts no longer imports undici/lib/...',
     ).toBeGreaterThan(0);
     expect(
-      undiciLibSpecifiers('src/undici-modules.d.ts'),
-      'src/undici-modules.d.ts must declare exactly the undici files src/vendor/undici.ts and undici-proxy.ts import',
+      undiciLibSpecifiers('src/transport/undici-modules.d.ts'),
+      'src/transport/undici-modules.d.ts must declare exactly the undici files src/vendor/undici.ts and undici-proxy.ts import',
     ).toEqual(imported);
   });
 
@@ -108,7 +108,7 @@ describe('the undici internals ugs imports', () => {
     }
   });
 
-  it('export what src/undici.ts uses, with the shape it expects', async () => {
+  it('export what src/transport/undici.ts uses, with the shape it expects', async () => {
     const { Agent, connect, Dispatcher, EnvHttpProxyAgent, headerNameToString } =
       await loadVendor();
     // Answer headers are named through undici's table of well-known names.
@@ -122,7 +122,7 @@ describe('the undici internals ugs imports', () => {
         `headerNameToString no longer lower-cases header names. ${WHAT_TO_CHECK}`,
       ).toBe(name);
     }
-    // src/undici.ts sends through `dispatch()` with a handler of the shape undici's own
+    // src/transport/undici.ts sends through `dispatch()` with a handler of the shape undici's own
     // request() uses (onConnect, onHeaders, onData, onComplete, onError).
     expect(
       typeof Agent.prototype.dispatch,
@@ -132,7 +132,7 @@ describe('the undici internals ugs imports', () => {
     for (const method of ['onConnect', 'onHeaders', 'onData', 'onComplete', 'onError']) {
       expect(
         requestSource,
-        `undici's request() no longer implements ${method}: the handler interface of src/undici.ts may be gone. ${WHAT_TO_CHECK}`,
+        `undici's request() no longer implements ${method}: the handler interface of src/transport/undici.ts may be gone. ${WHAT_TO_CHECK}`,
       ).toMatch(new RegExp(`\\n  ${method} \\(`));
     }
     expect(typeof connect, `connect() is no longer a function. ${WHAT_TO_CHECK}`).toBe('function');
@@ -169,7 +169,7 @@ describe('the undici internals ugs imports', () => {
       expect(
         typeof prototype[method],
         `ProxyAgent calls ${method}() on its client, which Dispatcher.prototype lacks without ` +
-          `undici's index: install it in loadUndici() (src/undici.ts). ${WHAT_TO_CHECK}`,
+          `undici's index: install it in loadUndici() (src/transport/undici.ts). ${WHAT_TO_CHECK}`,
       ).toBe('function');
     }
   });
