@@ -224,7 +224,7 @@ export class FileConfigStore implements ConfigStore {
 /**
  * What Conf is told about the config file, its schema above all. Only writes go through Conf;
  * reads (parseConfigFile) check the same rules without loading it and its validator (ajv), and
- * test/unit/config-files.test.ts checks that both accept and refuse the same files.
+ * test/config/files.process.test.ts checks that both accept and refuse the same files.
  */
 export function confOptions(dir: string) {
   return {

@@ -134,7 +134,7 @@ const BAD_GATEWAY_HTML =
 
 // Django's own page for a URL that matches no route (DEBUG=False): HTML, not a DRF answer,
 // because no view runs. A client pointed at a wrong base URL sees exactly this, byte for byte
-// and with Django's bare `text/html` (test/emulator/django-parity.test.ts checks it).
+// and with Django's bare `text/html` (test/emulator/django-parity.process.test.ts checks it).
 const NOT_FOUND_HTML =
   '\n<!doctype html>\n<html lang="en">\n<head>\n  <title>Not Found</title>\n</head>\n<body>\n' +
   '  <h1>Not Found</h1><p>The requested resource was not found on this server.</p>\n</body>\n</html>\n';

@@ -1,6 +1,6 @@
 // Types for the two undici files that src/transport/undici.ts loads directly (the package has no exports
 // map, so these paths are public in practice; undici is pinned exactly in package.json and
-// test/unit/undici-canary.test.ts checks them on every update).
+// test/transport/undici-canary.test.ts checks them on every update).
 declare module 'undici/lib/dispatcher/env-http-proxy-agent.js' {
   import type { EnvHttpProxyAgent } from 'undici';
 

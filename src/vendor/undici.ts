@@ -1,6 +1,6 @@
 // undici's agent and connector, and (loaded on demand, see loadProxyAgent) its proxy-aware
 // agent (see src/transport/undici.ts). These are undici's internal files, not its public API: package.json
-// pins undici exactly, and test/unit/undici-canary.test.ts fails when an update moves or changes
+// pins undici exactly, and test/transport/undici-canary.test.ts fails when an update moves or changes
 // them.
 
 export { default as buildConnector } from 'undici/lib/core/connect.js';

@@ -416,7 +416,7 @@ describe('routing', () => {
     async (path) => {
       const reply = await call(emu.url, { path, token: customer, body: {} });
       expect(reply.status).toBe(404);
-      // Django's bare text/html, as test/emulator/django-parity.test.ts measures it.
+      // Django's bare text/html, as test/emulator/django-parity.process.test.ts measures it.
       expect(reply.headers['content-type']).toBe('text/html');
       expect(reply.text).toContain('<h1>Not Found</h1>');
     },

@@ -1,5 +1,5 @@
 // `ugs login --secure-storage` and every command that meets a token in the OS credential store,
-// against an in-memory store (the real Secret Service: test/e2e/secure-storage.test.ts).
+// against an in-memory store (the real Secret Service: test/config/secure-storage-e2e.process.test.ts).
 import { mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';

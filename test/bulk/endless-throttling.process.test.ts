@@ -2,7 +2,7 @@
  * A service that throttles without end (every answer 429 or 503 with `Retry-After: 30`) against
  * the built binary: a bulk run stops once no request has succeeded for `--give-up-after`, as for
  * a service that is down (exit 4, `--resume` hint), instead of going on for days. The default
- * of ten minutes is covered in-process with a fake clock (test/unit/bulk-outcomes.test.ts).
+ * of ten minutes is covered in-process with a fake clock (test/bulk/outcomes.test.ts).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -7,7 +7,7 @@
  *
  * Mounting needs root (CAP_SYS_ADMIN). Under CI it must work: a CI that cannot mount fails here
  * rather than skipping the attack; elsewhere the test is skipped with the reason.
- * (The same cases with a fake file system run everywhere: test/unit/bulk-outcomes.test.ts.)
+ * (The same cases with a fake file system run everywhere: test/bulk/outcomes.test.ts.)
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

@@ -1,6 +1,6 @@
 /**
  * Where the spinner may appear: only a person at a terminal who asked for the table gets one.
- * (What it shows, and that it is erased, is tested on a real pty in test/e2e/spinner.test.ts.)
+ * (What it shows, and that it is erased, is tested on a real pty in test/output/spinner.process.test.ts.)
  */
 import { describe, expect, it } from 'vitest';
 import { withProgress } from '../../src/cli/shared.js';

@@ -6,7 +6,7 @@
  * with the vendor's one-minute window. Without pacing a run is throttled at once (the second
  * test, against a one-second window that a burst overruns), so the pacing is what passes the
  * first. That a paced run also stays under a window shorter than itself is shown with fake
- * clocks and jittered arrivals (test/unit/bulk-rate.test.ts), where no machine load can flake.
+ * clocks and jittered arrivals (test/bulk/rate.test.ts), where no machine load can flake.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';

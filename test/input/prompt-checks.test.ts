@@ -1,7 +1,7 @@
 /**
  * Issue 21 point 9: the id and name prompts check each answer as it is typed (the rule of the
  * flags), and `--current-token` given at a terminal warns once that it lands in shell history.
- * The real terminal is in test/e2e/prompt-checks.test.ts.
+ * The real terminal is in test/input/prompt-checks-terminal.process.test.ts.
  */
 import { describe, expect, it } from 'vitest';
 import { type GetOptions, runGet } from '../../src/operations/get-user/command.js';

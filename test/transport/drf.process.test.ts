@@ -164,7 +164,7 @@ describe('every other redirect is an error, never followed', () => {
     expect(error).toBeInstanceOf(ApiError);
     expect(error.exitCode).toBe(1);
     expect(error.message).toContain(`HTTP ${status}`);
-    // Named as every URL is shown: query values cut (test/hardening/url-secrets.test.ts).
+    // Named as every URL is shown: query values cut (test/transport/url-secrets.process.test.ts).
     expect(error.message).toContain(location.replace(/=[^&]*/g, '=***'));
     expect(error.message).toContain('the token was not rotated');
     expect(server.requests).toHaveLength(1);
