@@ -1,8 +1,16 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+
+/**
+ * Two projects. `fast`: the tests that run in this process (the kit's `runMain`, a command's `run`
+ * with fakes, the in-process emulator), `npm run test:fast`, for before every commit. `process`:
+ * the tests that start processes (the built binary, a pseudo-terminal, signals, Django, the OS
+ * keyring, the npm package and the single executable), named `*.process.test.ts` beside the fast
+ * tests of the same feature. `npm test` runs both.
+ */
+const PROCESS_TESTS = 'test/**/*.process.test.ts';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     globalSetup: ['./test/kit/built.ts'],
     testTimeout: 20_000,
     hookTimeout: 30_000,
@@ -16,5 +24,16 @@ export default defineConfig({
     // behind: env, timers, mocks and process listeners are restored in its afterEach/afterAll.
     isolate: false,
     reporters: ['default', './test/kit/summary-reporter.ts'],
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'fast',
+          include: ['test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, PROCESS_TESTS],
+        },
+      },
+      { extends: true, test: { name: 'process', include: [PROCESS_TESTS] } },
+    ],
   },
 });

@@ -140,7 +140,7 @@ try {
       },
       {
         // What every run without a token in the OS credential store is spared: ugs loads the
-        // native binding only for such a profile (test/cli/secure-storage-lazy.test.ts).
+        // native binding only for such a profile (test/config/secure-storage-lazy.process.test.ts).
         name: 'load @napi-rs/keyring',
         a: [
           process.execPath,

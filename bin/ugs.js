@@ -89,7 +89,7 @@ function run() {
   if (debug) process.setSourceMapsEnabled(true);
   // V8's compiled code of dist/ is kept between runs: compiling main.cjs and undici's bundle is
   // most of what a single request costs beyond Node's own start. Node 22.1+ does it itself (in
-  // the OS temporary directory); before it, dist/compile-cache.cjs does (src/compile-cache.ts),
+  // the OS temporary directory); before it, dist/compile-cache.cjs does (src/platform/compile-cache.ts),
   // except under --debug, whose source-mapped stack traces need Node's own loader.
   const { enableCompileCache } = require('node:module');
   if (enableCompileCache) {
@@ -105,7 +105,7 @@ function run() {
   }
   const { homedir } = require('node:os');
   // Node reads NODE_TLS_REJECT_UNAUTHORIZED itself at every TLS connection and, at "0", warns
-  // that certificates go unchecked. ugs checks them whatever it says (src/http.ts) and says that
+  // that certificates go unchecked. ugs checks them whatever it says (src/transport/http.ts) and says that
   // instead: main still sees the variable, Node no longer does.
   let env = process.env;
   if (env.NODE_TLS_REJECT_UNAUTHORIZED !== undefined) {

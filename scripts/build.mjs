@@ -8,7 +8,7 @@
 //   third-party or emulator code only, never the core, so no class exists twice. CommonJS, not
 //   ES modules: `require()` skips Node's ES-module loader (about 7 ms of a `ugs get` on Node 20),
 //   and no file of dist/ then calls `import()`, which the compile cache of Node 20
-//   (src/compile-cache.ts: V8's code cache loses a script's `import()` support) could not run.
+//   (src/platform/compile-cache.ts: V8's code cache loses a script's `import()` support) could not run.
 // - dist/<path>.cjs: the lazy chunks of the core (see buildCore).
 // - dist/early.json: what `--version` and `--help` print, recorded from the real program, for
 //   bin/ugs.js to answer them without loading dist/main.cjs (see writeEarlyOutputs below).
@@ -47,7 +47,7 @@ const common = {
   sourcesContent: false,
   logLevel: 'warning',
   // A native addon (a .node binary per platform) cannot be bundled; it loads from node_modules,
-  // and only for a profile whose token is in the OS credential store (src/secure-store.ts).
+  // and only for a profile whose token is in the OS credential store (src/config/secure-store.ts).
   external: ['@napi-rs/keyring'],
   // Which files went into the bundles: the list of libraries whose notices must ship.
   metafile: true,
@@ -71,7 +71,7 @@ const { core, chunks } = await buildCore();
 // bin/ugs.js installs it before main.cjs on Node versions without module.enableCompileCache().
 await build({
   ...common,
-  entryPoints: { 'compile-cache': 'src/compile-cache.ts' },
+  entryPoints: { 'compile-cache': 'src/platform/compile-cache.ts' },
   outdir: 'dist',
   outExtension: { '.js': '.cjs' },
   format: 'cjs',

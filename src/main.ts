@@ -4,14 +4,17 @@
  * one exit code. Nothing below it prints errors or ends the process.
  */
 import { Command, CommanderError, type Option } from 'commander';
-import { guardCiOutput, underCiRunner } from './ci.js';
+import { formatExamples } from './cli/help.js';
+import type { DepsFactory } from './cli/shared.js';
+import { createDeps } from './commands/default-factory.js';
 import { buildCommands, changesData, createWords, type Runs } from './commands/index.js';
-import type { DepsFactory } from './commands/shared.js';
-import { createDeps } from './context/default-factory.js';
 import type { SystemInfo } from './context/factory.js';
+import { checkProfileSaved } from './context/profiles.js';
 import { type GlobalFlags, readPreferences } from './context/settings.js';
 import { ExitCode, InterruptedError, UgsError, UsageError } from './errors.js';
-import type { HttpClient } from './http.js';
+import { guardCiOutput, underCiRunner } from './output/ci.js';
+import { printError } from './output/messages.js';
+import { createOutput, type Output } from './output/output.js';
 import {
   escapeControls,
   flushOutput,
@@ -19,13 +22,10 @@ import {
   type IO,
   stdoutColumns,
   watchOutput,
-} from './io.js';
-import { formatExamples } from './output/help.js';
-import { printError } from './output/messages.js';
-import { createOutput, type Output } from './output/output.js';
-import { checkProfileSaved } from './profiles.js';
-import { type Candidate, orList, suggestNames } from './suggest.js';
-import { VERSION } from './version.js';
+} from './platform/io.js';
+import { VERSION } from './platform/version.js';
+import { type Candidate, orList, suggestNames } from './text/suggest.js';
+import type { HttpClient } from './transport/http.js';
 
 export async function main(argv: readonly string[], io: IO, system: SystemInfo): Promise<number> {
   // Write errors on stdout become one `error:` line (or the rotation's recovery hint), never an

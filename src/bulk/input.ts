@@ -7,16 +7,16 @@
 import { close, constants, createReadStream, fstat, open, type Stats } from 'node:fs';
 import { promisify, TextDecoder } from 'node:util';
 import { UsageError } from '../errors.js';
-import { errorCode } from '../guards.js';
-import { escapeControls, formatBytes, readChunksCapped, stripBom } from '../io.js';
-import type { InputFormat } from '../operations/bulk.js';
-import { quote } from '../parse.js';
+import type { InputFormat } from '../input/bulk-options.js';
+import { quote } from '../input/parse.js';
+import { errorCode } from '../platform/guards.js';
+import { escapeControls, formatBytes, readChunksCapped, stripBom } from '../platform/io.js';
 
 const openAsync = promisify(open) as (path: string, flags: number) => Promise<number>;
 const fstatAsync = promisify(fstat) as (fd: number) => Promise<Stats>;
 const closeAsync = promisify(close);
 
-export { type InputFormat, inputFormatFor } from '../operations/bulk.js';
+export { type InputFormat, inputFormatFor } from '../input/bulk-options.js';
 
 /**
  * One row's text or cells. A row bigger than this cannot be valid (two 1 MiB JSON values and

@@ -25,12 +25,12 @@ import {
   write,
 } from 'node:fs';
 import { promisify } from 'node:util';
-import { NO_FOLLOW, UnsafeFileError } from '../durable-file.js';
 import { UsageError } from '../errors.js';
-import { FileLock, LockBusyError } from '../file-lock.js';
-import { errorCode } from '../guards.js';
-import { escapeControls } from '../io.js';
-import { quote } from '../parse.js';
+import { NO_FOLLOW, UnsafeFileError } from '../fs/durable-file.js';
+import { FileLock, LockBusyError } from '../fs/file-lock.js';
+import { quote } from '../input/parse.js';
+import { errorCode } from '../platform/guards.js';
+import { escapeControls } from '../platform/io.js';
 import {
   type BulkRecord,
   csvCells,

@@ -3,10 +3,10 @@
  * outcome. Written as NDJSON (stdout, `--output x.ndjson`) or CSV (`--output x.csv`).
  */
 import { UsageError } from '../errors.js';
-import { escapeControls } from '../io.js';
-import { compactJson, escapeRawControls } from '../json-text.js';
-import type { SettledBy } from '../operations/bulk.js';
-import { quote } from '../parse.js';
+import type { SettledBy } from '../input/bulk-options.js';
+import { quote } from '../input/parse.js';
+import { escapeControls } from '../platform/io.js';
+import { compactJson, escapeRawControls } from '../text/json-text.js';
 
 export type RecordStatus =
   | 'created'

@@ -11,8 +11,8 @@
  */
 import { createReadStream } from 'node:fs';
 import { UsageError } from '../errors.js';
-import { errorCode, isPlainObject } from '../guards.js';
-import { escapeControls } from '../io.js';
+import { errorCode, isPlainObject } from '../platform/guards.js';
+import { escapeControls } from '../platform/io.js';
 import {
   type BulkRecord,
   csvHeaders,

@@ -4,9 +4,10 @@
  * in the scrollback and in screen shares. Into a pipe the records stay NDJSON (scripts parse
  * them); `--output` files are records too.
  */
-import { escapeControls } from '../io.js';
+
 import type { Style } from '../output/style.js';
 import { displayWidth } from '../output/text.js';
+import { escapeControls } from '../platform/io.js';
 import type { BulkRecord, RecordStatus } from './records.js';
 
 /** Ids wider than this are not padded to: one long id must not push every line to the right. */

@@ -8,9 +8,8 @@
  * rotation may have happened unseen.
  */
 import type { Writable } from 'node:stream';
+import { resolveTarget } from '../context/credentials.js';
 import type { Deps } from '../context/factory.js';
-import { resolveTarget } from '../credentials.js';
-import { EXPLO_RATE, EXPLO_THROTTLE_WAIT_MS } from '../dialect.js';
 import {
   ApiError,
   AuthError,
@@ -22,20 +21,21 @@ import {
   UgsError,
   UsageError,
 } from '../errors.js';
-import { errorCode } from '../guards.js';
 import type { HistoryEntry, HistoryOutcome } from '../history/event.js';
 import type { HistoryBatch } from '../history/log.js';
 import { type EntryBase, entryBase } from '../history/record.js';
 import { lookalikeRows } from '../history/typo.js';
-import { retryAfterMs } from '../http.js';
-import { canPrompt, escapeControls } from '../io.js';
-import type { RowSchema } from '../operations/bulk.js';
-import type { ServiceClient } from '../operations/client.js';
-import type { ServiceResult } from '../operations/user-group.js';
+import type { RowSchema } from '../input/bulk-options.js';
+import { quote } from '../input/parse.js';
 import { printLine, printNote } from '../output/messages.js';
 import type { Output } from '../output/output.js';
-import { quote } from '../parse.js';
-import type { Rate } from '../rate.js';
+import { errorCode } from '../platform/guards.js';
+import { canPrompt, escapeControls } from '../platform/io.js';
+import type { ServiceClient } from '../service/client.js';
+import { EXPLO_RATE, EXPLO_THROTTLE_WAIT_MS } from '../service/dialect.js';
+import type { Rate } from '../service/rate.js';
+import type { ServiceResult } from '../service/user-group.js';
+import { retryAfterMs } from '../transport/http.js';
 import { type InputFormat, inputSource, isStdinPath, stdinSource } from './input.js';
 import { type AppendFs, lockResultsFile, ResultFile, type ResultFileFailure } from './journal.js';
 import { FIRST_PROBE_MS, OUTAGE_LIMIT_MS, Outage, type OutageInfo } from './outage.js';

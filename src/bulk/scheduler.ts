@@ -1,12 +1,12 @@
-import { MAX_RETRY_AFTER_MS } from '../http.js';
-import { pacedIntervalMs, pacedWindowMs, type Rate } from '../rate.js';
+import { pacedIntervalMs, pacedWindowMs, type Rate } from '../service/rate.js';
+import { MAX_RETRY_AFTER_MS } from '../transport/http.js';
 
 export {
   DEFAULT_CONCURRENCY,
   DEFAULT_GIVE_UP_AFTER_MS,
   MAX_CONCURRENCY,
   parseConcurrency,
-} from '../operations/bulk.js';
+} from '../input/bulk-options.js';
 export { MAX_RETRY_AFTER_MS };
 
 /**

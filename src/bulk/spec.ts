@@ -5,10 +5,10 @@
  * `risk`.
  */
 
-import type { BulkRow, RowSchema } from '../operations/bulk.js';
-import type { ServiceClient } from '../operations/client.js';
-import type { DeliveryRisk } from '../operations/operation.js';
-import type { ServiceResult } from '../operations/user-group.js';
+import type { BulkRow, RowSchema } from '../input/bulk-options.js';
+import type { ServiceClient } from '../service/client.js';
+import type { DeliveryRisk } from '../service/operation.js';
+import type { ServiceResult } from '../service/user-group.js';
 import type { BulkRecord, RecordSchema, RecordStatus } from './records.js';
 
 export type { BulkRow, RowSchema };

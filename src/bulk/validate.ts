@@ -7,10 +7,7 @@
  * sending, so memory does not grow with the file.
  */
 import { UsageError } from '../errors.js';
-import { isPlainObject } from '../guards.js';
-import { escapeControls, formatBytes } from '../io.js';
-import type { BulkRow, RowFields, RowSchema } from '../operations/bulk.js';
-import { displayWidth } from '../output/text.js';
+import type { BulkRow, RowFields, RowSchema } from '../input/bulk-options.js';
 import {
   duplicateJsonKey,
   formatJsonPath,
@@ -21,7 +18,10 @@ import {
   quote,
   quoteVisible,
   setOwn,
-} from '../parse.js';
+} from '../input/parse.js';
+import { displayWidth } from '../output/text.js';
+import { isPlainObject } from '../platform/guards.js';
+import { escapeControls, formatBytes } from '../platform/io.js';
 import {
   type ByteSource,
   type CsvReading,

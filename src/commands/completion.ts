@@ -10,11 +10,11 @@
 import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Argument, type Command } from 'commander';
-import { CONFIG_FILE_NAME, configDir } from '../config.js';
+import type { Shell } from '../cli/completion-engine.js';
+import { type DepsFactory, newCommand } from '../cli/shared.js';
+import { CONFIG_FILE_NAME, configDir } from '../config/config.js';
 import type { Deps } from '../context/factory.js';
-import { controlCharacters, type IO, writeLine } from '../io.js';
-import type { Shell } from './completion-engine.js';
-import { type DepsFactory, newCommand } from './shared.js';
+import { controlCharacters, type IO, writeLine } from '../platform/io.js';
 
 const MAX_CONFIG_BYTES = 1024 * 1024;
 
@@ -81,7 +81,7 @@ export function completionCommand(makeDeps: DepsFactory, run = runCompletion): C
 export async function runCompletion(opts: CompletionOptions, deps: CompletionDeps): Promise<void> {
   // The scripts and the engine load only here: the build makes them a chunk of their own, which
   // no other command parses or runs.
-  const { complete, SCRIPTS } = await import('./completion-engine.js');
+  const { complete, SCRIPTS } = await import('../cli/completion-engine.js');
   if (opts.kind === 'script') {
     deps.io.stdout.write(SCRIPTS[opts.shell]);
     return;
@@ -142,4 +142,4 @@ function isCompletableWord(word: string): boolean {
   return /^[^\s'"\\$`*?[\]{}()<>|&;!#~]+$/.test(word) && !controlCharacters().test(word);
 }
 
-export type { Candidate, CompletionResult, Shell } from './completion-engine.js';
+export type { Candidate, CompletionResult, Shell } from '../cli/completion-engine.js';

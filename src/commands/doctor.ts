@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
+import { type DepsFactory, newCommand } from '../cli/shared.js';
 import type { Deps } from '../context/factory.js';
 import type { Check, CheckStatus, DoctorOptions } from '../doctor/checks.js';
 import { ChecksFailedError } from '../errors.js';
-import { type Env, writeLine } from '../io.js';
 import { printJson } from '../output/results.js';
-import { type DepsFactory, newCommand } from './shared.js';
+import { type Env, writeLine } from '../platform/io.js';
 
 export interface DoctorRunOptions extends DoctorOptions {
   json: boolean;

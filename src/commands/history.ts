@@ -5,15 +5,15 @@
  * loaded by this command only (`import()`).
  */
 import type { Command } from 'commander';
+import { type DepsFactory, newCommand } from '../cli/shared.js';
 import type { Deps } from '../context/factory.js';
 import { UsageError } from '../errors.js';
 import type { HistoryEvent } from '../history/event.js';
 import type { HistoryLocation } from '../history/log.js';
-import { escapeControls } from '../io.js';
+import { quote } from '../input/parse.js';
 import { printLine } from '../output/messages.js';
 import { padColumns } from '../output/text.js';
-import { quote } from '../parse.js';
-import { type DepsFactory, newCommand } from './shared.js';
+import { escapeControls } from '../platform/io.js';
 
 export interface HistoryOptions {
   id: string | undefined;

@@ -6,6 +6,7 @@
  * replacement of its `run`.
  */
 import type { Command } from 'commander';
+import type { DepsFactory } from '../cli/shared.js';
 import { operationCommands } from '../operations/index.js';
 import { completionCommand } from './completion.js';
 import { doctorCommand } from './doctor.js';
@@ -14,7 +15,6 @@ import { loginCommand } from './login.js';
 import { logoutCommand } from './logout.js';
 import { profileCommand } from './profile.js';
 import { serveCommand } from './serve.js';
-import type { DepsFactory } from './shared.js';
 import { statusCommand } from './status.js';
 import { whoisCommand } from './whois.js';
 

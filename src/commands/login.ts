@@ -1,7 +1,12 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import type { Profile } from '../config.js';
-import type { Deps } from '../context/factory.js';
+import { type DepsFactory, newCommand } from '../cli/shared.js';
+import type { Profile } from '../config/config.js';
+import {
+  CredentialStoreError,
+  credentialAccount,
+  credentialAccounts,
+} from '../config/secure-store.js';
 import {
   apiTokenProblem,
   checkApiPathForDialect,
@@ -10,17 +15,23 @@ import {
   resolveCredentials,
   resolveDialect,
   withCaFile,
-} from '../credentials.js';
-import { EXPLO_BASE_URL, profileDialect } from '../dialect.js';
+} from '../context/credentials.js';
+import type { Deps } from '../context/factory.js';
+import { defaultProfile } from '../context/profiles.js';
 import { ApiError, AuthError, ConfigError, NetworkError, UsageError } from '../errors.js';
-import { canPrompt, escapeControls, readStdin } from '../io.js';
-import type { ProbeResult } from '../operations/probe/operation.js';
+import {
+  endpointUrl,
+  formatBaseUrl,
+  parseBaseUrl,
+  quote,
+  redactUrl,
+  shellWord,
+} from '../input/parse.js';
 import { printLine, printMessage } from '../output/messages.js';
-import { endpointUrl, formatBaseUrl, parseBaseUrl, quote, redactUrl, shellWord } from '../parse.js';
-import { defaultProfile } from '../profiles.js';
-import { CredentialStoreError, credentialAccount, credentialAccounts } from '../secure-store.js';
-import { loginCommandFor, type Target } from '../target.js';
-import { type DepsFactory, newCommand } from './shared.js';
+import { canPrompt, escapeControls, readStdin } from '../platform/io.js';
+import { EXPLO_BASE_URL, profileDialect } from '../service/dialect.js';
+import type { ProbeResult } from '../service/probe.js';
+import { loginCommandFor, type Target } from '../service/target.js';
 
 export interface LoginOptions {
   withToken: boolean;

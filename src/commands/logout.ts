@@ -1,12 +1,12 @@
 import type { Command } from 'commander';
+import { type DepsFactory, newCommand } from '../cli/shared.js';
+import { CredentialStoreError, credentialAccounts } from '../config/secure-store.js';
 import type { Deps } from '../context/factory.js';
 import { ConfigError } from '../errors.js';
-import { escapeControls } from '../io.js';
+import { quote } from '../input/parse.js';
 import { printLine } from '../output/messages.js';
-import { quote } from '../parse.js';
-import { CredentialStoreError, credentialAccounts } from '../secure-store.js';
-import { loginCommandFor } from '../target.js';
-import { type DepsFactory, newCommand } from './shared.js';
+import { escapeControls } from '../platform/io.js';
+import { loginCommandFor } from '../service/target.js';
 
 export function logoutCommand(makeDeps: DepsFactory, run = runLogout): Command {
   return newCommand('logout', "Remove a profile's saved API token (its base URL is kept)", [

@@ -1,18 +1,17 @@
 import type { Command } from 'commander';
-import type { Profile } from '../config.js';
+import { type DepsFactory, newCommand } from '../cli/shared.js';
+import type { Profile } from '../config/config.js';
 import type { Deps } from '../context/factory.js';
-import { USER_PATH } from '../context/settings.js';
-import { type Dialect, profileDialect } from '../dialect.js';
+import { defaultProfile, unknownProfileError } from '../context/profiles.js';
 import { CancelledError, UsageError } from '../errors.js';
-import { canPrompt, escapeControls, writeLine } from '../io.js';
+import { quote, redactUrl, shellWord } from '../input/parse.js';
 import { printLine, printMessage } from '../output/messages.js';
 import { printJson } from '../output/results.js';
 import { padColumns } from '../output/text.js';
-import { quote, redactUrl, shellWord } from '../parse.js';
-import { defaultProfile, unknownProfileError } from '../profiles.js';
-import { loginCommandFor } from '../target.js';
+import { canPrompt, escapeControls, writeLine } from '../platform/io.js';
+import { type Dialect, profileDialect } from '../service/dialect.js';
+import { loginCommandFor, USER_PATH } from '../service/target.js';
 import { removeFromStore } from './logout.js';
-import { type DepsFactory, newCommand } from './shared.js';
 
 /** What one `ugs profile <action>` asks for. */
 export type ProfileOptions =

@@ -1,11 +1,11 @@
 import type { Command } from 'commander';
+import { collect, type DepsFactory, newCommand } from '../cli/shared.js';
 import type { Deps } from '../context/factory.js';
-import { type Dialect, parseDialect } from '../dialect.js';
 import type { FaultSpec, RunningEmulator } from '../emulator/server.js';
 import { UsageError } from '../errors.js';
-import { type Env, writeLine } from '../io.js';
-import { parseRate, type Rate } from '../rate.js';
-import { collect, type DepsFactory, newCommand } from './shared.js';
+import { type Env, writeLine } from '../platform/io.js';
+import { type Dialect, parseDialect } from '../service/dialect.js';
+import { parseRate, type Rate } from '../service/rate.js';
 
 export interface ServeOptions {
   host: string;

@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
-import type { Deps } from '../context/factory.js';
-import type { ProfileSource } from '../context/settings.js';
+import { type DepsFactory, newCommand } from '../cli/shared.js';
 import {
   type ApiToken,
   type CaFileSetting,
@@ -10,15 +9,16 @@ import {
   resolveCredentials,
   resolveDialect,
   type TokenLocation,
-} from '../credentials.js';
-import type { Dialect, DialectSource } from '../dialect.js';
+} from '../context/credentials.js';
+import type { Deps } from '../context/factory.js';
+import { defaultProfile } from '../context/profiles.js';
+import type { ProfileSource } from '../context/settings.js';
 import { AuthError, UgsError } from '../errors.js';
+import { quote, redactUrl } from '../input/parse.js';
 import { printFieldTable, printJson } from '../output/results.js';
-import { quote, redactUrl } from '../parse.js';
-import { defaultProfile } from '../profiles.js';
-import { maskToken } from '../redact.js';
-import { loginCommandFor, type TokenSource } from '../target.js';
-import { type DepsFactory, newCommand } from './shared.js';
+import type { Dialect, DialectSource } from '../service/dialect.js';
+import { loginCommandFor, type TokenSource } from '../service/target.js';
+import { maskToken } from '../text/redact.js';
 
 export interface StatusOptions {
   json: boolean;

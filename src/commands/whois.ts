@@ -8,17 +8,17 @@
  * unless `--check` needs one.
  */
 import type { Command } from 'commander';
+import { type DepsFactory, newCommand } from '../cli/shared.js';
+import { resolveTarget } from '../context/credentials.js';
 import type { Deps } from '../context/factory.js';
-import { resolveTarget } from '../credentials.js';
 import { ApiError, UsageError } from '../errors.js';
 import { type HistoryEvent, lastFour } from '../history/event.js';
 import { fingerprintWith } from '../history/log.js';
 import { recordedGet } from '../history/record.js';
-import { canPrompt, escapeControls, readStdin } from '../io.js';
+import { formatBaseUrl, quote } from '../input/parse.js';
 import { printNote } from '../output/messages.js';
-import { formatBaseUrl, quote } from '../parse.js';
+import { canPrompt, escapeControls, readStdin } from '../platform/io.js';
 import { requireHistoryLocation, shortTime } from './history.js';
-import { type DepsFactory, newCommand } from './shared.js';
 
 export interface WhoisOptions {
   /** The argument as given; `-` reads stdin; undefined asks at a terminal. */

@@ -5,18 +5,18 @@
  * bulk and doctor import it without loading any of what it describes; `default-factory.ts` builds
  * the real one, and each member is created (and its module loaded) on first use.
  */
-import type { ConfigStore } from '../config.js';
-import type { Tracer } from '../debug.js';
-import type { DoctorNetwork } from '../doctor/network.js';
+import type { ConfigStore } from '../config/config.js';
+import type { CredentialStore } from '../config/secure-store.js';
 import type { EmulatorOptions, RunningEmulator } from '../emulator/options.js';
 import type { HistoryLog } from '../history/log.js';
-import type { IO } from '../io.js';
-import type { ServiceClient } from '../operations/client.js';
+import type { Prompter } from '../input/prompter.js';
+import type { Tracer } from '../output/debug.js';
 import type { Output } from '../output/output.js';
 import type { Progress } from '../output/spinner.js';
-import type { Prompter } from '../prompter.js';
-import type { CredentialStore } from '../secure-store.js';
-import type { Target } from '../target.js';
+import type { IO } from '../platform/io.js';
+import type { ServiceClient } from '../service/client.js';
+import type { Target } from '../service/target.js';
+import type { DoctorNetwork } from '../transport/network.js';
 import type { Preferences, Settings } from './settings.js';
 
 export interface Deps {

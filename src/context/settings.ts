@@ -3,13 +3,11 @@
  * environment: flags over environment variables over defaults (the profile's values come later,
  * in credentials.ts). Everything below `main` takes its preferences from here.
  */
-import { type Dialect, parseDialect } from '../dialect.js';
-import { UsageError } from '../errors.js';
-import { controlCharacters, type Env } from '../io.js';
-import { parseTimeoutSeconds } from '../parse.js';
 
-/** The endpoint both operations use when neither a flag, the environment nor the profile says. */
-export const USER_PATH = '/api/user';
+import { UsageError } from '../errors.js';
+import { parseTimeoutSeconds } from '../input/parse.js';
+import { controlCharacters, type Env } from '../platform/io.js';
+import { type Dialect, parseDialect } from '../service/dialect.js';
 
 /** How the user wants ugs to behave; read even when the other global options are invalid. */
 export interface Preferences {

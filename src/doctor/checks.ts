@@ -6,8 +6,6 @@
  */
 import { lstatSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { Deps } from '../context/factory.js';
-import type { ProfileSource } from '../context/settings.js';
 import {
   apiTokenProblem,
   type CaFileSetting,
@@ -18,12 +16,10 @@ import {
   resolveCredentials,
   resolveDialect,
   withCaFile,
-} from '../credentials.js';
+} from '../context/credentials.js';
+import type { Deps } from '../context/factory.js';
+import type { ProfileSource } from '../context/settings.js';
 import { UgsError } from '../errors.js';
-import { errorCode, errorCodeInChain, isNotTlsCode } from '../guards.js';
-import { escapeControls, readFileCapped } from '../io.js';
-import { wireOf } from '../operations/operation.js';
-import { type ProbeResult, probe } from '../operations/probe/operation.js';
 import {
   endpointUrl,
   formatBaseUrl,
@@ -31,10 +27,14 @@ import {
   parseBaseUrl,
   repeatedSegment,
   shellWord,
-} from '../parse.js';
-import { maskToken } from '../redact.js';
-import { loginCommandFor, type Target } from '../target.js';
-import { type DoctorNetwork, isIpAddress } from './network.js';
+} from '../input/parse.js';
+import { errorCode, errorCodeInChain, isNotTlsCode } from '../platform/guards.js';
+import { escapeControls, readFileCapped } from '../platform/io.js';
+import { wireOf } from '../service/operation.js';
+import { type ProbeResult, probe } from '../service/probe.js';
+import { loginCommandFor, type Target } from '../service/target.js';
+import { maskToken } from '../text/redact.js';
+import { type DoctorNetwork, isIpAddress } from '../transport/network.js';
 import { displayProxy, proxyFor } from './proxy.js';
 
 /** `warn`: it works as set, but is probably not what was meant; doctor still exits 0. */

@@ -1,11 +1,12 @@
 /**
  * Which proxy a request to the service goes through, decided as ugs's transport decides it
- * (src/http.ts builds undici's EnvHttpProxyAgent from the same variables): lower-case variables
+ * (src/transport/http.ts builds undici's EnvHttpProxyAgent from the same variables): lower-case variables
  * first, `https_proxy` falling back to `http_proxy` for https targets, `NO_PROXY` as undici reads
  * it (hosts, subdomains, `host:port`, `*`; no CIDR), and loopback never proxied.
  */
-import type { Env } from '../io.js';
-import { isLoopbackHost, proxyVariable, redactUrl } from '../parse.js';
+
+import { isLoopbackHost, proxyVariable, redactUrl } from '../input/parse.js';
+import type { Env } from '../platform/io.js';
 
 export type ProxyDecision =
   | { kind: 'none'; reason: 'unset' | 'loopback' }

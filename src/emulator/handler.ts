@@ -1,11 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type Dialect, tokenHeader } from '../dialect.js';
-import type { HttpMethod } from '../http.js';
-import { type Operation, wireOf } from '../operations/operation.js';
-import type { Route, RouteAnswer } from '../operations/route.js';
-import { fingerprint } from '../redact.js';
+import { type Dialect, tokenHeader } from '../service/dialect.js';
+import { type Operation, wireOf } from '../service/operation.js';
+import { fingerprint } from '../text/redact.js';
+import type { HttpMethod } from '../transport/http.js';
 import type { Authenticator } from './auth.js';
 import type { FaultInjector, FaultKind } from './faults.js';
+import type { Route, RouteAnswer } from './route.js';
 import type { Store } from './store.js';
 import { type SlidingWindowThrottle, throttledDetail } from './throttle.js';
 import { RequestError } from './validation.js';
@@ -18,10 +18,13 @@ const API_PATH = '/api/user';
 const API_PATH_SLASH = '/api/user/';
 
 /** The operations the emulator serves (its caller's registry): each one's route answers it. */
-export type ServedOperations = readonly Pick<
-  Operation<never, unknown>,
-  'method' | 'explo' | 'route'
->[];
+export type ServedOperations = readonly (Pick<Operation<never, unknown>, 'method' | 'explo'> & {
+  /**
+   * Its route (`./route.ts` of the operation's folder), loaded on first use: only `ugs serve`
+   * runs it. Absent for a request that is another operation's route seen from elsewhere.
+   */
+  route?(): Promise<{ route: Route }>;
+})[];
 
 export interface HandlerDeps {
   store: Store;
@@ -136,7 +139,7 @@ const GATEWAY_TIMEOUT_HTML =
 
 // Django's own page for a URL that matches no route (DEBUG=False): HTML, not a DRF answer,
 // because no view runs. A client pointed at a wrong base URL sees exactly this, byte for byte
-// and with Django's bare `text/html` (test/emulator/django-parity.test.ts checks it).
+// and with Django's bare `text/html` (test/emulator/django-parity.process.test.ts checks it).
 const NOT_FOUND_HTML =
   '\n<!doctype html>\n<html lang="en">\n<head>\n  <title>Not Found</title>\n</head>\n<body>\n' +
   '  <h1>Not Found</h1><p>The requested resource was not found on this server.</p>\n</body>\n</html>\n';

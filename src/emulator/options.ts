@@ -3,8 +3,8 @@
  * factory (`context/factory.ts`) can describe `startEmulator` without importing the emulator,
  * whose routes come from the operations registry, which imports the commands.
  */
-import type { Dialect } from '../dialect.js';
-import type { Rate } from '../rate.js';
+import type { Dialect } from '../service/dialect.js';
+import type { Rate } from '../service/rate.js';
 import type { Environment } from './auth.js';
 import type { FaultSpec } from './faults.js';
 

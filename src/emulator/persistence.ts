@@ -5,9 +5,9 @@ import {
   UnsafeFileError,
   writeFileDurably,
   writeFully,
-} from '../durable-file.js';
-import { FileLock, LockBusyError } from '../file-lock.js';
-import { errorCode } from '../guards.js';
+} from '../fs/durable-file.js';
+import { FileLock, LockBusyError } from '../fs/file-lock.js';
+import { errorCode } from '../platform/guards.js';
 import { EmulatorStartError } from './errors.js';
 import { CorruptStateError, Store, type StoreChange } from './store.js';
 
@@ -299,7 +299,7 @@ export async function removeOrphanTempFiles(file: string): Promise<void> {
 
 /**
  * Replaces `file` so that after a crash or a full disk it holds either the old or the new
- * content, never a mix, and no temp file is left (see src/durable-file.ts, shared with the
+ * content, never a mix, and no temp file is left (see src/fs/durable-file.ts, shared with the
  * config). The file is 0600 from the first byte: it holds tokens.
  */
 export async function writeFileAtomic(file: string, data: string): Promise<void> {
@@ -387,7 +387,7 @@ export class DurableWriter {
 
 /**
  * An exclusive lock on a data file, so two emulators never overwrite each other's state. It is
- * the lock the config file uses too (src/file-lock.ts): it tells a dead owner, a reused pid and
+ * the lock the config file uses too (src/fs/file-lock.ts): it tells a dead owner, a reused pid and
  * this very process apart, and takes over a stale lock atomically.
  */
 export class DataFileLock {

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import path from 'node:path';
-import { unicodeEscape } from '../io.js';
+import { unicodeEscape } from '../platform/io.js';
 import { type ApiToken, Authenticator, type Environment, resolveApiTokens } from './auth.js';
 import { EmulatorStartError } from './errors.js';
 import { FaultInjector, type FaultSpec, parseFaultSpec } from './faults.js';

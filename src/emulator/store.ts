@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { isPlainObject } from '../guards.js';
+import { isPlainObject } from '../platform/guards.js';
 import { type ApiToken, type Environment, isEnvironment, randomToken } from './auth.js';
 
 export type JsonValue =

@@ -8,7 +8,7 @@
  * DRF's `Throttled` does. A refused request is not counted, as in DRF.
  */
 
-import type { Rate as RateLimit } from '../rate.js';
+import type { Rate as RateLimit } from '../service/rate.js';
 
 export type ThrottleVerdict = { allowed: true } | { allowed: false; waitSeconds: number };
 

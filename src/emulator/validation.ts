@@ -1,5 +1,5 @@
-import { isPlainObject } from '../guards.js';
-import { jsonNestingDepth, MAX_JSON_DEPTH, setOwn } from '../parse.js';
+import { jsonNestingDepth, MAX_JSON_DEPTH, setOwn } from '../input/parse.js';
+import { isPlainObject } from '../platform/guards.js';
 import type { GetOrCreateInput, JsonObject } from './store.js';
 
 /**

@@ -3,7 +3,7 @@
  * service, by whom, and the tokens involved as fingerprints only. Types and small pure helpers;
  * the writer is log.ts, the reader read.ts (loaded only by the commands that read).
  */
-import { lastFour as tokenTail } from '../redact.js';
+import { lastFour as tokenTail } from '../text/redact.js';
 
 /** What a request came to. `stale`: a rotation refused because the token was not current. */
 export type HistoryOutcome = 'created' | 'found' | 'rotated' | 'unknown' | 'failed' | 'stale';

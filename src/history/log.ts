@@ -21,11 +21,11 @@
 import { constants, promises as fsp } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
-import { describeFsError, makeDirectories } from '../config.js';
-import { NO_FOLLOW, READ_NO_FOLLOW, writeFully } from '../durable-file.js';
-import { FileLock } from '../file-lock.js';
-import { errorCode } from '../guards.js';
-import { type Env, escapeControls } from '../io.js';
+import { describeFsError, makeDirectories } from '../config/config.js';
+import { NO_FOLLOW, READ_NO_FOLLOW, writeFully } from '../fs/durable-file.js';
+import { FileLock } from '../fs/file-lock.js';
+import { errorCode } from '../platform/guards.js';
+import { type Env, escapeControls } from '../platform/io.js';
 import { type HistoryEntry, lastFour } from './event.js';
 
 /** Past this size the file is rotated (once: `history.1.ndjson`). */

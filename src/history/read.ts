@@ -4,8 +4,8 @@
  * terminal and bulk `get`'s validation load it with `import()`; a plain `get` never does.
  */
 import { promises as fsp } from 'node:fs';
-import { errorCode } from '../guards.js';
-import { editDistance } from '../suggest.js';
+import { errorCode } from '../platform/guards.js';
+import { editDistance } from '../text/suggest.js';
 import { FINGERPRINT_PATTERN, HISTORY_OUTCOMES, type HistoryEvent } from './event.js';
 import {
   fingerprintWith,

@@ -4,18 +4,24 @@
  * a rotation whose outcome is unknown; a request that never reached the service (refused
  * connection, DNS) writes none.
  */
-import type { Deps } from '../context/factory.js';
-import { DEFAULT_DIALECT } from '../dialect.js';
 import { ApiError, AuthError, OutcomeUnknownError } from '../errors.js';
-import { isUnrotated, otherGroupOf, type ServiceResult } from '../operations/user-group.js';
-import { formatBaseUrl } from '../parse.js';
-import type { Target } from '../target.js';
+import { formatBaseUrl } from '../input/parse.js';
+import { DEFAULT_DIALECT } from '../service/dialect.js';
+import type { Target } from '../service/target.js';
+import { isUnrotated, otherGroupOf, type ServiceResult } from '../service/user-group.js';
 import type { HistoryEntry, HistoryOutcome } from './event.js';
+import type { HistoryLog } from './log.js';
+
+/** What recording needs of a run's dependencies (a command's `Deps` has all of it). */
+export interface RecordDeps {
+  settings: { profile: string };
+  history: Pick<HistoryLog, 'append'>;
+}
 
 /** The fields every entry of a run shares: when, which profile, which service. */
 export type EntryBase = Pick<HistoryEntry, 'profile' | 'baseUrl' | 'dialect'>;
 
-export function entryBase(deps: Deps, target: Target): EntryBase {
+export function entryBase(deps: RecordDeps, target: Target): EntryBase {
   return {
     profile: target.profile ?? deps.settings.profile,
     baseUrl: formatBaseUrl(target.baseUrl),
@@ -78,7 +84,7 @@ export function errorOutcome(error: unknown, rotation: boolean): HistoryOutcome 
 
 /** Runs a single get and appends its event; the result or error passes through unchanged. */
 export async function recordedGet(
-  deps: Deps,
+  deps: RecordDeps,
   target: Target,
   request: { user_group_id: string; name: string },
   call: () => Promise<ServiceResult>,
@@ -107,7 +113,7 @@ export async function recordedGet(
 
 /** Runs a single rotation and appends its event; the result or error passes through unchanged. */
 export async function recordedRotate(
-  deps: Deps,
+  deps: RecordDeps,
   target: Target,
   sentToken: string,
   call: () => Promise<ServiceResult>,

@@ -5,15 +5,25 @@
  * first; bulk `get` names such rows in a `note:` and sends them. The history's reading code is
  * loaded only here, when there is a question to ask (read.ts).
  */
-import type { Deps } from '../context/factory.js';
 import { CancelledError } from '../errors.js';
-import { escapeControls } from '../io.js';
+import { quote } from '../input/parse.js';
+import type { Prompter } from '../input/prompter.js';
 import { printNote } from '../output/messages.js';
-import { quote } from '../parse.js';
+import type { Output } from '../output/output.js';
+import { escapeControls } from '../platform/io.js';
+import type { HistoryLog } from './log.js';
 import type { KnownIds } from './read.js';
 
+/** What the guard needs of a run's dependencies (a command's `Deps` has all of it). */
+export interface TypoGuardDeps {
+  settings: { profile: string };
+  history: Pick<HistoryLog, 'location'>;
+  prompter: Pick<Prompter, 'confirm'>;
+  output: Output;
+}
+
 /** Known ids of the run's profile; none when there is no history or it cannot be read. */
-async function knownIdsOf(deps: Deps, bulk: boolean): Promise<KnownIds | undefined> {
+async function knownIdsOf(deps: TypoGuardDeps, bulk: boolean): Promise<KnownIds | undefined> {
   const location = deps.history.location;
   if (location === undefined) return undefined;
   const { BULK_EDIT_BUDGET, BULK_KNOWN_IDS, loadKnownIds } = await import('./read.js');
@@ -34,7 +44,7 @@ async function knownIdsOf(deps: Deps, bulk: boolean): Promise<KnownIds | undefin
  * Asks "did you mean <known>? create <id>?" when `id` is new to this profile's history and looks
  * like a known id. The caller asks only at a terminal and without `--yes`. A no sends nothing.
  */
-export async function confirmNewId(id: string, deps: Deps): Promise<void> {
+export async function confirmNewId(id: string, deps: TypoGuardDeps): Promise<void> {
   const known = await knownIdsOf(deps, false);
   const similar = known?.similar(id);
   if (similar === undefined) return;
@@ -57,7 +67,7 @@ export interface LookalikeRows {
 
 const SHOWN = 10;
 
-export async function lookalikeRows(deps: Deps): Promise<LookalikeRows | undefined> {
+export async function lookalikeRows(deps: TypoGuardDeps): Promise<LookalikeRows | undefined> {
   const known = await knownIdsOf(deps, true);
   if (known === undefined || known.size === 0) return undefined;
   const found: { row: number; id: string; similar: string }[] = [];

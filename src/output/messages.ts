@@ -2,8 +2,9 @@
  * Messages for the person, on stderr whatever the output format (stdout is for results): notes,
  * warnings, success lines, and the one `error:`/`hint:` report.
  */
-import { errorCommand, writeCiCommand } from '../ci.js';
-import { writeLine } from '../io.js';
+
+import { writeLine } from '../platform/io.js';
+import { errorCommand, writeCiCommand } from './ci.js';
 import type { Output } from './output.js';
 import { displayWidth } from './text.js';
 

@@ -6,7 +6,6 @@
  * `style()` only when colour is on and something is coloured.
  */
 import type { Writable } from 'node:stream';
-import { type CiSystem, detectCi, maskSecret, maskTokensIn, underCiRunner } from '../ci.js';
 import {
   colorEnabled,
   type Env,
@@ -14,7 +13,8 @@ import {
   stderrColumns,
   stdoutColumns,
   unicodeTerminal,
-} from '../io.js';
+} from '../platform/io.js';
+import { type CiSystem, detectCi, maskSecret, maskTokensIn, underCiRunner } from './ci.js';
 import { loadColorStyle, plainStyle, type Style } from './style.js';
 
 /**

@@ -3,11 +3,12 @@
  * command, then shown. Colour and table borders are decoration for a terminal; the libraries that
  * draw them are loaded only when a table or colour is actually wanted.
  */
-import { hasCiMarker } from '../ci.js';
+
 import { ApiError, CiMarkerError, UgsError } from '../errors.js';
-import { escapeControls, writeLine } from '../io.js';
-import { compactJson, prettyJson } from '../json-text.js';
-import { type JsonObject, quote } from '../parse.js';
+import { type JsonObject, quote } from '../input/parse.js';
+import { escapeControls, writeLine } from '../platform/io.js';
+import { compactJson, prettyJson } from '../text/json-text.js';
+import { hasCiMarker } from './ci.js';
 import { printLine } from './messages.js';
 import type { Output } from './output.js';
 import type { Style } from './style.js';

@@ -6,9 +6,10 @@
  * terminal that cannot erase a line (TERM=dumb). The spinner library is imported only when the
  * timer fires: a quick answer, and every start-up, never load it.
  */
-import { silentTracer, type Tracer } from '../debug.js';
-import { colorEnabled, type IO, isSet } from '../io.js';
+
+import { colorEnabled, type IO, isSet } from '../platform/io.js';
 import type { Color, Spinner } from '../vendor/spinner.js';
+import { silentTracer, type Tracer } from './debug.js';
 import type { OutputPreferences } from './output.js';
 
 /** How long a request may take before the spinner appears. */

@@ -1,6 +1,6 @@
 // undici's agent and connector, and (loaded on demand, see loadProxyAgent) its proxy-aware
-// agent (see src/undici.ts). These are undici's internal files, not its public API: package.json
-// pins undici exactly, and test/unit/undici-canary.test.ts fails when an update moves or changes
+// agent (see src/transport/undici.ts). These are undici's internal files, not its public API: package.json
+// pins undici exactly, and test/transport/undici-canary.test.ts fails when an update moves or changes
 // them.
 
 export { default as buildConnector } from 'undici/lib/core/connect.js';
@@ -10,7 +10,7 @@ import util from 'undici/lib/core/util.js';
 
 /**
  * A header name's bytes in lower case: well-known names come from undici's own table without a
- * string being made (src/undici.ts reads the answer headers with it).
+ * string being made (src/transport/undici.ts reads the answer headers with it).
  */
 export const headerNameToString: (name: Buffer) => string = util.headerNameToString;
 

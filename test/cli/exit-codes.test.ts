@@ -213,5 +213,5 @@ describe('exit codes (main in-process)', () => {
     expect(service.requests).toHaveLength(1);
   });
 
-  // 130 (Ctrl+C at a prompt) needs a terminal: test/e2e/interactive.test.ts drives it on a pty.
+  // 130 (Ctrl+C at a prompt) needs a terminal: test/e2e/interactive.process.test.ts drives it on a pty.
 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator as startServedEmulator } from '../../src/emulator/server.js';
-import { operations } from '../../src/operations/index.js';
+import { servedOperations } from '../../src/operations/index.js';
 import {
   call,
   getUser,
@@ -416,7 +416,7 @@ describe('routing', () => {
     async (path) => {
       const reply = await call(emu.url, { path, token: customer, body: {} });
       expect(reply.status).toBe(404);
-      // Django's bare text/html, as test/emulator/django-parity.test.ts measures it.
+      // Django's bare text/html, as test/emulator/django-parity.process.test.ts measures it.
       expect(reply.headers['content-type']).toBe('text/html');
       expect(reply.text).toContain('<h1>Not Found</h1>');
     },
@@ -433,7 +433,7 @@ describe('routing', () => {
 
   // The methods of the operations with a route, from their registry: an operation added there
   // changes this test through it, not by an edit here.
-  const served = Object.values(operations).flatMap((operation) =>
+  const served = servedOperations.flatMap((operation) =>
     operation.route === undefined ? [] : [operation.method],
   );
 

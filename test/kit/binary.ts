@@ -124,7 +124,7 @@ export function sandboxEnv(
   }
   env.HOME = dirs.home;
   env.XDG_CONFIG_HOME = join(dirs.home, '.config');
-  // bin/ugs.js keeps compiled code there on Node 20 (src/compile-cache.ts): never the user's.
+  // bin/ugs.js keeps compiled code there on Node 20 (src/platform/compile-cache.ts): never the user's.
   env.XDG_CACHE_HOME = join(dirs.home, '.cache');
   env.UGS_CONFIG_DIR = dirs.configDir;
   for (const [key, value] of Object.entries(changes)) {

@@ -16,7 +16,7 @@ import {
   type RunningEmulator,
   startEmulator as startInProcess,
 } from '../../src/emulator/server.js';
-import { operations } from '../../src/operations/index.js';
+import { servedOperations } from '../../src/operations/index.js';
 import {
   BIN,
   describeRun,
@@ -47,7 +47,7 @@ export interface InProcessEmulator extends RunningEmulator {
 
 /** The emulator in this process, on a free port unless told otherwise. */
 export async function startEmulator(options: EmulatorOptions = {}): Promise<InProcessEmulator> {
-  const running = await startInProcess({ port: 0, ...options }, Object.values(operations));
+  const running = await startInProcess({ port: 0, ...options }, servedOperations);
   return Object.assign(running, {
     tokenFor: (environment: ApiToken['environment']) => tokenOf(running, environment),
   });

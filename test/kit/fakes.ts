@@ -5,22 +5,23 @@
  */
 import { PassThrough, Writable } from 'node:stream';
 import { expect } from 'vitest';
-import type { ConfigStore, Profile } from '../../src/config.js';
+import type { ConfigStore, Profile } from '../../src/config/config.js';
+import { type CredentialStore, CredentialStoreError } from '../../src/config/secure-store.js';
 import type { Deps, SystemInfo } from '../../src/context/factory.js';
 import { parseSettings, type Settings } from '../../src/context/settings.js';
-import { StreamTracer, silentTracer, type Tracer } from '../../src/debug.js';
-import type { DoctorNetwork } from '../../src/doctor/network.js';
 import { ApiError, UsageError } from '../../src/errors.js';
 import { type HistoryLog, noHistory } from '../../src/history/log.js';
-import type { IO } from '../../src/io.js';
+import type { Prompter, Validate } from '../../src/input/prompter.js';
+import type { GetUserRequest } from '../../src/operations/get-user/operation.js';
 import { type OperationName, operations } from '../../src/operations/index.js';
-import type { ProbeResult } from '../../src/operations/probe/operation.js';
+import { StreamTracer, silentTracer, type Tracer } from '../../src/output/debug.js';
 import { createOutput } from '../../src/output/output.js';
 import { noProgress, type Progress } from '../../src/output/spinner.js';
-import type { Prompter, Validate } from '../../src/prompter.js';
-import { type CredentialStore, CredentialStoreError } from '../../src/secure-store.js';
-import type { GetUserRequest, ServiceClient, ServiceResult } from '../../src/service.js';
-import type { Target } from '../../src/target.js';
+import type { IO } from '../../src/platform/io.js';
+import type { ProbeResult } from '../../src/service/probe.js';
+import type { ServiceClient, ServiceResult } from '../../src/service/service.js';
+import type { Target } from '../../src/service/target.js';
+import type { DoctorNetwork } from '../../src/transport/network.js';
 
 export type { Deps, Settings };
 

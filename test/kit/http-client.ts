@@ -4,10 +4,11 @@
  * clean-up of both after every test.
  */
 import { afterEach, expect } from 'vitest';
-import type { Tracer } from '../../src/debug.js';
 import { UgsError } from '../../src/errors.js';
-import { createHttpClient, type HttpClient } from '../../src/http.js';
-import { HttpServiceClient } from '../../src/service.js';
+import { operations } from '../../src/operations/index.js';
+import type { Tracer } from '../../src/output/debug.js';
+import { HttpServiceClient } from '../../src/service/service.js';
+import { createHttpClient, type HttpClient } from '../../src/transport/http.js';
 import { rejection } from './fakes.js';
 import { type Reply, startServer, type TestServer } from './server.js';
 
@@ -69,6 +70,7 @@ export function useHttpClients(): Harness {
         http,
         { baseUrl: new URL(baseUrl), apiToken: API_TOKEN },
         USER_AGENT,
+        { operations },
       );
       return { http, service, sleeps };
     },

@@ -3,11 +3,11 @@
 import { sentValue } from '../../bulk/records.js';
 import type { BulkSpec, RecordOutcome } from '../../bulk/spec.js';
 import { groupText, typeOf } from '../../bulk/validate.js';
-import { isPlainObject } from '../../guards.js';
-import { type JsonObject, quote, quoteVisible, type StringMap } from '../../parse.js';
-import type { RowFields } from '../bulk.js';
-import type { ServiceResult } from '../user-group.js';
-import { otherGroupOf } from '../user-group.js';
+import type { RowFields } from '../../input/bulk-options.js';
+import { type JsonObject, quote, quoteVisible, type StringMap } from '../../input/parse.js';
+import { isPlainObject } from '../../platform/guards.js';
+import type { ServiceResult } from '../../service/user-group.js';
+import { otherGroupOf } from '../../service/user-group.js';
 import {
   GET_COLUMNS,
   ROTATE_COLUMNS,

@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Command } from 'commander';
-import { addBulkFlags, type BulkFlags, parseBulkFlags } from '../../commands/bulk-flags.js';
+import { addBulkFlags, type BulkFlags, parseBulkFlags } from '../../cli/bulk-flags.js';
 import {
   addOutputFlags,
   collect,
@@ -8,22 +8,13 @@ import {
   newCommand,
   outputFormat,
   withProgress,
-} from '../../commands/shared.js';
+} from '../../cli/shared.js';
+import { resolveTarget } from '../../context/credentials.js';
 import type { Deps } from '../../context/factory.js';
-import { resolveTarget } from '../../credentials.js';
 import { ApiError, UsageError } from '../../errors.js';
 import { recordedGet } from '../../history/record.js';
 import { confirmNewId } from '../../history/typo.js';
-import { readJsonSource } from '../../input.js';
-import { canPrompt, escapeControls } from '../../io.js';
-import { printWarningNote } from '../../output/messages.js';
-import {
-  formatValue,
-  type OutputFormat,
-  printResult,
-  type ResultRecord,
-  withJsonErrorBody,
-} from '../../output/results.js';
+import type { BulkFlagSpec } from '../../input/bulk-options.js';
 import {
   checkGroupText,
   collectKeyValues,
@@ -36,10 +27,19 @@ import {
   quote,
   type StringMap,
   setOwn,
-} from '../../parse.js';
-import type { Prompter } from '../../prompter.js';
-import type { BulkFlagSpec } from '../bulk.js';
-import { otherGroupOf, type ServiceResult, userGroupRecord } from '../user-group.js';
+} from '../../input/parse.js';
+import type { Prompter } from '../../input/prompter.js';
+import { readJsonSource } from '../../input/values.js';
+import { printWarningNote } from '../../output/messages.js';
+import {
+  formatValue,
+  type OutputFormat,
+  printResult,
+  type ResultRecord,
+  withJsonErrorBody,
+} from '../../output/results.js';
+import { canPrompt, escapeControls } from '../../platform/io.js';
+import { otherGroupOf, type ServiceResult, userGroupRecord } from '../../service/user-group.js';
 import { type GetUserRequest, mustExistProblem } from './operation.js';
 
 export interface GetOptions {

@@ -1,7 +1,7 @@
 /** Get User: gets a user group by the caller's id, creating it when the id is new. */
-import { type JsonObject, quote, type StringMap } from '../../parse.js';
-import type { Operation } from '../operation.js';
-import { readUserGroup, type ServiceResult } from '../user-group.js';
+import { type JsonObject, quote, type StringMap } from '../../input/parse.js';
+import type { Operation } from '../../service/operation.js';
+import { readUserGroup, type ServiceResult } from '../../service/user-group.js';
 
 export interface GetUserRequest {
   name: string;
@@ -34,7 +34,6 @@ export const getUser: Operation<GetUserRequest, ServiceResult> = {
   secrets: () => [],
   read: readUserGroup,
   hints: { tooLarge: 'send smaller --properties or --mapping' },
-  route: () => import('./route.js'),
 };
 
 /**
@@ -61,7 +60,7 @@ export function mustExistProblem(
   };
 }
 
-declare module '../client.js' {
+declare module '../../service/client.js' {
   interface ServiceOperations {
     getUser: typeof getUser;
   }

@@ -1,6 +1,7 @@
 /** Get User in the emulator: get-or-create by the caller's id, as the service does. */
+
+import type { Route } from '../../emulator/route.js';
 import { parseGetUserBody } from '../../emulator/validation.js';
-import type { Route } from '../route.js';
 
 export const route: Route = {
   async handle({ store, environment, dialect, text, markChanged, durable }) {

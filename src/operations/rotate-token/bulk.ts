@@ -8,9 +8,9 @@ import { sentValue } from '../../bulk/records.js';
 import type { BulkSpec, RecordOutcome, Settled } from '../../bulk/spec.js';
 import { groupText, typeOf } from '../../bulk/validate.js';
 import { ApiError } from '../../errors.js';
-import { groupTextProblem, quote } from '../../parse.js';
-import type { RowFields } from '../bulk.js';
-import { isUnrotated, otherGroupOf, type ServiceResult } from '../user-group.js';
+import type { RowFields } from '../../input/bulk-options.js';
+import { groupTextProblem, quote } from '../../input/parse.js';
+import { isUnrotated, otherGroupOf, type ServiceResult } from '../../service/user-group.js';
 import {
   GET_COLUMNS,
   ROTATE_COLUMNS,

@@ -1,15 +1,14 @@
 import type { Command } from 'commander';
-import { addBulkFlags, type BulkFlags, parseBulkFlags } from '../../commands/bulk-flags.js';
+import { addBulkFlags, type BulkFlags, parseBulkFlags } from '../../cli/bulk-flags.js';
 import {
   addOutputFlags,
   type DepsFactory,
   newCommand,
   outputFormat,
   withProgress,
-} from '../../commands/shared.js';
+} from '../../cli/shared.js';
+import { resolveTarget } from '../../context/credentials.js';
 import type { Deps } from '../../context/factory.js';
-import { USER_PATH } from '../../context/settings.js';
-import { resolveTarget } from '../../credentials.js';
 import {
   ApiError,
   CancelledError,
@@ -20,21 +19,7 @@ import {
   UsageError,
 } from '../../errors.js';
 import { recordedRotate } from '../../history/record.js';
-import {
-  canPrompt,
-  escapeControls,
-  flushOutput,
-  InFlight,
-  readStdin,
-  unicodeEscape,
-} from '../../io.js';
-import { printMessage } from '../../output/messages.js';
-import {
-  formatValue,
-  type OutputFormat,
-  printResult,
-  withJsonErrorBody,
-} from '../../output/results.js';
+import type { BulkFlagSpec } from '../../input/bulk-options.js';
 import {
   checkGroupText,
   endpointUrl,
@@ -43,13 +28,28 @@ import {
   quoteVisible,
   shellWord,
   UNPASTEABLE,
-} from '../../parse.js';
-import { fingerprint, REDACTED } from '../../redact.js';
-import type { Target } from '../../target.js';
-import type { BulkFlagSpec } from '../bulk.js';
-import type { ServiceClient } from '../client.js';
+} from '../../input/parse.js';
+import { printMessage } from '../../output/messages.js';
+import {
+  formatValue,
+  type OutputFormat,
+  printResult,
+  withJsonErrorBody,
+} from '../../output/results.js';
+import {
+  canPrompt,
+  escapeControls,
+  flushOutput,
+  InFlight,
+  readStdin,
+  unicodeEscape,
+} from '../../platform/io.js';
+import type { ServiceClient } from '../../service/client.js';
+import type { Target } from '../../service/target.js';
+import { USER_PATH } from '../../service/target.js';
+import { isUnrotated, otherGroupOf, userGroupRecord } from '../../service/user-group.js';
+import { fingerprint, REDACTED } from '../../text/redact.js';
 import { answeredForAnother } from '../get-user/command.js';
-import { isUnrotated, otherGroupOf, userGroupRecord } from '../user-group.js';
 import { READ_CURRENT_TOKEN_HINT, ROTATION_ANSWER_FIELDS } from './operation.js';
 
 export interface RotateOptions {

@@ -1,6 +1,6 @@
 /** Create User (token rotation): replaces a user group's token, given the current one. */
-import type { Operation } from '../operation.js';
-import { readUserGroup, type ServiceResult } from '../user-group.js';
+import type { Operation } from '../../service/operation.js';
+import { readUserGroup, type ServiceResult } from '../../service/user-group.js';
 
 /** `ugs get` returns an existing group unchanged, token included: the way to see the outcome. */
 export const READ_CURRENT_TOKEN_HINT =
@@ -29,7 +29,6 @@ export const rotateToken: Operation<string, ServiceResult> = {
   body: (currentToken) => ({ current_token: currentToken }),
   secrets: (currentToken) => [currentToken],
   read: readUserGroup,
-  route: () => import('./route.js'),
   // A framework can fail after the database committed (a crash while rendering the answer), and a
   // gateway can give up while the service goes on: a 5xx or an unreadable 2xx may be a success.
   risk: {
@@ -47,7 +46,7 @@ export const rotateToken: Operation<string, ServiceResult> = {
   },
 };
 
-declare module '../client.js' {
+declare module '../../service/client.js' {
   interface ServiceOperations {
     rotateToken: typeof rotateToken;
   }

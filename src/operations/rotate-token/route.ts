@@ -1,7 +1,8 @@
 /** Create User (token rotation) in the emulator: the old token stops working at once. */
+
+import type { Route } from '../../emulator/route.js';
 import { parseRotateBody, RequestError } from '../../emulator/validation.js';
-import { fingerprint } from '../../redact.js';
-import type { Route } from '../route.js';
+import { fingerprint } from '../../text/redact.js';
 
 export const route: Route = {
   async handle({ store, environment, text, markChanged, durable }) {

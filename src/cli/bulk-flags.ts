@@ -1,0 +1,146 @@
+/**
+ * The flags of a bulk run (`--from` and its companions), shared by `get` and `rotate`, and the
+ * rules for combining them with the single-row flags.
+ */
+import type { Command } from 'commander';
+import type { BulkOptions } from '../bulk/run.js';
+import { UsageError } from '../errors.js';
+import {
+  type BulkFlagSpec,
+  DEFAULT_CONCURRENCY,
+  inputFormatFor,
+  MAX_CONCURRENCY,
+  parseConcurrency,
+} from '../input/bulk-options.js';
+import { parseDuration, quote } from '../input/parse.js';
+import { parseRate } from '../service/rate.js';
+
+export interface BulkFlags {
+  from?: string;
+  format?: string;
+  concurrency?: string;
+  output?: string;
+  resume?: boolean;
+  giveUpAfter?: string;
+  delimiter?: string;
+  strictColumns?: boolean;
+  rate?: string;
+}
+
+export function addBulkFlags(command: Command, bulk: BulkFlagSpec): Command {
+  return command
+    .option('--from <file|->', bulk.fromHelp)
+    .option('--format <csv|ndjson|json>', 'the format of --from (default: from its extension)')
+    .option(
+      '--concurrency <n>',
+      `requests in flight with --from, 1-${MAX_CONCURRENCY} (default ${DEFAULT_CONCURRENCY})`,
+    )
+    .option('--output <file>', 'append one result record per row to this .ndjson or .csv file')
+    .option('--resume', 'with --output: skip rows the file shows done, settle unfinished ones')
+    .option(
+      '--give-up-after <duration>',
+      'with --from: stop when no request has succeeded for this long (e.g. 90s, 10m, 1h; default 10m)',
+    )
+    .option(
+      '--delimiter <char>',
+      'the delimiter of a CSV --from: , ; tab or another character (default: from the header line)',
+    )
+    .option(
+      '--strict-columns',
+      'with a CSV --from: refuse columns ugs does not know (default: ignore them)',
+    )
+    .option(
+      '--rate <n/s|n/min>',
+      'with --from: start requests evenly at this rate, e.g. 180/min (default: 180/min with --dialect explo, none otherwise)',
+    );
+}
+
+/**
+ * The bulk options, or undefined without `--from`. `singleRowFlags` are the names of the
+ * single-row flags that were given: none may be combined with `--from`.
+ */
+export function parseBulkFlags(
+  flags: BulkFlags,
+  bulk: BulkFlagSpec,
+  singleRowFlags: readonly string[],
+  yes: boolean,
+): Omit<BulkOptions, 'spec'> | undefined {
+  const kind = bulk.command;
+  if (flags.from === undefined) {
+    const stray = (
+      [
+        ['--format', flags.format !== undefined],
+        ['--concurrency', flags.concurrency !== undefined],
+        ['--output', flags.output !== undefined],
+        ['--resume', flags.resume === true],
+        ['--give-up-after', flags.giveUpAfter !== undefined],
+        ['--delimiter', flags.delimiter !== undefined],
+        ['--strict-columns', flags.strictColumns === true],
+        ['--rate', flags.rate !== undefined],
+      ] as const
+    ).find(([, given]) => given);
+    if (stray) {
+      throw new UsageError(`${stray[0]} works only with --from`, {
+        hint: `pass --from <file|-> to ${kind} many rows at once`,
+      });
+    }
+    return undefined;
+  }
+  if (singleRowFlags.length > 0) {
+    throw new UsageError(`--from cannot be combined with ${singleRowFlags.join(', ')}`, {
+      hint: 'each row of the --from file carries its own values',
+    });
+  }
+  if (flags.from === '') throw new UsageError('--from needs a file path, or - for stdin');
+  if (flags.resume && flags.output === undefined) {
+    throw new UsageError('--resume needs --output: it reads the results of the earlier run there');
+  }
+  if (bulk.outputRequired !== undefined && flags.output === undefined) {
+    throw new UsageError(`${kind} --from needs --output FILE`, { hint: bulk.outputRequired });
+  }
+  const format = inputFormatFor(flags.from, flags.format);
+  if (format !== 'csv' && flags.delimiter !== undefined) {
+    throw new UsageError(`--delimiter works only with a CSV --from, not ${format}`, {
+      hint: 'name the file .csv, or pass --format csv',
+    });
+  }
+  return {
+    from: flags.from,
+    format,
+    ...(flags.delimiter !== undefined && { delimiter: parseDelimiter(flags.delimiter) }),
+    // JSON rows have no columns to ignore: their unknown fields are always refused.
+    strictColumns: flags.strictColumns === true,
+    concurrency:
+      flags.concurrency === undefined ? DEFAULT_CONCURRENCY : parseConcurrency(flags.concurrency),
+    output: flags.output,
+    resume: flags.resume === true,
+    yes,
+    // Absent: the run's own default (DEFAULT_GIVE_UP_AFTER_MS, in bulk/run.ts).
+    ...(flags.giveUpAfter !== undefined && {
+      giveUpAfterMs: parseDuration(flags.giveUpAfter, '--give-up-after'),
+    }),
+    ...(flags.rate !== undefined && { rate: parseRate(flags.rate, '--rate') }),
+  };
+}
+
+/**
+ * `--delimiter`: one character, or `tab` / `\t` for a tab (a tab is awkward to type in a shell).
+ * Not a quote or a line break, which CSV itself uses.
+ */
+export function parseDelimiter(text: string): string {
+  const delimiter = text === 'tab' || text === '\\t' ? '\t' : text;
+  if (delimiter.length !== 1) {
+    throw new UsageError(`--delimiter must be one character, got ${quote(text)}`, {
+      hint: "for example --delimiter ';' or --delimiter tab",
+    });
+  }
+  if (delimiter === '"' || delimiter === '\n' || delimiter === '\r') {
+    throw new UsageError(
+      `--delimiter cannot be ${quote(delimiter)}: CSV uses it for quoting or rows`,
+      {
+        hint: "for example --delimiter ';' or --delimiter tab",
+      },
+    );
+  }
+  return delimiter;
+}

@@ -1,0 +1,129 @@
+/**
+ * What one operation of the service is, declared in one place: how it is sent, whether it may be
+ * repeated, how its answer is read, what a failure that may hide a success means for it, and the
+ * hints only it can give. `service.ts` runs any of them the same way.
+ *
+ * On the wire it depends on the dialect (`dialect.ts`): with `interface` every operation goes to
+ * the one configured endpoint (`--api-path`, `/api/user` by default), its method telling them
+ * apart, as the interface documents; with `explo` each has its own path (`wire.explo`), as the
+ * vendor publishes it. `wireOf` says which, for the client and the emulator alike.
+ */
+
+import type { JsonObject } from '../input/parse.js';
+import type { HttpMethod, RetryPolicy } from '../transport/http.js';
+import type { Dialect } from './dialect.js';
+
+/** What every operation declares, however its answer is read. */
+interface OperationBase<Input> {
+  /** Its method in the `interface` dialect, on the configured API path. */
+  method: HttpMethod;
+  /** Its method and path in the vendor's published API (`--dialect explo`). */
+  explo: { method: HttpMethod; path: string };
+  /** Which failures may be retried: only those that cannot make the operation happen twice. */
+  retry: RetryPolicy;
+  /** The JSON request body. */
+  body(input: Input): JsonObject;
+  /** Input values that must never be shown, even when the server quotes them back. */
+  secrets(input: Input): readonly string[];
+  /**
+   * For an operation that changes something and must not be repeated blindly: how to word a
+   * failure after which it may or may not have happened. Absent for operations that are safe to
+   * repeat: a lost answer is then just a network error (the retry policy has already tried again).
+   */
+  risk?: DeliveryRisk;
+  hints?: OperationHints;
+}
+
+/**
+ * An operation of the service's interface: its success is HTTP 2xx with `success: 1`, and every
+ * other answer is one typed error (`service.ts` words it, with the operation's hints).
+ */
+export interface EnvelopeOperation<Input, Result> extends OperationBase<Input> {
+  /** The result in a `success: 1` answer, or why it is not one this operation can use. */
+  read(answer: SuccessAnswer): Result | Unreadable;
+  readAnswer?: never;
+}
+
+/**
+ * A request whose every answer is its result, read as it came (doctor's probe, for which a 400
+ * is the good news). Everything before an answer is the same as for any operation: the headers,
+ * the transport, the one slash redirect (any other redirect is an error, as it is for `get`).
+ */
+export interface AnswerOperation<Input, Result> extends OperationBase<Input> {
+  readAnswer(answer: ReceivedAnswer): Result;
+  read?: never;
+}
+
+export type Operation<Input, Result> =
+  | EnvelopeOperation<Input, Result>
+  | AnswerOperation<Input, Result>;
+
+/** How an operation goes on the wire in a dialect: its method, and its path (none: `--api-path`). */
+export interface Wire {
+  method: HttpMethod;
+  path: string | undefined;
+}
+
+export function wireOf(
+  operation: Pick<OperationBase<never>, 'method' | 'explo'>,
+  dialect: Dialect | undefined,
+): Wire {
+  return dialect === 'explo'
+    ? { method: operation.explo.method, path: operation.explo.path }
+    : { method: operation.method, path: undefined };
+}
+
+/** Any answer that is not a redirect, as received, and where it came from. */
+export interface ReceivedAnswer {
+  status: number;
+  headers: Readonly<Record<string, string>>;
+  /** The body as text, a UTF-8 BOM removed; the server's words, not yet cleaned. */
+  text: string;
+  /** The URL that answered: the endpoint, or where the one slash redirect led. */
+  url: URL;
+  /** The API token and the input's secrets: to be cut out of anything quoted from `text`. */
+  secrets: readonly string[];
+}
+
+/** An answer with HTTP 2xx and `success: 1`. */
+export interface SuccessAnswer {
+  status: number;
+  body: JsonObject;
+  /** The body as the server sent it (BOM removed): `--json` prints it from this text. */
+  text: string;
+}
+
+/** Why a successful answer cannot be used, e.g. `the answer has no "user_group" object`. */
+export interface Unreadable {
+  unreadable: string;
+}
+
+export function isUnreadable(value: unknown): value is Unreadable {
+  return typeof value === 'object' && value !== null && 'unreadable' in value;
+}
+
+/**
+ * A request that may have reached the service, followed by no answer, a 5xx, or an answer that
+ * cannot be read: the change may have been made (exit 5), and the user is told how to find out.
+ */
+export interface DeliveryRisk {
+  /** What was sent, as in "the rotation request was sent but no answer came back". */
+  request: string;
+  /** Appended to such a failure, e.g. "the token may or may not have been rotated". */
+  outcome: string;
+  /** Appended to a failure that proves nothing happened (a redirect not followed). */
+  notDone: string;
+  /** Said before `check` when an answer came back but could not be used. */
+  maybe: string;
+  /** How to find out what happened. */
+  check: string;
+}
+
+export interface OperationHints {
+  /** The service answered `success: 0`. */
+  refused?: string;
+  /** A 404 with a JSON body (in the service's envelope or not): the operation's own view said no. */
+  jsonNotFound?: string;
+  /** A 413: what of this operation's request can be made smaller. */
+  tooLarge?: string;
+}

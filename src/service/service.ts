@@ -1,0 +1,379 @@
+/**
+ * Runs any operation of the User Group Service (see `operations/`) the same way: the request with
+ * its headers, at most the one redirect a framework sends, the answer read as a value, and one
+ * typed error when it is not a success, with the hints that profile, token source and operation
+ * call for.
+ */
+
+import { ApiError, AuthError, OutcomeUnknownError, type UgsError } from '../errors.js';
+import { endpointUrl, quote, redactUrl, repeatedSegment } from '../input/parse.js';
+import { escapeControls } from '../platform/io.js';
+import { rememberJsonText } from '../text/json-text.js';
+import {
+  type HttpClient,
+  type HttpResponse,
+  ResponseTooLargeError,
+  TransportError,
+} from '../transport/http.js';
+import { type Answer, classifyAnswer, retryAfterText, successOf } from './answer.js';
+import type { OperationName, ServiceClient } from './client.js';
+import { tokenHeader } from './dialect.js';
+import { isUnreadable, type Operation, wireOf } from './operation.js';
+import { loginCommandFor, type Target, type TokenSource, USER_PATH } from './target.js';
+
+export type { ServiceClient } from './client.js';
+export type { ServiceResult, UserGroup } from './user-group.js';
+
+export interface ServiceClientOptions {
+  /**
+   * The operations this client runs, by name (the registry in `operations/index.ts`): each becomes
+   * a method (`client.getUser(input)`). Handed in, so that the service layer knows no operation;
+   * without them only `call(operation, input)` works.
+   */
+  operations?: Readonly<Partial<Record<OperationName, Operation<never, unknown>>>>;
+  /** A `note:` for the user (stderr), e.g. that a redirect was followed. */
+  notify?: (message: string) => void;
+  /**
+   * false: successful answers are not kept for `--json` (see json-text.ts). A bulk run writes
+   * records, never `--json`, and keeping thousands of texts costs it time.
+   */
+  keepJsonText?: boolean;
+  /**
+   * A bulk run: the first slash redirect (Django's APPEND_SLASH) moves every later request of
+   * this client to the redirected path, with one note, instead of a redirect and a note per row.
+   */
+  learnRedirect?: boolean;
+}
+
+/** The statuses a framework redirects with; 303 would turn the request into a GET. */
+const FOLLOWABLE_REDIRECTS = new Set([301, 302, 307, 308]);
+
+// The operation methods (`getUser`, `rotateToken`, ...) are made in the constructor from the
+// operations it is handed, so a new operation needs no code here.
+export interface HttpServiceClient extends ServiceClient {}
+
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the constructor assigns every method the interface declares
+export class HttpServiceClient {
+  private readonly notify: (message: string) => void;
+  private readonly keepJsonText: boolean;
+  private readonly learnRedirect: boolean;
+  /** The learnt redirect was noted (once per client: a bulk run's rows in flight all meet it). */
+  private redirectNoted = false;
+  /**
+   * Each path's endpoint, made once (a bulk run sends thousands of requests to it): one path in
+   * the interface dialect, one per operation in the explo dialect. A learnt redirect replaces it.
+   */
+  private readonly urls = new Map<string, URL>();
+  private headers: Readonly<Record<string, string>> | undefined;
+
+  constructor(
+    private readonly http: HttpClient,
+    private readonly target: Target,
+    private readonly userAgent: string,
+    options: ServiceClientOptions = {},
+  ) {
+    this.notify = options.notify ?? (() => {});
+    this.keepJsonText = options.keepJsonText ?? true;
+    this.learnRedirect = options.learnRedirect ?? false;
+    for (const [name, operation] of Object.entries(options.operations ?? {}) as [
+      OperationName,
+      Operation<unknown, unknown>,
+    ][]) {
+      Object.defineProperty(this, name, {
+        value: (input: unknown) => this.call(operation, input),
+      });
+    }
+  }
+
+  async call<Input, Result>(operation: Operation<Input, Result>, input: Input): Promise<Result> {
+    const secrets = [this.target.apiToken, ...operation.secrets(input)];
+    let response: HttpResponse;
+    let url: URL;
+    try {
+      ({ response, url } = await this.send(operation, JSON.stringify(operation.body(input))));
+    } catch (error) {
+      throw deliveryFailure(error, operation);
+    }
+    if (operation.readAnswer !== undefined) {
+      return operation.readAnswer({ ...response, url, secrets });
+    }
+    let answer: Answer = classifyAnswer(response, secrets, { method: operation.method, url });
+    if (answer.kind === 'ok') {
+      const result = operation.read(answer);
+      if (!isUnreadable(result)) {
+        // A success body is the user's own data: printed by `--json` as sent, nothing cut out.
+        if (this.keepJsonText) rememberJsonText(answer.body, answer.text);
+        return result;
+      }
+      // Shown as an error's body now: a secret the server quoted back is cut from its text.
+      rememberJsonText(answer.body, answer.text, secrets);
+      answer = {
+        kind: 'unreadable',
+        status: answer.status,
+        message: result.unreadable,
+        body: answer.body,
+      };
+    }
+    throw answerError(answer, operation, this.hintContext());
+  }
+
+  private hintContext(): HintContext {
+    return {
+      baseUrl: this.target.baseUrl,
+      apiPath: this.target.apiPath ?? USER_PATH,
+      profile: this.target.profile ?? 'default',
+      tokenSource: this.target.tokenSource ?? 'profile',
+    };
+  }
+
+  /**
+   * One request, and at most one redirect followed: the one a framework sends (Django's
+   * APPEND_SLASH) to the same path with a slash appended. It comes before any view runs, so
+   * sending a rotation again there cannot rotate twice. Any other redirect is refused: following
+   * it would send the API token wherever a server points.
+   */
+  private async send(
+    operation: Operation<never, unknown>,
+    body: string,
+  ): Promise<{ response: HttpResponse; url: URL }> {
+    const wire = wireOf(operation, this.target.dialect);
+    const apiPath = wire.path ?? this.target.apiPath ?? USER_PATH;
+    let url = this.urls.get(apiPath);
+    if (url === undefined) {
+      url = endpointUrl(this.target.baseUrl, apiPath);
+      this.urls.set(apiPath, url);
+    }
+    const first = await this.sendTo(url, body, operation);
+    if (!isRedirect(first.status)) return { response: first, url };
+    const location = redirectTarget(first, url);
+    if (
+      location === undefined ||
+      !FOLLOWABLE_REDIRECTS.has(first.status) ||
+      !isSlashAppended(url, location)
+    ) {
+      throw redirectError(first, operation);
+    }
+    if (this.learnRedirect) {
+      // Checked above: the same origin, path and query, one slash more. Every later row goes
+      // there directly; the rows already in flight each follow their own redirect, unnoted.
+      this.urls.set(apiPath, location);
+      if (!this.redirectNoted) {
+        this.redirectNoted = true;
+        this.notify(
+          `the service redirected ${url.pathname} to ${location.pathname}; this run sends every later request there (pass --api-path ${escapeControls(apiPath)}/ to skip the redirect)`,
+        );
+      }
+    } else {
+      this.notify(
+        `the service redirected ${url.pathname} to ${location.pathname}; the request was sent there (pass --api-path ${escapeControls(apiPath)}/ to skip the redirect)`,
+      );
+    }
+    const second = await this.sendTo(location, body, operation);
+    if (isRedirect(second.status)) throw redirectError(second, operation);
+    return { response: second, url: location };
+  }
+
+  private sendTo(
+    url: URL,
+    body: string,
+    operation: Operation<never, unknown>,
+  ): Promise<HttpResponse> {
+    // The same for every request: made once (a bulk run sends thousands), never changed after.
+    this.headers ??= {
+      'content-type': 'application/json',
+      accept: 'application/json',
+      // `Authorization`, or the vendor's `Explo-Authorization` (the dialect's own header).
+      [tokenHeader(this.target.dialect)]: `Token ${this.target.apiToken}`,
+      'user-agent': this.userAgent,
+    };
+    return this.http.send(
+      { method: wireOf(operation, this.target.dialect).method, url, headers: this.headers, body },
+      operation.retry,
+    );
+  }
+}
+
+function isRedirect(status: number): boolean {
+  return status >= 300 && status < 400;
+}
+
+/** The `Location` resolved against the request URL, or undefined when absent or unreadable. */
+function redirectTarget(response: HttpResponse, requestUrl: URL): URL | undefined {
+  const location = response.headers.location;
+  if (location === undefined || location === '') return undefined;
+  try {
+    return new URL(location, requestUrl);
+  } catch {
+    return undefined;
+  }
+}
+
+function isSlashAppended(from: URL, to: URL): boolean {
+  return (
+    to.origin === from.origin &&
+    to.pathname === `${from.pathname}/` &&
+    to.search === from.search &&
+    to.username === from.username &&
+    to.password === from.password
+  );
+}
+
+function redirectError(response: HttpResponse, operation: Operation<never, unknown>): ApiError {
+  // Shown without its user information and query values: a Location may carry a password or a
+  // token (an SSO hop, a misconfigured proxy), and this message ends up in logs and tickets.
+  const location =
+    response.headers.location === undefined ? undefined : redactUrl(response.headers.location);
+  const where =
+    location === undefined || location === ''
+      ? 'without a Location'
+      : `to ${escapeControls(location.length > 300 ? `${location.slice(0, 300)}…` : location)}`;
+  const outcome = operation.risk === undefined ? '' : `: ${operation.risk.notDone}`;
+  return new ApiError(
+    `the service answered HTTP ${response.status}, a redirect ${where}, which ugs does not follow${outcome}`,
+    {
+      status: response.status,
+      hint: 'check --base-url (https:// rather than http://? the right host and path prefix?) and --api-path',
+    },
+  );
+}
+
+/**
+ * A failure before a complete answer. For an operation at risk, a request that may have arrived
+ * (no answer, or an answer too large to read with a 2xx or 5xx status) leaves the outcome unknown.
+ */
+function deliveryFailure(error: unknown, operation: Operation<never, unknown>): unknown {
+  const { risk } = operation;
+  if (risk === undefined) return error;
+  if (error instanceof TransportError && error.maybeDelivered) {
+    return new OutcomeUnknownError(
+      `${risk.request} was sent but no answer came back (${error.message}): ${risk.outcome}`,
+      { hint: risk.check, cause: error },
+    );
+  }
+  if (error instanceof ResponseTooLargeError && mayHaveActed(error.status)) {
+    return new OutcomeUnknownError(`${error.message}; ${risk.outcome}`, {
+      hint: `${risk.maybe}; ${risk.check}`,
+      cause: error,
+    });
+  }
+  return error;
+}
+
+/** A 2xx the service may have committed, or a 5xx a framework or gateway sent after it did. */
+function mayHaveActed(status: number | undefined): boolean {
+  return status !== undefined && ((status >= 200 && status < 300) || status >= 500);
+}
+
+/** What hints need to know beyond the answer: where the request went and whose token it was. */
+interface HintContext {
+  baseUrl: URL;
+  apiPath: string;
+  profile: string;
+  tokenSource: TokenSource;
+}
+
+function answerError(
+  answer: Exclude<Answer, { kind: 'ok' }>,
+  operation: Operation<never, unknown>,
+  context: HintContext,
+): UgsError {
+  const { risk } = operation;
+  switch (answer.kind) {
+    case 'denied':
+      return new AuthError(answer.message, {
+        status: answer.status,
+        hint: authHint(context),
+        body: answer.body,
+      });
+    case 'refused':
+      return new ApiError(answer.message, {
+        status: answer.status,
+        body: answer.body,
+        hint: operation.hints?.refused,
+      });
+    case 'http-error':
+      if (risk !== undefined && answer.status >= 500) {
+        return new OutcomeUnknownError(`${answer.message}; ${risk.outcome}`, {
+          hint: `${risk.maybe}; ${risk.check}`,
+          body: answer.body,
+          unavailable: answer.unavailable,
+        });
+      }
+      // A throttle (429) or a size limit (413, often a proxy's) refused the request before it ran,
+      // and says nothing about the token: for a rotation the first thing its caller needs to know
+      // is that it did not happen. (Other 4xx answers explain themselves: a 404 is the token's.)
+      return new ApiError(
+        risk !== undefined && (answer.status === 429 || answer.status === 413)
+          ? `${risk.notDone}: ${answer.message}`
+          : answer.message,
+        {
+          status: answer.status,
+          body: answer.body,
+          hint: hintForHttpError(answer, operation, context),
+          retryAfter: answer.retryAfter,
+          unavailable: answer.unavailable,
+        },
+      );
+    case 'unreadable': {
+      const error = new ApiError(answer.message, {
+        status: answer.status,
+        body: answer.body,
+        hint: answer.hint,
+      });
+      if (risk === undefined) return error;
+      return new OutcomeUnknownError(`${answer.message}; ${risk.outcome}`, {
+        hint: `${risk.maybe}; ${risk.check}`,
+        body: answer.body,
+        cause: error,
+      });
+    }
+  }
+}
+
+function authHint(context: HintContext): string {
+  const login = `\`${loginCommandFor(context.profile)}\``;
+  if (context.tokenSource === 'env UGS_API_TOKEN') {
+    return `the token comes from UGS_API_TOKEN, which overrides profile ${quote(context.profile)}: set it to a valid token, or unset it and run ${login}`;
+  }
+  return `run ${login} to save a valid token for profile ${quote(context.profile)} (${context.baseUrl.host}), or set UGS_API_TOKEN`;
+}
+
+function hintForHttpError(
+  answer: Extract<Answer, { kind: 'http-error' }>,
+  operation: Operation<never, unknown>,
+  context: HintContext,
+): string | undefined {
+  const { status, body } = answer;
+  if (status === 429) {
+    const wait = retryAfterText(answer.retryAfter);
+    return wait === undefined
+      ? 'the service is rate limiting; wait a little and try again'
+      : `the service is rate limiting; try again in ${wait}`;
+  }
+  // A JSON 404 comes from the operation's view (DRF's get_object_or_404), with or without the
+  // success envelope: the address is right, and the operation says what that means.
+  if (status === 413) {
+    const smaller = operation.hints?.tooLarge;
+    return `the request was too large for the service or a proxy in front of it (a gateway's body size limit)${smaller === undefined ? '' : `: ${smaller}`}`;
+  }
+  const fromView = status === 404 && body !== undefined ? operation.hints?.jsonNotFound : undefined;
+  if (fromView !== undefined) return fromView;
+  // The vendor rejects a path without its trailing slash as "Method not allowed".
+  if (status === 405 && !context.apiPath.endsWith('/')) {
+    return `the service may want a trailing slash: try --api-path ${escapeControls(context.apiPath)}/`;
+  }
+  // Any other answer in the service's own envelope explains itself.
+  if (body !== undefined && successOf(body.success) !== undefined) return undefined;
+  if (status === 404) {
+    // An HTML page (or JSON from something other than the operation's view): a wrong address.
+    const repeated = repeatedSegment(context.baseUrl, context.apiPath);
+    if (repeated !== undefined) {
+      return `the base URL ends in /${escapeControls(repeated)} and the API path ${escapeControls(context.apiPath)} starts with it: drop /${escapeControls(repeated)} from --base-url (or the profile's base URL)`;
+    }
+    return 'check --base-url and --api-path: the service was not found at that address (a path prefix missing?)';
+  }
+  if (status === 405)
+    return 'check --base-url and --api-path: that server does not accept this request';
+  if (status >= 500) return 'the service had a problem; try again later';
+  return undefined;
+}

@@ -1,0 +1,135 @@
+/** The command printed to recover a rotated token whose output was lost: exact and pasteable. */
+import { describe, expect, it } from 'vitest';
+import { OutcomeUnknownError } from '../../src/errors.js';
+import { shellWord } from '../../src/input/parse.js';
+import {
+  recoveryCommand,
+  recoveryHint,
+  runRotate,
+} from '../../src/operations/rotate-token/command.js';
+import type { ServiceResult } from '../../src/service/service.js';
+import { FakeService, groupResult, makeDeps, makeIO } from '../kit/fakes.js';
+
+/** `runRotate --field token` that rotates (answering `answer`), then finds stdout failing (EIO). */
+async function rotateWithFailingStdout(answer: ServiceResult): Promise<Error> {
+  const io = makeIO();
+  io.stdout.write = ((_chunk: unknown, callback?: (error?: Error) => void) => {
+    const error = Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' });
+    if (typeof callback === 'function') process.nextTick(() => callback(error));
+    return false;
+  }) as typeof io.stdout.write;
+  const service = new FakeService({ rotate: () => answer });
+  return runRotate(
+    {
+      currentToken: 'old-token-1234',
+      currentTokenFromStdin: false,
+      yes: true,
+      format: { kind: 'field', name: 'token' },
+    },
+    makeDeps({ io, service }),
+  ).then(
+    () => new Error('no error'),
+    (e: unknown) => e as Error,
+  );
+}
+
+describe('shellWord', () => {
+  it.each([
+    ['acme', 'acme'],
+    ['acme-01_x.y', 'acme-01_x.y'],
+    ['Acme Corp', "'Acme Corp'"],
+    ["Acme's", "'Acme'\\''s'"],
+    ['$(rm -rf ~)', "'$(rm -rf ~)'"],
+    ['a\u001b[2Jb', "'a\\u001b[2Jb'"],
+    ['', "''"],
+  ])('%j → %s', (value, expected) => {
+    expect(shellWord(value)).toBe(expected);
+  });
+});
+
+describe('recoveryCommand', () => {
+  it('uses the answer id and name', () => {
+    expect(recoveryCommand({ provided_id: 'acme', name: 'Acme Corp' }, makeDeps())).toBe(
+      "ugs get --id acme --name 'Acme Corp' --field token",
+    );
+  });
+  it('placeholders when the answer lacks them', () => {
+    expect(recoveryCommand({}, makeDeps())).toBe(
+      'ugs get --id <user_group_id> --name <name> --field token',
+    );
+  });
+  it('keeps a non-default profile and a --base-url flag, so it asks the same service', () => {
+    const deps = makeDeps({
+      settings: { profile: 'staging', baseUrl: 'https://x.example', baseUrlSource: 'flag' },
+    });
+    expect(recoveryCommand({ provided_id: 'a', name: 'A' }, deps)).toBe(
+      'ugs get --id a --name A --field token --profile staging --base-url https://x.example',
+    );
+  });
+  it('keeps an --api-path flag, so a trailing-slash service is asked at the same path', () => {
+    const deps = makeDeps({ settings: { apiPath: '/api/user/', apiPathSource: 'flag' } });
+    expect(recoveryCommand({ provided_id: 'a', name: 'A' }, deps)).toBe(
+      'ugs get --id a --name A --field token --api-path /api/user/',
+    );
+  });
+});
+
+describe('rotate whose output fails', () => {
+  it('is OutcomeUnknown (exit 5) with the recovery command', async () => {
+    const error = await rotateWithFailingStdout(groupResult({ name: 'Acme Corp' }));
+    expect(error).toBeInstanceOf(OutcomeUnknownError);
+    expect(error.message).toMatch(/^could not write the output: EIO.*; the token WAS rotated/);
+    expect((error as OutcomeUnknownError).hint).toContain(
+      "ugs get --id acme --name 'Acme Corp' --field token",
+    );
+  });
+});
+
+describe('recovery of a group whose id cannot be pasted', () => {
+  const target = { baseUrl: new URL('https://ugs.example.com'), apiToken: 'api-token-0123456789' };
+
+  // Each would be shown escaped (or altered by the terminal): pasted, `ugs get` would ask for
+  // another id, and get-or-create would make a new group and print ITS token.
+  it.each([
+    ['a C1 control', 'acme\u0085x', 'U+0085'],
+    ['a line separator', 'acme\u2028x', 'U+2028'],
+    ['an escape sequence', 'acme\u001b[2Jx', 'U+001B'],
+    ['a bidi override', 'acme\u202ex', 'U+202E'],
+    ['a zero-width space', 'acme\u200bx', 'U+200B'],
+    ['a no-break space', 'acme\u00a0x', 'U+00A0'],
+    ['decomposed text', 'acme\u0301', 'NFC'],
+  ])('%s: says so and gives the JSON way, never a `ugs get` command', (_label, id, named) => {
+    const hint = recoveryHint({ provided_id: id, name: 'Acme' }, makeDeps(), target);
+    expect(hint).not.toContain('ugs get --id');
+    expect(hint).toContain(named);
+    expect(hint).toContain('a terminal or shell would not paste as it is');
+    // The JSON body carries the id exactly, and is printable ASCII, so it survives the paste.
+    const body = /-d '([^']*)'`$/.exec(hint)?.[1];
+    expect(body).toMatch(/^[\x20-\x7e]+$/);
+    expect(JSON.parse(body ?? '')).toEqual({ user_group_id: id, name: 'Acme' });
+    expect(hint).toContain('curl -X GET https://ugs.example.com/api/user -H');
+    // Nothing in the hint itself can drive the terminal (a combining accent is just shown).
+    expect(hint.replace(/\u0301/g, '')).toMatch(/^[\x20-\x7e]+$/);
+  });
+
+  it('an id that pastes fine gets the `ugs get` command', () => {
+    expect(recoveryHint({ provided_id: 'acme', name: 'Acme Corp' }, makeDeps(), target)).toBe(
+      "read it with `ugs get --id acme --name 'Acme Corp' --field token`",
+    );
+  });
+
+  it('a name that would not paste is written as visible escapes: the group is found by its id', () => {
+    expect(recoveryCommand({ provided_id: 'acme', name: 'Acme\u202eCorp\u2028' }, makeDeps())).toBe(
+      "ugs get --id acme --name 'Acme\\u202eCorp\\u2028' --field token",
+    );
+  });
+
+  it('rotate whose output fails, for such an id, is exit 5 with the JSON way', async () => {
+    const error = await rotateWithFailingStdout(groupResult({ provided_id: 'acme\u0085' }));
+    expect(error).toBeInstanceOf(OutcomeUnknownError);
+    const hint = (error as OutcomeUnknownError).hint ?? '';
+    expect(hint).toContain('"acme\\u0085"');
+    expect(hint).not.toContain('ugs get --id');
+    expect(hint).toContain('\'{"user_group_id":"acme\\u0085","name":"Acme"}\'');
+  });
+});
