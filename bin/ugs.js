@@ -60,6 +60,58 @@ function isTerminal(fd) {
   return require('node:tty').isatty(fd);
 }
 
+/**
+ * The folder for Node 22.1+'s compile cache: `node-compile-cache` in ugs's folder of the user's
+ * cache directory (`$XDG_CACHE_HOME/ugs`, `~/Library/Caches/ugs`, `%LOCALAPPDATA%\ugs\Cache`),
+ * made 0700 with any missing parent. Node's default, `os.tmpdir()/node-compile-cache`, is any
+ * local user's to make first, and a cache entry planted for dist/main.cjs (V8 checks little more
+ * than the source length) runs inside ugs, the API token in reach. So the folder, and ugs's
+ * folder around it, must be directories of the user's own that no one else may write to (the
+ * folder no link either); otherwise undefined: no cache, silently. Undefined too when the user
+ * set NODE_COMPILE_CACHE (Node has enabled the cache there already) or NODE_DISABLE_COMPILE_CACHE.
+ * Here and not in a module of dist/: loading one more file would cost about 1 ms of every run.
+ * src/platform/compile-cache.ts (`userCacheDir`, `privateDirectory`) checks Node 20's folder alike.
+ */
+function nodeCompileCacheDir(env, homedir) {
+  if (env.NODE_COMPILE_CACHE || env.NODE_DISABLE_COMPILE_CACHE) return undefined;
+  // The single executable holds V8's code cache of its whole program (scripts/build-binary.mjs
+  // defines this name as true there): it keeps no cache folder.
+  if (typeof UGS_SINGLE_EXECUTABLE !== 'undefined') return undefined;
+  const { lstatSync, mkdirSync, statSync } = require('node:fs');
+  const { join } = require('node:path');
+  const { platform } = process;
+  const ours = (stats) =>
+    stats.isDirectory() &&
+    (platform === 'win32' || (stats.uid === process.getuid() && (stats.mode & 0o022) === 0));
+  try {
+    const home = homedir();
+    let base;
+    if (platform === 'win32') {
+      const local = env.LOCALAPPDATA || (home && join(home, 'AppData', 'Local'));
+      base = local && join(local, 'ugs', 'Cache');
+    } else if (platform === 'darwin') {
+      base = home && join(home, 'Library', 'Caches', 'ugs');
+    } else {
+      const cache = env.XDG_CACHE_HOME || (home && join(home, '.cache'));
+      base = cache && join(cache, 'ugs');
+    }
+    if (!base) return undefined;
+    const dir = join(base, 'node-compile-cache');
+    // Usually both exist: two stat calls.
+    const baseStats = statSync(base, { throwIfNoEntry: false });
+    if (baseStats !== undefined && !ours(baseStats)) return undefined;
+    let stats = lstatSync(dir, { throwIfNoEntry: false });
+    if (stats === undefined) {
+      mkdirSync(dir, { recursive: baseStats === undefined, mode: 0o700 });
+      if (baseStats === undefined && !ours(statSync(base))) return undefined;
+      stats = lstatSync(dir);
+    }
+    return ours(stats) ? dir : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function run() {
   // Write errors are main's to report (main watches stdout and flushes it before deciding the
   // exit code). These listeners only keep an early 'error' event from crashing the process: an
@@ -88,22 +140,24 @@ function run() {
   const debug = args.includes('--debug');
   if (debug) process.setSourceMapsEnabled(true);
   // V8's compiled code of dist/ is kept between runs: compiling main.cjs and undici's bundle is
-  // most of what a single request costs beyond Node's own start. Node 22.1+ does it itself (in
-  // the OS temporary directory); before it, dist/compile-cache.cjs does (src/platform/compile-cache.ts),
-  // except under --debug, whose source-mapped stack traces need Node's own loader.
+  // most of what a single request costs beyond Node's own start. Node 22.1+ does it itself, in
+  // the folder nodeCompileCacheDir() gives it (never Node's default in the shared temporary
+  // directory); before it, dist/compile-cache.cjs does (src/platform/compile-cache.ts), except under
+  // --debug, whose source-mapped stack traces need Node's own loader (Node's own cache keeps them).
+  const { homedir } = require('node:os');
   const { enableCompileCache } = require('node:module');
   if (enableCompileCache) {
-    enableCompileCache();
+    const dir = nodeCompileCacheDir(process.env, homedir);
+    if (dir !== undefined) enableCompileCache(dir);
   } else if (!debug) {
     require('../dist/compile-cache.cjs').installCompileCache({
       distDir: require('node:path').join(__dirname, '..', 'dist'),
       env: process.env,
       platform: process.platform,
-      homedir: require('node:os').homedir(),
+      homedir: homedir(),
       flags: liftoff ? 'liftoff' : 'default',
     });
   }
-  const { homedir } = require('node:os');
   // Node reads NODE_TLS_REJECT_UNAUTHORIZED itself at every TLS connection and, at "0", warns
   // that certificates go unchecked. ugs checks them whatever it says (src/transport/http.ts) and says that
   // instead: main still sees the variable, Node no longer does.

@@ -91,6 +91,9 @@ const bundled = await build({
   // A SEA's script has no module loader behind import(): ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING.
   // Node's own modules loaded on demand (node:tls, node:fs/promises) become require() calls.
   supported: { 'dynamic-import': false },
+  // bin/ugs.js keeps no compile cache folder in the executable, which carries V8's code cache of
+  // the whole program already: neither ugs's own (Node 20, stubbed below) nor Node's (22.1+).
+  define: { UGS_SINGLE_EXECUTABLE: 'true' },
   plugins: [programFromSource(), nativeNextToBinary()],
 });
 

@@ -1,6 +1,7 @@
 /**
  * V8's compiled code of dist/*.cjs kept between runs, for Node versions without
- * `module.enableCompileCache()` (Node 20; 22.1+ has its own and bin/ugs.js uses that instead).
+ * `module.enableCompileCache()` (Node 20; 22.1+ has its own and bin/ugs.js uses that instead, in
+ * a folder beside this one, never Node's default in the shared temporary directory).
  * Compiling undici's bundle and main.cjs is most of what a single `ugs get` spends beyond Node's
  * own start: with V8's code cache (made after a run, so it holds every function that run
  * compiled) requiring undici's bundle takes about 6 ms of CPU instead of 17.
@@ -12,8 +13,9 @@
  * change code (`--liftoff-only` for `get` and `rotate`), so an updated ugs never runs code compiled
  * for the old one; V8 itself refuses data made by another V8 or for another source length, and
  * then the file is compiled as usual and the cache replaced. A directory that is a link, is not
- * the user's own or is writable by others is not used. NODE_DISABLE_COMPILE_CACHE=1 (the variable
- * Node's own cache obeys) turns it off.
+ * the user's own or is writable by others (or in an `ugs` folder that is either of the last two)
+ * is not used: whoever can write a cache file there runs code inside ugs.
+ * NODE_DISABLE_COMPILE_CACHE=1 (the variable Node's own cache obeys) turns it off.
  */
 import {
   closeSync,
@@ -26,6 +28,7 @@ import {
   readFileSync,
   renameSync,
   rmSync,
+  type Stats,
   statSync,
   writeFileSync,
 } from 'node:fs';
@@ -81,7 +84,7 @@ export function installCompileCache(options: CompileCacheOptions): boolean {
     const base = userCacheDir(options.env, options.platform, options.homedir);
     if (base === undefined) return false;
     const dir = join(base, `v8-${process.version}-${process.arch}`);
-    if (!privateDirectory(dir, options.platform)) return false;
+    if (!privateDirectory(base, dir, options.platform)) return false;
     hookCompile(options.distDir + sep, dir, options.flags);
     return true;
   } catch {
@@ -89,14 +92,35 @@ export function installCompileCache(options: CompileCacheOptions): boolean {
   }
 }
 
-/** Makes `dir` (0700, parents as needed) and checks that it is a private directory of ours. */
-function privateDirectory(dir: string, platform: NodeJS.Platform): boolean {
+/**
+ * True when `dir` (in `base`, ugs's cache folder) is a private directory of this user's, made
+ * 0700 (with `base` and its missing parents) when missing. `base` is checked too: whoever can
+ * write there could swap `dir` for a folder of their own. `base` may be a link (the user's
+ * choice of where caches go); `dir` may not. Nothing is made inside a `base` that fails. Node
+ * 22+'s folder gets the same check in bin/ugs.js (`nodeCompileCacheDir`): keep the two alike.
+ */
+function privateDirectory(base: string, dir: string, platform: NodeJS.Platform): boolean {
   try {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    // The usual case, both made by an earlier run, costs two stat calls.
+    const baseStats = statSync(base, { throwIfNoEntry: false });
+    if (baseStats !== undefined && !ours(baseStats, platform)) return false;
+    let stats = lstatSync(dir, { throwIfNoEntry: false });
+    if (stats === undefined) {
+      mkdirSync(dir, { recursive: baseStats === undefined, mode: 0o700 });
+      if (baseStats === undefined && !ours(statSync(base), platform)) return false;
+      stats = lstatSync(dir);
+    }
+    return ours(stats, platform);
   } catch {
     return false;
   }
-  const stats = lstatSync(dir);
+}
+
+/**
+ * A directory (a link is none, for lstat's answer) this user owns that no one else may write to;
+ * on Windows, a directory.
+ */
+function ours(stats: Stats, platform: NodeJS.Platform): boolean {
   if (!stats.isDirectory()) return false;
   if (platform === 'win32') return true;
   return stats.uid === process.getuid?.() && (stats.mode & 0o022) === 0;

@@ -92,7 +92,8 @@ export function readConfig(sandbox: Sandbox): unknown {
 /**
  * Never inherited from the outer environment: the real user's UGS_* settings, CI (and the
  * runners' GITHUB_ACTIONS/TF_BUILD, which add workflow commands to stderr), colour, TERM,
- * HOME and XDG_CONFIG_HOME, Node options, extra CA certificates and proxies.
+ * HOME and XDG_CONFIG_HOME, Node options and compile cache settings, extra CA certificates and
+ * proxies.
  */
 const STRIPPED_ENV: readonly RegExp[] = [
   /^UGS_/,
@@ -105,6 +106,7 @@ const STRIPPED_ENV: readonly RegExp[] = [
   /^HOME$/,
   /^XDG_CONFIG_HOME$/,
   /^NODE_OPTIONS$/,
+  /^NODE_(DISABLE_)?COMPILE_CACHE$/,
   /^NODE_EXTRA_CA_CERTS$/,
   /^(https?|no|all)_proxy$/i,
 ];
@@ -124,7 +126,7 @@ export function sandboxEnv(
   }
   env.HOME = dirs.home;
   env.XDG_CONFIG_HOME = join(dirs.home, '.config');
-  // bin/ugs.js keeps compiled code there on Node 20 (src/platform/compile-cache.ts): never the user's.
+  // bin/ugs.js keeps compiled code there (src/platform/compile-cache.ts), never in the real user's cache.
   env.XDG_CACHE_HOME = join(dirs.home, '.cache');
   env.UGS_CONFIG_DIR = dirs.configDir;
   for (const [key, value] of Object.entries(changes)) {

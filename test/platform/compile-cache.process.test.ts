@@ -1,7 +1,9 @@
 // The compile cache of src/platform/compile-cache.ts (bin/ugs.js installs it where Node has no
 // module.enableCompileCache(), i.e. Node 20). The mechanism is driven here directly in a child
 // Node process, whatever this Node's version, on a small bundle of its own in a dist directory of
-// the test; the built binary is run where Node 20 takes that path.
+// the test. The built binary is run on whichever Node runs the tests: Node 20 takes that path,
+// 22.1+ Node's own cache in the folder bin/ugs.js checks. Cache folders planted by another user
+// are in test/platform/module-planting.process.test.ts.
 import { spawnSync } from 'node:child_process';
 import {
   chmodSync,
@@ -16,7 +18,16 @@ import Module from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { userCacheDir } from '../../src/platform/compile-cache.js';
-import { describeRun, makeSandbox, ROOT, runUgs, type Sandbox, tempDir } from '../kit/index.js';
+import {
+  describeRun,
+  json,
+  makeSandbox,
+  ROOT,
+  runUgs,
+  type Sandbox,
+  startServer,
+  tempDir,
+} from '../kit/index.js';
 
 const COMPILE_CACHE = join(ROOT, 'dist', 'compile-cache.cjs');
 const CACHE_DIR = `v8-${process.version}-${process.arch}`;
@@ -150,41 +161,182 @@ describe('the compile cache for dist/*.cjs', () => {
   });
 });
 
-describe('ugs with its compiled code cached (Node without a compile cache of its own)', () => {
-  const usesOwnCache = !('enableCompileCache' in Module);
+/** Node 22.1+ keeps the cache itself, in the folder bin/ugs.js hands it; Node 20 has ugs's. */
+const NODE_CACHE = 'enableCompileCache' in Module;
 
-  function cached(sb: Sandbox): string[] {
-    const dir = join(sb.home, '.cache', 'ugs', CACHE_DIR);
-    return existsSync(dir) ? readdirSync(dir) : [];
-  }
+/** Where ugs keeps compiled code on this Node, in a sandbox (XDG_CACHE_HOME is `~/.cache`). */
+function cacheFolder(sb: Sandbox): string {
+  return join(sb.home, '.cache', 'ugs', NODE_CACHE ? 'node-compile-cache' : CACHE_DIR);
+}
 
-  it('runs a command whose library is loaded on demand, then again from the cache', async () => {
+/** Every file under `dir` (Node's cache puts them in a folder per Node version), sorted. */
+function filesUnder(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .filter((name) => statSync(join(dir, name)).isFile())
+    .sort();
+}
+
+/**
+ * A TMPDIR of the sandbox's own: Node's default cache folder, `os.tmpdir()/node-compile-cache`,
+ * is then where the test can see it (and not the machine's shared one).
+ */
+function sandboxTmp(sb: Sandbox): { dir: string; nodeDefault: string } {
+  const dir = join(sb.root, 'tmp');
+  mkdirSync(dir, { recursive: true });
+  return { dir, nodeDefault: join(dir, 'node-compile-cache') };
+}
+
+/** A directory at `dir` with exactly `mode` (mkdir's mode passes through the umask). */
+function madeWithMode(dir: string, mode: number): string {
+  mkdirSync(dir);
+  chmodSync(dir, mode);
+  return dir;
+}
+
+const LOGIN = ['login', '--no-verify', '--with-token', '--base-url', 'http://127.0.0.1:9'];
+
+describe("ugs keeps its compiled code in the user's own cache folder, on every Node", () => {
+  it('makes the folder 0700 (its parents too), runs a command loaded on demand, then again from it', async () => {
     const sb = makeSandbox();
+    const tmp = sandboxTmp(sb);
     for (let run = 0; run < 2; run++) {
-      const result = await runUgs(
-        ['login', '--no-verify', '--with-token', '--base-url', 'http://127.0.0.1:9'],
-        {
-          sandbox: sb,
-          stdin: 'apitoken-compile-cache-1234abcd',
-        },
-      );
+      const result = await runUgs(LOGIN, {
+        sandbox: sb,
+        stdin: 'apitoken-compile-cache-1234abcd',
+        env: { TMPDIR: tmp.dir },
+      });
       expect(result.code, describeRun(result)).toBe(0);
       expect(result.stderr).not.toMatch(/Warning|import/);
     }
-    const files = cached(sb);
-    if (usesOwnCache) {
+    const files = filesUnder(cacheFolder(sb));
+    if (NODE_CACHE) {
+      // Node's own format: a folder per Node version, a file per module.
+      expect(files.length).toBeGreaterThanOrEqual(2);
+    } else {
       expect(files.some((name) => name.startsWith('main.cjs-'))).toBe(true);
       // Conf, which login writes through, is a bundle of its own, loaded on demand.
       expect(files.some((name) => name.startsWith('conf.cjs-'))).toBe(true);
-    } else {
-      expect(files).toEqual([]);
     }
+    if (process.platform !== 'win32') {
+      for (const dir of [
+        join(sb.home, '.cache'),
+        join(sb.home, '.cache', 'ugs'),
+        cacheFolder(sb),
+      ]) {
+        expect(statSync(dir).mode & 0o777, dir).toBe(0o700);
+      }
+    }
+    // Never Node's default, the temporary folder every local user shares.
+    expect(existsSync(tmp.nodeDefault)).toBe(false);
   });
 
-  it('keeps no cache under --debug (its stack traces need Node to read the source maps)', async () => {
+  it.skipIf(!NODE_CACHE)(
+    'leaves the cache where NODE_COMPILE_CACHE puts it, making no folder of its own',
+    async () => {
+      const sb = makeSandbox();
+      const tmp = sandboxTmp(sb);
+      const chosen = join(sb.root, 'chosen-cache');
+      const result = await runUgs(LOGIN, {
+        sandbox: sb,
+        stdin: 'apitoken-compile-cache-1234abcd',
+        env: { TMPDIR: tmp.dir, NODE_COMPILE_CACHE: chosen },
+      });
+      expect(result.code, describeRun(result)).toBe(0);
+      expect(filesUnder(chosen).length).toBeGreaterThanOrEqual(2);
+      expect(existsSync(cacheFolder(sb))).toBe(false);
+      expect(existsSync(tmp.nodeDefault)).toBe(false);
+    },
+  );
+
+  it('keeps no cache anywhere with NODE_DISABLE_COMPILE_CACHE=1', async () => {
     const sb = makeSandbox();
-    const result = await runUgs(['--debug', 'status'], { sandbox: sb });
-    expect(result.code, describeRun(result)).not.toBe(undefined);
-    expect(cached(sb)).toEqual([]);
+    const tmp = sandboxTmp(sb);
+    const result = await runUgs(LOGIN, {
+      sandbox: sb,
+      stdin: 'apitoken-compile-cache-1234abcd',
+      env: { TMPDIR: tmp.dir, NODE_DISABLE_COMPILE_CACHE: '1' },
+    });
+    expect(result.code, describeRun(result)).toBe(0);
+    expect(existsSync(join(sb.home, '.cache'))).toBe(false);
+    expect(existsSync(tmp.nodeDefault)).toBe(false);
   });
+
+  /** Makes the cache folder at `dir` as the case says; returns the folder a cache would fill. */
+  const folderCases: readonly (readonly [string, (dir: string) => string])[] = [
+    [
+      'a link to a folder of the user',
+      (dir) => {
+        const target = tempDir('elsewhere');
+        symlinkSync(target, dir);
+        return target;
+      },
+    ],
+    [
+      'a file',
+      (dir) => {
+        writeFileSync(dir, '');
+        return join(dir, '..');
+      },
+    ],
+    ['writable by the group (0775)', (dir) => madeWithMode(dir, 0o775)],
+    ['writable by others (0757)', (dir) => madeWithMode(dir, 0o757)],
+  ];
+
+  it.skipIf(process.platform === 'win32').for(folderCases)(
+    'keeps no cache when its folder is %s, and says nothing of it',
+    async ([, make]) => {
+      const sb = makeSandbox();
+      const tmp = sandboxTmp(sb);
+      const dir = cacheFolder(sb);
+      mkdirSync(join(dir, '..'), { recursive: true, mode: 0o700 });
+      const watched = make(dir);
+      const before = filesUnder(watched);
+      const result = await runUgs(LOGIN, {
+        sandbox: sb,
+        stdin: 'apitoken-compile-cache-1234abcd',
+        env: { TMPDIR: tmp.dir },
+      });
+      expect(result.code, describeRun(result)).toBe(0);
+      // Off silently: login's own messages only.
+      expect(result.stderr).toMatch(/^Logged in to /);
+      expect(result.stderr).not.toMatch(/cache|warning/i);
+      expect(filesUnder(watched)).toEqual(before);
+      expect(existsSync(tmp.nodeDefault)).toBe(false);
+    },
+  );
+
+  it.skipIf(NODE_CACHE)(
+    'keeps no cache under --debug on Node 20 (its stack traces need Node to read the source maps)',
+    async () => {
+      const sb = makeSandbox();
+      const result = await runUgs(['--debug', 'status'], { sandbox: sb });
+      expect(result.code, describeRun(result)).not.toBe(undefined);
+      expect(filesUnder(cacheFolder(sb))).toEqual([]);
+    },
+  );
+
+  it.skipIf(!NODE_CACHE)(
+    'uses the cache under --debug on Node 22+, whose stack traces still point at src/*.ts',
+    async () => {
+      const server = await startServer(json(500, { success: 0, detail: 'boom' }));
+      try {
+        const sb = makeSandbox();
+        const args = ['get', '--id', 'acme', '--name', 'Acme Corp', '--base-url', server.url];
+        for (let run = 0; run < 2; run++) {
+          const result = await runUgs([...args, '--debug'], {
+            sandbox: sb,
+            env: { UGS_API_TOKEN: 'api-token-compile-cache-debug-5e6f' },
+          });
+          expect(result.code, describeRun(result)).toBe(1);
+          expect(result.stderr).toMatch(/^\s+at .*[/\\]src[/\\][\w/\\-]+\.ts:\d+:\d+\)?$/m);
+          expect(result.stderr).not.toMatch(/dist[/\\]main\.cjs:\d+/);
+          // The second run compiles main.cjs from what the first one cached.
+          expect(filesUnder(cacheFolder(sb)).length).toBeGreaterThan(0);
+        }
+      } finally {
+        await server.close();
+      }
+    },
+  );
 });
