@@ -6,7 +6,7 @@
  */
 import { type Answer, classifyAnswer, retryAfterText, successOf } from './answer.js';
 import { USER_PATH } from './context/settings.js';
-import { tokenHeader } from './dialect.js';
+import { DEFAULT_DIALECT, tokenHeader } from './dialect.js';
 import { ApiError, AuthError, OutcomeUnknownError, type UgsError } from './errors.js';
 import {
   type HttpClient,
@@ -89,7 +89,9 @@ export class HttpServiceClient {
       throw deliveryFailure(error, operation);
     }
     if (operation.readAnswer !== undefined) {
-      return operation.readAnswer({ ...response, url, secrets });
+      const dialect = this.target.dialect ?? DEFAULT_DIALECT;
+      const { method } = wireOf(operation, dialect);
+      return operation.readAnswer({ ...response, url, secrets, method, dialect });
     }
     let answer: Answer = classifyAnswer(response, secrets, { method: operation.method, url });
     if (answer.kind === 'ok') {

@@ -11,10 +11,10 @@ import {
   resolveDialect,
   withCaFile,
 } from '../credentials.js';
-import { EXPLO_BASE_URL, profileDialect } from '../dialect.js';
+import { DEFAULT_DIALECT, EXPLO_BASE_URL, profileDialect } from '../dialect.js';
 import { ApiError, AuthError, ConfigError, NetworkError, UsageError } from '../errors.js';
 import { canPrompt, escapeControls, readStdin } from '../io.js';
-import type { ProbeResult } from '../operations/probe/operation.js';
+import { expectedRefusal, type ProbeResult } from '../operations/probe/operation.js';
 import { printLine, printMessage } from '../output/messages.js';
 import { endpointUrl, formatBaseUrl, parseBaseUrl, quote, redactUrl, shellWord } from '../parse.js';
 import { defaultProfile } from '../profiles.js';
@@ -232,10 +232,11 @@ function nextCommand(deps: Deps): string {
 }
 
 /**
- * Sends the probe to `target` and returns only when the service accepted the token (it answered
- * the empty request with 400). Every other outcome throws, and nothing has been saved yet:
- * refused (401/403) exit 3; no answer exit 4; any other answer (a 404 or 405 from a wrong base
- * URL or API path, a 5xx, a redirect ugs does not follow) exit 1, naming the URL tried.
+ * Sends the probe to `target` and returns only when the service accepted the token (it refused
+ * the empty request with its own 400: see probeVerdict). Every other outcome throws, and nothing
+ * has been saved yet: refused (401/403) exit 3; no answer exit 4; any other answer (a 404 or 405
+ * from a wrong base URL or API path, a 400 from a proxy or another server, a 5xx, a redirect ugs
+ * does not follow) exit 1, naming the status, content type and URL tried.
  */
 async function verifyToken(deps: Deps, target: Target): Promise<void> {
   const { settings } = deps;
@@ -277,6 +278,18 @@ async function verifyToken(deps: Deps, target: Target): Promise<void> {
         },
       );
     case 'unexpected': {
+      const answered = `${where} answered HTTP ${result.status} with ${result.contentType}${said}`;
+      if (result.status === 400) {
+        // A 400 that is not the service's own refusal of `{}`: something in front of it (or
+        // another server) refused the request before any token was looked at.
+        throw new ApiError(
+          `could not check the API token: ${answered}, not the service's refusal of an empty request (${expectedRefusal(target.dialect ?? DEFAULT_DIALECT)}); nothing was saved`,
+          {
+            status: result.status,
+            hint: `a proxy, a load balancer or another server may have answered instead of the User Group Service: check --base-url and --api-path; or ${offline}`,
+          },
+        );
+      }
       const why: Record<number, string> = {
         404: 'nothing answers at that URL: check --base-url (a path prefix missing or doubled?) and --api-path',
         405: `that URL does not take this request: check --base-url and --api-path${target.apiPath?.endsWith('/') ? '' : ` (the service may want the trailing slash: --api-path ${escapeControls(target.apiPath ?? '')}/)`}`,
@@ -287,7 +300,7 @@ async function verifyToken(deps: Deps, target: Target): Promise<void> {
           ? 'the service had a problem; try again later'
           : 'that does not look like the User Group Service: check --base-url and --api-path');
       throw new ApiError(
-        `could not check the API token: ${where} answered HTTP ${result.status}${said}, expected 400 (token accepted) or 401/403 (token refused); nothing was saved`,
+        `could not check the API token: ${answered}, expected 400 (token accepted) or 401/403 (token refused); nothing was saved`,
         { status: result.status, hint: `${reason}; or ${offline}` },
       );
     }

@@ -19,11 +19,12 @@ import {
   resolveDialect,
   withCaFile,
 } from '../credentials.js';
+import { DEFAULT_DIALECT } from '../dialect.js';
 import { UgsError } from '../errors.js';
 import { errorCode, errorCodeInChain, isNotTlsCode } from '../guards.js';
 import { escapeControls, readFileCapped } from '../io.js';
 import { wireOf } from '../operations/operation.js';
-import { type ProbeResult, probe } from '../operations/probe/operation.js';
+import { expectedRefusal, type ProbeResult, probe } from '../operations/probe/operation.js';
 import {
   endpointUrl,
   formatBaseUrl,
@@ -657,10 +658,21 @@ async function checkProbe(
       // The whole URL: an unexpected answer (a 404 above all) must name what was asked for, so
       // a doubled /api or a wrong host is seen at once.
       const tried = `GET ${escapeControls(`${url.origin}${result.path}`)} with {}`;
+      const answered = `${tried}: HTTP ${result.status} with ${result.contentType}${said}`;
+      if (result.status === 400) {
+        // The verdict of login: a 400 that is not the service's own refusal of `{}` says
+        // nothing about the token.
+        return fail(
+          'probe',
+          title,
+          `${answered}, not the service's refusal of an empty request (${expectedRefusal(target.dialect ?? DEFAULT_DIALECT)})`,
+          'a proxy, a load balancer or another server may have answered instead of the service: check the base URL and any proxy in between; --debug shows the answer',
+        );
+      }
       return fail(
         'probe',
         title,
-        `${tried}: HTTP ${result.status}${said}, expected 400 (token good) or 401/403 (token refused)`,
+        `${answered}, expected 400 (token good) or 401/403 (token refused)`,
         fixes[result.status] ??
           'check the base URL and any proxy in between; --debug shows the answer',
       );
