@@ -44,7 +44,7 @@ describe('--dialect explo on the wire', () => {
     expect(result.stdout.trim()).toBe((await service.group('acme')).token);
   });
 
-  it("login --dialect explo checks the token at the vendor's path with Explo-Authorization", async () => {
+  it('login --dialect explo checks the token with an empty token refresh, never create_user_group', async () => {
     const service = await serviceForTest([API_TOKEN], { dialect: 'explo' });
     const sb = makeSandbox();
     const good = await runMain(
@@ -52,10 +52,19 @@ describe('--dialect explo on the wire', () => {
       { sandbox: sb, stdin: `${API_TOKEN}\n` },
     );
     expect(good.code, describeRun(good)).toBe(0);
+    // The one request that cannot change anything: no token to rotate. The vendor's
+    // get-or-create requires no field, so `{}` there might create a group.
+    expect(service.requests.map((r) => `${r.method} ${r.url} ${r.body}`)).toEqual([
+      'POST /api/refresh_user_group_token/ {}',
+    ]);
     const [probe] = service.requests;
-    expect(`${probe?.method} ${probe?.url}`).toBe('POST /api/create_user_group/');
     expect(probe?.headers['explo-authorization']).toBe(`Token ${API_TOKEN}`);
     expect(probe?.headers.authorization).toBeUndefined();
+    // The emulator answered it as DRF would: the missing field, after the token passed.
+    expect(service.answers).toEqual([
+      { status: 400, body: { success: 0, current_token: ['This field is required.'] } },
+    ]);
+    expect(service.createdIds()).toEqual([]);
     expect(readConfig(sb)).toMatchObject({ profiles: { default: { dialect: 'explo' } } });
 
     const other = makeSandbox();
@@ -273,15 +282,15 @@ describe('login, status and doctor with a dialect', () => {
     });
   });
 
-  it('doctor --probe names the dialect and probes with POST /api/create_user_group/ {}', async () => {
+  it('doctor --probe names the dialect and probes with POST /api/refresh_user_group_token/ {}', async () => {
     const { sb, service } = await exploService({ dialect: 'explo' });
     const result = await runMain(['doctor', '--probe'], { sandbox: sb });
     expect(result.stdout).toContain('dialect explo (from profile)');
     expect(result.stdout).toMatch(
-      /probe.*POST \/api\/create_user_group\/ with \{\}: HTTP 400 .*the token was accepted/,
+      /probe.*POST \/api\/refresh_user_group_token\/ with \{\}: HTTP 400 .*the token was accepted/,
     );
     expect(service.requests.map((r) => `${r.method} ${r.url} ${r.body}`)).toEqual([
-      'POST /api/create_user_group/ {}',
+      'POST /api/refresh_user_group_token/ {}',
     ]);
     expect(service.requests[0]?.headers['explo-authorization']).toBe(`Token ${API_TOKEN}`);
     expect(service.createdIds()).toEqual([]);

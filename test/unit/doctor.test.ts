@@ -571,6 +571,22 @@ describe("probeVerdict: only the service's own refusal of {} says the token was 
     expect(probeVerdict(reply, 'interface')).toBe('unexpected');
   });
 
+  it('explo: the empty refresh is judged by the fields of the refresh', () => {
+    const missing = answer(400, '{"current_token":["This field is required."]}', JSON_TYPE);
+    expect(probeVerdict(missing, 'explo')).toBe('accepted');
+    const emulator = answer(
+      400,
+      '{"success":0,"current_token":["This field is required."]}',
+      JSON_TYPE,
+    );
+    expect(probeVerdict(emulator, 'explo')).toBe('accepted');
+    // Get User's fields are not the refresh's: some other view answered.
+    const other = answer(400, '{"name":["This field is required."]}', JSON_TYPE);
+    expect(probeVerdict(other, 'explo')).toBe('unexpected');
+    expect(probeVerdict(missing, 'interface')).toBe('unexpected');
+    expect(probeVerdict(answer(400, 'Bad Request', 'text/plain'), 'explo')).toBe('unexpected');
+  });
+
   it.each([401, 403])('refused: %i, whatever its body', (status) => {
     expect(
       probeVerdict(answer(status, '{"detail":"Invalid token."}', JSON_TYPE), 'interface'),

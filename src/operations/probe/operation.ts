@@ -1,13 +1,14 @@
 /**
  * Doctor's probe (`ugs doctor --probe`, and `ugs login` before it saves a token): a GET of the
- * API path with the body `{}` (with the explo dialect a POST of `{}` to the vendor's
- * get-or-create path), which changes nothing. A DRF-style service checks the token before the
+ * API path with the body `{}` (with the explo dialect a POST of `{}` to the vendor's token
+ * refresh path, with no token to rotate), which changes nothing. A DRF-style service checks the token before the
  * fields, so it answers 400 (fields missing) to a good token and 401/403 to a bad one. Sent by
  * `service.ts` like every operation, so the probe tests what `get` and `rotate` will meet: the
  * same headers, transport (proxy, CA, deadline) and the one slash redirect, no other.
  *
  * It has no command of its own (doctor and login word the result) and no emulator route: the
- * emulator answers `{}` with 400 through get's route, as the service does.
+ * emulator answers `{}` with 400 through the route of the operation it stands in for (get's, or
+ * with the explo dialect rotate's), as the service does.
  */
 import { successOf } from '../../answer.js';
 import type { Dialect } from '../../dialect.js';
@@ -50,15 +51,16 @@ export interface ProbeResult {
 const REQUEST_FIELDS: Readonly<Record<Dialect, readonly string[]>> = {
   // Get User's fields: the interface probe is Get User without them.
   interface: ['name', 'user_group_id', 'mapping', 'properties'],
-  // The vendor's create_user_group: Get User's, and its demo flag.
-  explo: ['name', 'user_group_id', 'mapping', 'properties', 'is_demo_group'],
+  // The vendor's refresh_user_group_token takes only the token to rotate.
+  explo: ['current_token'],
 };
 
 export const probe: Operation<void, ProbeResult> = {
   method: 'GET',
-  // The vendor's API: get-or-create with `{}` is refused for its missing fields (400) once the
-  // token was accepted, and creates nothing.
-  explo: { method: 'POST', path: '/api/create_user_group/' },
+  // The vendor's token refresh with no token: nothing to rotate. Refused for its missing field
+  // (400) once the token was accepted. Not its get-or-create: the vendor's documentation marks
+  // none of that call's fields as required, so `{}` there might create a group without an id.
+  explo: { method: 'POST', path: '/api/refresh_user_group_token/' },
   // Never repeated: a retried 429 or 503 would hide the answer the user asked to see.
   retry: { maxRetries: 0, retryStatuses: new Set(), retryErrorCodes: new Set() },
   body: () => ({}),
