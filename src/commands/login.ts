@@ -11,7 +11,7 @@ import {
   resolveDialect,
   withCaFile,
 } from '../credentials.js';
-import { DEFAULT_DIALECT, EXPLO_BASE_URL, profileDialect } from '../dialect.js';
+import { DEFAULT_DIALECT, EXPLO_BASE_URL, NOT_THE_VENDOR_API, profileDialect } from '../dialect.js';
 import { ApiError, AuthError, ConfigError, NetworkError, UsageError } from '../errors.js';
 import { canPrompt, escapeControls, readStdin } from '../io.js';
 import { expectedRefusal, type ProbeResult } from '../operations/probe/operation.js';
@@ -35,7 +35,7 @@ export interface LoginOptions {
 
 /**
  * The token is checked before anything is saved, with the one harmless request there is (doctor's
- * probe: a GET with `{}`, which a service refuses for its missing fields once the token passed):
+ * probe: a request with `{}`, which a service refuses for its missing fields once the token passed):
  * a wrong token, port or path fails here, not at the first `ugs get`.
  */
 export function loginCommand(makeDeps: DepsFactory, run = runLogin): Command {
@@ -263,7 +263,11 @@ async function verifyToken(deps: Deps, target: Target): Promise<void> {
     throw error;
   }
   const tried = new URL(result.path, endpointUrl(target.baseUrl, target.apiPath ?? '/'));
-  const where = `GET ${escapeControls(redactUrl(tried.href))}`;
+  // The method the dialect sent: GET with the interface, POST with explo.
+  const where = `${result.method} ${escapeControls(redactUrl(tried.href))}`;
+  const explo = target.dialect === 'explo';
+  // `--api-path` is the interface's one path; with explo it is refused, so never suggested.
+  const check = explo ? 'check --base-url' : 'check --base-url and --api-path';
   const said =
     result.detail === undefined ? '' : ` (${escapeControls(result.detail.slice(0, 200))})`;
   switch (result.verdict) {
@@ -286,19 +290,24 @@ async function verifyToken(deps: Deps, target: Target): Promise<void> {
           `could not check the API token: ${answered}, not the service's refusal of an empty request (${expectedRefusal(target.dialect ?? DEFAULT_DIALECT)}); nothing was saved`,
           {
             status: result.status,
-            hint: `a proxy, a load balancer or another server may have answered instead of the User Group Service: check --base-url and --api-path; or ${offline}`,
+            hint: `a proxy, a load balancer or another server may have answered instead of the User Group Service: ${check}; or ${offline}`,
           },
         );
       }
-      const why: Record<number, string> = {
-        404: 'nothing answers at that URL: check --base-url (a path prefix missing or doubled?) and --api-path',
-        405: `that URL does not take this request: check --base-url and --api-path${target.apiPath?.endsWith('/') ? '' : ` (the service may want the trailing slash: --api-path ${escapeControls(target.apiPath ?? '')}/)`}`,
-      };
+      const why: Record<number, string> = explo
+        ? {
+            404: `nothing answers at that URL: check --base-url (a path prefix missing or doubled?); ${NOT_THE_VENDOR_API}`,
+            405: `that URL does not take this request: check --base-url; ${NOT_THE_VENDOR_API}`,
+          }
+        : {
+            404: 'nothing answers at that URL: check --base-url (a path prefix missing or doubled?) and --api-path',
+            405: `that URL does not take this request: check --base-url and --api-path${target.apiPath?.endsWith('/') ? '' : ` (the service may want the trailing slash: --api-path ${escapeControls(target.apiPath ?? '')}/)`}`,
+          };
       const reason =
         why[result.status] ??
         (result.status >= 500
           ? 'the service had a problem; try again later'
-          : 'that does not look like the User Group Service: check --base-url and --api-path');
+          : `that does not look like the User Group Service: ${check}`);
       throw new ApiError(
         `could not check the API token: ${answered}, expected 400 (token accepted) or 401/403 (token refused); nothing was saved`,
         { status: result.status, hint: `${reason}; or ${offline}` },

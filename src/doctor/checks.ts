@@ -19,7 +19,7 @@ import {
   resolveDialect,
   withCaFile,
 } from '../credentials.js';
-import { DEFAULT_DIALECT } from '../dialect.js';
+import { DEFAULT_DIALECT, NOT_THE_VENDOR_API } from '../dialect.js';
 import { UgsError } from '../errors.js';
 import { errorCode, errorCodeInChain, isNotTlsCode } from '../guards.js';
 import { escapeControls, readFileCapped } from '../io.js';
@@ -633,7 +633,8 @@ async function checkProbe(
   const time = elapsed(deps.network, started);
   const said =
     result.detail === undefined ? '' : ` (${escapeControls(result.detail.slice(0, 120))})`;
-  const where = `${wireOf(probe, target.dialect).method} ${escapeControls(result.path)} with {}`;
+  const where = `${result.method} ${escapeControls(result.path)} with {}`;
+  const explo = target.dialect === 'explo';
   switch (result.verdict) {
     case 'accepted':
       return pass(
@@ -651,13 +652,19 @@ async function checkProbe(
           : 'set UGS_API_TOKEN to a valid API token',
       );
     case 'unexpected': {
-      const fixes: Record<number, string> = {
-        404: 'check the base URL (a missing path prefix?) and --api-path (/api/user or /api/user/)',
-        405: 'the service may want the trailing slash: pass --api-path /api/user/',
-      };
+      // `--api-path` is refused with the explo dialect (the vendor's paths are fixed).
+      const fixes: Record<number, string> = explo
+        ? {
+            404: `check the base URL (a missing path prefix?); ${NOT_THE_VENDOR_API}`,
+            405: `check the base URL: that server does not take this request there; ${NOT_THE_VENDOR_API}`,
+          }
+        : {
+            404: 'check the base URL (a missing path prefix?) and --api-path (/api/user or /api/user/)',
+            405: 'the service may want the trailing slash: pass --api-path /api/user/',
+          };
       // The whole URL: an unexpected answer (a 404 above all) must name what was asked for, so
       // a doubled /api or a wrong host is seen at once.
-      const tried = `GET ${escapeControls(`${url.origin}${result.path}`)} with {}`;
+      const tried = `${result.method} ${escapeControls(`${url.origin}${result.path}`)} with {}`;
       const answered = `${tried}: HTTP ${result.status} with ${result.contentType}${said}`;
       if (result.status === 400) {
         // The verdict of login: a 400 that is not the service's own refusal of `{}` says
