@@ -24,7 +24,8 @@ export function doctorCommand(makeDeps: DepsFactory, run = runDoctor): Command {
     .addHelpText(
       'after',
       `The probe is GET <base URL>/api/user with the body {}: the service answers
-400 (fields missing) to a good token and 401/403 to a bad one.
+400 (fields missing) to a good token and 401/403 to a bad one. Only its own
+400 counts (JSON: "success": 0, or field errors), not a proxy's or a web page's.
 Exit 0 when no check fails, 1 otherwise.
 `,
     )

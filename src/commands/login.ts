@@ -29,8 +29,13 @@ import {
 } from '../input/parse.js';
 import { printLine, printMessage } from '../output/messages.js';
 import { canPrompt, escapeControls, readStdin } from '../platform/io.js';
-import { EXPLO_BASE_URL, profileDialect } from '../service/dialect.js';
-import type { ProbeResult } from '../service/probe.js';
+import {
+  DEFAULT_DIALECT,
+  EXPLO_BASE_URL,
+  NOT_THE_VENDOR_API,
+  profileDialect,
+} from '../service/dialect.js';
+import { expectedRefusal, type ProbeResult } from '../service/probe.js';
 import { loginCommandFor, type Target } from '../service/target.js';
 
 export interface LoginOptions {
@@ -46,7 +51,7 @@ export interface LoginOptions {
 
 /**
  * The token is checked before anything is saved, with the one harmless request there is (doctor's
- * probe: a GET with `{}`, which a service refuses for its missing fields once the token passed):
+ * probe: a request with `{}`, which a service refuses for its missing fields once the token passed):
  * a wrong token, port or path fails here, not at the first `ugs get`.
  */
 export function loginCommand(makeDeps: DepsFactory, run = runLogin): Command {
@@ -243,10 +248,11 @@ function nextCommand(deps: Deps): string {
 }
 
 /**
- * Sends the probe to `target` and returns only when the service accepted the token (it answered
- * the empty request with 400). Every other outcome throws, and nothing has been saved yet:
- * refused (401/403) exit 3; no answer exit 4; any other answer (a 404 or 405 from a wrong base
- * URL or API path, a 5xx, a redirect ugs does not follow) exit 1, naming the URL tried.
+ * Sends the probe to `target` and returns only when the service accepted the token (it refused
+ * the empty request with its own 400: see probeVerdict). Every other outcome throws, and nothing
+ * has been saved yet: refused (401/403) exit 3; no answer exit 4; any other answer (a 404 or 405
+ * from a wrong base URL or API path, a 400 from a proxy or another server, a 5xx, a redirect ugs
+ * does not follow) exit 1, naming the status, content type and URL tried.
  */
 async function verifyToken(deps: Deps, target: Target): Promise<void> {
   const { settings } = deps;
@@ -273,7 +279,11 @@ async function verifyToken(deps: Deps, target: Target): Promise<void> {
     throw error;
   }
   const tried = new URL(result.path, endpointUrl(target.baseUrl, target.apiPath ?? '/'));
-  const where = `GET ${escapeControls(redactUrl(tried.href))}`;
+  // The method the dialect sent: GET with the interface, POST with explo.
+  const where = `${result.method} ${escapeControls(redactUrl(tried.href))}`;
+  const explo = target.dialect === 'explo';
+  // `--api-path` is the interface's one path; with explo it is refused, so never suggested.
+  const check = explo ? 'check --base-url' : 'check --base-url and --api-path';
   const said =
     result.detail === undefined ? '' : ` (${escapeControls(result.detail.slice(0, 200))})`;
   switch (result.verdict) {
@@ -288,17 +298,34 @@ async function verifyToken(deps: Deps, target: Target): Promise<void> {
         },
       );
     case 'unexpected': {
-      const why: Record<number, string> = {
-        404: 'nothing answers at that URL: check --base-url (a path prefix missing or doubled?) and --api-path',
-        405: `that URL does not take this request: check --base-url and --api-path${target.apiPath?.endsWith('/') ? '' : ` (the service may want the trailing slash: --api-path ${escapeControls(target.apiPath ?? '')}/)`}`,
-      };
+      const answered = `${where} answered HTTP ${result.status} with ${result.contentType}${said}`;
+      if (result.status === 400) {
+        // A 400 that is not the service's own refusal of `{}`: something in front of it (or
+        // another server) refused the request before any token was looked at.
+        throw new ApiError(
+          `could not check the API token: ${answered}, not the service's refusal of an empty request (${expectedRefusal(target.dialect ?? DEFAULT_DIALECT)}); nothing was saved`,
+          {
+            status: result.status,
+            hint: `a proxy, a load balancer or another server may have answered instead of the User Group Service: ${check}; or ${offline}`,
+          },
+        );
+      }
+      const why: Record<number, string> = explo
+        ? {
+            404: `nothing answers at that URL: check --base-url (a path prefix missing or doubled?); ${NOT_THE_VENDOR_API}`,
+            405: `that URL does not take this request: check --base-url; ${NOT_THE_VENDOR_API}`,
+          }
+        : {
+            404: 'nothing answers at that URL: check --base-url (a path prefix missing or doubled?) and --api-path',
+            405: `that URL does not take this request: check --base-url and --api-path${target.apiPath?.endsWith('/') ? '' : ` (the service may want the trailing slash: --api-path ${escapeControls(target.apiPath ?? '')}/)`}`,
+          };
       const reason =
         why[result.status] ??
         (result.status >= 500
           ? 'the service had a problem; try again later'
-          : 'that does not look like the User Group Service: check --base-url and --api-path');
+          : `that does not look like the User Group Service: ${check}`);
       throw new ApiError(
-        `could not check the API token: ${where} answered HTTP ${result.status}${said}, expected 400 (token accepted) or 401/403 (token refused); nothing was saved`,
+        `could not check the API token: ${answered}, expected 400 (token accepted) or 401/403 (token refused); nothing was saved`,
         { status: result.status, hint: `${reason}; or ${offline}` },
       );
     }

@@ -30,8 +30,9 @@ import {
 } from '../input/parse.js';
 import { errorCode, errorCodeInChain, isNotTlsCode } from '../platform/guards.js';
 import { escapeControls, readFileCapped } from '../platform/io.js';
+import { DEFAULT_DIALECT, NOT_THE_VENDOR_API } from '../service/dialect.js';
 import { wireOf } from '../service/operation.js';
-import { type ProbeResult, probe } from '../service/probe.js';
+import { expectedRefusal, type ProbeResult, probe } from '../service/probe.js';
 import { loginCommandFor, type Target } from '../service/target.js';
 import { maskToken } from '../text/redact.js';
 import { type DoctorNetwork, isIpAddress } from '../transport/network.js';
@@ -632,7 +633,8 @@ async function checkProbe(
   const time = elapsed(deps.network, started);
   const said =
     result.detail === undefined ? '' : ` (${escapeControls(result.detail.slice(0, 120))})`;
-  const where = `${wireOf(probe, target.dialect).method} ${escapeControls(result.path)} with {}`;
+  const where = `${result.method} ${escapeControls(result.path)} with {}`;
+  const explo = target.dialect === 'explo';
   switch (result.verdict) {
     case 'accepted':
       return pass(
@@ -650,17 +652,34 @@ async function checkProbe(
           : 'set UGS_API_TOKEN to a valid API token',
       );
     case 'unexpected': {
-      const fixes: Record<number, string> = {
-        404: 'check the base URL (a missing path prefix?) and --api-path (/api/user or /api/user/)',
-        405: 'the service may want the trailing slash: pass --api-path /api/user/',
-      };
+      // `--api-path` is refused with the explo dialect (the vendor's paths are fixed).
+      const fixes: Record<number, string> = explo
+        ? {
+            404: `check the base URL (a missing path prefix?); ${NOT_THE_VENDOR_API}`,
+            405: `check the base URL: that server does not take this request there; ${NOT_THE_VENDOR_API}`,
+          }
+        : {
+            404: 'check the base URL (a missing path prefix?) and --api-path (/api/user or /api/user/)',
+            405: 'the service may want the trailing slash: pass --api-path /api/user/',
+          };
       // The whole URL: an unexpected answer (a 404 above all) must name what was asked for, so
       // a doubled /api or a wrong host is seen at once.
-      const tried = `GET ${escapeControls(`${url.origin}${result.path}`)} with {}`;
+      const tried = `${result.method} ${escapeControls(`${url.origin}${result.path}`)} with {}`;
+      const answered = `${tried}: HTTP ${result.status} with ${result.contentType}${said}`;
+      if (result.status === 400) {
+        // The verdict of login: a 400 that is not the service's own refusal of `{}` says
+        // nothing about the token.
+        return fail(
+          'probe',
+          title,
+          `${answered}, not the service's refusal of an empty request (${expectedRefusal(target.dialect ?? DEFAULT_DIALECT)})`,
+          'a proxy, a load balancer or another server may have answered instead of the service: check the base URL and any proxy in between; --debug shows the answer',
+        );
+      }
       return fail(
         'probe',
         title,
-        `${tried}: HTTP ${result.status}${said}, expected 400 (token good) or 401/403 (token refused)`,
+        `${answered}, expected 400 (token good) or 401/403 (token refused)`,
         fixes[result.status] ??
           'check the base URL and any proxy in between; --debug shows the answer',
       );

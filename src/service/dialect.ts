@@ -33,6 +33,13 @@ export const EXPLO_RATE = { count: 180, windowMs: 60_000 } as const;
  */
 export const EXPLO_THROTTLE_WAIT_MS = 60_000;
 
+/**
+ * Said with an explo-dialect answer that suggests a wrong address: the vendor's paths are fixed
+ * (no `--api-path`), and a service that speaks the interface is reached with the other dialect.
+ */
+export const NOT_THE_VENDOR_API =
+  "if the service speaks the interface (GET/POST /api/user) rather than the vendor's API, use --dialect interface";
+
 /** The request header (lower case, as undici sends it) that carries `Token <API token>`. */
 export function tokenHeader(dialect: Dialect | undefined): string {
   return dialect === 'explo' ? 'explo-authorization' : 'authorization';

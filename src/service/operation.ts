@@ -83,6 +83,10 @@ export interface ReceivedAnswer {
   url: URL;
   /** The API token and the input's secrets: to be cut out of anything quoted from `text`. */
   secrets: readonly string[];
+  /** The method that was sent, as the dialect has it (`wireOf`). */
+  method: HttpMethod;
+  /** The dialect spoken: what an answer should look like depends on which request was sent. */
+  dialect: Dialect;
 }
 
 /** An answer with HTTP 2xx and `success: 1`. */

@@ -1,39 +1,66 @@
 /**
- * Doctor's probe (`ugs doctor --probe`): a GET of the API path with the body `{}` (with the explo
- * dialect a POST of `{}` to the vendor's get-or-create path), which changes nothing. A DRF-style service checks the token before the fields, so it answers 400 (fields
- * missing) to a good token and 401/403 to a bad one. Sent by `service.ts` like every operation,
- * so the probe tests what `get` and `rotate` will meet: the same headers, transport (proxy, CA,
- * deadline) and the one slash redirect, no other.
+ * Doctor's probe (`ugs doctor --probe`, and `ugs login` before it saves a token): a GET of the
+ * API path with the body `{}` (with the explo dialect a POST of `{}` to the vendor's token
+ * refresh path, with no token to rotate), which changes nothing. A DRF-style service checks the token before the
+ * fields, so it answers 400 (fields missing) to a good token and 401/403 to a bad one. Sent by
+ * `service.ts` like every operation, so the probe tests what `get` and `rotate` will meet: the
+ * same headers, transport (proxy, CA, deadline) and the one slash redirect, no other.
  *
- * It has no command of its own (doctor words the result) and no emulator route: the emulator
- * answers `{}` with 400 through get's route, as the service does.
+ * It has no command of its own (doctor and login word the result) and no emulator route: the
+ * emulator answers `{}` with 400 through the route of the operation it stands in for (get's, or
+ * with the explo dialect rotate's), as the service does.
  */
 import { isPlainObject } from '../platform/guards.js';
+import { escapeControls } from '../platform/io.js';
 import { redactSecrets } from '../text/redact.js';
+import type { HttpMethod } from '../transport/http.js';
+import { successOf } from './answer.js';
+import type { Dialect } from './dialect.js';
 import type { Operation, ReceivedAnswer } from './operation.js';
 
 export type ProbeVerdict =
-  /** 400: the token passed, and the empty request was refused for its missing fields. */
+  /** 400 in the service's own words: the token passed, and the empty request was refused. */
   | 'accepted'
   /** 401 or 403: the token was refused. */
   | 'refused'
-  /** Anything else: not the service at that address, or something in between. */
+  /**
+   * Anything else: not the service at that address, or something in between. A 400 that is not
+   * the service's refusal of the empty request is one of these: nginx, a load balancer or
+   * another application answers 400 to a request it cannot route, whatever the token.
+   */
   | 'unexpected';
 
 export interface ProbeResult {
   verdict: ProbeVerdict;
   status: number;
-  /** The path that answered: the API path, or where the slash redirect led. */
+  /** The method sent (the dialect's: GET with the interface, POST with explo). */
+  method: HttpMethod;
+  /** The path that answered: the probe's path, or where the slash redirect led. */
   path: string;
+  /** The answer's content type as sent (escaped and short), or `no content type`. */
+  contentType: string;
   /** The `detail` of a DRF answer, secrets cut out; not yet escaped or shortened. */
   detail: string | undefined;
 }
 
+/**
+ * The fields of the request the probe stands in for: a DRF serializer names the missing ones in
+ * its 400 (`{"name": ["This field is required."], ...}`), and a 400 naming anything else is not
+ * that serializer's refusal of `{}`.
+ */
+const REQUEST_FIELDS: Readonly<Record<Dialect, readonly string[]>> = {
+  // Get User's fields: the interface probe is Get User without them.
+  interface: ['name', 'user_group_id', 'mapping', 'properties'],
+  // The vendor's refresh_user_group_token takes only the token to rotate.
+  explo: ['current_token'],
+};
+
 export const probe: Operation<void, ProbeResult> = {
   method: 'GET',
-  // The vendor's API: get-or-create with `{}` is refused for its missing fields (400) once the
-  // token was accepted, and creates nothing.
-  explo: { method: 'POST', path: '/api/create_user_group/' },
+  // The vendor's token refresh with no token: nothing to rotate. Refused for its missing field
+  // (400) once the token was accepted. Not its get-or-create: the vendor's documentation marks
+  // none of that call's fields as required, so `{}` there might create a group without an id.
+  explo: { method: 'POST', path: '/api/refresh_user_group_token/' },
   // Never repeated: a retried 429 or 503 would hide the answer the user asked to see.
   retry: { maxRetries: 0, retryStatuses: new Set(), retryErrorCodes: new Set() },
   body: () => ({}),
@@ -47,13 +74,71 @@ declare module './client.js' {
   }
 }
 
-function readProbe(answer: ReceivedAnswer): ProbeResult {
+/** What the probe needs of an answer to judge it. */
+export type ProbeAnswer = Pick<ReceivedAnswer, 'status' | 'headers' | 'text'>;
+
+/**
+ * Whether the answer says the token was accepted. A 400 counts only as the service's own
+ * refusal of the empty request: JSON (by its content type and its body) that is either in the
+ * interface's error shape (`"success": 0`) or DRF's field errors, every key a field of the
+ * request the probe stands in for and every value a list of messages. Anything else with a 400
+ * (an HTML page, plain text, JSON of another shape) comes from something that never looked at
+ * the token, and taking it as a yes would save a wrong token or URL.
+ */
+export function probeVerdict(answer: ProbeAnswer, dialect: Dialect): ProbeVerdict {
   const { status } = answer;
+  if (status === 401 || status === 403) return 'refused';
+  if (status !== 400 || !isJsonMediaType(answer.headers['content-type'])) return 'unexpected';
+  let body: unknown;
+  try {
+    body = JSON.parse(answer.text);
+  } catch {
+    return 'unexpected';
+  }
+  if (!isPlainObject(body)) return 'unexpected';
+  if (successOf(body.success) === false) return 'accepted';
+  return isFieldErrors(body, REQUEST_FIELDS[dialect]) ? 'accepted' : 'unexpected';
+}
+
+/** What a 400 must look like to be accepted, for a message about one that did not. */
+export function expectedRefusal(dialect: Dialect): string {
+  const fields = REQUEST_FIELDS[dialect].join(', ');
+  return `a JSON error with "success": 0, or field errors for ${fields}`;
+}
+
+function isFieldErrors(body: Record<string, unknown>, fields: readonly string[]): boolean {
+  const keys = Object.keys(body);
+  return (
+    keys.length > 0 &&
+    keys.every((key) => {
+      const value = body[key];
+      return (
+        fields.includes(key) &&
+        Array.isArray(value) &&
+        value.length > 0 &&
+        value.every((message) => typeof message === 'string')
+      );
+    })
+  );
+}
+
+/** `application/json` or a `+json` type, parameters (charset) allowed. */
+function isJsonMediaType(value: string | undefined): boolean {
+  const type = (value ?? '').split(';', 1)[0]?.trim().toLowerCase() ?? '';
+  return type === 'application/json' || /^application\/[a-z0-9.!#$&^_-]+\+json$/.test(type);
+}
+
+function readProbe(answer: ReceivedAnswer): ProbeResult {
+  const type = answer.headers['content-type']?.trim();
+  const contentType = type
+    ? escapeControls(type.length > 100 ? `${type.slice(0, 100)}…` : type)
+    : 'no content type';
   return {
-    verdict:
-      status === 400 ? 'accepted' : status === 401 || status === 403 ? 'refused' : 'unexpected',
-    status,
+    verdict: probeVerdict(answer, answer.dialect),
+    status: answer.status,
+    method: answer.method,
     path: answer.url.pathname,
+    contentType,
     detail: detailOf(answer),
   };
 }

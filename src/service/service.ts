@@ -17,7 +17,7 @@ import {
 } from '../transport/http.js';
 import { type Answer, classifyAnswer, retryAfterText, successOf } from './answer.js';
 import type { OperationName, ServiceClient } from './client.js';
-import { tokenHeader } from './dialect.js';
+import { DEFAULT_DIALECT, type Dialect, NOT_THE_VENDOR_API, tokenHeader } from './dialect.js';
 import { isUnreadable, type Operation, wireOf } from './operation.js';
 import { loginCommandFor, type Target, type TokenSource, USER_PATH } from './target.js';
 
@@ -95,9 +95,13 @@ export class HttpServiceClient {
       throw deliveryFailure(error, operation);
     }
     if (operation.readAnswer !== undefined) {
-      return operation.readAnswer({ ...response, url, secrets });
+      const dialect = this.target.dialect ?? DEFAULT_DIALECT;
+      const { method } = wireOf(operation, dialect);
+      return operation.readAnswer({ ...response, url, secrets, method, dialect });
     }
-    let answer: Answer = classifyAnswer(response, secrets, { method: operation.method, url });
+    // The method that went on the wire: with the explo dialect every operation is a POST.
+    const { method } = wireOf(operation, this.target.dialect);
+    let answer: Answer = classifyAnswer(response, secrets, { method, url });
     if (answer.kind === 'ok') {
       const result = operation.read(answer);
       if (!isUnreadable(result)) {
@@ -123,6 +127,7 @@ export class HttpServiceClient {
       apiPath: this.target.apiPath ?? USER_PATH,
       profile: this.target.profile ?? 'default',
       tokenSource: this.target.tokenSource ?? 'profile',
+      dialect: this.target.dialect ?? DEFAULT_DIALECT,
     };
   }
 
@@ -151,8 +156,13 @@ export class HttpServiceClient {
       !FOLLOWABLE_REDIRECTS.has(first.status) ||
       !isSlashAppended(url, location)
     ) {
-      throw redirectError(first, operation);
+      throw redirectError(first, operation, this.target.dialect);
     }
+    // `--api-path` sets the interface's one path; the explo dialect's paths are the vendor's.
+    const skip =
+      wire.path === undefined
+        ? ` (pass --api-path ${escapeControls(apiPath)}/ to skip the redirect)`
+        : '';
     if (this.learnRedirect) {
       // Checked above: the same origin, path and query, one slash more. Every later row goes
       // there directly; the rows already in flight each follow their own redirect, unnoted.
@@ -160,16 +170,16 @@ export class HttpServiceClient {
       if (!this.redirectNoted) {
         this.redirectNoted = true;
         this.notify(
-          `the service redirected ${url.pathname} to ${location.pathname}; this run sends every later request there (pass --api-path ${escapeControls(apiPath)}/ to skip the redirect)`,
+          `the service redirected ${url.pathname} to ${location.pathname}; this run sends every later request there${skip}`,
         );
       }
     } else {
       this.notify(
-        `the service redirected ${url.pathname} to ${location.pathname}; the request was sent there (pass --api-path ${escapeControls(apiPath)}/ to skip the redirect)`,
+        `the service redirected ${url.pathname} to ${location.pathname}; the request was sent there${skip}`,
       );
     }
     const second = await this.sendTo(location, body, operation);
-    if (isRedirect(second.status)) throw redirectError(second, operation);
+    if (isRedirect(second.status)) throw redirectError(second, operation, this.target.dialect);
     return { response: second, url: location };
   }
 
@@ -218,7 +228,11 @@ function isSlashAppended(from: URL, to: URL): boolean {
   );
 }
 
-function redirectError(response: HttpResponse, operation: Operation<never, unknown>): ApiError {
+function redirectError(
+  response: HttpResponse,
+  operation: Operation<never, unknown>,
+  dialect: Dialect | undefined,
+): ApiError {
   // Shown without its user information and query values: a Location may carry a password or a
   // token (an SSO hop, a misconfigured proxy), and this message ends up in logs and tickets.
   const location =
@@ -232,7 +246,7 @@ function redirectError(response: HttpResponse, operation: Operation<never, unkno
     `the service answered HTTP ${response.status}, a redirect ${where}, which ugs does not follow${outcome}`,
     {
       status: response.status,
-      hint: 'check --base-url (https:// rather than http://? the right host and path prefix?) and --api-path',
+      hint: `check --base-url (https:// rather than http://? the right host and path prefix?)${dialect === 'explo' ? '' : ' and --api-path'}`,
     },
   );
 }
@@ -270,6 +284,7 @@ interface HintContext {
   apiPath: string;
   profile: string;
   tokenSource: TokenSource;
+  dialect: Dialect;
 }
 
 function answerError(
@@ -358,22 +373,31 @@ function hintForHttpError(
   }
   const fromView = status === 404 && body !== undefined ? operation.hints?.jsonNotFound : undefined;
   if (fromView !== undefined) return fromView;
+  // With the explo dialect the path is the vendor's, fixed: `--api-path` is refused there, so
+  // no hint may suggest it.
+  const explo = context.dialect === 'explo';
+  const path = wireOf(operation, context.dialect).path ?? context.apiPath;
   // The vendor rejects a path without its trailing slash as "Method not allowed".
-  if (status === 405 && !context.apiPath.endsWith('/')) {
-    return `the service may want a trailing slash: try --api-path ${escapeControls(context.apiPath)}/`;
+  if (status === 405 && !explo && !path.endsWith('/')) {
+    return `the service may want a trailing slash: try --api-path ${escapeControls(path)}/`;
   }
   // Any other answer in the service's own envelope explains itself.
   if (body !== undefined && successOf(body.success) !== undefined) return undefined;
   if (status === 404) {
     // An HTML page (or JSON from something other than the operation's view): a wrong address.
-    const repeated = repeatedSegment(context.baseUrl, context.apiPath);
+    const repeated = repeatedSegment(context.baseUrl, path);
     if (repeated !== undefined) {
-      return `the base URL ends in /${escapeControls(repeated)} and the API path ${escapeControls(context.apiPath)} starts with it: drop /${escapeControls(repeated)} from --base-url (or the profile's base URL)`;
+      return `the base URL ends in /${escapeControls(repeated)} and the ${explo ? "vendor's path" : 'API path'} ${escapeControls(path)} starts with it: drop /${escapeControls(repeated)} from --base-url (or the profile's base URL)`;
     }
-    return 'check --base-url and --api-path: the service was not found at that address (a path prefix missing?)';
+    return explo
+      ? `check --base-url: the vendor's API was not found at that address (a path prefix missing?); ${NOT_THE_VENDOR_API}`
+      : 'check --base-url and --api-path: the service was not found at that address (a path prefix missing?)';
   }
-  if (status === 405)
-    return 'check --base-url and --api-path: that server does not accept this request';
+  if (status === 405) {
+    return explo
+      ? `check --base-url: that server does not accept this request; ${NOT_THE_VENDOR_API}`
+      : 'check --base-url and --api-path: that server does not accept this request';
+  }
   if (status >= 500) return 'the service had a problem; try again later';
   return undefined;
 }

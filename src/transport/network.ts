@@ -2,7 +2,7 @@
  * What `ugs doctor` does on the network, behind one interface so the checks can be tested with
  * fakes: a DNS lookup, a TCP connect, a TLS handshake that is inspected rather than trusted
  * blindly. (The one authenticated request of `--probe` is an operation, sent by the service
- * client as `get` is: see operations/probe.)
+ * client as `get` is: see service/probe.ts.)
  */
 
 export interface TlsInfo {

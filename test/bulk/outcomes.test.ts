@@ -341,7 +341,9 @@ describe('a service that is unavailable for a while: the run pauses and probes, 
         return {
           verdict: down() ? 'unexpected' : 'accepted',
           status: down() ? 504 : 400,
+          method: 'GET' as const,
           path: '/api/user',
+          contentType: down() ? 'text/html' : 'application/json',
           detail: undefined,
         };
       },

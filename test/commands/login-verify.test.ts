@@ -1,7 +1,8 @@
 /**
  * `ugs login` checks the token before saving it (issue 21 point 3), with doctor's probe: a GET of
- * the API path with `{}`. 400 (fields missing) means the token passed; 401/403 it was refused
- * (exit 3); no answer exit 4; any other answer exit 1 naming the URL tried. Nothing is saved
+ * the API path with `{}`. The service's own 400 (fields missing, or its error shape) means the
+ * token passed; 401/403 it was refused (exit 3); no answer exit 4; any other answer (another
+ * server's 400 included) exit 1 naming the status, content type and URL tried. Nothing is saved
  * unless the token was accepted, or `--no-verify` skipped the check.
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -124,6 +125,63 @@ describe('ugs login verifies the token', () => {
       expect(existsSync(sb.configPath)).toBe(false);
     },
   );
+
+  // A 400 says the token passed only when it is the service's own refusal of `{}`: nginx, a load
+  // balancer or another application answer 400 too, without ever looking at the token.
+  it.each([
+    [
+      "nginx's HTML 400 page",
+      text(400, '<html><head><title>400 Bad Request</title></head></html>', 'text/html'),
+      'text/html',
+    ],
+    ['a text/plain 400', text(400, 'Bad Request', 'text/plain'), 'text/plain'],
+    [
+      'a JSON 400 of another shape',
+      json(400, { message: 'Bad Request', statusCode: 400 }),
+      'application/json',
+    ],
+    [
+      'field errors for fields the request does not have',
+      json(400, { email: ['This field is required.'] }),
+      'application/json',
+    ],
+  ])(
+    '%s is not an accepted token: exit 1, nothing saved, naming status, content type, URL and --no-verify',
+    async (_what, reply, contentType) => {
+      const sb = makeSandbox();
+      service.fail(reply);
+      const result = await login(sb, API_TOKEN);
+      const { error, hint } = expectFailure(result, 1);
+      expect(error).toContain(
+        `could not check the API token: GET ${service.url}/api/user answered HTTP 400 with ${contentType}`,
+      );
+      expect(error).toContain("not the service's refusal of an empty request");
+      expect(error).toMatch(/; nothing was saved$/);
+      expect(hint).toMatch(/another server .*check --base-url/);
+      expect(hint).toContain('--no-verify');
+      expect(existsSync(sb.configPath)).toBe(false);
+      expect(result.stderr).not.toContain(API_TOKEN);
+    },
+  );
+
+  it.each([
+    [
+      "DRF's field errors",
+      json(400, {
+        name: ['This field is required.'],
+        user_group_id: ['This field is required.'],
+      }),
+    ],
+    ["the interface's error shape", json(400, { success: 0, error: 'name is required' })],
+  ])('%s in a 400: the token was accepted and saved', async (_what, reply) => {
+    const sb = makeSandbox();
+    service.fail(reply);
+    const result = await login(sb, API_TOKEN);
+    expect(result.code, describeRun(result)).toBe(0);
+    expect(readConfig(sb)).toEqual({
+      profiles: { default: { baseUrl: service.url, apiToken: API_TOKEN } },
+    });
+  });
 
   it('a base URL whose path already holds /api: the 404 names /api/api/user', async () => {
     const sb = makeSandbox();

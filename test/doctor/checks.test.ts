@@ -10,6 +10,7 @@ import { ApiError, ChecksFailedError } from '../../src/errors.js';
 import { redactUrl } from '../../src/input/parse.js';
 import { operations } from '../../src/operations/index.js';
 import { userAgent } from '../../src/platform/version.js';
+import { type ProbeAnswer, probeVerdict } from '../../src/service/probe.js';
 import { HttpServiceClient } from '../../src/service/service.js';
 import type {
   HttpClient,
@@ -22,6 +23,13 @@ import { MemoryCredentialStore, makeDeps, makeIO, rejection, testSystem } from '
 
 const TOKEN = 'api-token-0123456789-wxyz';
 const NOW = new Date('2026-01-01T00:00:00Z');
+
+/** DRF's answer to Get User's `{}` once the token passed: the probe's good news. */
+const FIELDS_MISSING: HttpResponse = {
+  status: 400,
+  headers: { 'content-type': 'application/json' },
+  text: '{"name":["This field is required."],"user_group_id":["This field is required."]}',
+};
 
 interface FakeNetworkOptions {
   lookup?: (host: string) => string[];
@@ -62,9 +70,7 @@ function fakeNetwork(options: FakeNetworkOptions = {}) {
     async send(request: HttpRequest, policy: RetryPolicy) {
       probes.push(request);
       policies.push(policy);
-      return (
-        options.probe ?? (() => ({ status: 400, headers: {}, text: '{"name":["required"]}' }))
-      )(request);
+      return (options.probe ?? (() => FIELDS_MISSING))(request);
     },
   } as unknown as HttpClient;
   return { network, http, calls, probes, policies };
@@ -159,8 +165,8 @@ describe('runDoctor', () => {
       /ugs login/,
     ],
     [403, '{"detail":"nope"}', /HTTP 403 \(nope\): the token was refused/, /ugs login/],
-    [404, '<html>', /HTTP 404, expected 400/, /--api-path/],
-    [200, '{"success":1}', /HTTP 200, expected 400/, /base URL/],
+    [404, '<html>', /HTTP 404 with no content type, expected 400/, /--api-path/],
+    [200, '{"success":1}', /HTTP 200 with no content type, expected 400/, /base URL/],
   ])('--probe: HTTP %i fails the check with a fix, exit 1', async (status, text, detail, fix) => {
     const run = await doctor({
       probe: true,
@@ -182,7 +188,7 @@ describe('runDoctor', () => {
         probe: (request): HttpResponse =>
           request.url.pathname === '/api/user'
             ? { status: 301, headers: { location: '/api/user/' }, text: '' }
-            : { status: 400, headers: {}, text: '{}' },
+            : FIELDS_MISSING,
       },
     });
     expect(run.error).toBeUndefined();
@@ -206,7 +212,7 @@ describe('runDoctor', () => {
     // A 503 is shown as it came: a retry could hide the answer the user asked to see.
     expect(run.probes).toHaveLength(1);
     expect(run.policies[0]?.maxRetries).toBe(0);
-    expect(run.line('probe')).toMatch(/HTTP 503, expected 400/);
+    expect(run.line('probe')).toMatch(/HTTP 503 with no content type, expected 400/);
   });
 
   // The one redirect rule of service.ts, for the probe as for get: a 301/302/307/308 to the same
@@ -232,7 +238,7 @@ describe('runDoctor', () => {
 
       const run = await doctor({
         probe: true,
-        network: { probe: answer({ status: 400, headers: {}, text: '{}' }) },
+        network: { probe: answer(FIELDS_MISSING) },
       });
 
       const sent: HttpRequest[] = [];
@@ -504,5 +510,94 @@ describe('proxyFor: the proxy the transport would use', () => {
   it('never shows proxy credentials', () => {
     expect(redactUrl('http://user:pass@proxy:3128')).toBe('http://***@proxy:3128');
     expect(redactUrl('http://proxy:3128')).toBe('http://proxy:3128');
+  });
+});
+
+describe("probeVerdict: only the service's own refusal of {} says the token was accepted", () => {
+  const JSON_TYPE = 'application/json';
+  const answer = (status: number, text: string, contentType?: string): ProbeAnswer => ({
+    status,
+    headers: contentType === undefined ? {} : { 'content-type': contentType },
+    text,
+  });
+  const NGINX_400 =
+    '<html>\r\n<head><title>400 Bad Request</title></head>\r\n<body>\r\n<center><h1>400 Bad Request</h1></center>\r\n</body>\r\n</html>\r\n';
+
+  it.each([
+    [
+      "DRF's field errors for Get User's fields",
+      answer(
+        400,
+        '{"name":["This field is required."],"user_group_id":["This field is required."]}',
+        JSON_TYPE,
+      ),
+    ],
+    [
+      'one field error, with a charset',
+      answer(400, '{"user_group_id":["This field is required."]}', `${JSON_TYPE}; charset=utf-8`),
+    ],
+    [
+      "the interface's error shape",
+      answer(400, '{"success":0,"error":"name is required"}', JSON_TYPE),
+    ],
+    ['the error shape alone', answer(400, '{"success":0}', JSON_TYPE)],
+    [
+      "the emulator's answer: the envelope and DRF's field errors",
+      answer(400, '{"success":0,"name":["This field is required."]}', JSON_TYPE),
+    ],
+  ])('accepted: %s', (_what, reply) => {
+    expect(probeVerdict(reply, 'interface')).toBe('accepted');
+  });
+
+  it.each([
+    ["nginx's HTML 400 page", answer(400, NGINX_400, 'text/html')],
+    ['a text/plain 400', answer(400, 'Bad Request\n', 'text/plain')],
+    ['a 400 without a body or a content type', answer(400, '')],
+    [
+      'a JSON 400 of another shape',
+      answer(400, '{"message":"Bad Request","statusCode":400}', JSON_TYPE),
+    ],
+    [
+      "DRF's refusal of the whole request",
+      answer(400, '{"detail":"JSON parse error - x"}', JSON_TYPE),
+    ],
+    [
+      'field errors naming fields the request does not have',
+      answer(400, '{"email":["This field is required."]}', JSON_TYPE),
+    ],
+    ['a field error that is not a list of messages', answer(400, '{"name":"required"}', JSON_TYPE)],
+    ['an empty field error list', answer(400, '{"name":[]}', JSON_TYPE)],
+    ['an empty JSON object', answer(400, '{}', JSON_TYPE)],
+    ['a JSON list', answer(400, '[["This field is required."]]', JSON_TYPE)],
+    ['"success": 1 with a 400', answer(400, '{"success":1}', JSON_TYPE)],
+    ['the error shape served as HTML', answer(400, '{"success":0}', 'text/html')],
+    ['field errors without a content type', answer(400, '{"name":["This field is required."]}')],
+    ['a 200', answer(200, '{"success":1}', JSON_TYPE)],
+    ['an HTML 404', answer(404, '<h1>Not Found</h1>', 'text/html')],
+  ])('unexpected: %s', (_what, reply) => {
+    expect(probeVerdict(reply, 'interface')).toBe('unexpected');
+  });
+
+  it('explo: the empty refresh is judged by the fields of the refresh', () => {
+    const missing = answer(400, '{"current_token":["This field is required."]}', JSON_TYPE);
+    expect(probeVerdict(missing, 'explo')).toBe('accepted');
+    const emulator = answer(
+      400,
+      '{"success":0,"current_token":["This field is required."]}',
+      JSON_TYPE,
+    );
+    expect(probeVerdict(emulator, 'explo')).toBe('accepted');
+    // Get User's fields are not the refresh's: some other view answered.
+    const other = answer(400, '{"name":["This field is required."]}', JSON_TYPE);
+    expect(probeVerdict(other, 'explo')).toBe('unexpected');
+    expect(probeVerdict(missing, 'interface')).toBe('unexpected');
+    expect(probeVerdict(answer(400, 'Bad Request', 'text/plain'), 'explo')).toBe('unexpected');
+  });
+
+  it.each([401, 403])('refused: %i, whatever its body', (status) => {
+    expect(
+      probeVerdict(answer(status, '{"detail":"Invalid token."}', JSON_TYPE), 'interface'),
+    ).toBe('refused');
+    expect(probeVerdict(answer(status, '<html>', 'text/html'), 'explo')).toBe('refused');
   });
 });

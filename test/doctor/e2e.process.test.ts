@@ -4,7 +4,7 @@
  * emulator (every check passes), the scripted TLS server, a proxy, and the ways a setup goes
  * wrong. Nothing leaves 127.0.0.1 except one DNS question for a name under `.invalid`, which cannot exist.
  */
-import { chmodSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   closedPort,
@@ -18,6 +18,7 @@ import {
   selfSignedCertificate,
   startProxy,
   startServer,
+  text,
   useEmulator,
   writeConfig,
 } from '../kit/index.js';
@@ -95,6 +96,59 @@ describe('ugs doctor', () => {
     );
     expect(run.stdout).toMatch(/fix: run `ugs login` with a valid API token/);
     expect(run.stderr).toMatch(/^error: 1 of 9 checks failed: probe\nhint: /);
+  });
+
+  it.each([
+    [
+      "nginx's HTML 400 page",
+      text(400, '<html><head><title>400 Bad Request</title></head></html>', 'text/html'),
+      'text/html',
+    ],
+    ['a text/plain 400', text(400, 'Bad Request', 'text/plain'), 'text/plain'],
+    [
+      'a JSON 400 of another shape',
+      json(400, { message: 'Bad Request', statusCode: 400 }),
+      'application/json',
+    ],
+  ])(
+    '--probe answered by %s: ✗ probe, exit 1, naming status, content type and URL',
+    async (_what, reply, contentType) => {
+      const server = await startServer(reply);
+      try {
+        const sandbox = await loggedIn(server.url);
+        const saved = readFileSync(sandbox.configPath);
+        const run = await runMain(['doctor', '--probe'], { sandbox, env: UTF8 });
+        expect(run.code, describeRun(run)).toBe(1);
+        expect(line(run, 'probe')).toMatch(/^✗ probe +GET /);
+        expect(line(run, 'probe').replace(/^✗ probe +/, '')).toBe(
+          `GET ${server.url}/api/user with {}: HTTP 400 with ${contentType}, not the service's refusal of an empty request (a JSON error with "success": 0, or field errors for name, user_group_id, mapping, properties)`,
+        );
+        expect(run.stdout).toMatch(
+          /fix: a proxy, a load balancer or another server may have answered/,
+        );
+        expect(run.stderr).toMatch(/^error: 1 of 9 checks failed: probe\n/);
+        expect(readFileSync(sandbox.configPath).equals(saved)).toBe(true);
+      } finally {
+        await server.close();
+      }
+    },
+  );
+
+  it.each([
+    ["DRF's field errors", json(400, { name: ['This field is required.'] })],
+    ["the interface's error shape", json(400, { success: 0, error: 'name is required' })],
+  ])('--probe answered by %s: ✓ probe, exit 0', async (_what, reply) => {
+    const server = await startServer(reply);
+    try {
+      const sandbox = await loggedIn(server.url);
+      const run = await runMain(['doctor', '--probe'], { sandbox, env: UTF8 });
+      expect(run.code, describeRun(run)).toBe(0);
+      expect(line(run, 'probe')).toMatch(
+        /^✓ probe +GET \/api\/user with \{\}: HTTP 400 .*accepted/,
+      );
+    } finally {
+      await server.close();
+    }
   });
 
   it('a config file others can read fails, with the chmod that fixes it', async () => {

@@ -110,9 +110,27 @@ describe('ugs serve --dialect explo', () => {
     const bad = await create({ user_group_id: 'x', name: 'x', is_demo_group: 'yes' });
     expect(bad.status).toBe(400);
     expect(bad.json).toMatchObject({ is_demo_group: ['Must be a valid boolean.'] });
-    // The doctor probe's request: {} is refused for its fields once the token was accepted.
-    const probe = await create({});
-    expect(probe.status).toBe(400);
+    // {} is refused for its fields once the token was accepted.
+    const empty = await create({});
+    expect(empty.status).toBe(400);
+  });
+
+  it('answers the probe (an empty token refresh) as DRF: 401 for a bad token, else 400 naming current_token', async () => {
+    const refresh = (apiToken: string) =>
+      call(explo.url, {
+        method: 'POST',
+        path: '/api/refresh_user_group_token/',
+        token: null,
+        headers: { 'explo-authorization': `Token ${apiToken}` },
+        body: {},
+      });
+    const bad = await refresh('not-a-known-token');
+    expect(bad.status).toBe(401);
+    expect(bad.json).toMatchObject({ detail: 'Invalid token.' });
+    const good = await refresh(token);
+    expect(good.status).toBe(400);
+    expect(good.headers['content-type']).toBe('application/json');
+    expect(good.json).toEqual({ success: 0, current_token: ['This field is required.'] });
   });
 
   it('keeps is_demo_group in its data file across a restart', async () => {

@@ -10,6 +10,8 @@ import { runLogin } from '../../src/commands/login.js';
 import { FakePrompter, makeDeps, makeIO, terminalIO, withPrompter } from '../kit/fakes.js';
 import {
   describeRun,
+  expectFailure,
+  json,
   makeSandbox,
   readConfig,
   runMain,
@@ -17,6 +19,7 @@ import {
   type Service,
   serviceForTest,
   serviceWithProfile,
+  text,
   writeConfig,
 } from '../kit/index.js';
 
@@ -44,7 +47,7 @@ describe('--dialect explo on the wire', () => {
     expect(result.stdout.trim()).toBe((await service.group('acme')).token);
   });
 
-  it("login --dialect explo checks the token at the vendor's path with Explo-Authorization", async () => {
+  it('login --dialect explo checks the token with an empty token refresh, never create_user_group', async () => {
     const service = await serviceForTest([API_TOKEN], { dialect: 'explo' });
     const sb = makeSandbox();
     const good = await runMain(
@@ -52,10 +55,19 @@ describe('--dialect explo on the wire', () => {
       { sandbox: sb, stdin: `${API_TOKEN}\n` },
     );
     expect(good.code, describeRun(good)).toBe(0);
+    // The one request that cannot change anything: no token to rotate. The vendor's
+    // get-or-create requires no field, so `{}` there might create a group.
+    expect(service.requests.map((r) => `${r.method} ${r.url} ${r.body}`)).toEqual([
+      'POST /api/refresh_user_group_token/ {}',
+    ]);
     const [probe] = service.requests;
-    expect(`${probe?.method} ${probe?.url}`).toBe('POST /api/create_user_group/');
     expect(probe?.headers['explo-authorization']).toBe(`Token ${API_TOKEN}`);
     expect(probe?.headers.authorization).toBeUndefined();
+    // The emulator answered it as DRF would: the missing field, after the token passed.
+    expect(service.answers).toEqual([
+      { status: 400, body: { success: 0, current_token: ['This field is required.'] } },
+    ]);
+    expect(service.createdIds()).toEqual([]);
     expect(readConfig(sb)).toMatchObject({ profiles: { default: { dialect: 'explo' } } });
 
     const other = makeSandbox();
@@ -273,17 +285,115 @@ describe('login, status and doctor with a dialect', () => {
     });
   });
 
-  it('doctor --probe names the dialect and probes with POST /api/create_user_group/ {}', async () => {
+  it('doctor --probe names the dialect and probes with POST /api/refresh_user_group_token/ {}', async () => {
     const { sb, service } = await exploService({ dialect: 'explo' });
     const result = await runMain(['doctor', '--probe'], { sandbox: sb });
     expect(result.stdout).toContain('dialect explo (from profile)');
     expect(result.stdout).toMatch(
-      /probe.*POST \/api\/create_user_group\/ with \{\}: HTTP 400 .*the token was accepted/,
+      /probe.*POST \/api\/refresh_user_group_token\/ with \{\}: HTTP 400 .*the token was accepted/,
     );
     expect(service.requests.map((r) => `${r.method} ${r.url} ${r.body}`)).toEqual([
-      'POST /api/create_user_group/ {}',
+      'POST /api/refresh_user_group_token/ {}',
     ]);
     expect(service.requests[0]?.headers['explo-authorization']).toBe(`Token ${API_TOKEN}`);
     expect(service.createdIds()).toEqual([]);
+  });
+});
+
+// `--api-path` is a usage error with the explo dialect, so no message may suggest it there; and
+// every request of that dialect is a POST, which is what a 404 must name.
+describe('--dialect explo at a wrong address', () => {
+  /** The interface emulator: it has no vendor paths, so each of them is Django's 404 page. */
+  async function interfaceOnly(): Promise<{ sb: Sandbox; service: Service }> {
+    return serviceWithProfile(API_TOKEN, {}, { dialect: 'explo' });
+  }
+
+  it('get: the 404 names POST and the vendor path; the hint is --base-url or --dialect interface', async () => {
+    const { sb, service } = await interfaceOnly();
+    const result = await runMain(['get', '--id', 'a', '--name', 'A'], { sandbox: sb });
+    const { error, hint } = expectFailure(result, 1);
+    expect(error).toBe(
+      `the service answered HTTP 404 to POST ${service.url}/api/create_user_group/: a text/html body`,
+    );
+    expect(hint).toContain('check --base-url');
+    expect(hint).toContain('use --dialect interface');
+    expect(hint).not.toContain('--api-path');
+  });
+
+  it('rotate: the same for the refresh path', async () => {
+    const { sb, service } = await interfaceOnly();
+    const result = await runMain(['rotate', '--current-token-stdin', '--yes'], {
+      sandbox: sb,
+      stdin: 'ugt_some_group_token_1234\n',
+    });
+    const { error, hint } = expectFailure(result, 1);
+    expect(error).toContain(
+      `HTTP 404 to POST ${service.url}/api/refresh_user_group_token/: a text/html body`,
+    );
+    expect(hint).not.toContain('--api-path');
+  });
+
+  it.each([
+    ['a 405', json(405, { detail: 'Method "POST" not allowed.' })],
+    ['a redirect elsewhere', text(302, '', 'text/html', { location: '/accounts/login/' })],
+    ['a 404 under a doubled /api', text(404, '<h1>Not Found</h1>', 'text/html')],
+  ])('get: %s gets a hint without --api-path', async (_what, reply) => {
+    const { sb, service } = await exploService();
+    service.failAlways(reply);
+    const result = await runMain(
+      ['--dialect', 'explo', '--base-url', `${service.url}/api`, 'get', '--id', 'a', '--name', 'A'],
+      { sandbox: sb },
+    );
+    const { hint } = expectFailure(result, 1);
+    expect(hint).toMatch(/--base-url/);
+    expect(hint).not.toContain('--api-path');
+  });
+
+  it('login: the 404 names POST /api/refresh_user_group_token/, the hint never --api-path', async () => {
+    const service = await serviceForTest([API_TOKEN]);
+    const sb = makeSandbox();
+    const result = await runMain(
+      ['--dialect', 'explo', 'login', '--base-url', service.url, '--with-token'],
+      { sandbox: sb, stdin: `${API_TOKEN}\n` },
+    );
+    const { error, hint } = expectFailure(result, 1);
+    expect(error).toContain(
+      `could not check the API token: POST ${service.url}/api/refresh_user_group_token/ answered HTTP 404 with text/html`,
+    );
+    expect(hint).toContain('check --base-url');
+    expect(hint).toContain('--no-verify');
+    expect(hint).not.toContain('--api-path');
+    expect(existsSync(sb.configPath)).toBe(false);
+  });
+
+  it('login: a 400 from something else gets a hint without --api-path', async () => {
+    const service = await serviceForTest([API_TOKEN], { dialect: 'explo' });
+    service.fail(text(400, '<html>400 Bad Request</html>', 'text/html'));
+    const sb = makeSandbox();
+    const result = await runMain(
+      ['--dialect', 'explo', 'login', '--base-url', service.url, '--with-token'],
+      { sandbox: sb, stdin: `${API_TOKEN}\n` },
+    );
+    const { error, hint } = expectFailure(result, 1);
+    expect(error).toContain(
+      `POST ${service.url}/api/refresh_user_group_token/ answered HTTP 400 with text/html, not the service's refusal of an empty request (a JSON error with "success": 0, or field errors for current_token)`,
+    );
+    expect(hint).not.toContain('--api-path');
+    expect(existsSync(sb.configPath)).toBe(false);
+  });
+
+  it('doctor --probe: the line names POST and the full URL; the fix never --api-path', async () => {
+    const { sb, service } = await interfaceOnly();
+    const result = await runMain(['doctor', '--probe'], { sandbox: sb });
+    expect(result.code, describeRun(result)).toBe(1);
+    const lines = result.stdout.split('\n');
+    const at = lines.findIndex((line) => / probe /.test(line));
+    expect(lines[at]).toMatch(
+      new RegExp(
+        `probe +POST ${service.url.replace(/\./g, '\\.')}/api/refresh_user_group_token/ with \\{\\}: HTTP 404 with text/html, expected 400`,
+      ),
+    );
+    expect(lines[at + 1]).toMatch(/fix: check the base URL .*use --dialect interface/);
+    expect(result.stdout).not.toContain('--api-path');
   });
 });

@@ -156,7 +156,8 @@ describe('the generic call path runs any declared operation', () => {
     expect(sent.map((request) => `${request.method} ${request.url.href}`)).toEqual([
       'POST https://ugs.example/api/create_user_group/',
       'POST https://ugs.example/api/refresh_user_group_token/',
-      'POST https://ugs.example/api/create_user_group/',
+      // The probe: a refresh with no token, which cannot change anything.
+      'POST https://ugs.example/api/refresh_user_group_token/',
     ]);
     for (const request of sent) {
       expect(request.headers['explo-authorization']).toBe('Token api-token-0123456789');
