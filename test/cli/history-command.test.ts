@@ -3,7 +3,8 @@
  * emulator: the events a run wrote, read back newest first; which group a token belonged to,
  * by whole token (stdin), last 4 and fingerprint; `whois --check` asking the service.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, lstatSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runHistory } from '../../src/commands/history.js';
@@ -234,6 +235,76 @@ describe('ugs history --clear', () => {
     await runHistory({ ...options, yes: false }, yes);
     yes.prompter.assertDone();
     expect(existsSync(path)).toBe(false);
+  });
+});
+
+describe('a history or key that is a symlink or a FIFO', () => {
+  /** `history` or `key` planted as `plant` in a fresh sandbox; the shared history's path. */
+  function planted(kind: 'history' | 'key', plant: 'symlink' | 'fifo') {
+    const sb = makeSandbox();
+    const history = join(sb.root, 'team.ndjson');
+    const file = kind === 'history' ? history : join(sb.root, 'team.key');
+    const victim = join(tempDir('victim'), 'victim.txt');
+    writeFileSync(victim, 'untouched\n');
+    if (plant === 'symlink') symlinkSync(victim, file);
+    else execFileSync('mkfifo', [file]);
+    return { sb, history, file, victim };
+  }
+
+  const cases = (['history', 'key'] as const).flatMap((kind) =>
+    (['symlink', 'fifo'] as const).map((plant) => [kind, plant] as const),
+  );
+
+  it.each(cases)(
+    'a %s planted as a %s: history and whois exit 2 naming it, get warns naming it',
+    async (kind, plant) => {
+      const { sb, history, file, victim } = planted(kind, plant);
+      const label = kind === 'key' ? "the token history's key" : 'the token history';
+      const why = plant === 'symlink' ? 'it is a symbolic link' : 'it is a FIFO';
+      const reads: [string[], string | undefined][] = [
+        [['whois', '-'], 'a-token-nobody-has-0123456789'],
+      ];
+      if (kind === 'history') {
+        reads.push([['history'], undefined], [['history', '--clear', '--yes'], undefined]);
+      }
+      for (const [argv, stdin] of reads) {
+        const result = await runMain(['--history-file', history, ...argv], {
+          sandbox: sb,
+          env: env(),
+          ...(stdin !== undefined && { stdin }),
+        });
+        expect(result.code, describeRun(result)).toBe(2);
+        expect(result.stderr).toContain(`error: cannot use ${label} ${file}: ${why}`);
+        expect(result.stderr).not.toContain('unexpected failure');
+      }
+      const get = await runMain(
+        ['--history-file', history, 'get', '--id', `hs-${kind}`, '--name', 'S'],
+        {
+          sandbox: sb,
+          env: env(),
+        },
+      );
+      expect(get.code, describeRun(get)).toBe(0);
+      expect(get.stderr).toContain(`warning: the token history was not written (${file}: ${why}`);
+      if (plant === 'symlink') expect(readFileSync(victim, 'utf8')).toBe('untouched\n');
+      // --clear left the planted file where it was.
+      expect(lstatSync(file).isFile()).toBe(false);
+    },
+  );
+
+  it('a key that is not a key: whois exits 2 naming the key file', async () => {
+    const sb = makeSandbox();
+    const history = join(sb.root, 'team.ndjson');
+    writeFileSync(join(sb.root, 'team.key'), 'not a key\n');
+    const result = await runMain(['--history-file', history, 'whois', '-'], {
+      sandbox: sb,
+      env: env(),
+      stdin: 'a-token-nobody-has-0123456789',
+    });
+    expect(result.code, describeRun(result)).toBe(2);
+    expect(result.stderr).toContain(
+      `cannot use the token history's key ${join(sb.root, 'team.key')}: it is not a history key`,
+    );
   });
 });
 
