@@ -16,7 +16,8 @@
  *   under the lock; a bulk batch then fingerprints each event as it comes.
  * - No fsync: the history is a record for people, not a journal anything is recovered from; the
  *   lock and one write(2) per batch are what keep its lines whole.
- * - A failure is one warning per run, never a failed command.
+ * - A failure is one warning per run, never a failed command. A lock held past a second is one
+ *   note, and the rest of the run writes no history rather than stall on it again.
  */
 import { constants, promises as fsp, type Stats } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
@@ -24,7 +25,7 @@ import { dirname, join } from 'node:path';
 import { describeFsError, makeDirectories } from '../config.js';
 import { NO_FOLLOW, READ_NO_FOLLOW, writeFully } from '../durable-file.js';
 import { HistoryFileError } from '../errors.js';
-import { FileLock } from '../file-lock.js';
+import { FileLock, LockBusyError } from '../file-lock.js';
 import { errorCode } from '../guards.js';
 import { type Env, escapeControls } from '../io.js';
 import { type HistoryEntry, lastFour } from './event.js';
@@ -43,8 +44,12 @@ const BATCH_MS = 1000;
  * grows its buffer.
  */
 const BATCH_BYTES = 1024 * 1024;
-/** Another ugs appending holds the lock for a few milliseconds; a longer wait means trouble. */
-const LOCK_WAIT_MS = 10_000;
+/**
+ * Another ugs appending holds the lock for a few milliseconds. A lock held longer is a stuck
+ * writer or one planted beside a shared file: the history is a record, never worth stalling the
+ * command for, so after this wait the run goes on without it (and says so once).
+ */
+export const HISTORY_LOCK_WAIT_MS = 1_000;
 
 export const HISTORY_FILE_NAME = 'history.ndjson';
 
@@ -117,6 +122,11 @@ export function createHistoryLog(
 
 class FileHistoryLog implements HistoryLog {
   private warned = false;
+  /**
+   * Set when the lock stayed held past HISTORY_LOCK_WAIT_MS: later writes of this run (a bulk
+   * run's next batches) are dropped at once rather than each waiting for the same lock again.
+   */
+  private gaveUp = false;
   private key: Buffer | undefined;
   private who: { user: string; host: string } | undefined;
   /** Set by the first write, which loads the key: then a batch encodes events as they come. */
@@ -130,11 +140,23 @@ class FileHistoryLog implements HistoryLog {
   /** `encoded`: lines of later events, already encoded (a batch's). */
   async append(entries: readonly HistoryEntry[], encoded?: Buffer): Promise<void> {
     if (entries.length === 0 && (encoded === undefined || encoded.length === 0)) return;
+    if (this.gaveUp) return;
     try {
       await this.write(entries, encoded);
     } catch (error) {
+      if (error instanceof LockBusyError) this.gaveUp = true;
       if (this.warned) return;
       this.warned = true;
+      if (error instanceof LockBusyError) {
+        const holder =
+          error.owner.pid === process.pid
+            ? 'this process'
+            : `another process (pid ${error.owner.pid})`;
+        this.options.warn(
+          `note: history not written: ${escapeControls(error.lockPath)} is held by ${holder}; this run's events are left out (if no ugs is running, delete the lock; --no-history turns the history off)`,
+        );
+        return;
+      }
       // The file at fault: the key's problem names the key, not the history beside it.
       const [path, reason] =
         error instanceof HistoryFileError
@@ -212,7 +234,7 @@ class FileHistoryLog implements HistoryLog {
     // The config directory is ugs's own (0700, as config.ts makes it); a shared file's directory
     // is the sharers' and must exist.
     if (!shared) makeDirectories(dirname(path));
-    const lock = await FileLock.acquire(path, { waitMs: LOCK_WAIT_MS });
+    const lock = await FileLock.acquire(path, { waitMs: HISTORY_LOCK_WAIT_MS });
     try {
       let { fd, size, mode } = await openForAppend(path, shared);
       try {
