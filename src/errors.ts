@@ -48,6 +48,24 @@ export class ConfigError extends UgsError {
   readonly exitCode = ExitCode.Usage;
 }
 
+/**
+ * The token history or its key is not a file ugs may read, write or clear (a symbolic link, a
+ * FIFO, a file that is not a history). Exit 2 like ConfigError: the user must act on the file.
+ * `path` and `reason` are kept apart so that the writer's one warning can name the file at fault
+ * (the key, not the history) in its own words.
+ */
+export class HistoryFileError extends UgsError {
+  readonly exitCode = ExitCode.Usage;
+  constructor(
+    message: string,
+    readonly path: string,
+    readonly reason: string,
+    options: UgsErrorOptions = {},
+  ) {
+    super(message, options);
+  }
+}
+
 /** No API token, or the service said 401/403. */
 export class AuthError extends UgsError {
   readonly exitCode = ExitCode.Auth;

@@ -7,13 +7,13 @@
 import type { Command } from 'commander';
 import { type DepsFactory, newCommand } from '../cli/shared.js';
 import type { Deps } from '../context/factory.js';
-import { UsageError } from '../errors.js';
+import { CancelledError, UsageError } from '../errors.js';
 import type { HistoryEvent } from '../history/event.js';
 import type { HistoryLocation } from '../history/log.js';
 import { quote } from '../input/parse.js';
 import { printLine } from '../output/messages.js';
 import { padColumns } from '../output/text.js';
-import { escapeControls } from '../platform/io.js';
+import { canPrompt, escapeControls } from '../platform/io.js';
 
 export interface HistoryOptions {
   id: string | undefined;
@@ -22,6 +22,8 @@ export interface HistoryOptions {
   limit: number;
   json: boolean;
   clear: boolean;
+  /** `--yes`: clear without asking (required without a terminal). */
+  yes: boolean;
 }
 
 interface HistoryFlags {
@@ -30,6 +32,7 @@ interface HistoryFlags {
   limit?: string;
   json?: boolean;
   clear?: boolean;
+  yes?: boolean;
 }
 
 /** A person reads a screenful; a script asks for more with --limit. */
@@ -40,13 +43,15 @@ export function historyCommand(makeDeps: DepsFactory, run = runHistory): Command
     'ugs history',
     'ugs history --id acme --since 7d',
     'ugs history -p staging --limit 200 --json | jq .token_fingerprint',
-    'ugs history --clear',
+    'ugs history --clear                 # asks to confirm',
+    'ugs history --clear --yes',
   ])
     .option('--id <user_group_id>', 'only the events of this user group')
     .option('--since <date|duration>', 'only events since a date (2026-01-31) or for a while (7d)')
     .option('--limit <n>', `at most this many events (0 for all)`, String(DEFAULT_HISTORY_LIMIT))
     .option('--json', 'print the events as NDJSON on stdout (one per line)')
     .option('--clear', 'delete the history (and its rotated file); the key stays')
+    .option('-y, --yes', 'clear without asking for confirmation (required without a terminal)')
     .action(async (flags: HistoryFlags, cmd: Command) => {
       const deps = makeDeps(cmd, { acceptsUnknownProfile: true });
       await run(parseHistoryFlags(flags, deps.now()), deps);
@@ -65,6 +70,10 @@ export function parseHistoryFlags(flags: HistoryFlags, now: Date): HistoryOption
     if (others.length > 0) {
       throw new UsageError(`--clear cannot be used with --${others[0]}`);
     }
+  } else if (flags.yes === true) {
+    throw new UsageError('--yes goes with --clear only', {
+      hint: 'ugs history --clear --yes deletes the history without asking',
+    });
   }
   return {
     id: flags.id,
@@ -72,6 +81,7 @@ export function parseHistoryFlags(flags: HistoryFlags, now: Date): HistoryOption
     limit: Number(limitText.trim()),
     json: flags.json === true,
     clear: flags.clear === true,
+    yes: flags.yes === true,
   };
 }
 
@@ -121,13 +131,7 @@ export async function runHistory(opts: HistoryOptions, deps: Deps): Promise<void
   const location = requireHistoryLocation(deps);
   const read = await import('../history/read.js');
   if (opts.clear) {
-    const removed = await read.clearHistory(location);
-    printLine(
-      deps.output,
-      removed.length === 0
-        ? `No history to clear at ${escapeControls(location.path)}.`
-        : `Cleared the token history: ${removed.map(escapeControls).join(', ')}`,
-    );
+    await clearHistory(location, opts.yes, deps, read);
     return;
   }
   const { settings } = deps;
@@ -151,6 +155,45 @@ export async function runHistory(opts: HistoryOptions, deps: Deps): Promise<void
     return;
   }
   await printEventTable(deps, events);
+}
+
+/**
+ * `--clear`: the file may be whatever --history-file or UGS_HISTORY_FILE names, so it is deleted
+ * only when it is a history (read.ts checks), and only once a person said yes or the caller
+ * passed --yes: nothing brings a deleted file back.
+ */
+async function clearHistory(
+  location: HistoryLocation,
+  yes: boolean,
+  deps: Deps,
+  read: typeof import('../history/read.js'),
+): Promise<void> {
+  const interactive = canPrompt(deps.io, deps.settings.noInput);
+  if (!yes && !interactive) {
+    throw new UsageError('--yes is required to clear the history when not running interactively', {
+      hint: 'clearing deletes the history for good (the key stays); add --yes: ugs history --clear --yes',
+    });
+  }
+  const targets = await read.historyFilesToClear(location);
+  if (targets.length === 0) {
+    printLine(deps.output, `No history to clear at ${escapeControls(location.path)}.`);
+    return;
+  }
+  const names = targets.map((target) => escapeControls(target.path)).join(' and ');
+  if (!yes) {
+    const confirmed = await deps.prompter.confirm(
+      `Delete the token history ${names}? (its key stays)`,
+      { default: false },
+    );
+    if (!confirmed) throw new CancelledError('nothing was deleted');
+  }
+  const removed = await read.removeHistoryFiles(targets);
+  printLine(
+    deps.output,
+    removed.length === 0
+      ? `No history to clear at ${escapeControls(location.path)}.`
+      : `Cleared the token history: ${removed.map(escapeControls).join(', ')}`,
+  );
 }
 
 /** `…a1b2 3fa2b1c0d9e8`: what a person compares with the token they hold. */

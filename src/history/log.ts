@@ -16,14 +16,16 @@
  *   under the lock; a bulk batch then fingerprints each event as it comes.
  * - No fsync: the history is a record for people, not a journal anything is recovered from; the
  *   lock and one write(2) per batch are what keep its lines whole.
- * - A failure is one warning per run, never a failed command.
+ * - A failure is one warning per run, never a failed command. A lock held past a second is one
+ *   note, and the rest of the run writes no history rather than stall on it again.
  */
-import { constants, promises as fsp } from 'node:fs';
+import { constants, promises as fsp, type Stats } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describeFsError, makeDirectories } from '../config/config.js';
+import { HistoryFileError } from '../errors.js';
 import { NO_FOLLOW, READ_NO_FOLLOW, writeFully } from '../fs/durable-file.js';
-import { FileLock } from '../fs/file-lock.js';
+import { FileLock, LockBusyError } from '../fs/file-lock.js';
 import { errorCode } from '../platform/guards.js';
 import { type Env, escapeControls } from '../platform/io.js';
 import { type HistoryEntry, lastFour } from './event.js';
@@ -42,8 +44,12 @@ const BATCH_MS = 1000;
  * grows its buffer.
  */
 const BATCH_BYTES = 1024 * 1024;
-/** Another ugs appending holds the lock for a few milliseconds; a longer wait means trouble. */
-const LOCK_WAIT_MS = 10_000;
+/**
+ * Another ugs appending holds the lock for a few milliseconds. A lock held longer is a stuck
+ * writer or one planted beside a shared file: the history is a record, never worth stalling the
+ * command for, so after this wait the run goes on without it (and says so once).
+ */
+export const HISTORY_LOCK_WAIT_MS = 1_000;
 
 export const HISTORY_FILE_NAME = 'history.ndjson';
 
@@ -116,6 +122,11 @@ export function createHistoryLog(
 
 class FileHistoryLog implements HistoryLog {
   private warned = false;
+  /**
+   * Set when the lock stayed held past HISTORY_LOCK_WAIT_MS: later writes of this run (a bulk
+   * run's next batches) are dropped at once rather than each waiting for the same lock again.
+   */
+  private gaveUp = false;
   private key: Buffer | undefined;
   private who: { user: string; host: string } | undefined;
   /** Set by the first write, which loads the key: then a batch encodes events as they come. */
@@ -129,13 +140,30 @@ class FileHistoryLog implements HistoryLog {
   /** `encoded`: lines of later events, already encoded (a batch's). */
   async append(entries: readonly HistoryEntry[], encoded?: Buffer): Promise<void> {
     if (entries.length === 0 && (encoded === undefined || encoded.length === 0)) return;
+    if (this.gaveUp) return;
     try {
       await this.write(entries, encoded);
     } catch (error) {
+      if (error instanceof LockBusyError) this.gaveUp = true;
       if (this.warned) return;
       this.warned = true;
+      if (error instanceof LockBusyError) {
+        const holder =
+          error.owner.pid === process.pid
+            ? 'this process'
+            : `another process (pid ${error.owner.pid})`;
+        this.options.warn(
+          `note: history not written: ${escapeControls(error.lockPath)} is held by ${holder}; this run's events are left out (if no ugs is running, delete the lock; --no-history turns the history off)`,
+        );
+        return;
+      }
+      // The file at fault: the key's problem names the key, not the history beside it.
+      const [path, reason] =
+        error instanceof HistoryFileError
+          ? [error.path, error.reason]
+          : [this.location.path, describeFsError(error)];
       this.options.warn(
-        `warning: the token history was not written (${escapeControls(this.location.path)}: ${describeFsError(error)}); the command itself is not affected (--no-history turns the history off)`,
+        `warning: the token history was not written (${escapeControls(path)}: ${reason}); the command itself is not affected (--no-history turns the history off)`,
       );
     }
   }
@@ -206,7 +234,7 @@ class FileHistoryLog implements HistoryLog {
     // The config directory is ugs's own (0700, as config.ts makes it); a shared file's directory
     // is the sharers' and must exist.
     if (!shared) makeDirectories(dirname(path));
-    const lock = await FileLock.acquire(path, { waitMs: LOCK_WAIT_MS });
+    const lock = await FileLock.acquire(path, { waitMs: HISTORY_LOCK_WAIT_MS });
     try {
       let { fd, size, mode } = await openForAppend(path, shared);
       try {
@@ -274,7 +302,7 @@ class FileHistoryLog implements HistoryLog {
           await handle.close();
         }
       } catch (error) {
-        if (errorCode(error) !== 'EEXIST') throw error;
+        if (errorCode(error) !== 'EEXIST') throw historyFileError(path, 'key', error);
       }
       text = await readKeyFile(path);
     }
@@ -300,50 +328,101 @@ class FileHistoryLog implements HistoryLog {
   }
 }
 
+/** Which file of a history a problem is about: the error names it as a person knows it. */
+export type HistoryFileKind = 'history' | 'key';
+
+const KIND_LABEL: Record<HistoryFileKind, string> = {
+  history: 'the token history',
+  key: "the token history's key",
+};
+
+const KIND_HINT: Record<HistoryFileKind, string> = {
+  history:
+    'ugs uses the history only as a regular file of its own: move that one away, or choose another with --history-file (--no-history turns the history off)',
+  key: 'ugs uses the key only as a regular file of its own, beside the history: move that one away (a new key is made; fingerprints noted before no longer match), or choose another history with --history-file',
+};
+
+/**
+ * A history file or key that ugs cannot use, as a typed error naming it (exit 2): a symlink
+ * (ELOOP, from O_NOFOLLOW), a FIFO or directory, a permission problem. Without this these
+ * reached main as "unexpected failure ... report the output", though the user must act.
+ */
+export function historyFileError(
+  path: string,
+  kind: HistoryFileKind,
+  reasonOrError: unknown,
+): HistoryFileError {
+  if (reasonOrError instanceof HistoryFileError) return reasonOrError;
+  const reason = typeof reasonOrError === 'string' ? reasonOrError : describeFsError(reasonOrError);
+  return new HistoryFileError(
+    `cannot use ${KIND_LABEL[kind]} ${escapeControls(path)}: ${reason}`,
+    path,
+    reason,
+    { hint: KIND_HINT[kind], ...(reasonOrError instanceof Error && { cause: reasonOrError }) },
+  );
+}
+
+/** Why a file that opened is not one ugs reads or writes (a FIFO planted under the name). */
+function notRegular(stats: Stats): string {
+  if (stats.isFIFO()) return 'it is a FIFO (named pipe), not a regular file';
+  if (stats.isDirectory()) return 'it is a directory, not a regular file';
+  return 'it is not a regular file';
+}
+
 /**
  * A regular file's text, never through a symlink (O_NOFOLLOW); undefined when there is none.
  * The history and its key are read this way (the key file and `read.ts`'s history files).
  */
-export async function readIfExists(path: string): Promise<string | undefined> {
-  const handle = await openIfExists(path);
+export async function readIfExists(
+  path: string,
+  kind: HistoryFileKind = 'history',
+): Promise<string | undefined> {
+  const handle = await openIfExists(path, kind);
   if (handle === undefined) return undefined;
   try {
     return await handle.readFile('utf8');
+  } catch (error) {
+    throw historyFileError(path, kind, error);
   } finally {
     await handle.close();
   }
 }
 
 /**
- * A history file (or its key) opened for reading if it is a regular file itself (a symlink or a
- * FIFO is refused); undefined when there is none. The caller closes it.
+ * A history file (or its key) opened for reading if it is a regular file itself; undefined when
+ * there is none. A symlink, a FIFO (opened with O_NONBLOCK, so it cannot block, then refused) or
+ * any other failure is a HistoryFileError naming the file. The caller closes it.
  */
-export async function openIfExists(path: string): Promise<fsp.FileHandle | undefined> {
+export async function openIfExists(
+  path: string,
+  kind: HistoryFileKind = 'history',
+): Promise<fsp.FileHandle | undefined> {
   let handle: fsp.FileHandle;
   try {
     handle = await fsp.open(path, READ_NO_FOLLOW);
   } catch (error) {
     if (errorCode(error) === 'ENOENT') return undefined;
-    throw error;
+    throw historyFileError(path, kind, error);
   }
   try {
-    if (!(await handle.stat()).isFile()) throw new Error(`${path} is not a regular file`);
+    const stats = await handle.stat();
+    if (!stats.isFile()) throw historyFileError(path, kind, notRegular(stats));
   } catch (error) {
     await handle.close();
-    throw error;
+    throw historyFileError(path, kind, error);
   }
   return handle;
 }
 
 /** The key's hex text as stored, or undefined when there is none yet. */
 export async function readKeyFile(path: string): Promise<string | undefined> {
-  return (await readIfExists(path))?.slice(0, 4096);
+  return (await readIfExists(path, 'key'))?.slice(0, 4096);
 }
 
 export function parseKey(text: string | undefined, path: string): Buffer {
   const hex = (text ?? '').trim();
   if (!/^[0-9a-f]{64}$/.test(hex)) {
-    throw new Error(`${path} is not a history key (64 hex digits)`);
+    throw historyFileError(path, 'key', 'it is not a history key (64 hex digits)');
   }
   return Buffer.from(hex, 'hex');
 }
@@ -371,20 +450,29 @@ async function openForAppend(
   shared: boolean,
   createMode?: number,
 ): Promise<{ fd: fsp.FileHandle; size: number; mode: number }> {
-  const fd = await fsp.open(
-    path,
-    constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | NO_FOLLOW,
-    createMode === undefined ? 0o600 : createMode & 0o775,
-  );
+  let fd: fsp.FileHandle;
+  try {
+    fd = await fsp.open(
+      path,
+      constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | NO_FOLLOW,
+      createMode === undefined ? 0o600 : createMode & 0o775,
+    );
+  } catch (error) {
+    throw historyFileError(path, 'history', error);
+  }
   try {
     const stats = await fd.stat();
-    if (!stats.isFile()) throw new Error('it is not a regular file');
+    if (!stats.isFile()) throw historyFileError(path, 'history', notRegular(stats));
     if (createMode !== undefined && stats.size === 0) await fd.chmod(createMode & 0o775);
     const mode = createMode !== undefined && stats.size === 0 ? createMode & 0o775 : stats.mode;
     if (process.platform !== 'win32') {
       // Anyone could then forge or erase what it says about whose token was whose.
       if ((mode & 0o002) !== 0) {
-        throw new Error('it is writable by everyone; ugs does not write to it (chmod o-w)');
+        throw historyFileError(
+          path,
+          'history',
+          'it is writable by everyone; ugs does not write to it (chmod o-w)',
+        );
       }
       if (!shared && (mode & 0o077) !== 0) await fd.chmod(0o600);
     }

@@ -3,8 +3,10 @@
  * The one entry of this chunk: `ugs history`, `ugs whois`, the typo question of `get` at a
  * terminal and bulk `get`'s validation load it with `import()`; a plain `get` never does.
  */
-import { promises as fsp } from 'node:fs';
+import { promises as fsp, type Stats } from 'node:fs';
+import { HistoryFileError } from '../errors.js';
 import { errorCode } from '../platform/guards.js';
+import { escapeControls } from '../platform/io.js';
 import { editDistance } from '../text/suggest.js';
 import { FINGERPRINT_PATTERN, HISTORY_OUTCOMES, type HistoryEvent } from './event.js';
 import {
@@ -70,13 +72,88 @@ export async function readKey(location: HistoryLocation): Promise<Buffer | undef
   return text === undefined ? undefined : parseKey(text, path);
 }
 
-/** Removes the history, its rotated file and their lock leftovers; the key stays. */
-export async function clearHistory(location: HistoryLocation): Promise<string[]> {
-  const removed: string[] = [];
+/** A file `--clear` found to be a history: its identity, so that only this very file goes. */
+export interface ClearTarget {
+  path: string;
+  dev: number;
+  ino: number;
+}
+
+/** An event line is about 330 bytes; a first line longer than this is no event of ugs's. */
+const FIRST_LINE_MAX_BYTES = 64 * 1024;
+
+/**
+ * The history file and its rotated file as `--clear` would delete them, each checked to be a
+ * token history: empty, or its first line an event as `readHistory` parses it. The file is
+ * whatever `--history-file`/`UGS_HISTORY_FILE` names, and a wrong name there (a bulk results
+ * file, holding the only copy of new tokens) must never be deleted: anything else is refused
+ * (HistoryFileError) before either file is touched. Absent files are left out.
+ */
+export async function historyFilesToClear(location: HistoryLocation): Promise<ClearTarget[]> {
+  const targets: ClearTarget[] = [];
   for (const path of [location.path, rotatedPath(location.path)]) {
+    const handle = await openIfExists(path);
+    if (handle === undefined) continue;
     try {
-      await fsp.unlink(path);
-      removed.push(path);
+      const stats = await handle.stat();
+      if (stats.size > 0 && parseEvent(await firstLine(handle)) === undefined) {
+        throw new HistoryFileError(
+          `will not clear ${escapeControls(path)}: it is not a ugs token history (its first line is not a history event); nothing was deleted`,
+          path,
+          'it is not a ugs token history',
+          {
+            hint: '--clear deletes only a history ugs wrote; check --history-file and UGS_HISTORY_FILE, or delete the file yourself if it is one',
+          },
+        );
+      }
+      targets.push({ path, dev: stats.dev, ino: stats.ino });
+    } finally {
+      await handle.close();
+    }
+  }
+  return targets;
+}
+
+/** The text before the first newline (all of a short file without one). */
+async function firstLine(handle: fsp.FileHandle): Promise<string> {
+  const data = Buffer.alloc(FIRST_LINE_MAX_BYTES);
+  let filled = 0;
+  for (;;) {
+    const { bytesRead } = await handle.read(data, filled, data.length - filled, filled);
+    if (bytesRead === 0) break;
+    filled += bytesRead;
+    const end = data.subarray(0, filled).indexOf(0x0a);
+    if (end >= 0) return data.toString('utf8', 0, end);
+    if (filled === data.length) return '';
+  }
+  return data.toString('utf8', 0, filled);
+}
+
+/**
+ * Deletes the files `historyFilesToClear` checked; the key stays. A file replaced since the check
+ * (another file renamed over the name) is left alone and refused.
+ */
+export async function removeHistoryFiles(targets: readonly ClearTarget[]): Promise<string[]> {
+  const removed: string[] = [];
+  for (const target of targets) {
+    let stats: Stats;
+    try {
+      stats = await fsp.lstat(target.path);
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT') continue;
+      throw error;
+    }
+    if (stats.dev !== target.dev || stats.ino !== target.ino) {
+      throw new HistoryFileError(
+        `will not clear ${escapeControls(target.path)}: it was replaced by another file while ugs checked it`,
+        target.path,
+        'it was replaced by another file',
+        { hint: 'run ugs history --clear again' },
+      );
+    }
+    try {
+      await fsp.unlink(target.path);
+      removed.push(target.path);
     } catch (error) {
       if (errorCode(error) !== 'ENOENT') throw error;
     }

@@ -3,12 +3,13 @@
  * later ones are encoded as they come; the file must hold every event once, in the order added,
  * and each line must be the same JSON either way.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { processStartTime } from '../../src/fs/file-lock.js';
 import type { HistoryEntry } from '../../src/history/event.js';
 import { createHistoryLog } from '../../src/history/log.js';
-import { tempDir } from '../kit/index.js';
+import { liveProcess, tempDir } from '../kit/index.js';
 
 function entry(i: number): HistoryEntry {
   return {
@@ -57,4 +58,46 @@ describe('history batches', () => {
     expect(events[count - 1]?.token_last4).toBe('xxxx');
     expect(events[count - 1]?.token_fingerprint).toMatch(/^[0-9a-f]{12}$/);
   });
+
+  it.skipIf(process.platform !== 'linux')(
+    'a held lock stalls a run once, not once per batch, and is noted once',
+    async () => {
+      const dir = tempDir('history-lock');
+      const path = join(dir, 'team.ndjson');
+      const pid = await liveProcess();
+      writeFileSync(`${path}.lock`, `${pid}\n0123456789abcdef\n${processStartTime(pid) ?? ''}\n`);
+      const open = () => {
+        const warnings: string[] = [];
+        const log = createHistoryLog(
+          { path, shared: true },
+          { env: {}, warn: (m) => warnings.push(m) },
+        );
+        return { log, warnings };
+      };
+
+      // The baseline: one write that waits for the lock and gives up.
+      const one = open();
+      let started = performance.now();
+      await one.log.append([entry(0)]);
+      const single = performance.now() - started;
+      expect(one.warnings).toHaveLength(1);
+
+      // A run that writes four times (three batches and a single append) waits no longer.
+      const run = open();
+      started = performance.now();
+      for (let b = 0; b < 3; b++) {
+        const batch = run.log.batch();
+        for (let i = 0; i < 3000; i++) batch.add(entry(b * 3000 + i));
+        await batch.close();
+      }
+      await run.log.append([entry(9_999)]);
+      const several = performance.now() - started;
+      expect(run.warnings).toHaveLength(1);
+      expect(run.warnings[0]).toMatch(
+        /^note: history not written: .*\.lock is held by another process/,
+      );
+      expect(several / single).toBeLessThan(2);
+      expect(existsSync(path)).toBe(false);
+    },
+  );
 });

@@ -3,15 +3,21 @@
  * emulator: the events a run wrote, read back newest first; which group a token belonged to,
  * by whole token (stdin), last 4 and fingerprint; `whois --check` asking the service.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, lstatSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { runHistory } from '../../src/commands/history.js';
+import { CancelledError } from '../../src/errors.js';
+import { createHistoryLog } from '../../src/history/log.js';
+import { makeDeps, terminalIO } from '../kit/fakes.js';
 import {
   customerEnv,
   describeRun,
   makeSandbox,
   runMain,
   type Sandbox,
+  tempDir,
   useEmulator,
   writeConfig,
 } from '../kit/index.js';
@@ -117,9 +123,188 @@ describe('ugs history', () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--since expects a date or a duration');
 
-    const cleared = await ok(sb, ['history', '--clear']);
+    const cleared = await ok(sb, ['history', '--clear', '--yes']);
     expect(cleared.stderr).toContain('Cleared the token history');
     expect(await ids(['history'])).toEqual([]);
+  });
+});
+
+describe('ugs history --clear', () => {
+  /** A shared history with one event, written by a get; `extra` files beside it. */
+  async function sharedHistory(sb: Sandbox): Promise<string> {
+    const shared = join(sb.root, 'team.ndjson');
+    await ok(sb, ['--history-file', shared, 'get', '--id', 'hc-clear', '--name', 'C']);
+    return shared;
+  }
+
+  it('refuses a file that is not a history (a bulk results file), naming it, and deletes nothing', async () => {
+    const sb = makeSandbox();
+    const results = join(sb.root, 'results.ndjson');
+    const text = '{"row":1,"user_group_id":"a","token":"only-copy-of-a-new-token"}\n';
+    writeFileSync(results, text);
+    for (const argv of [
+      ['--history-file', results, 'history', '--clear', '--yes'],
+      ['history', '--clear', '--yes'],
+    ]) {
+      const result = await runMain(argv, {
+        sandbox: sb,
+        env: { ...env(), UGS_HISTORY_FILE: results },
+      });
+      expect(result.code, describeRun(result)).toBe(2);
+      expect(result.stderr).toContain(`will not clear ${results}: it is not a ugs token history`);
+      expect(result.stderr).not.toContain('unexpected');
+      expect(readFileSync(results, 'utf8')).toBe(text);
+    }
+  });
+
+  it('refuses when the rotated file beside a history is not one, deleting neither', async () => {
+    const sb = makeSandbox();
+    const shared = await sharedHistory(sb);
+    const before = readFileSync(shared, 'utf8');
+    const rotated = join(sb.root, 'team.1.ndjson');
+    writeFileSync(rotated, 'user_group_id,token\nacme,secret\n');
+    const result = await runMain(['--history-file', shared, 'history', '--clear', '--yes'], {
+      sandbox: sb,
+      env: env(),
+    });
+    expect(result.code, describeRun(result)).toBe(2);
+    expect(result.stderr).toContain(`will not clear ${rotated}`);
+    expect(readFileSync(shared, 'utf8')).toBe(before);
+    expect(readFileSync(rotated, 'utf8')).toBe('user_group_id,token\nacme,secret\n');
+  });
+
+  it('clears a history, and an empty file, with --yes; without a terminal and without --yes it refuses', async () => {
+    const sb = makeSandbox();
+    const shared = await sharedHistory(sb);
+    const refused = await runMain(['--history-file', shared, 'history', '--clear'], {
+      sandbox: sb,
+      env: env(),
+    });
+    expect(refused.code, describeRun(refused)).toBe(2);
+    expect(refused.stderr).toContain('--yes is required to clear the history');
+    expect(refused.stderr).toContain('hint: ');
+    expect(refused.stderr).toContain('--clear --yes');
+    expect(existsSync(shared)).toBe(true);
+
+    const cleared = await ok(sb, ['--history-file', shared, 'history', '--clear', '--yes']);
+    expect(cleared.stderr).toContain(`Cleared the token history: ${shared}`);
+    expect(existsSync(shared)).toBe(false);
+    // The key stays: fingerprints noted elsewhere keep matching.
+    expect(existsSync(join(sb.root, 'team.key'))).toBe(true);
+
+    writeFileSync(shared, '');
+    await ok(sb, ['--history-file', shared, 'history', '--clear', '--yes']);
+    expect(existsSync(shared)).toBe(false);
+    const wrong = await runMain(['history', '--yes'], { sandbox: sb, env: env() });
+    expect(wrong.code, describeRun(wrong)).toBe(2);
+  });
+
+  it('asks at a terminal, naming the file, default no; a no deletes nothing (exit 130)', async () => {
+    const dir = tempDir('history-clear');
+    const path = join(dir, 'team.ndjson');
+    const history = createHistoryLog({ path, shared: true }, { env: {}, warn: () => {} });
+    await history.append([
+      {
+        time: new Date(),
+        profile: 'default',
+        baseUrl: 'http://127.0.0.1:1',
+        dialect: 'interface',
+        userGroupId: 'acme',
+        name: 'Acme',
+        outcome: 'created',
+        token: 'token-of-acme-0123456789',
+      },
+    ]);
+    const options = { id: undefined, sinceMs: undefined, limit: 50, json: false, clear: true };
+    const no = makeDeps({
+      io: terminalIO(),
+      history,
+      prompts: [['confirm', `Delete the token history ${path}?`, false]],
+    });
+    const declined = await runHistory({ ...options, yes: false }, no).catch((error) => error);
+    expect(declined).toBeInstanceOf(CancelledError);
+    expect((declined as CancelledError).exitCode).toBe(130);
+    expect(no.prompter.calls[0]?.default).toBe(false);
+    expect(existsSync(path)).toBe(true);
+
+    const yes = makeDeps({
+      io: terminalIO(),
+      history,
+      prompts: [['confirm', `Delete the token history ${path}?`, true]],
+    });
+    await runHistory({ ...options, yes: false }, yes);
+    yes.prompter.assertDone();
+    expect(existsSync(path)).toBe(false);
+  });
+});
+
+describe('a history or key that is a symlink or a FIFO', () => {
+  /** `history` or `key` planted as `plant` in a fresh sandbox; the shared history's path. */
+  function planted(kind: 'history' | 'key', plant: 'symlink' | 'fifo') {
+    const sb = makeSandbox();
+    const history = join(sb.root, 'team.ndjson');
+    const file = kind === 'history' ? history : join(sb.root, 'team.key');
+    const victim = join(tempDir('victim'), 'victim.txt');
+    writeFileSync(victim, 'untouched\n');
+    if (plant === 'symlink') symlinkSync(victim, file);
+    else execFileSync('mkfifo', [file]);
+    return { sb, history, file, victim };
+  }
+
+  const cases = (['history', 'key'] as const).flatMap((kind) =>
+    (['symlink', 'fifo'] as const).map((plant) => [kind, plant] as const),
+  );
+
+  it.each(cases)(
+    'a %s planted as a %s: history and whois exit 2 naming it, get warns naming it',
+    async (kind, plant) => {
+      const { sb, history, file, victim } = planted(kind, plant);
+      const label = kind === 'key' ? "the token history's key" : 'the token history';
+      const why = plant === 'symlink' ? 'it is a symbolic link' : 'it is a FIFO';
+      const reads: [string[], string | undefined][] = [
+        [['whois', '-'], 'a-token-nobody-has-0123456789'],
+      ];
+      if (kind === 'history') {
+        reads.push([['history'], undefined], [['history', '--clear', '--yes'], undefined]);
+      }
+      for (const [argv, stdin] of reads) {
+        const result = await runMain(['--history-file', history, ...argv], {
+          sandbox: sb,
+          env: env(),
+          ...(stdin !== undefined && { stdin }),
+        });
+        expect(result.code, describeRun(result)).toBe(2);
+        expect(result.stderr).toContain(`error: cannot use ${label} ${file}: ${why}`);
+        expect(result.stderr).not.toContain('unexpected failure');
+      }
+      const get = await runMain(
+        ['--history-file', history, 'get', '--id', `hs-${kind}`, '--name', 'S'],
+        {
+          sandbox: sb,
+          env: env(),
+        },
+      );
+      expect(get.code, describeRun(get)).toBe(0);
+      expect(get.stderr).toContain(`warning: the token history was not written (${file}: ${why}`);
+      if (plant === 'symlink') expect(readFileSync(victim, 'utf8')).toBe('untouched\n');
+      // --clear left the planted file where it was.
+      expect(lstatSync(file).isFile()).toBe(false);
+    },
+  );
+
+  it('a key that is not a key: whois exits 2 naming the key file', async () => {
+    const sb = makeSandbox();
+    const history = join(sb.root, 'team.ndjson');
+    writeFileSync(join(sb.root, 'team.key'), 'not a key\n');
+    const result = await runMain(['--history-file', history, 'whois', '-'], {
+      sandbox: sb,
+      env: env(),
+      stdin: 'a-token-nobody-has-0123456789',
+    });
+    expect(result.code, describeRun(result)).toBe(2);
+    expect(result.stderr).toContain(
+      `cannot use the token history's key ${join(sb.root, 'team.key')}: it is not a history key`,
+    );
   });
 });
 

@@ -15,9 +15,11 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { processStartTime } from '../../src/fs/file-lock.js';
 import { readRecords } from '../kit/bulk.js';
 import {
   describeRun,
+  liveProcess,
   makeSandbox,
   runMain,
   type Sandbox,
@@ -269,4 +271,54 @@ describe('the history of bulk runs', () => {
       Object.keys(all[0] ?? {}).toSpliced(9, 0, 'environment_tag'),
     );
   });
+});
+
+describe('a lock held beside a shared history', () => {
+  const notes = (stderr: string) => stderr.split('\n').filter((l) => l.startsWith('note: history'));
+
+  it.skipIf(process.platform !== 'linux')(
+    'get and bulk get go on without the history, saying so once; history and whois do not wait for it',
+    async () => {
+      const sb = makeSandbox();
+      const shared = join(sb.root, 'team.ndjson');
+      const token = await get(sb, 'hl-first', { UGS_HISTORY_FILE: shared });
+      const before = readFileSync(shared, 'utf8');
+      // What file-lock.ts counts as held: a live process with its own start time.
+      const pid = await liveProcess();
+      const lock = `${shared}.lock`;
+      writeFileSync(lock, `${pid}\n0123456789abcdef\n${processStartTime(pid) ?? ''}\n`);
+      const withLock = { ...env(), UGS_HISTORY_FILE: shared };
+
+      // Each run must finish while the lock stays held (the kit's run timeout fails it otherwise).
+      const single = await runMain(['get', '--id', 'hl-second', '--name', 'S', '--json'], {
+        sandbox: sb,
+        env: withLock,
+      });
+      expect(single.code, describeRun(single)).toBe(0);
+      expect(notes(single.stderr)).toEqual([
+        `note: history not written: ${lock} is held by another process (pid ${pid}); this run's events are left out (if no ugs is running, delete the lock; --no-history turns the history off)`,
+      ]);
+      expect(single.stderr).not.toContain('warning:');
+
+      const input = join(sb.root, 'rows.csv');
+      let rows = 'user_group_id,name\n';
+      for (let i = 1; i <= 50; i++) rows += `hl-bulk-${i},Bulk ${i}\n`;
+      writeFileSync(input, rows);
+      const bulk = await runMain(
+        ['get', '--from', input, '--output', join(sb.root, 'out.ndjson')],
+        { sandbox: sb, env: withLock },
+      );
+      expect(bulk.code, describeRun(bulk)).toBe(0);
+      expect(notes(bulk.stderr)).toHaveLength(1);
+
+      const history = await runMain(['history', '--json'], { sandbox: sb, env: withLock });
+      expect(history.code, describeRun(history)).toBe(0);
+      expect(history.stdout).toContain('hl-first');
+      const whois = await runMain(['whois', '-'], { sandbox: sb, env: withLock, stdin: token });
+      expect(whois.code, describeRun(whois)).toBe(0);
+
+      expect(readFileSync(shared, 'utf8')).toBe(before);
+      expect(readFileSync(lock, 'utf8')).toContain(String(pid));
+    },
+  );
 });
