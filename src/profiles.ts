@@ -6,7 +6,7 @@
  */
 import type { Deps } from './context/factory.js';
 import { ConfigError, UsageError } from './errors.js';
-import { quote, shellWord } from './parse.js';
+import { pasteProblem, quote, quoteVisible, shellWord } from './parse.js';
 import { orList, suggestNames } from './suggest.js';
 import { loginCommandFor } from './target.js';
 
@@ -75,4 +75,19 @@ export function unknownProfileError(
   }
   if (options.instead !== undefined) hint += `; ${options.instead}`;
   return new UsageError(`no saved profile ${quote(name)} (${given})`, { hint });
+}
+
+/**
+ * A profile name is typed back in commands: every hint that names it (`next: ugs get --profile
+ * ...`, `ugs login --profile ...`) must paste as it is. A control character (LF, ESC, DEL, C1)
+ * would be shown escaped or break the line, an invisible or bidi character would be dropped or
+ * reorder the line: pasted, such a hint names another profile. So a profile is never saved or
+ * made the default under such a name (exit 2); one saved by hand can still be removed.
+ */
+export function checkProfileName(name: string, given: string): void {
+  const problem = pasteProblem(name);
+  if (problem === undefined) return;
+  throw new UsageError(`profile name ${quoteVisible(name)} ${problem} (${given})`, {
+    hint: 'a profile name is typed back in commands and hints, so it must paste as it is: use letters, digits, - or _',
+  });
 }

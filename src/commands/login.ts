@@ -17,7 +17,7 @@ import { canPrompt, escapeControls, readStdin } from '../io.js';
 import type { ProbeResult } from '../operations/probe/operation.js';
 import { printLine, printMessage } from '../output/messages.js';
 import { endpointUrl, formatBaseUrl, parseBaseUrl, quote, redactUrl, shellWord } from '../parse.js';
-import { defaultProfile } from '../profiles.js';
+import { checkProfileName, defaultProfile } from '../profiles.js';
 import { CredentialStoreError, credentialAccount, credentialAccounts } from '../secure-store.js';
 import { loginCommandFor, type Target } from '../target.js';
 import { type DepsFactory, newCommand } from './shared.js';
@@ -74,6 +74,13 @@ export function loginCommand(makeDeps: DepsFactory, run = runLogin): Command {
 
 export async function runLogin(opts: LoginOptions, deps: Deps): Promise<void> {
   const { io, settings, config, prompter } = deps;
+  // Before any prompt: the profile this login saves is named in every hint that follows.
+  checkProfileName(
+    settings.profile,
+    { flag: '--profile', env: 'UGS_PROFILE', config: 'the default profile', default: '--profile' }[
+      settings.profileSource ?? 'default'
+    ],
+  );
   const interactive = canPrompt(io, settings.noInput);
   const credentials = resolveCredentials(deps);
   const validateUrl = (text: string) => parseBaseUrl(text, { insecureHttp: settings.insecureHttp });

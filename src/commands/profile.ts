@@ -9,7 +9,7 @@ import { printLine, printMessage } from '../output/messages.js';
 import { printJson } from '../output/results.js';
 import { padColumns } from '../output/text.js';
 import { quote, redactUrl, shellWord } from '../parse.js';
-import { defaultProfile, unknownProfileError } from '../profiles.js';
+import { checkProfileName, defaultProfile, unknownProfileError } from '../profiles.js';
 import { loginCommandFor } from '../target.js';
 import { removeFromStore } from './logout.js';
 import { type DepsFactory, newCommand } from './shared.js';
@@ -161,6 +161,8 @@ function requireSaved(name: string, deps: Deps, verb: 'use' | 'remove'): Profile
 }
 
 async function useProfile(name: string, deps: Deps): Promise<void> {
+  // The default is used without naming it, but hints name it (`--profile` when another is used).
+  checkProfileName(name, 'ugs profile use');
   // `default` is the built-in choice: going back to it needs no saved profile of that name.
   if (name !== 'default') requireSaved(name, deps, 'use');
   await deps.config.setDefaultProfile(name);
