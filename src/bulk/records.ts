@@ -195,25 +195,67 @@ export function csvCells(
 const FORMULA_START = /^[=+\-@']/;
 
 /**
+ * The same after a `;` or tab inside a cell, plus a quote: a spreadsheet that splits lines on `;`
+ * (its list separator in many locales) starts a new cell there, and in the file a quote of the
+ * text is doubled, which such a reader may take as an opening quote with a formula after it.
+ */
+const FORMULA_AFTER_SEPARATOR = /^[=+\-@'"]/;
+
+/** Where a spreadsheet splitting on `;` or tabs starts a new cell; kept by `split`. */
+const SEPARATORS = /([;\t])/;
+
+/**
  * A CSV results file is opened in spreadsheets: a name or error text (server words among them)
  * starting with = + - @ would run there as a formula ("CSV injection"). Such a cell gets a
  * leading apostrophe, which spreadsheets read as "text". A cell that starts with an apostrophe
- * gets one more, so `unguardCell` gives back exactly what was guarded.
+ * gets one more, so `unguardCell` gives back exactly what was guarded. The text after each `;`
+ * or tab is guarded the same way, since a spreadsheet splitting on those reads it as a cell of
+ * its own whatever the quotes say.
  */
 export function guardCell(text: string): string {
-  return FORMULA_START.test(text) ? `'${text}` : text;
+  if (!SEPARATORS.test(text)) return guardPart(text, FORMULA_START);
+  return text
+    .split(SEPARATORS)
+    .map((part, index) =>
+      // Odd indexes are the separators themselves; even ones the text between them.
+      index % 2 === 1
+        ? part
+        : guardPart(part, index === 0 ? FORMULA_START : FORMULA_AFTER_SEPARATOR),
+    )
+    .join('');
 }
 
 export function unguardCell(text: string): string {
-  return text.length > 1 && text[0] === "'" && FORMULA_START.test(text.slice(1))
-    ? text.slice(1)
-    : text;
+  if (!SEPARATORS.test(text)) return unguardPart(text, FORMULA_START);
+  return text
+    .split(SEPARATORS)
+    .map((part, index) =>
+      index % 2 === 1
+        ? part
+        : unguardPart(part, index === 0 ? FORMULA_START : FORMULA_AFTER_SEPARATOR),
+    )
+    .join('');
 }
+
+function guardPart(text: string, start: RegExp): string {
+  return start.test(text) ? `'${text}` : text;
+}
+
+function unguardPart(text: string, start: RegExp): string {
+  return text.length > 1 && text[0] === "'" && start.test(text.slice(1)) ? text.slice(1) : text;
+}
+
+/**
+ * Cells that need quotes: besides what RFC 4180 names (comma, quote, CR, LF; csv-stringify
+ * leaves a lone CR bare), a `;` or tab, so a reader that takes either as its separator and
+ * honours quotes keeps the cell whole.
+ */
+const NEEDS_QUOTES = /[,;\t"\r\n]/;
 
 export type Stringify = (rows: string[][]) => string;
 
 /** Loads csv-stringify (a lazy bundle) and fixes its options for records. */
 export async function loadCsvStringify(): Promise<Stringify> {
   const { stringify } = await import('../vendor/csv.js');
-  return (rows) => stringify(rows, { record_delimiter: 'unix' });
+  return (rows) => stringify(rows, { record_delimiter: 'unix', quoted_match: NEEDS_QUOTES });
 }

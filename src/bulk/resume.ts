@@ -241,8 +241,11 @@ export function csvValues(cells: string[], columns: readonly string[]): Record<s
   columns.forEach((column, index) => {
     const cell = cells[index] ?? '';
     if (cell === '') value[column] = null;
-    else if (column === 'row' || column === 'team_id' || column === 'http_status') {
+    else if (column === 'row' || column === 'http_status') {
       value[column] = /^-?\d+$/.test(cell) ? Number(cell) : cell;
+    } else if (column === 'team_id') {
+      // A number is written bare; a text one (the service's, as sent) guarded like any text.
+      value[column] = /^-?\d+$/.test(cell) ? Number(cell) : unguardCell(cell);
     } else if (column === 'new_user_group') {
       value[column] = cell === 'true' ? true : cell === 'false' ? false : cell;
     } else value[column] = unguardCell(cell);

@@ -17,7 +17,7 @@ import {
   withCaFile,
 } from '../context/credentials.js';
 import type { Deps } from '../context/factory.js';
-import { defaultProfile } from '../context/profiles.js';
+import { checkProfileName, defaultProfile } from '../context/profiles.js';
 import { ApiError, AuthError, ConfigError, NetworkError, UsageError } from '../errors.js';
 import {
   endpointUrl,
@@ -90,6 +90,13 @@ export function loginCommand(makeDeps: DepsFactory, run = runLogin): Command {
 
 export async function runLogin(opts: LoginOptions, deps: Deps): Promise<void> {
   const { io, settings, config, prompter } = deps;
+  // Before any prompt: the profile this login saves is named in every hint that follows.
+  checkProfileName(
+    settings.profile,
+    { flag: '--profile', env: 'UGS_PROFILE', config: 'the default profile', default: '--profile' }[
+      settings.profileSource ?? 'default'
+    ],
+  );
   const interactive = canPrompt(io, settings.noInput);
   const credentials = resolveCredentials(deps);
   const validateUrl = (text: string) => parseBaseUrl(text, { insecureHttp: settings.insecureHttp });

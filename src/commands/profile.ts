@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { type DepsFactory, newCommand } from '../cli/shared.js';
 import type { Profile } from '../config/config.js';
 import type { Deps } from '../context/factory.js';
-import { defaultProfile, unknownProfileError } from '../context/profiles.js';
+import { checkProfileName, defaultProfile, unknownProfileError } from '../context/profiles.js';
 import { CancelledError, UsageError } from '../errors.js';
 import { quote, redactUrl, shellWord } from '../input/parse.js';
 import { printLine, printMessage } from '../output/messages.js';
@@ -151,8 +151,12 @@ async function listProfiles(json: boolean, deps: Deps): Promise<void> {
 }
 
 /** The profile named by `use` or `remove` must be saved; the error says which ones are. */
-function requireSaved(name: string, deps: Deps, verb: 'use' | 'remove'): Profile {
-  const profiles = deps.config.listProfiles();
+function requireSaved(
+  name: string,
+  deps: Deps,
+  verb: 'use' | 'remove',
+  profiles: Readonly<Record<string, Profile>> = deps.config.listProfiles(),
+): Profile {
   if (Object.hasOwn(profiles, name)) return profiles[name] as Profile;
   throw unknownProfileError(name, Object.keys(profiles), `ugs profile ${verb}`, {
     create: verb === 'use' ? loginCommandFor(name) : undefined,
@@ -160,9 +164,20 @@ function requireSaved(name: string, deps: Deps, verb: 'use' | 'remove'): Profile
 }
 
 async function useProfile(name: string, deps: Deps): Promise<void> {
+  // The default is used without naming it, but hints name it (`--profile` when another is used).
+  checkProfileName(name, 'ugs profile use');
   // `default` is the built-in choice: going back to it needs no saved profile of that name.
-  if (name !== 'default') requireSaved(name, deps, 'use');
-  await deps.config.setDefaultProfile(name);
+  // Checked first for a quick answer, and again under the config lock, just before the write:
+  // a `profile remove` of the same name at the same moment must not leave a default that names
+  // no profile (remove clears the default only when it is already that name).
+  const check =
+    name === 'default'
+      ? undefined
+      : (profiles: Readonly<Record<string, Profile>>) => {
+          requireSaved(name, deps, 'use', profiles);
+        };
+  check?.(deps.config.listProfiles());
+  await deps.config.setDefaultProfile(name, check);
   await printMessage(
     deps.output,
     `Default profile is now ${quote(name)}: commands without --profile use it (saved to ${escapeControls(deps.config.path)})`,

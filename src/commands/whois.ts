@@ -107,7 +107,7 @@ class NotSeen extends ApiError {
 class NotCurrent extends ApiError {
   constructor() {
     super('the token is not the current token of its user group', {
-      hint: "the group's current token is what dashboards need; ugs get --id <id> --name <name> --field token reads it",
+      hint: "the group's current token is what dashboards need; ugs get --id <id> --name <name> --must-exist --field token reads it",
     });
   }
 }

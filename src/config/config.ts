@@ -42,8 +42,15 @@ export interface ConfigStore {
   listProfiles(): Record<string, Profile>;
   /** The profile `ugs profile use` chose; undefined: `default`. */
   readDefaultProfile(): string | undefined;
-  /** `ugs profile use <name>`. */
-  setDefaultProfile(name: string): Promise<void>;
+  /**
+   * `ugs profile use <name>`. `check` is given the profiles as they are under the lock, just
+   * before the write, and throws to refuse: a check made before the lock could pass for a
+   * profile that a `profile remove` running at the same moment is removing.
+   */
+  setDefaultProfile(
+    name: string,
+    check?: (profiles: Readonly<Record<string, Profile>>) => void,
+  ): Promise<void>;
   /**
    * Removes a profile and, when it was the chosen default, that choice, in one write. Returns
    * whether it was the default.
@@ -108,10 +115,16 @@ export class FileConfigStore implements ConfigStore {
     return this.readFile().defaultProfile;
   }
 
-  async setDefaultProfile(name: string): Promise<void> {
+  async setDefaultProfile(
+    name: string,
+    check?: (profiles: Readonly<Record<string, Profile>>) => void,
+  ): Promise<void> {
     this.prepareDirectory();
     await this.withLock(async () => {
-      await this.write({ ...this.readFile(), defaultProfile: name });
+      // Read again under the lock: what was read before it may have changed since.
+      const file = this.readFile();
+      check?.({ ...file.profiles });
+      await this.write({ ...file, defaultProfile: name });
     });
   }
 

@@ -6,7 +6,7 @@
  */
 
 import { ConfigError, UsageError } from '../errors.js';
-import { quote, shellWord } from '../input/parse.js';
+import { pasteProblem, quote, quoteVisible, shellWord } from '../input/parse.js';
 import { loginCommandFor } from '../service/target.js';
 import { orList, suggestNames } from '../text/suggest.js';
 import type { Deps } from './factory.js';
@@ -76,4 +76,19 @@ export function unknownProfileError(
   }
   if (options.instead !== undefined) hint += `; ${options.instead}`;
   return new UsageError(`no saved profile ${quote(name)} (${given})`, { hint });
+}
+
+/**
+ * A profile name is typed back in commands: every hint that names it (`next: ugs get --profile
+ * ...`, `ugs login --profile ...`) must paste as it is. A control character (LF, ESC, DEL, C1)
+ * would be shown escaped or break the line, an invisible or bidi character would be dropped or
+ * reorder the line: pasted, such a hint names another profile. So a profile is never saved or
+ * made the default under such a name (exit 2); one saved by hand can still be removed.
+ */
+export function checkProfileName(name: string, given: string): void {
+  const problem = pasteProblem(name);
+  if (problem === undefined) return;
+  throw new UsageError(`profile name ${quoteVisible(name)} ${problem} (${given})`, {
+    hint: 'a profile name is typed back in commands and hints, so it must paste as it is: use letters, digits, - or _',
+  });
 }

@@ -15,6 +15,7 @@ import {
   type BulkRecord,
   guardCell,
   isDone,
+  loadCsvStringify,
   ndjsonLine,
   needsSettling,
   outputFormatFor,
@@ -22,6 +23,7 @@ import {
 } from '../../src/bulk/records.js';
 import { planResume, readResumeState } from '../../src/bulk/resume.js';
 import { UsageError } from '../../src/errors.js';
+import { parseSync } from '../../src/vendor/csv.js';
 import { bulkSpecs } from '../kit/bulk.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ugs-bulk-records-'));
@@ -118,6 +120,14 @@ describe('CSV formula guard', () => {
     ["'quoted", "''quoted"],
     ['Acme', 'Acme'],
     ['a=b', 'a=b'],
+    ['x;=1+1', "x;'=1+1"],
+    ['Acme;=HYPERLINK("http://x")', 'Acme;\'=HYPERLINK("http://x")'],
+    ['=a;+b;c', "'=a;'+b;c"],
+    ['a;"=1"', 'a;\'"=1"'],
+    ["a;'b", "a;''b"],
+    ['a\t@b', "a\t'@b"],
+    ['"quoted";x', '"quoted";x'],
+    ['a;;', 'a;;'],
   ])('writes %j as %j and reads it back unchanged', (value, cell) => {
     expect(guardCell(value)).toBe(cell);
     expect(unguardCell(cell)).toBe(value);
@@ -140,6 +150,45 @@ describe('CSV formula guard', () => {
       rotated(1, { name: "=cmd|' /C calc'!A0", token: '-tok', error: '@x' }),
     );
     expect(state.outcomes.get(2)).toEqual(rotated(2));
+  });
+
+  it('quotes every cell holding , ; tab " CR or LF', async () => {
+    const stringify = await loadCsvStringify();
+    expect(stringify([['a,b', 'a;b', 'a\tb', 'a"b', 'a\rb', 'a\nb', 'plain', '']])).toBe(
+      '"a,b","a;b","a\tb","a""b","a\rb","a\nb",plain,\n',
+    );
+  });
+
+  it('no cell of a CSV results file starts a formula, read with , or with ; as separator', async () => {
+    const path = fresh('csv');
+    const file = await ResultFile.open({ path, format: 'csv', records: bulkSpecs.get.records });
+    const hostile = created(1, {
+      user_group_id: 'id;@1',
+      name: 'Acme;=HYPERLINK("http://evil","x")',
+      team_id: 'x;=1+1',
+      error: 'bad;-2+3;"=4"',
+    });
+    file.append([hostile, created(2, { name: 'Plain; text' })]);
+    await file.close();
+    const text = readFileSync(path, 'utf8');
+    // A cell holding a `;` is quoted, so a reader splitting on `,` keeps it whole.
+    expect(text).toContain(',"x;\'=1+1",');
+    for (const delimiter of [',', ';']) {
+      // A spreadsheet splitting on `;` meets quotes in the middle of its cells: relaxed.
+      const rows = parseSync(text, {
+        delimiter,
+        relax_quotes: delimiter === ';',
+        relax_column_count: true,
+      }) as string[][];
+      const cells = rows.flat();
+      expect(
+        cells.filter((cell) => /^[=+\-@]/.test(cell)),
+        delimiter,
+      ).toEqual([]);
+    }
+    const state = await readResumeState(path, 'csv', bulkSpecs.get.records);
+    expect(state.outcomes.get(1)).toEqual(hostile);
+    expect(state.outcomes.get(2)).toEqual(created(2, { name: 'Plain; text' }));
   });
 });
 

@@ -156,6 +156,10 @@ describe('settling a rotation whose answer was lost', () => {
     expect(error?.exitCode).toBe(5);
     expect(error?.hint).toMatch(/^row 1: .*reading the group's token failed: HTTP 502/);
     expect(error?.hint).not.toContain('give');
+    // The read-back it offers fails on a mistyped id instead of printing a new group's token.
+    expect(error?.hint).toContain(
+      'ugs get --id <user_group_id> --name <name> --must-exist --field token',
+    );
   });
 });
 

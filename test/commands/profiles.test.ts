@@ -295,3 +295,88 @@ describe('-p naming no saved profile', () => {
     expect(result.code, describeRun(result)).toBe(0);
   });
 });
+
+describe('a profile name that would not paste as it is', () => {
+  // Each would be shown escaped, break the line, vanish or reorder it in a `next:` hint or a
+  // `ugs login --profile ...` hint: pasted, that command names another profile.
+  const BAD: [string, string][] = [
+    ['LF', 'U+000A'],
+    ['ESC', 'U+001B'],
+    ['DEL', 'U+007F'],
+    ['a C1 control', 'U+0085'],
+    ['a bidi override', 'U+202E'],
+    ['a zero-width space', 'U+200B'],
+    ['a no-break space', 'U+00A0'],
+  ];
+  const nameWith = (code: string) =>
+    `stag${String.fromCodePoint(Number.parseInt(code.slice(2), 16))}ing`;
+
+  it.each(BAD)('login --profile with %s (%s): exit 2 naming it, nothing saved', async (_, code) => {
+    const sandbox = threeProfiles();
+    const before = readFileSync(sandbox.configPath);
+    const result = await runMain(
+      ['login', '--profile', nameWith(code), '--base-url', service.url, '--with-token'],
+      { sandbox, stdin: `${TOKEN}\n` },
+    );
+    const { error, hint } = expectFailure(result, 2);
+    expect(error).toMatch(
+      new RegExp(`^profile name "stag.*ing" contains ${code.replace('+', '\\+')} \\(--profile\\)$`),
+    );
+    expect(hint).toContain('must paste as it is');
+    // What is shown can be pasted: the character itself is not in the message.
+    expect(`${result.stdout}${result.stderr}`).toMatch(/^[\x20-\x7e\n]*$/);
+    expect(readFileSync(sandbox.configPath).equals(before)).toBe(true);
+  });
+
+  it('-p and UGS_PROFILE with login are refused the same way, before anything is asked', async () => {
+    const sandbox = makeSandbox();
+    const [flag, env] = await Promise.all([
+      runMain(['login', '-p', 'a\u001b[2Jb', '--base-url', service.url, '--with-token'], {
+        sandbox,
+        stdin: `${TOKEN}\n`,
+      }),
+      runMain(['login', '--base-url', service.url, '--with-token'], {
+        sandbox,
+        stdin: `${TOKEN}\n`,
+        env: { UGS_PROFILE: 'a\nb' },
+      }),
+    ]);
+    expect(expectFailure(flag, 2).error).toContain('contains U+001B (--profile)');
+    expect(expectFailure(env, 2).error).toContain('contains U+000A (UGS_PROFILE)');
+    expect(() => readFileSync(sandbox.configPath)).toThrow();
+  });
+
+  it('profile use of such a name (saved by hand) is exit 2 and changes nothing; remove still works', async () => {
+    const sandbox = makeSandbox();
+    writeConfig(sandbox, {
+      profiles: { default: { baseUrl: service.url }, 'x\u202ey': { baseUrl: service.url } },
+    });
+    const before = readFileSync(sandbox.configPath);
+    const use = await runMain(['profile', 'use', 'x\u202ey'], { sandbox });
+    expect(expectFailure(use, 2).error).toBe(
+      'profile name "x\\u202ey" contains U+202E (ugs profile use)',
+    );
+    expect(readFileSync(sandbox.configPath).equals(before)).toBe(true);
+    const remove = await runMain(['profile', 'remove', 'x\u202ey', '--yes'], { sandbox });
+    expect(remove.code, describeRun(remove)).toBe(0);
+    expect(Object.keys((readConfig(sandbox) as { profiles: object }).profiles)).toEqual([
+      'default',
+    ]);
+  });
+
+  it('names that paste fine are saved: spaces, accents, other scripts', async () => {
+    const sandbox = makeSandbox();
+    for (const name of ['my staging', 'café', 'プロファイル']) {
+      const result = await runMain(
+        ['login', '-p', name, '--base-url', service.url, '--with-token'],
+        { sandbox, stdin: `${TOKEN}\n` },
+      );
+      expect(result.code, describeRun(result)).toBe(0);
+    }
+    expect(Object.keys((readConfig(sandbox) as { profiles: object }).profiles)).toEqual([
+      'my staging',
+      'café',
+      'プロファイル',
+    ]);
+  });
+});

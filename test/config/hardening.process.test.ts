@@ -198,6 +198,53 @@ describe('two logins at the same moment', () => {
   }, 60_000);
 });
 
+describe('profile use and profile remove of one name at the same moment', () => {
+  test('60 pairs of `profile use staging` / `profile remove staging`: the default always names a saved profile or none', async () => {
+    // Two processes of the built bundle, as for the logins above. `use` looks at the profiles,
+    // then takes the lock to write; a `remove` that wrote in between must not leave it writing
+    // a default that names the profile just removed.
+    const racers = await Promise.all([startUgsWorker(), startUgsWorker()]);
+    const broken: string[] = [];
+    const outcomes = { usedFirst: 0, removedFirst: 0 };
+    const round = async (i: number) => {
+      const sandbox = makeSandbox();
+      mkdirSync(sandbox.configDir, { mode: 0o700 });
+      writeJson(
+        sandbox.configPath,
+        { profiles: { default: { baseUrl: BASE_URL }, staging: { baseUrl: BASE_URL } } },
+        0o600,
+      );
+      const [use, remove] = await Promise.all([
+        racers[0]?.run(['profile', 'use', 'staging'], { sandbox }),
+        racers[1]?.run(['profile', 'remove', 'staging', '--yes'], { sandbox }),
+      ]);
+      if (use === undefined || remove === undefined) throw new Error('two racers');
+      expect(remove.code, describeRun(remove)).toBe(0);
+      // use either came first (and remove then cleared the default) or saw staging gone.
+      if (use.code === 0) outcomes.usedFirst++;
+      else {
+        expect(expectFailure(use, 2).error).toBe('no saved profile "staging" (ugs profile use)');
+        outcomes.removedFirst++;
+      }
+      const config = JSON.parse(readFileSync(sandbox.configPath, 'utf8'));
+      expect(Object.keys(config.profiles)).toEqual(['default']);
+      if (config.defaultProfile !== undefined && !(config.defaultProfile in config.profiles)) {
+        broken.push(`round ${i}: defaultProfile ${config.defaultProfile}, use exit ${use.code}`);
+      }
+    };
+    try {
+      for (let first = 0; first < 60; first += 5) {
+        await Promise.all([0, 1, 2, 3, 4].map((n) => round(first + n)));
+      }
+    } finally {
+      await Promise.all(racers.map((racer) => racer.close()));
+    }
+    expect(broken).toEqual([]);
+    // Every round ended in one of the two orders, and nothing else.
+    expect(outcomes.usedFirst + outcomes.removedFirst).toBe(60);
+  }, 60_000);
+});
+
 describe('a config directory that cannot be written: exit 2, a clear message, old file intact', () => {
   /** An existing config whose bytes must not change. */
   function existingConfig(sandbox: Sandbox): string {

@@ -76,7 +76,11 @@ export class MemoryConfigStore implements ConfigStore {
   readDefaultProfile(): string | undefined {
     return this.defaultProfile;
   }
-  async setDefaultProfile(name: string): Promise<void> {
+  async setDefaultProfile(
+    name: string,
+    check?: (profiles: Readonly<Record<string, Profile>>) => void,
+  ): Promise<void> {
+    check?.({ ...this.profiles });
     this.writes++;
     this.defaultProfile = name;
   }

@@ -9,6 +9,7 @@ import {
 } from '../../src/operations/rotate-token/command.js';
 import type { ServiceResult } from '../../src/service/service.js';
 import { FakeService, groupResult, makeDeps, makeIO } from '../kit/fakes.js';
+import { describeRun, runMain, serviceWithProfile } from '../kit/index.js';
 
 /** `runRotate --field token` that rotates (answering `answer`), then finds stdout failing (EIO). */
 async function rotateWithFailingStdout(answer: ServiceResult): Promise<Error> {
@@ -33,6 +34,27 @@ async function rotateWithFailingStdout(answer: ServiceResult): Promise<Error> {
   );
 }
 
+/** The words of a command as a POSIX shell reads them (bare, '...' and \' only: shellWord's). */
+function shellWords(command: string): string[] {
+  const words: string[] = [];
+  let word: string | undefined;
+  for (let at = 0; at < command.length; at++) {
+    const c = command[at] ?? '';
+    if (c === ' ') {
+      if (word !== undefined) words.push(word);
+      word = undefined;
+    } else if (c === "'") {
+      const close = command.indexOf("'", at + 1);
+      word = (word ?? '') + command.slice(at + 1, close);
+      at = close;
+    } else if (c === '\\') {
+      word = (word ?? '') + (command[++at] ?? '');
+    } else word = (word ?? '') + c;
+  }
+  if (word !== undefined) words.push(word);
+  return words;
+}
+
 describe('shellWord', () => {
   it.each([
     ['acme', 'acme'],
@@ -50,12 +72,12 @@ describe('shellWord', () => {
 describe('recoveryCommand', () => {
   it('uses the answer id and name', () => {
     expect(recoveryCommand({ provided_id: 'acme', name: 'Acme Corp' }, makeDeps())).toBe(
-      "ugs get --id acme --name 'Acme Corp' --field token",
+      "ugs get --id acme --name 'Acme Corp' --must-exist --field token",
     );
   });
   it('placeholders when the answer lacks them', () => {
     expect(recoveryCommand({}, makeDeps())).toBe(
-      'ugs get --id <user_group_id> --name <name> --field token',
+      'ugs get --id <user_group_id> --name <name> --must-exist --field token',
     );
   });
   it('keeps a non-default profile and a --base-url flag, so it asks the same service', () => {
@@ -63,13 +85,13 @@ describe('recoveryCommand', () => {
       settings: { profile: 'staging', baseUrl: 'https://x.example', baseUrlSource: 'flag' },
     });
     expect(recoveryCommand({ provided_id: 'a', name: 'A' }, deps)).toBe(
-      'ugs get --id a --name A --field token --profile staging --base-url https://x.example',
+      'ugs get --id a --name A --must-exist --field token --profile staging --base-url https://x.example',
     );
   });
   it('keeps an --api-path flag, so a trailing-slash service is asked at the same path', () => {
     const deps = makeDeps({ settings: { apiPath: '/api/user/', apiPathSource: 'flag' } });
     expect(recoveryCommand({ provided_id: 'a', name: 'A' }, deps)).toBe(
-      'ugs get --id a --name A --field token --api-path /api/user/',
+      'ugs get --id a --name A --must-exist --field token --api-path /api/user/',
     );
   });
 });
@@ -80,8 +102,39 @@ describe('rotate whose output fails', () => {
     expect(error).toBeInstanceOf(OutcomeUnknownError);
     expect(error.message).toMatch(/^could not write the output: EIO.*; the token WAS rotated/);
     expect((error as OutcomeUnknownError).hint).toContain(
-      "ugs get --id acme --name 'Acme Corp' --field token",
+      "ugs get --id acme --name 'Acme Corp' --must-exist --field token",
     );
+  });
+});
+
+describe('the recovery command, run', () => {
+  const API_TOKEN = 'apitoken-recovery-1234abcd';
+
+  it('carries --must-exist: pasted as printed it reads the rotated token; with a mangled id it fails and prints no token', async () => {
+    const { sb, service } = await serviceWithProfile(API_TOKEN);
+    const group = await service.seed('acme-corp', "Acme's Corp");
+    const error = await rotateWithFailingStdout(groupResult({ ...group }));
+    const command = /`(ugs get [^`]*)`/.exec((error as OutcomeUnknownError).hint ?? '')?.[1] ?? '';
+    expect(command).toContain(' --must-exist ');
+    const [ugs, ...argv] = shellWords(command);
+    expect(ugs).toBe('ugs');
+
+    const pasted = await runMain(argv, { sandbox: sb });
+    expect(pasted.code, describeRun(pasted)).toBe(0);
+    expect(pasted.stdout).toBe(`${group.token}\n`);
+
+    // The id as a shell or a paste may mangle it (a character lost): get-or-create would make
+    // a new group and print its token as the rotated one. With --must-exist: exit 1, no token.
+    const mangled = argv.map((word) => (word === 'acme-corp' ? 'acme-cor' : word));
+    expect(mangled).not.toEqual(argv);
+    const wrong = await runMain(mangled, { sandbox: sb });
+    expect(wrong.code, describeRun(wrong)).toBe(1);
+    expect(wrong.stdout).toBe('');
+    expect(wrong.stderr).toContain('--must-exist: user group "acme-cor" did not exist');
+    // The service has no read-only lookup: the get that checks made the group (the message says
+    // so), but its token reached no one; the rotated group is untouched.
+    expect(service.createdIds()).toEqual(['acme-cor']);
+    expect((await service.group('acme-corp')).token).toBe(group.token);
   });
 });
 
@@ -114,13 +167,13 @@ describe('recovery of a group whose id cannot be pasted', () => {
 
   it('an id that pastes fine gets the `ugs get` command', () => {
     expect(recoveryHint({ provided_id: 'acme', name: 'Acme Corp' }, makeDeps(), target)).toBe(
-      "read it with `ugs get --id acme --name 'Acme Corp' --field token`",
+      "read it with `ugs get --id acme --name 'Acme Corp' --must-exist --field token`",
     );
   });
 
   it('a name that would not paste is written as visible escapes: the group is found by its id', () => {
     expect(recoveryCommand({ provided_id: 'acme', name: 'Acme\u202eCorp\u2028' }, makeDeps())).toBe(
-      "ugs get --id acme --name 'Acme\\u202eCorp\\u2028' --field token",
+      "ugs get --id acme --name 'Acme\\u202eCorp\\u2028' --must-exist --field token",
     );
   });
 

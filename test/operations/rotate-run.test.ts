@@ -404,7 +404,9 @@ describe('runRotate with the real service client over a fake transport', () => {
     expect(error).toBeInstanceOf(OutcomeUnknownError);
     expect((error as OutcomeUnknownError).exitCode).toBe(5);
     expect((error as Error).message).toMatch(/may or may not have been rotated/);
-    expect((error as OutcomeUnknownError).hint).toMatch(/ugs get --id .* --name .* --field token/);
+    expect((error as OutcomeUnknownError).hint).toMatch(
+      /ugs get --id .* --name .* --must-exist --field token/,
+    );
     expect(sent).toHaveLength(1);
     expect(sent[0]?.method).toBe('POST');
     expect(JSON.parse(sent[0]?.body ?? '')).toEqual({ current_token: OLD });

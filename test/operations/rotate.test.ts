@@ -138,7 +138,9 @@ describe('ugs rotate (main in-process)', () => {
       expect(server.requests).toHaveLength(1);
       expect(result.stdout).toBe('');
       expect(result.stderr).toContain('the token WAS rotated');
-      expect(result.stderr).toContain("ugs get --id acme --name 'Acme Corp' --field token");
+      expect(result.stderr).toContain(
+        "ugs get --id acme --name 'Acme Corp' --must-exist --field token",
+      );
       expect(result.stderr).not.toMatch(STACK_LINE);
     } finally {
       await server.close();

@@ -78,7 +78,9 @@ describe('stdout cannot be written', () => {
         /^error: could not write the output: .*; the token WAS rotated/m,
       );
       expect(result.stderr).toMatch(/ENOSPC/);
-      expect(result.stderr).toContain("`ugs get --id acme --name 'Acme'\\''s Corp' --field token`");
+      expect(result.stderr).toContain(
+        "`ugs get --id acme --name 'Acme'\\''s Corp' --must-exist --field token`",
+      );
     });
   }
 
@@ -150,7 +152,7 @@ describe('a signal while a request is in flight', () => {
         /^error: interrupted while the rotation request was in flight: the token may or may not have been rotated$/m,
       );
       expect(result.stderr).toMatch(
-        /^hint: .*ugs get --id <user_group_id> --name <name> --field token/m,
+        /^hint: .*ugs get --id <user_group_id> --name <name> --must-exist --field token/m,
       );
       expect(result.stderr).not.toMatch(STACK_LINE);
       expect(result.stdout).toBe('');

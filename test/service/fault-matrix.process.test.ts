@@ -157,7 +157,7 @@ const HTML_502 = `<!DOCTYPE html><html><head><title>502 Bad Gateway</title></hea
 // ---------------------------------------------------------------------------------------------
 // Assertions shared by every case
 
-const READ_TOKEN_HINT = /ugs get --id .* --name .* --field token/;
+const READ_TOKEN_HINT = /ugs get --id .* --name .* --must-exist --field token/;
 
 /** Every request the server saw is the documented one, whole. */
 function expectDocumentedRequests(command: Command, server: TestServer): void {

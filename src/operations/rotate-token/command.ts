@@ -422,6 +422,9 @@ export function recoveryCommand(
     text(group.provided_id, '<user_group_id>'),
     '--name',
     text(name, '<name>'),
+    // The group was just rotated, so it exists: if the id is mangled on its way through a
+    // shell, `get` would create a group and print that token as the recovered one. Fail instead.
+    '--must-exist',
     output,
   ];
   if (deps.settings.profile !== 'default')

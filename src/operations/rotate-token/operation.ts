@@ -2,9 +2,13 @@
 import type { Operation } from '../../service/operation.js';
 import { readUserGroup, type ServiceResult } from '../../service/user-group.js';
 
-/** `ugs get` returns an existing group unchanged, token included: the way to see the outcome. */
+/**
+ * `ugs get` returns an existing group unchanged, token included: the way to see the outcome.
+ * `--must-exist` because `get` creates a group it does not know: an id mistyped (or mangled on
+ * its way through a shell) must fail, not print a new group's token as the rotated one.
+ */
 export const READ_CURRENT_TOKEN_HINT =
-  "read the group's current token with `ugs get --id <user_group_id> --name <name> --field token`";
+  "read the group's current token with `ugs get --id <user_group_id> --name <name> --must-exist --field token`";
 
 /**
  * The fields of the rotation answer's `user_group`, as the interface documents them (4.2) and the
