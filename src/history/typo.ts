@@ -1,5 +1,5 @@
 /**
- * The typo guard (issue 23, point 4): an id never seen in this profile's history that looks like
+ * The typo guard: an id never seen in this profile's history that looks like
  * a known one (case, accents, surrounding punctuation, or a couple of edits) is probably a typo,
  * and a `get` with it would create a tenant the service cannot delete. At a terminal `get` asks
  * first; bulk `get` names such rows in a `note:` and sends them. The history's reading code is

@@ -1,5 +1,5 @@
 /**
- * Issue 22, "done means": `get --from` of a few hundred rows against `ugs serve --dialect explo
+ * `get --from` of a few hundred rows against `ugs serve --dialect explo
  * --rate-limit` (DRF's sliding window per client IP) with `--rate` set to the same limit: not one
  * 429, and a wall time within 10% of rows / rate. Both are the built binary, as a user runs them.
  * The limit is scaled up from the vendor's 180/min to 3000/min so that the run takes seconds,

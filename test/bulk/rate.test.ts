@@ -1,5 +1,5 @@
 /**
- * Issue 22 point 3: bulk runs paced to a rate. `--rate <n>/<s|min>` (default 180/min with the
+ * Bulk runs paced to a rate. `--rate <n>/<s|min>` (default 180/min with the
  * explo dialect, none with interface): every request starts on one schedule, one every
  * window / n, across all connections; a 429 pauses the whole run (Retry-After honoured up to
  * 120 s; without it 60 s with explo); the eta accounts for the rate. Fake clocks throughout.

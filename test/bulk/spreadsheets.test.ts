@@ -1,7 +1,6 @@
 /**
- * CSV files as spreadsheets write them, through `get --from` and `rotate --from` (issue 21,
- * point 1): Excel's "CSV UTF-8" in a German locale (semicolons, decimal commas, BOM, CRLF) and an
- * English one, Excel's "Unicode Text" (UTF-16 LE with BOM, tabs), LibreOffice's semicolon CSV
+ * CSV files as spreadsheets write them, through `get --from` and `rotate --from`: Excel's
+ * "CSV UTF-8" in a German locale (semicolons, decimal commas, BOM, CRLF) and an English one, Excel's "Unicode Text" (UTF-16 LE with BOM, tabs), LibreOffice's semicolon CSV
  * and its UTF-16 export; each with capitalised headers, columns ugs does not know, and the empty
  * `;;;` rows a spreadsheet writes below the data.
  *

@@ -1,5 +1,5 @@
 /**
- * A bulk run read by a person (issue 21, point 10): at a terminal without `--output`, one line
+ * A bulk run read by a person: at a terminal without `--output`, one line
  * per row (row, id, status, the token's last 4), never NDJSON with whole tokens; into a pipe the
  * NDJSON records stay as they are (CI scripts parse them). And the summary of a run stopped by a
  * refused API token says so, and how many rows were not sent.

@@ -87,7 +87,7 @@ describe('help for unknown commands, and --help before a command', () => {
     else expect(hint).not.toContain('did you mean');
   });
 
-  // Issue 21 point 8: `ugs create` used to get "did you mean rotate?", the destructive command.
+  // `ugs create` used to get "did you mean rotate?", the destructive command.
   it.each([
     ['create', 'get'],
     ['creat', 'get'],

@@ -1,5 +1,5 @@
 /**
- * `ugs login` checks the token before saving it (issue 21 point 3), with doctor's probe: a GET of
+ * `ugs login` checks the token before saving it, with doctor's probe: a GET of
  * the API path with `{}`. The service's own 400 (fields missing, or its error shape) means the
  * token passed; 401/403 it was refused (exit 3); no answer exit 4; any other answer (another
  * server's 400 included) exit 1 naming the status, content type and URL tried. Nothing is saved

@@ -1,5 +1,5 @@
 /**
- * Profiles you can see and pick (issue 21 point 6): `ugs profile list [--json]`, `use <name>`
+ * Profiles you can see and pick: `ugs profile list [--json]`, `use <name>`
  * (the default when neither -p nor UGS_PROFILE names one, shown by `status`), `remove <name>`;
  * and a `-p` naming no saved profile is exit 2 with "did you mean ...?", except for `login`
  * (which creates it) and when the environment gives both the base URL and the API token.

@@ -132,7 +132,7 @@ describe('precedence (main in-process)', () => {
     for (const r of otherStub.requests) {
       expect(r.headers.authorization).toBe(`Token ${OTHER_TOKEN}`);
     }
-    // A profile that is not saved is a usage error (issue 21 point 6), no longer "no API token".
+    // A profile that is not saved is a usage error, no longer "no API token".
     expect(missing.code, describeRun(missing)).toBe(2);
     expect(missing.stderr).toMatch(/^hint: .*ugs login --profile nobody/m);
 

@@ -60,7 +60,7 @@ describe('ugs serve --debug access lines', () => {
     expect(lines[0]).toMatch(/ GET \/api\/user 200 \d+ms created id="acme"$/);
     expect(lines[1]).toMatch(/ GET \/api\/user 200 \d+ms found id="acme"$/);
     expect(lines[2]).toMatch(/ POST \/api\/user 200 \d+ms rotated id="acme"$/);
-    // A refused token is named by its last 4 (issue 23): a rotated one says whose it was.
+    // A refused token is named by its last 4: a rotated one says whose it was.
     expect(lines[3]).toMatch(
       new RegExp(
         ` POST /api/user 404 \\d+ms refused id="acme" token=…${found.token.slice(-4)} was rotated before \\(\\d{4}-[^)]+Z\\): a previous token of this group$`,

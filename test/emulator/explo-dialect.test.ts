@@ -1,5 +1,5 @@
 /**
- * Issue 22 point 4: the emulator speaks both dialects. `ugs serve --dialect explo` routes only
+ * The emulator speaks both dialects. `ugs serve --dialect explo` routes only
  * the vendor's paths (without the trailing slash: Django's 301), reads `Explo-Authorization`
  * (only `Authorization` is no credentials at all), stores and returns `is_demo_group`;
  * `ugs serve --rate-limit n/<s|min>` throttles per client IP as DRF does, in both dialects.

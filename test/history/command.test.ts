@@ -1,5 +1,5 @@
 /**
- * `ugs history` and `ugs whois` (issue 23, points 2 and 3), in-process against the in-process
+ * `ugs history` and `ugs whois`, in-process against the in-process
  * emulator: the events a run wrote, read back newest first; which group a token belonged to,
  * by whole token (stdin), last 4 and fingerprint; `whois --check` asking the service.
  */

@@ -1,5 +1,5 @@
 /**
- * The token history (issue 23, point 1): every get and rotate that reached the service appends
+ * The token history: every get and rotate that reached the service appends
  * one event to `history.ndjson` in the config directory, with tokens as fingerprints only.
  * In-process (runMain) against the in-process emulator.
  */

@@ -1,5 +1,5 @@
 /**
- * The typo guard at a real terminal (issue 23, point 4): `get` with an id new to the profile's
+ * The typo guard at a real terminal: `get` with an id new to the profile's
  * history that looks like a known one asks "did you mean <known>? create <id>? [y/N]" before
  * anything is sent. The built binary on a pseudo-terminal, the bundled emulator as the service.
  */

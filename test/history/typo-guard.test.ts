@@ -1,5 +1,5 @@
 /**
- * The typo guard (issue 23, point 4) where no question may be asked: without a terminal, with
+ * The typo guard where no question may be asked: without a terminal, with
  * --yes, and in bulk (a `note:` naming the rows, which are sent). The question itself at a real
  * terminal is in test/history/typo-guard-terminal.process.test.ts; the similarity rules are pure and tested here.
  */

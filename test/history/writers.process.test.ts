@@ -1,5 +1,5 @@
 /**
- * The token history with several writers at once (issue 23): two bulk runs and a single get,
+ * The token history with several writers at once: two bulk runs and a single get,
  * separate processes appending to one history.ndjson, leave whole lines only: one event per
  * answered row, each a JSON object on a line of its own, and no whole token anywhere. Also the
  * file planted as a symlink or FIFO by someone else is refused (a warning, the run succeeds).

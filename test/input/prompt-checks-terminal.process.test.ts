@@ -1,5 +1,5 @@
 /**
- * Issue 21 point 9 at a real terminal (the built binary on a pseudo-terminal): the id prompt
+ * The id and name prompts at a real terminal (the built binary on a pseudo-terminal): the id prompt
  * refuses a trailing space as it is typed and keeps the answer for the person to correct, and
  * `--current-token` typed on the command line gets one warning about shell history.
  */

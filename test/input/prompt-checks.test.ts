@@ -1,5 +1,5 @@
 /**
- * Issue 21 point 9: the id and name prompts check each answer as it is typed (the rule of the
+ * The id and name prompts check each answer as it is typed (the rule of the
  * flags), and `--current-token` given at a terminal warns once that it lands in shell history.
  * The real terminal is in test/input/prompt-checks-terminal.process.test.ts.
  */

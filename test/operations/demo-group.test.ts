@@ -1,5 +1,5 @@
 /**
- * Issue 22 point 2: `get --demo` sends `is_demo_group: true` (explo only; a usage error with the
+ * `get --demo` sends `is_demo_group: true` (explo only; a usage error with the
  * interface), the bulk column `is_demo_group` does the same per row, and the table shows
  * `is_demo_group` when the answer has it.
  */

@@ -1,5 +1,5 @@
 /**
- * A found group is shown as the service vouches for it (issue 21 point 4): Get User echoes the
+ * A found group is shown as the service vouches for it: Get User echoes the
  * request's name and properties (rules 1 and 3), so for an existing group the table does not
  * show them as the group's values; `--json` stays the server's text.
  */

@@ -1,5 +1,5 @@
 /**
- * `get --must-exist` (issue 21 point 2): the service has no read-only lookup, so a mistyped id is
+ * `get --must-exist`: the service has no read-only lookup, so a mistyped id is
  * created by the very get that checks it. The flag makes that a failure (exit 1) that says the
  * group now exists, single and bulk.
  */

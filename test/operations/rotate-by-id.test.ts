@@ -1,5 +1,5 @@
 /**
- * `rotate --id <id> --name <name>` (issue 21 point 7): the current token is read with Get User,
+ * `rotate --id <id> --name <name>`: the current token is read with Get User,
  * then rotated after the usual confirmation, which names the group. An id the service did not
  * know is created by that read: then nothing is rotated, exit 1, and the message says so.
  */

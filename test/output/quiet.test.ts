@@ -1,6 +1,6 @@
 /**
  * `-q/--quiet` is a user preference: it reaches the printing functions through the settings, not
- * through the IO streams object (issue 10), and silences notes, warnings and messages only.
+ * through the IO streams object, and silences notes, warnings and messages only.
  */
 import { describe, expect, it } from 'vitest';
 import { runLogout } from '../../src/commands/logout.js';

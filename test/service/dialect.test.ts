@@ -1,5 +1,5 @@
 /**
- * Issue 22 point 1: a dialect per profile. `--dialect explo` (or UGS_DIALECT, or a profile saved
+ * A dialect per profile. `--dialect explo` (or UGS_DIALECT, or a profile saved
  * by `login --dialect explo`) sends each operation to the vendor's own path, as a POST, with the
  * API token in `Explo-Authorization`; `--api-path` is a usage error with it; login offers the
  * vendor's base URL; status and doctor say which dialect is in use.

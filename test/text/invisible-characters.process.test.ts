@@ -72,7 +72,7 @@ describe('an id with an invisible format character is refused, naming it by code
         properties: undefined,
         format: { kind: 'table' },
       };
-      // The prompt refuses it as it is typed (issue 21 point 9), naming the code point.
+      // The prompt refuses it as it is typed, naming the code point.
       await expect(runGet(opts, deps)).rejects.toThrow(/rejected/);
       expect(deps.prompter.calls[0]?.validate?.(id)).toContain(code);
       expect(service.gets).toEqual([]);

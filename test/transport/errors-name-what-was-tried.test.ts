@@ -1,5 +1,5 @@
 /**
- * Errors name what was tried (issue 21 point 5): a TLS handshake with a server that does not
+ * Errors name what was tried: a TLS handshake with a server that does not
  * speak TLS says so and suggests http://; every 404 names the full URL that was requested; and
  * `doctor` warns when the base URL's path already ends in the API path's first segment
  * (`--base-url http://host/api` with `/api/user` asks for `/api/api/user`).
