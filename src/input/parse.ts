@@ -4,6 +4,10 @@
  */
 import { UsageError } from '../errors.js';
 import { escapeControls } from '../platform/io.js';
+import { quote } from '../text/message.js';
+
+/** Kept here too: most flag-value errors quote what was typed. */
+export { quote };
 
 export type StringMap = Record<string, string>;
 export type JsonObject = Record<string, unknown>;
@@ -314,19 +318,6 @@ export function repeatedSegment(base: URL, apiPath: string): string | undefined 
 /** Base URL without trailing slash, for display and for storing in the config. */
 export function formatBaseUrl(url: URL): string {
   return url.href.replace(/\/+$/, '');
-}
-
-/**
- * A user's or a file's value inside a message: JSON quoting escapes C0 but not DEL or C1 (U+009B
- * is CSI to many terminals), so those are escaped too.
- */
-export function quote(text: string): string {
-  // U+2028/U+2029 break lines in many terminals and editors; JSON leaves them raw. U+FFFD is
-  // shown as its code, so "the bytes were not UTF-8" is visible rather than a lookalike glyph.
-  return escapeControls(JSON.stringify(text)).replace(
-    /[\u2028\u2029\ufffd]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16)}`,
-  );
 }
 
 function describeJson(value: unknown): string {
