@@ -3,7 +3,7 @@
  * UsageError that names the flag; none of them touches the network or the process.
  */
 import { UsageError } from './errors.js';
-import { escapeControls } from './io.js';
+import { escapeControls, unicodeEscape } from './io.js';
 
 export type StringMap = Record<string, string>;
 export type JsonObject = Record<string, unknown>;
@@ -348,10 +348,7 @@ export function formatBaseUrl(url: URL): string {
 export function quote(text: string): string {
   // U+2028/U+2029 break lines in many terminals and editors; JSON leaves them raw. U+FFFD is
   // shown as its code, so "the bytes were not UTF-8" is visible rather than a lookalike glyph.
-  return escapeControls(JSON.stringify(text)).replace(
-    /[\u2028\u2029\ufffd]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16)}`,
-  );
+  return escapeControls(JSON.stringify(text)).replace(/[\u2028\u2029\ufffd]/g, unicodeEscape);
 }
 
 function describeJson(value: unknown): string {
@@ -560,10 +557,9 @@ export function checkGroupText(value: string, what: string, kind: 'id' | 'name')
  * the line around) shows that character instead of obeying it.
  */
 export function quoteVisible(text: string): string {
-  return quote(text).replace(
-    UNPASTEABLE,
-    (c) => `\\u${(c.codePointAt(0) ?? 0).toString(16).padStart(4, '0')}`,
-  );
+  // UNPASTEABLE matches whole code points: a tag character (U+E0041) becomes a surrogate pair
+  // of escapes, which JSON.parse reads back as that character, as it reads the rest of `quote`.
+  return quote(text).replace(UNPASTEABLE, unicodeEscape);
 }
 
 /** A character as people look it up: `U+200B`. */
