@@ -83,6 +83,8 @@ export interface ResultFileOptions {
   format: OutputFormat;
   /** The records of the command that writes the file. */
   records: RecordSchema;
+  /** The user running ugs (`SystemInfo.uid`), who must own the file; undefined: no uids here. */
+  uid: number | undefined;
   fs?: AppendFs;
 }
 
@@ -472,8 +474,7 @@ async function checkOpened(
   }
   // A file planted by someone else (in /tmp, a shared directory) would hand them the tokens:
   // they own it, so they can read it whatever its mode. Where there are no uids, nothing to check.
-  const uid = process.getuid?.();
-  if (uid !== undefined && stats.uid !== uid) {
+  if (options.uid !== undefined && stats.uid !== options.uid) {
     throw new UsageError(
       `--output ${shown} belongs to another user (uid ${stats.uid}); nothing was sent`,
       {

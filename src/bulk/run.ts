@@ -193,6 +193,7 @@ async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Pro
       path: opts.output,
       format: outputFormat,
       records: spec.records,
+      uid: deps.system.uid,
       from: opts.from,
       resume: opts.resume,
     });
@@ -280,6 +281,7 @@ async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Pro
           path: opts.output,
           format: outputFormat,
           records: spec.records,
+          uid: deps.system.uid,
           ...(hooks.fs !== undefined && { fs: hooks.fs }),
         });
   // Every answered row is an event of the token history, written in batches (log.ts).

@@ -3,7 +3,7 @@
  * UsageError that names the flag; none of them touches the network or the process.
  */
 import { UsageError } from '../errors.js';
-import { escapeControls } from '../platform/io.js';
+import { escapeControls, unicodeEscape } from '../platform/io.js';
 
 export type StringMap = Record<string, string>;
 export type JsonObject = Record<string, unknown>;
@@ -153,12 +153,45 @@ export function parseTimeoutSeconds(text: string): number {
   return seconds;
 }
 
-const DURATION_UNITS_MS: Readonly<Record<string, number>> = {
+/** The units a duration may be written in, and what each is worth in milliseconds. */
+export type DurationUnit = 'ms' | 's' | 'm' | 'h' | 'd' | 'w';
+const DURATION_UNITS_MS: Readonly<Record<DurationUnit, number>> = {
   ms: 1,
   s: 1000,
   m: 60_000,
   h: 3_600_000,
+  d: 86_400_000,
+  w: 7 * 86_400_000,
 };
+
+export interface DurationForm {
+  /** The units the flag takes: a limit on a run has no use for days, nor --since for ms. */
+  units: readonly DurationUnit[];
+  /** Whether a number may have a fraction (`1.5m`). */
+  fractions: boolean;
+}
+
+/**
+ * The one reading of a duration written with units: one or more number-unit pairs with nothing
+ * between them (`90s`, `1h30m`, `500ms`, `1.5m`), case and surrounding blanks ignored. Returns
+ * milliseconds (not rounded), or undefined when the text is not of that form: each flag says in
+ * its own words what it expects, and may take other forms besides (a plain number, a date).
+ */
+export function readDuration(text: string, form: DurationForm): number | undefined {
+  const trimmed = text.trim().toLowerCase();
+  // Longest unit first, so `500ms` is 500 milliseconds and never 500 minutes and an `s`.
+  const units = [...form.units].sort((a, b) => b.length - a.length).join('|');
+  const number = form.fractions ? '\\d+(?:\\.\\d+)?' : '\\d+';
+  if (units === '' || !new RegExp(`^(?:${number}(?:${units}))+$`).test(trimmed)) return undefined;
+  let ms = 0;
+  for (const part of trimmed.matchAll(new RegExp(`(${number})(${units})`, 'g'))) {
+    ms += Number(part[1]) * DURATION_UNITS_MS[part[2] as DurationUnit];
+  }
+  return ms;
+}
+
+/** A limit on a run: hours at the most (it may be a week at the most anyway). */
+const LIMIT_DURATION: DurationForm = { units: ['ms', 's', 'm', 'h'], fractions: true };
 /** A week: a limit meant to end a run, not to be "never". */
 const MAX_DURATION_MS = 7 * 24 * 3_600_000;
 
@@ -168,24 +201,16 @@ const MAX_DURATION_MS = 7 * 24 * 3_600_000;
  * most a week. Returns milliseconds.
  */
 export function parseDuration(text: string, flag: string): number {
-  const trimmed = text.trim().toLowerCase();
+  const trimmed = text.trim();
   const usage = (why: string) =>
     new UsageError(`${flag} ${why}, got ${quote(text)}`, {
       hint: `for example: ${flag} 90s, ${flag} 10m or ${flag} 1h`,
     });
-  let ms: number;
-  if (/^(\d+(\.\d*)?|\.\d+)$/.test(trimmed)) {
-    ms = Number(trimmed) * 1000;
-  } else {
-    if (!/^((\d+(\.\d+)?)(ms|s|m|h))+$/.test(trimmed)) {
-      throw usage('expects a duration such as 90s, 10m or 1h');
-    }
-    ms = 0;
-    for (const part of trimmed.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)) {
-      ms += Number(part[1]) * (DURATION_UNITS_MS[part[2] ?? 's'] ?? 1000);
-    }
-  }
-  ms = Math.round(ms);
+  const read = /^(\d+(\.\d*)?|\.\d+)$/.test(trimmed)
+    ? Number(trimmed) * 1000
+    : readDuration(trimmed, LIMIT_DURATION);
+  if (read === undefined) throw usage('expects a duration such as 90s, 10m or 1h');
+  const ms = Math.round(read);
   if (!(ms >= 1) || ms > MAX_DURATION_MS) {
     throw usage('must be more than 0 and at most 7 days (168h)');
   }
@@ -323,10 +348,7 @@ export function formatBaseUrl(url: URL): string {
 export function quote(text: string): string {
   // U+2028/U+2029 break lines in many terminals and editors; JSON leaves them raw. U+FFFD is
   // shown as its code, so "the bytes were not UTF-8" is visible rather than a lookalike glyph.
-  return escapeControls(JSON.stringify(text)).replace(
-    /[\u2028\u2029\ufffd]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16)}`,
-  );
+  return escapeControls(JSON.stringify(text)).replace(/[\u2028\u2029\ufffd]/g, unicodeEscape);
 }
 
 function describeJson(value: unknown): string {
@@ -535,10 +557,9 @@ export function checkGroupText(value: string, what: string, kind: 'id' | 'name')
  * the line around) shows that character instead of obeying it.
  */
 export function quoteVisible(text: string): string {
-  return quote(text).replace(
-    UNPASTEABLE,
-    (c) => `\\u${(c.codePointAt(0) ?? 0).toString(16).padStart(4, '0')}`,
-  );
+  // UNPASTEABLE matches whole code points: a tag character (U+E0041) becomes a surrogate pair
+  // of escapes, which JSON.parse reads back as that character, as it reads the rest of `quote`.
+  return quote(text).replace(UNPASTEABLE, unicodeEscape);
 }
 
 /** A character as people look it up: `U+200B`. */
