@@ -9,12 +9,9 @@
 import { UsageError } from '../errors.js';
 import type { BulkRow, RowFields, RowSchema } from '../input/bulk-options.js';
 import {
-  duplicateJsonKey,
   formatJsonPath,
   groupTextProblem,
-  jsonNestingDepth,
   MAX_JSON_DEPTH,
-  mayRepeatKeys,
   quote,
   quoteVisible,
   setOwn,
@@ -22,6 +19,7 @@ import {
 import { displayWidth } from '../output/text.js';
 import { isPlainObject } from '../platform/guards.js';
 import { escapeControls, formatBytes } from '../platform/io.js';
+import { duplicateJsonKey, jsonNestingDepth, mayRepeatKeys } from '../text/json-lexer.js';
 import {
   type ByteSource,
   type CsvReading,

@@ -4,6 +4,7 @@
  */
 import { UsageError } from '../errors.js';
 import { escapeControls, unicodeEscape } from '../platform/io.js';
+import { duplicateJsonKey, jsonNestingDepth } from '../text/json-lexer.js';
 
 export type StringMap = Record<string, string>;
 export type JsonObject = Record<string, unknown>;
@@ -359,107 +360,6 @@ function describeJson(value: unknown): string {
 
 /** Deeper JSON than this is refused on input: no real mapping or properties object needs it. */
 export const MAX_JSON_DEPTH = 64;
-
-/**
- * How deeply the arrays and objects in a JSON text nest, found by scanning the text once without
- * recursion (so a hostile 100,000-level text cannot exhaust the stack). Brackets inside strings
- * do not count. The text need not be valid JSON: this runs before (or instead of) parsing.
- */
-export function jsonNestingDepth(text: string): number {
-  let depth = 0;
-  let deepest = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c /* \ */) i++;
-      else if (c === 0x22 /* " */) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x5b /* [ */ || c === 0x7b /* { */) {
-      depth++;
-      if (depth > deepest) deepest = depth;
-    } else if (c === 0x5d /* ] */ || c === 0x7d /* } */) depth--;
-  }
-  return deepest;
-}
-
-/**
- * Whether `value`, parsed from `text`, may have lost a repeated key (then `duplicateJsonKey` says
- * where): false for sure when `text` is one flat object (no nested `{` or `[`) whose members, one
- * more than its commas outside strings, are as many as the parsed keys. A bulk row is such an
- * object, and this is one allocation-free pass instead of a set of keys per row.
- */
-export function mayRepeatKeys(text: string, value: object): boolean {
-  let commas = 0;
-  let depth = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x22 /* " */) {
-      for (i++; i < text.length; i++) {
-        const d = text.charCodeAt(i);
-        if (d === 0x5c /* \ */) i++;
-        else if (d === 0x22) break;
-      }
-    } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
-      if (++depth > 1) return true;
-    } else if (c === 0x2c /* , */) commas++;
-  }
-  const keys = Object.keys(value).length;
-  return keys === 0 ? commas > 0 : keys !== commas + 1;
-}
-
-/**
- * Where `text` (valid JSON: call it after JSON.parse succeeded) has a key twice in one object,
- * as the path of keys to it (`["limits", "plan"]`; array elements as `[2]`), or undefined.
- * JSON.parse keeps the last value without a word, so `{"plan":"pro","plan":"free"}` would send
- * "free" to someone who read "pro". Keys are compared decoded (`"\u0061"` is `"a"`). One pass
- * over the text with an explicit stack: no package does only this without being a whole second
- * parser, and depth costs heap, not stack.
- */
-export function duplicateJsonKey(text: string): string[] | undefined {
-  interface Frame {
-    /** Keys seen so far; undefined in an array. */
-    keys: Set<string> | undefined;
-    /** The member being read: its key, or `[index]` in an array. */
-    at: string;
-    index: number;
-  }
-  const stack: Frame[] = [];
-  let expectKey = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    const top = stack[stack.length - 1];
-    if (c === 0x22 /* " */) {
-      let end = i + 1;
-      while (end < text.length && text.charCodeAt(end) !== 0x22) {
-        end += text.charCodeAt(end) === 0x5c /* \ */ ? 2 : 1;
-      }
-      if (top?.keys !== undefined && expectKey) {
-        const raw = text.slice(i, end + 1);
-        const key: string = raw.includes('\\') ? JSON.parse(raw) : raw.slice(1, -1);
-        if (top.keys.has(key)) return [...stack.slice(0, -1).map((f) => f.at), key];
-        top.keys.add(key);
-        top.at = key;
-        expectKey = false;
-      }
-      i = end;
-    } else if (c === 0x7b /* { */) {
-      stack.push({ keys: new Set(), at: '', index: 0 });
-      expectKey = true;
-    } else if (c === 0x5b /* [ */) {
-      stack.push({ keys: undefined, at: '[0]', index: 0 });
-    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
-      stack.pop();
-    } else if (c === 0x2c /* , */ && top !== undefined) {
-      if (top.keys !== undefined) expectKey = true;
-      else {
-        top.index += 1;
-        top.at = `[${top.index}]`;
-      }
-    }
-  }
-  return undefined;
-}
 
 /** `["limits", "plan"]` as `"limits"."plan"`, for a message. */
 export function formatJsonPath(path: readonly string[]): string {

@@ -3,13 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
 import {
   collectKeyValues,
-  duplicateJsonKey,
   endpointUrl,
   formatBaseUrl,
   groupTextProblem,
   isLoopbackHost,
-  jsonNestingDepth,
-  mayRepeatKeys,
   mergeObjects,
   parseBaseUrl,
   parseDuration,
@@ -20,6 +17,7 @@ import {
   parseTimeoutSeconds,
   readDuration,
 } from '../../src/input/parse.js';
+import { duplicateJsonKey, jsonNestingDepth, mayRepeatKeys } from '../../src/text/json-lexer.js';
 
 /** Runs `fn`; returns what it threw, or fails when it did not throw. */
 function thrown(fn: () => unknown): unknown {
