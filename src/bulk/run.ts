@@ -28,7 +28,6 @@ import { lookalikeRows } from '../history/typo.js';
 import type { RowSchema } from '../input/bulk-options.js';
 import { quote } from '../input/parse.js';
 import { printLine, printNote } from '../output/messages.js';
-import type { Output } from '../output/output.js';
 import { errorCode } from '../platform/guards.js';
 import { canPrompt, escapeControls } from '../platform/io.js';
 import type { ServiceClient } from '../service/client.js';
@@ -41,12 +40,11 @@ import { type AppendFs, lockResultsFile, ResultFile, type ResultFileFailure } fr
 import { FIRST_PROBE_MS, OUTAGE_LIMIT_MS, Outage, type OutageInfo } from './outage.js';
 import {
   formatDuration,
-  formatProgress,
-  formatProgressLog,
   formatSummary,
   type ProgressState,
   type StatusCounts,
 } from './progress.js';
+import { ProgressLine, realEvery } from './progress-line.js';
 import {
   type BulkRecord,
   type ExtraField,
@@ -122,8 +120,6 @@ export const UNAVAILABLE_STREAK = 6;
  * gateway refuses every time while the others go through does not hold the run forever.
  */
 const MAX_GATEWAY_ANSWERS_PER_ROW = UNAVAILABLE_STREAK;
-const BAR_INTERVAL_MS = 100;
-const LOG_INTERVAL_MS = 10_000;
 
 /** `disk`: the results file cannot be written (a full disk): no new row starts. */
 type StopReason = 'auth' | 'network' | 'interrupt' | 'disk';
@@ -142,13 +138,6 @@ export interface BulkHooks {
    * OUTAGE_LIMIT_MS (2 minutes). `--give-up-after` ends the wait sooner when it is shorter.
    */
   outageLimitMs?: number;
-}
-
-/** setInterval, not keeping the process alive. */
-function realEvery(tick: () => void, ms: number): () => void {
-  const timer = setInterval(tick, ms);
-  timer.unref();
-  return () => clearInterval(timer);
 }
 
 export async function runBulk(opts: BulkOptions, deps: Deps, hooks: BulkHooks = {}): Promise<void> {
@@ -1366,58 +1355,4 @@ function resumeHint(opts: BulkOptions): string {
   return opts.output === undefined
     ? 'with --output FILE a later run can --resume where this one stopped'
     : `run the same command with --resume to try the rest (rows done are not sent again)`;
-}
-
-/**
- * Progress on stderr: a bar redrawn at most 10 times a second at a terminal; in a log, one plain
- * line every 10 s (so short runs print only their summary).
- */
-class ProgressLine {
-  private cancel: (() => void) | undefined;
-  private dirty = false;
-  private drawn = false;
-
-  constructor(
-    private readonly out: Output,
-    private readonly state: () => ProgressState,
-    readonly total: number,
-    every: (tick: () => void, ms: number) => () => void,
-    /** While true, the bar is redrawn at every tick: it counts down to the next probe. */
-    private readonly counting: () => boolean = () => false,
-  ) {
-    // --quiet: no progress at all, so no timer waking the run to print nothing.
-    if (out.quiet) return;
-    const interval = out.stderrIsTTY ? BAR_INTERVAL_MS : LOG_INTERVAL_MS;
-    this.cancel = every(() => this.tick(), interval);
-  }
-
-  changed(): void {
-    this.dirty = true;
-  }
-
-  private tick(): void {
-    if (this.out.stderrIsTTY) {
-      if (!this.dirty && !this.counting()) return;
-      this.dirty = false;
-      const width = this.out.stderrColumns();
-      this.out.stderr.write(`\r${formatProgress(this.state(), Math.max(1, width - 1))}\u001b[K`);
-      this.drawn = true;
-    } else {
-      printLine(this.out, formatProgressLog(this.state()));
-    }
-  }
-
-  /** Takes the bar off the terminal for other lines; the next tick draws it again. */
-  erase(): void {
-    if (!this.drawn) return;
-    this.out.stderr.write('\r\u001b[K');
-    this.drawn = false;
-    this.dirty = true;
-  }
-
-  stop(): void {
-    this.cancel?.();
-    this.cancel = undefined;
-    if (this.drawn) this.out.stderr.write('\r\u001b[K');
-  }
 }
