@@ -8,94 +8,50 @@
  * rotation may have happened unseen.
  */
 import type { Writable } from 'node:stream';
-import { resolveTarget } from '../context/credentials.js';
 import type { Deps } from '../context/factory.js';
 import {
   ApiError,
   AuthError,
-  CancelledError,
   InterruptedError,
   NetworkError,
   OutcomeUnknownError,
   OutputError,
   UgsError,
-  UsageError,
 } from '../errors.js';
 import type { HistoryEntry, HistoryOutcome } from '../history/event.js';
-import type { HistoryBatch } from '../history/log.js';
-import { type EntryBase, entryBase } from '../history/record.js';
-import { lookalikeRows } from '../history/typo.js';
-import type { RowSchema } from '../input/bulk-options.js';
-import { quote } from '../input/parse.js';
 import { printLine, printNote } from '../output/messages.js';
 import { errorCode } from '../platform/guards.js';
-import { canPrompt, escapeControls } from '../platform/io.js';
+import { escapeControls } from '../platform/io.js';
 import type { ServiceClient } from '../service/client.js';
-import { EXPLO_RATE, EXPLO_THROTTLE_WAIT_MS } from '../service/dialect.js';
-import type { Rate } from '../service/rate.js';
 import type { ServiceResult } from '../service/user-group.js';
 import { retryAfterMs } from '../transport/http.js';
-import { type InputFormat, inputSource, isStdinPath, stdinSource } from './input.js';
-import { type AppendFs, lockResultsFile, ResultFile, type ResultFileFailure } from './journal.js';
+import { lockResultsFile, type ResultFile, type ResultFileFailure } from './journal.js';
+import type { BulkHooks, BulkOptions, Pacing } from './options.js';
+import { resumeHint } from './options.js';
 import { FIRST_PROBE_MS, OUTAGE_LIMIT_MS, Outage, type OutageInfo } from './outage.js';
+import { prepareRun, type RunHistory, type RunParts, type RunPlan } from './prepare.js';
 import {
   formatDuration,
   formatSummary,
   type ProgressState,
+  rowsText,
   type StatusCounts,
 } from './progress.js';
 import { ProgressLine, realEvery } from './progress-line.js';
-import {
-  type BulkRecord,
-  type ExtraField,
-  ndjsonLine,
-  type OutputFormat,
-  outputFormatFor,
-  type RecordStatus,
-} from './records.js';
-import { planResume, type ResumePlan, readResumeState } from './resume.js';
-import { RowLines } from './row-lines.js';
+import { type BulkRecord, type ExtraField, ndjsonLine, type RecordStatus } from './records.js';
+import type { ResumePlan } from './resume.js';
+import type { RowLines } from './row-lines.js';
 import {
   type Attempt,
   BULK_MAX_RETRY_AFTER_MS,
   type Clock,
   DEFAULT_GIVE_UP_AFTER_MS,
-  Pacer,
-  RequestGate,
   RequestNotSent,
   realClock,
   Scheduler,
 } from './scheduler.js';
-import type { AtRisk, BulkRow, BulkSpec, Settled } from './spec.js';
-import { type BulkInput, openBulkInput } from './validate.js';
-
-export interface BulkOptions {
-  /** The operation's bulk spec (its folder's bulk.ts). */
-  spec: BulkSpec;
-  /** A path, or `-` for stdin. */
-  from: string;
-  format: InputFormat;
-  concurrency: number;
-  output: string | undefined;
-  resume: boolean;
-  /** rotate: no confirmation. */
-  yes: boolean;
-  /** `--delimiter`: the CSV delimiter; undefined to detect it from the header line. */
-  delimiter?: string | undefined;
-  /** `--strict-columns`: a CSV column ugs does not know is refused instead of ignored. */
-  strictColumns?: boolean | undefined;
-  /**
-   * `--give-up-after`: the run stops as for a service that is down (exit 4) once no request has
-   * succeeded for this long, so a service that throttles without end cannot hold it for days.
-   * Default DEFAULT_GIVE_UP_AFTER_MS.
-   */
-  giveUpAfterMs?: number;
-  /**
-   * `--rate`: every request of the run starts on one schedule, one every window / n. Absent: the
-   * dialect's default (the vendor's 180/min with `explo`, none with `interface`).
-   */
-  rate?: Rate | undefined;
-}
+import type { AtRisk, BulkRow, Settled } from './spec.js';
+import type { BulkInput } from './validate.js';
 
 /** Tries of one row that the service throttled (429/503) before the row is given up as failed. */
 const MAX_THROTTLED_ATTEMPTS = 20;
@@ -124,21 +80,7 @@ const MAX_GATEWAY_ANSWERS_PER_ROW = UNAVAILABLE_STREAK;
 /** `disk`: the results file cannot be written (a full disk): no new row starts. */
 type StopReason = 'auth' | 'network' | 'interrupt' | 'disk';
 
-export interface BulkHooks {
-  clock?: Clock;
-  /**
-   * Calls `tick` every `ms` until the returned function is called: the progress line's timer.
-   * Tests pass their own, to see the 10-second log line without waiting 10 seconds.
-   */
-  every?: (tick: () => void, ms: number) => () => void;
-  /** The file system under `--output` (tests fill the disk). */
-  fs?: AppendFs;
-  /**
-   * How long a run waits for a service that became unavailable before it stops (exit 4); default
-   * OUTAGE_LIMIT_MS (2 minutes). `--give-up-after` ends the wait sooner when it is shorter.
-   */
-  outageLimitMs?: number;
-}
+export type { BulkHooks, BulkOptions } from './options.js';
 
 export async function runBulk(opts: BulkOptions, deps: Deps, hooks: BulkHooks = {}): Promise<void> {
   if (opts.output === undefined) return runUnlocked(opts, deps, hooks);
@@ -152,154 +94,19 @@ export async function runBulk(opts: BulkOptions, deps: Deps, hooks: BulkHooks = 
 }
 
 async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Promise<void> {
-  const { io } = deps;
-  const interactive = canPrompt(io, deps.settings.noInput);
-  const { spec } = opts;
-  const risk = spec.risk;
-  if (risk !== undefined && !opts.yes && !interactive) {
-    throw new UsageError(risk.needsYes.message, { hint: risk.needsYes.hint });
-  }
-  const outputFormat: OutputFormat | undefined =
-    opts.output === undefined ? undefined : outputFormatFor(opts.output);
-  const target = await resolveTarget(deps);
-  // The vendor publishes its limit (180 requests a minute per client IP): a run in its dialect
-  // keeps to it unless told otherwise, since a 429 there costs a whole minute.
-  const rate = opts.rate ?? (target.dialect === 'explo' ? EXPLO_RATE : undefined);
-  const pacer = rate === undefined ? undefined : new Pacer(rate, hooks.clock);
-  const gate = new RequestGate(pacer);
-  // Loading the HTTP stack (undici and its parser) overlaps the validation pass: nothing is
-  // sent before every row is checked, but the first request need not wait for the import.
-  const connecting = deps.connect(target, {
-    bulk: true,
-    connections: opts.concurrency,
-    // A transport retry passes the gate too: its slot, an outage, and never after a stop.
-    pace: () => gate.admit(),
-  });
-  connecting.catch(() => undefined); // awaited below, unless the input is refused first
-  // An existing results file: ours, this command's, not the input (nothing is sent otherwise).
-  if (opts.output !== undefined && outputFormat !== undefined) {
-    await ResultFile.preflight({
-      path: opts.output,
-      format: outputFormat,
-      records: spec.records,
-      from: opts.from,
-      resume: opts.resume,
-    });
-  }
-  // The results file is read before the input: the validation pass then also checks that the
-  // file was written for this input (each record's row holds the same user_group_id here).
-  const state =
-    opts.resume && opts.output !== undefined && outputFormat !== undefined
-      ? await readResumeState(opts.output, outputFormat, spec.records)
-      : undefined;
-  const mismatches: string[] = [];
-  const lookalikes = spec.noteLookalikeIds === true ? await lookalikeRows(deps) : undefined;
-  const check = (row: { row: number; user_group_id?: string | undefined }) => {
-    lookalikes?.check(row);
-    const earlier = state?.outcomes.get(row.row)?.user_group_id;
-    if (earlier == null || row.user_group_id === undefined || earlier === row.user_group_id) return;
-    mismatches.push(
-      `row ${row.row} is ${quote(row.user_group_id)} here and ${quote(earlier)} in the results`,
-    );
-  };
-  // An input at risk is held as validated (input.ts): the rows sent are the rows checked.
-  const source =
-    opts.from === '-' || isStdinPath(opts.from)
-      ? await stdinSource(io.stdin, io.stdinIsTTY)
-      : await inputSource(opts.from, { keep: risk !== undefined });
-  const rows = target.dialect === 'explo' ? spec.rows : withoutExploFields(spec.rows);
-  const input = await openBulkInput(source, opts.format, rows, check, {
-    delimiter: opts.delimiter,
-    strictColumns: opts.strictColumns,
-  });
-  if (input.ignoredColumns.length > 0) {
-    printNote(
-      deps.output,
-      `--from: ignored ${input.ignoredColumns.length === 1 && input.ignoredColumns[0]?.startsWith('"') ? 'a column' : 'columns'} ugs does not know: ${input.ignoredColumns.join(', ')} (--strict-columns refuses them)`,
-    );
-  }
-  lookalikes?.report();
-
-  let plan: ResumePlan = { done: new Set(), settle: new Map(), sent: new Set(), sentAt: new Map() };
-  if (state !== undefined && opts.output !== undefined) {
-    let beyond = 0;
-    for (const row of state.outcomes.keys()) if (row > beyond) beyond = row;
-    if (beyond > input.rowCount) {
-      mismatches.push(`the results have row ${beyond}; this input has ${rowsText(input.rowCount)}`);
-    }
-    if (mismatches.length > 0) {
-      throw new UsageError(
-        `--resume: ${escapeControls(opts.output)} holds the results of another input (${escapeControls(mismatches[0] ?? '')}${mismatches.length > 1 ? `, and ${mismatches.length - 1} more` : ''})`,
-        {
-          hint: 'resume with the input that file was written for, or name a new --output file to start over',
-        },
-      );
-    }
-    if (state.tornLines > 0) {
-      printNote(
-        deps.output,
-        `--resume: ${state.tornLines} incomplete line(s) in the results were ignored`,
-      );
-    }
-    plan = planResume(state);
-  }
-  // A results file with a row past the input's end was refused above: every done row counts.
-  const alreadyDone = plan.done.size;
-
-  if (risk !== undefined && !opts.yes) {
-    const count = input.rowCount - alreadyDone;
-    const confirmed = await deps.prompter.confirm(risk.question(count), { default: false });
-    if (!confirmed) throw new CancelledError(risk.cancelled);
-  }
-
-  // A person at a terminal reads one line per row; a pipe gets the NDJSON records (row-lines.ts).
-  const rowLines =
-    opts.output === undefined && deps.output.stdoutIsTTY
-      ? new RowLines(
-          input.rowCount,
-          input.widestId,
-          await deps.output.style('stdout'),
-          deps.output.unicode ? '\u2026' : '...',
-        )
-      : undefined;
-  const file =
-    opts.output === undefined || outputFormat === undefined
-      ? undefined
-      : await ResultFile.open({
-          path: opts.output,
-          format: outputFormat,
-          records: spec.records,
-          ...(hooks.fs !== undefined && { fs: hooks.fs }),
-        });
-  // Every answered row is an event of the token history, written in batches (log.ts).
-  // With the history off (`--no-history`), no event is built for any row: bulk pays nothing.
-  const history =
-    deps.history.location === undefined
-      ? undefined
-      : { batch: deps.history.batch(), base: entryBase(deps, target) };
-  const run = new BulkRun(
-    opts,
-    deps,
-    file,
-    input,
-    plan,
-    alreadyDone,
-    hooks,
-    rowLines,
-    {
-      pacer,
-      gate,
-      throttleWaitMs: target.dialect === 'explo' ? EXPLO_THROTTLE_WAIT_MS : undefined,
-    },
-    history,
-  );
+  const { plan, parts, input, connecting } = await prepareRun(opts, deps, hooks);
+  const { file, history } = parts;
+  const risk = opts.spec.risk;
+  const run = new BulkRun(plan, parts, hooks);
   try {
     const client = run.tracked(await connecting);
     const work = () =>
       risk === undefined
         ? run.runSafe(client, input.batches())
         : run.runAtRisk(client, input, risk);
-    await (io.inFlight ? io.inFlight.stoppable(() => run.stop('interrupt'), work) : work());
+    await (deps.io.inFlight
+      ? deps.io.inFlight.stoppable(() => run.stop('interrupt'), work)
+      : work());
     // Rows never sent once the run stopped: a definite outcome for each.
     if (run.stopReason !== undefined) await run.skipRest(input.rows() as AsyncIterable<RowOf>);
   } finally {
@@ -311,38 +118,6 @@ async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Pro
 }
 
 type RowOf = BulkRow;
-
-/** How a run keeps to the service's rate limit. */
-interface Pacing {
-  /** `--rate` (or the dialect's default); undefined: as fast as --concurrency allows. */
-  pacer: Pacer | undefined;
-  /** What every request passes before it starts (its slot, an outage, a stop). */
-  gate: RequestGate;
-  /** The pause after a 429 that names no Retry-After (60 s with explo); undefined: the back-off. */
-  throttleWaitMs: number | undefined;
-}
-
-/**
- * The schema for a run in the `interface` dialect: a row that sets a field only the vendor's API
- * has (`is_demo_group`) is refused with the others' problems, as the interface would ignore it.
- */
-function withoutExploFields<Row extends BulkRow>(schema: RowSchema<Row>): RowSchema<Row> {
-  const fields = schema.exploOnly ?? [];
-  if (fields.length === 0) return schema;
-  return {
-    ...schema,
-    check(row, line, values, problems) {
-      for (const field of fields) {
-        const value = values[field];
-        if (value !== undefined && value !== null) {
-          problems.push(`${field} needs --dialect explo (the interface has no such field)`);
-        }
-      }
-      const checked = schema.check(row, line, values, problems);
-      return problems.length > 0 ? undefined : checked;
-    },
-  };
-}
 
 class BulkRun {
   stopReason: StopReason | undefined;
@@ -385,18 +160,24 @@ class BulkRun {
   /** While `--resume` waits out an earlier run's requests (clock.now() when the wait ends). */
   private settleWaitUntil: number | undefined;
 
-  constructor(
-    private readonly opts: BulkOptions,
-    private readonly deps: Deps,
-    private readonly file: ResultFile | undefined,
-    input: Pick<BulkInput<RowOf>, 'rowCount' | 'blankRows'>,
-    private readonly plan: ResumePlan,
-    alreadyDone: number,
-    hooks: BulkHooks,
-    private readonly rowLines: RowLines | undefined,
-    private readonly pacing: Pacing,
-    private readonly history?: { batch: HistoryBatch; base: EntryBase },
-  ) {
+  private readonly opts: BulkOptions;
+  private readonly deps: Deps;
+  private readonly file: ResultFile | undefined;
+  private readonly plan: ResumePlan;
+  private readonly rowLines: RowLines | undefined;
+  private readonly pacing: Pacing;
+  private readonly history: RunHistory | undefined;
+
+  constructor(run: RunPlan, parts: RunParts, hooks: BulkHooks) {
+    const { opts, input, resume: plan, alreadyDone } = run;
+    const { deps, file, pacing } = parts;
+    this.opts = opts;
+    this.deps = deps;
+    this.file = file;
+    this.plan = plan;
+    this.rowLines = parts.rowLines;
+    this.pacing = pacing;
+    this.history = parts.history;
     const { rowCount } = input;
     this.rowCount = rowCount;
     this.alwaysFields = opts.spec.records.extras.filter((e) => e.always).map((e) => e.field);
@@ -1333,11 +1114,6 @@ async function* filterRows<R>(
   }
 }
 
-/** "1 row", "2 rows". */
-function rowsText(count: number): string {
-  return `${count} ${count === 1 ? 'row' : 'rows'}`;
-}
-
 /** A write error as a person reads it: `no space left on the device (ENOSPC)`. */
 function describeWriteError(error: unknown): string {
   const code = errorCode(error);
@@ -1349,10 +1125,4 @@ function describeWriteError(error: unknown): string {
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
-}
-
-function resumeHint(opts: BulkOptions): string {
-  return opts.output === undefined
-    ? 'with --output FILE a later run can --resume where this one stopped'
-    : `run the same command with --resume to try the rest (rows done are not sent again)`;
 }
