@@ -9,34 +9,18 @@
  */
 import type { Writable } from 'node:stream';
 import type { Deps } from '../context/factory.js';
-import {
-  ApiError,
-  AuthError,
-  InterruptedError,
-  NetworkError,
-  OutcomeUnknownError,
-  OutputError,
-  UgsError,
-} from '../errors.js';
+import { ApiError, AuthError, NetworkError, OutcomeUnknownError, UgsError } from '../errors.js';
 import type { HistoryEntry, HistoryOutcome } from '../history/event.js';
 import { printLine, printNote } from '../output/messages.js';
-import { errorCode } from '../platform/guards.js';
-import { escapeControls } from '../platform/io.js';
 import type { ServiceClient } from '../service/client.js';
 import type { ServiceResult } from '../service/user-group.js';
 import { retryAfterMs } from '../transport/http.js';
-import { lockResultsFile, type ResultFile, type ResultFileFailure } from './journal.js';
-import type { BulkHooks, BulkOptions, Pacing } from './options.js';
-import { resumeHint } from './options.js';
+import { lockResultsFile, type ResultFile } from './journal.js';
+import { type BulkHooks, type BulkOptions, type Pacing, resumeHint } from './options.js';
 import { FIRST_PROBE_MS, OUTAGE_LIMIT_MS, Outage, type OutageInfo } from './outage.js';
+import { messageOf, throwOutcome } from './outcome.js';
 import { prepareRun, type RunHistory, type RunParts, type RunPlan } from './prepare.js';
-import {
-  formatDuration,
-  formatSummary,
-  type ProgressState,
-  rowsText,
-  type StatusCounts,
-} from './progress.js';
+import { formatDuration, type ProgressState, rowsText } from './progress.js';
 import { ProgressLine, realEvery } from './progress-line.js';
 import { type BulkRecord, type ExtraField, ndjsonLine, type RecordStatus } from './records.js';
 import type { ResumePlan } from './resume.js';
@@ -51,6 +35,8 @@ import {
   Scheduler,
 } from './scheduler.js';
 import type { AtRisk, BulkRow, Settled } from './spec.js';
+import { RunStop } from './stop.js';
+import { Tally } from './tally.js';
 import type { BulkInput } from './validate.js';
 
 /** Tries of one row that the service throttled (429/503) before the row is given up as failed. */
@@ -77,9 +63,6 @@ export const UNAVAILABLE_STREAK = 6;
  */
 const MAX_GATEWAY_ANSWERS_PER_ROW = UNAVAILABLE_STREAK;
 
-/** `disk`: the results file cannot be written (a full disk): no new row starts. */
-type StopReason = 'auth' | 'network' | 'interrupt' | 'disk';
-
 export type { BulkHooks, BulkOptions } from './options.js';
 
 export async function runBulk(opts: BulkOptions, deps: Deps, hooks: BulkHooks = {}): Promise<void> {
@@ -105,10 +88,10 @@ async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Pro
         ? run.runSafe(client, input.batches())
         : run.runAtRisk(client, input, risk);
     await (deps.io.inFlight
-      ? deps.io.inFlight.stoppable(() => run.stop('interrupt'), work)
+      ? deps.io.inFlight.stoppable(() => run.stopper.stop('interrupt'), work)
       : work());
     // Rows never sent once the run stopped: a definite outcome for each.
-    if (run.stopReason !== undefined) await run.skipRest(input.rows() as AsyncIterable<RowOf>);
+    if (run.stopper.stopping) await run.skipRest(input.rows() as AsyncIterable<RowOf>);
   } finally {
     await run.finish();
     await file?.close();
@@ -120,23 +103,11 @@ async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Pro
 type RowOf = BulkRow;
 
 class BulkRun {
-  stopReason: StopReason | undefined;
-  private stopError: AuthError | NetworkError | undefined;
-  private stopRow: number | undefined;
-  private readonly controller = new AbortController();
-  private readonly counts: StatusCounts = {};
-  /** Rows whose outcome was learnt by reading the group back (`settled_by: "get"`). */
-  private settledByGet = 0;
-  /** The `unknown` records: the exit-5 hint names their cause. */
-  private readonly unknowns: BulkRecord[] = [];
-  /** 1 when a row has its outcome (from this run, or done in an earlier one). */
-  private readonly finished: Uint8Array;
-  private readonly rowCount: number;
-  /** CSV rows with every cell empty: not rows, but the summary says how many were skipped. */
-  private readonly blankRows: number;
+  /** Why and where the run stopped; what must stop with it. */
+  readonly stopper = new RunStop();
+  private readonly tally: Tally;
   private stdoutText = '';
   private stdoutFlushQueued = false;
-  private done = 0;
   private readonly started: number;
   /** Runs of gateway answers saying the service is not there: the pause and its probes. */
   private readonly outage: Outage;
@@ -178,14 +149,10 @@ class BulkRun {
     this.rowLines = parts.rowLines;
     this.pacing = pacing;
     this.history = parts.history;
-    const { rowCount } = input;
-    this.rowCount = rowCount;
+    this.tally = new Tally(input, plan);
     this.alwaysFields = opts.spec.records.extras.filter((e) => e.always).map((e) => e.field);
-    this.blankRows = input.blankRows;
-    this.finished = new Uint8Array(rowCount + 1);
-    for (const row of plan.done) this.finished[row] = 1;
     // A full disk: rows in flight finish, none starts; `throwOutcome` says what was lost.
-    file?.onFailure(() => this.stop('disk'));
+    file?.onFailure(() => this.stopper.stop('disk'));
     this.clock = hooks.clock ?? realClock;
     this.started = this.clock.now();
     this.lastSuccess = this.started;
@@ -201,10 +168,14 @@ class BulkRun {
       ended: (info) => this.outageEnded(info),
       gaveUp: (info) => this.outageGaveUp(info),
     });
+    // No request starts after a stop, even one whose slot was due: a row waiting for it is
+    // `skipped` (not sent), a rotation in doubt stays to be settled by --resume.
+    this.stopper.onStop(() => pacing.gate.stop());
+    this.stopper.onStop(() => this.outage.stop());
     this.progress = new ProgressLine(
       deps.output,
       () => this.progressState(),
-      rowCount - alreadyDone,
+      this.tally.total,
       hooks.every ?? realEvery,
       () => this.outage.state() !== undefined,
     );
@@ -299,7 +270,7 @@ class BulkRun {
   /** The service stayed unavailable until the deadline: the run stops (exit 4), for `--resume`. */
   private outageGaveUp(info: OutageInfo): void {
     const probes = `${info.probes} ${info.probes === 1 ? 'probe' : 'probes'}`;
-    this.stop(
+    this.stopper.stop(
       'network',
       new NetworkError(
         `the service is unavailable: ${UNAVAILABLE_STREAK} requests in a row were answered by a gateway (HTTP 502, 503, 504 or an HTML error page) since ${timeOfDay(info.sinceEpochMs)}, and ${probes} over ${formatDuration(this.clock.now() - info.since)} did not get through; the rows not sent were skipped (the last answer: ${info.last.message})`,
@@ -318,7 +289,7 @@ class BulkRun {
    * (exit 4), the row that was being tried is failed and the rest skipped, for `--resume`.
    */
   private giveUp(row: RowOf, error: ApiError): Attempt<BulkRecord> {
-    this.stop(
+    this.stopper.stop(
       'network',
       new NetworkError(
         `gave up: no request has succeeded for ${formatDuration(this.giveUpAfterMs)} (the last answer: ${error.message})`,
@@ -330,23 +301,6 @@ class BulkRun {
     return done(
       this.record(row, 'failed', { error: error.message, http_status: error.status ?? null }),
     );
-  }
-
-  /** `row`: the row whose answer stopped the run (a 401/403), for the summary. */
-  stop(reason: StopReason, error?: AuthError | NetworkError, row?: number): void {
-    if (this.stopReason !== undefined) return;
-    this.stopReason = reason;
-    this.stopError = error;
-    this.stopRow = row;
-    this.controller.abort();
-    // No request starts after a stop, even one whose slot was due: a row waiting for it is
-    // `skipped` (not sent), a rotation in doubt stays to be settled by --resume.
-    this.pacing.gate.stop();
-    this.outage.stop();
-  }
-
-  private get stopping(): boolean {
-    return this.stopReason !== undefined;
   }
 
   /** An operation safe to repeat: each row is sent, and its answer recorded. */
@@ -393,7 +347,7 @@ class BulkRun {
     // --resume: rows whose request may have happened unseen are settled before anything else.
     if (this.plan.settle.size > 0) {
       await this.waitForEarlierRequests();
-      if (this.stopping) return;
+      if (this.stopper.stopping) return;
       const settleTask = async (row: RowOf): Promise<Attempt<BulkRecord>> => {
         this.knownRowSecrets(row);
         return done(await this.settle(client, row, risk, risk.unanswered));
@@ -402,7 +356,7 @@ class BulkRun {
         settleTask,
         filterRows(input.batches(), (row) => this.plan.settle.has(row.row)),
       );
-      if (this.stopping) return;
+      if (this.stopper.stopping) return;
     }
     const task = (row: RowOf, attempt: number): Promise<Attempt<BulkRecord>> =>
       this.sendAtRisk(client, row, risk, attempt);
@@ -437,7 +391,7 @@ class BulkRun {
     );
     this.progress.changed();
     try {
-      await this.clock.sleep(waitMs, this.controller.signal);
+      await this.clock.sleep(waitMs, this.stopper.signal);
     } finally {
       this.settleWaitUntil = undefined;
     }
@@ -476,7 +430,7 @@ class BulkRun {
         await this.file?.markSending([this.record(row, 'sending')]);
       } catch (error) {
         if (this.file?.failed === undefined) throw error;
-        this.stop('disk');
+        this.stopper.stop('disk');
         return done(
           this.record(row, 'skipped', { error: 'not sent: the results file could not be written' }),
         );
@@ -521,7 +475,7 @@ class BulkRun {
       } catch (error) {
         if (error instanceof RequestNotSent) return this.notReadBack(row, lastWhy);
         if (error instanceof AuthError) {
-          this.stop('auth', error, row.row);
+          this.stopper.stop('auth', error, row.row);
           return this.unreadable(row, lastWhy, error);
         }
         // One read failed: the final read below decides (or names this cause when it fails too).
@@ -532,7 +486,7 @@ class BulkRun {
       }
       if (settled.kind === 'happened') return this.answered(row, settled.result, true);
       // Not done: sending it once more cannot make it happen twice.
-      if (this.stopping) {
+      if (this.stopper.stopping) {
         return this.record(row, 'skipped', {
           error: 'not rotated (checked); the run stopped before rotating it again',
         });
@@ -581,7 +535,7 @@ class BulkRun {
       settled = await this.readBack(client, row, risk);
     } catch (error) {
       if (error instanceof RequestNotSent) return this.notReadBack(row, lastWhy);
-      if (error instanceof AuthError) this.stop('auth', error, row.row);
+      if (error instanceof AuthError) this.stopper.stop('auth', error, row.row);
       return this.unreadable(row, lastWhy, error);
     }
     if (settled.kind === 'happened') return this.answered(row, settled.result, true);
@@ -619,7 +573,7 @@ class BulkRun {
       if (readError instanceof RequestNotSent) {
         return failed('the run stopped before the group was read back');
       }
-      if (readError instanceof AuthError) this.stop('auth', readError, row.row);
+      if (readError instanceof AuthError) this.stopper.stop('auth', readError, row.row);
       return failed(`reading the group's token failed: ${messageOf(readError)}`);
     }
     if (settled.kind === 'unknown') return failed(settled.why);
@@ -669,7 +623,7 @@ class BulkRun {
 
   /** A row whose request never went out because the run stopped. */
   private notSent(row: RowOf): BulkRecord {
-    return this.record(row, 'skipped', { error: this.notSentWhy() });
+    return this.record(row, 'skipped', { error: this.stopper.notSentWhy() });
   }
 
   /** A row's last failure, kept when the run stopped before its next try went out. */
@@ -683,7 +637,7 @@ class BulkRun {
   /** What a failed try means for the row and for the run. */
   private failure(row: RowOf, error: unknown, attempt: number): Attempt<BulkRecord> {
     if (error instanceof ApiError && (error.status === 429 || error.status === 503)) {
-      if (attempt < MAX_THROTTLED_ATTEMPTS && !this.stopping) {
+      if (attempt < MAX_THROTTLED_ATTEMPTS && !this.stopper.stopping) {
         const left = this.giveUpLeft();
         if (left <= 0) return this.giveUp(row, error);
         // The wait never runs past the moment the run gives up.
@@ -705,13 +659,13 @@ class BulkRun {
     if (
       error instanceof ApiError &&
       (error.status ?? 0) >= 500 &&
-      !this.stopping &&
+      !this.stopper.stopping &&
       this.giveUpLeft() <= 0
     ) {
       return this.giveUp(row, error);
     }
-    if (error instanceof AuthError) this.stop('auth', error, row.row);
-    else if (error instanceof NetworkError) this.stop('network', error);
+    if (error instanceof AuthError) this.stopper.stop('auth', error, row.row);
+    else if (error instanceof NetworkError) this.stopper.stop('network', error);
     else if (!(error instanceof ApiError)) throw error;
     const status = error instanceof ApiError ? (error.status ?? null) : null;
     return done(
@@ -726,7 +680,7 @@ class BulkRun {
     const scheduler = new Scheduler<RowOf, BulkRecord>(task, {
       concurrency: this.opts.concurrency,
       pacer: this.pacing.pacer,
-      signal: this.controller.signal,
+      signal: this.stopper.signal,
       clock: this.clock,
       // While the service is unavailable no row starts: the probe alone finds out when it is back.
       held: () => this.pacing.gate.whenOpen(),
@@ -747,20 +701,11 @@ class BulkRun {
     return filterRows(rows, (row) => !this.plan.done.has(row.row));
   }
 
-  /** Why the rows a stopped run did not send are `skipped`. */
-  private notSentWhy(): string {
-    return this.stopReason === 'interrupt'
-      ? 'not sent: the run was interrupted'
-      : this.stopReason === 'disk'
-        ? 'not sent: the results file could not be written'
-        : `not sent: the run stopped (${this.stopError?.message ?? this.stopReason ?? 'stopped'})`;
-  }
-
   async skipRest(rows: AsyncIterable<RowOf>): Promise<void> {
-    const why = this.notSentWhy();
+    const why = this.stopper.notSentWhy();
     for await (const row of rows) {
       // A row last seen `sending`/`unknown` in an earlier run keeps that until it is settled.
-      if (this.finished[row.row] === 1 || this.plan.settle.has(row.row)) continue;
+      if (this.tally.isFinished(row.row) || this.plan.settle.has(row.row)) continue;
       this.write([this.record(row, 'skipped', { error: why })]);
     }
   }
@@ -790,11 +735,7 @@ class BulkRun {
       }
       this.knownSecret(record.token);
       if (record.status === 'sending') continue;
-      this.finished[record.row] = 1;
-      this.counts[record.status] = (this.counts[record.status] ?? 0) + 1;
-      if (record.settled_by !== undefined) this.settledByGet++;
-      if (record.status === 'unknown') this.unknowns.push(record);
-      this.done++;
+      this.tally.add(record);
       this.progress.changed();
     }
     if (this.file) {
@@ -840,147 +781,21 @@ class BulkRun {
         'tokens are shown by their last 4 characters at a terminal: pass --output FILE, or pipe the output, for the whole records',
       );
     }
-    printLine(
-      this.deps.output,
-      `${formatSummary(this.counts, this.clock.now() - this.started, this.settledByGet, this.blankRows)}${this.authStopText()}`,
-    );
+    printLine(this.deps.output, this.tally.summary(this.clock.now() - this.started, this.stopper));
     await this.file?.flush();
-  }
-
-  /**
-   * After the API token was refused, the summary says so and what it left undone: every row after
-   * the first 401/403 is `skipped`, and a person must not take the run for a partial success.
-   * (Rows already in flight were sent, and were refused too: they are `failed`.)
-   */
-  private authStopText(): string {
-    if (this.stopReason !== 'auth') return '';
-    const status = this.stopError instanceof AuthError ? this.stopError.status : undefined;
-    const at = [
-      ...(status !== undefined ? [`HTTP ${status}`] : []),
-      ...(this.stopRow !== undefined ? [`row ${this.stopRow}`] : []),
-    ];
-    const notSent = this.counts.skipped ?? 0;
-    return `; the run stopped at the first 401/403${at.length > 0 ? ` (${at.join(', ')})` : ''}: ${notSent === 0 ? 'no row was left unsent' : `${rowsText(notSent)} ${notSent === 1 ? 'was' : 'were'} not sent`}`;
-  }
-
-  /** How to find out what a request at risk did (its operation's `risk.check`). */
-  private readBackHint(): string {
-    return this.opts.spec.risk?.delivery.check ?? '';
-  }
-
-  /**
-   * What the `unknown` rows' records say: the cause of the first (and how many others), and a
-   * request for user_group_id and name only for the rows that lack them.
-   */
-  private unknownHint(): string {
-    const first = this.unknowns[0];
-    const others = this.unknowns.length - 1;
-    const cause =
-      first === undefined
-        ? ''
-        : `row ${first.row}: ${first.error ?? 'no answer'}${others > 0 ? ` (and ${others} more: the error field of their records says why)` : ''}; `;
-    const anonymous = this.unknowns.filter(
-      (record) => record.user_group_id === null || record.name === null,
-    ).length;
-    const missing =
-      anonymous === 0
-        ? ''
-        : `give ${anonymous === this.unknowns.length ? (anonymous === 1 ? 'that row' : 'those rows') : `the ${anonymous} ${anonymous === 1 ? 'row' : 'rows'} without them`} user_group_id and name so ugs can check, then `;
-    return `${cause}${missing}run again with --resume to settle ${this.unknowns.length === 1 ? 'it' : 'them'}; or ${this.readBackHint()}`;
   }
 
   /** The run's exit: the worst of its outcomes. */
   throwOutcome(): void {
-    // New tokens that exist only in this process come first; a get's lost records are sent again.
-    const failure = this.file?.failed;
-    if (failure !== undefined) this.throwLostRotations(failure);
-    if (this.stopReason === 'auth' || this.stopReason === 'network') {
-      if (this.stopError !== undefined) throw this.stopError;
-    }
-    if (this.stopReason === 'interrupt') {
-      throw new InterruptedError('interrupted: rows not sent yet were skipped', {
-        hint: resumeHint(this.opts),
-      });
-    }
-    const unknown = this.counts.unknown ?? 0;
-    if (unknown > 0) {
-      throw new OutcomeUnknownError(
-        `${unknown} ${unknown === 1 ? 'rotation has' : 'rotations have'} an unknown outcome: the token may or may not have been rotated`,
-        { hint: this.unknownHint() },
-      );
-    }
-    if (failure !== undefined) {
-      throw new OutputError(
-        `${escapeControls(this.opts.output ?? '')}: ${describeWriteError(failure.error)}; no row was started after that`,
-        {
-          hint: 'free space, then run the same command with --resume to do the rest (rows done are not sent again)',
-          cause: failure.error,
-        },
-      );
-    }
-    const mismatched = this.counts.mismatch ?? 0;
-    const stale = this.counts.stale ?? 0;
-    const failed = (this.counts.failed ?? 0) + mismatched + stale;
-    if (failed > 0) {
-      const details: string[] = [];
-      if (mismatched > 0) {
-        details.push(
-          `${mismatched} ${mismatched === 1 ? 'was a mismatch' : 'were mismatches'}: rotated, but the answer named another group`,
-        );
-      }
-      if (stale > 0) {
-        details.push(
-          `${stale} ${stale === 1 ? 'was' : 'were'} stale: not rotated by ugs, ${stale === 1 ? 'its token was' : 'their tokens were'} not current`,
-        );
-      }
-      const detail = details.length > 0 ? ` (${details.join('; ')})` : '';
-      const staleHint =
-        stale > 0
-          ? "the stale rows were not rotated by ugs: their token was not the group's current one, which their records carry; "
-          : '';
-      throw new ApiError(`${failed} of ${rowsText(this.rowCount)} failed${detail}`, {
-        hint: `${staleHint}the error field of their records says why; ${resumeHint(this.opts)}`,
-      });
-    }
-  }
-
-  /**
-   * The results file failed (a full disk): a rotation whose record never reached it has its new
-   * token only in this process, which is about to end. That is exit 5, naming the rows: their
-   * groups' tokens can be read back (`--resume` does so, since their last record on disk is
-   * `sending`). Anything else lost (records of `get`, skipped rows) is sent again by `--resume`.
-   */
-  private throwLostRotations(failure: ResultFileFailure): void {
-    const path = escapeControls(this.opts.output ?? '');
-    const reason = describeWriteError(failure.error);
-    const rotations = failure.lostWithToken.filter(
-      (record) => record.status === 'rotated' || record.status === 'mismatch',
-    );
-    if (rotations.length > 0) {
-      const rows = rotations.map((record) => record.row).sort((a, b) => a - b);
-      const anonymous = rotations.filter(
-        (record) => record.user_group_id === null || record.name === null,
-      );
-      const shown =
-        rows.length > 20
-          ? `${rows.slice(0, 20).join(', ')} and ${rows.length - 20} more`
-          : rows.join(', ');
-      throw new OutcomeUnknownError(
-        `could not write the results to ${path} (${reason}): ${rows.length === 1 ? 'row' : 'rows'} ${shown} ${rows.length === 1 ? 'was' : 'were'} rotated, but ${rows.length === 1 ? 'its record' : 'their records'} with the new ${rows.length === 1 ? 'token is' : 'tokens are'} not in the file`,
-        {
-          hint: `free space, then run the same command with --resume: it settles ${rows.length === 1 ? 'that row' : 'those rows'} by reading ${rows.length === 1 ? "the group's" : "each group's"} current token back${anonymous.length > 0 ? ` (${anonymous.length} of them ${anonymous.length === 1 ? 'has' : 'have'} no user_group_id and name to read it with: ${this.readBackHint()})` : ''}`,
-          cause: failure.error,
-        },
-      );
-    }
+    throwOutcome({ opts: this.opts, file: this.file, tally: this.tally, stop: this.stopper });
   }
 
   private progressState(): ProgressState {
     const outage = this.outage.state();
     return {
-      done: this.done,
+      done: this.tally.done,
       total: this.progress.total,
-      counts: this.counts,
+      counts: this.tally.counts,
       elapsedMs: this.clock.now() - this.started,
       waitingMs: this.scheduler?.state().waitingMs ?? 0,
       ...(this.pacing.pacer !== undefined && { minMsPerRow: this.pacing.pacer.intervalMs }),
@@ -1112,17 +927,4 @@ async function* filterRows<R>(
     const kept = batch.filter(keep);
     if (kept.length > 0) yield kept;
   }
-}
-
-/** A write error as a person reads it: `no space left on the device (ENOSPC)`. */
-function describeWriteError(error: unknown): string {
-  const code = errorCode(error);
-  if (code === 'ENOSPC') return 'no space left on the device (ENOSPC)';
-  if (code === 'EDQUOT') return 'disk quota exceeded (EDQUOT)';
-  if (code === 'EIO') return 'input/output error (EIO)';
-  return escapeControls(code ?? messageOf(error));
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
