@@ -1,28 +1,17 @@
-/**
- * A bulk run of `get --from` or `rotate --from`: every row validated first, then sent through one
- * keep-alive pool with a bounded number in flight, one record per row written as it finishes.
- *
- * Rotation is exactly once: a row's `sending` record is on disk before its request goes out
- * (journal.ts), and a rotation whose answer was lost is settled by reading the group's current
- * token before anything else is sent for that row. A row is never rotated again while a first
- * rotation may have happened unseen.
- */
-import type { Writable } from 'node:stream';
 import type { Deps } from '../context/factory.js';
 import { ApiError, AuthError, NetworkError, OutcomeUnknownError, UgsError } from '../errors.js';
-import type { HistoryEntry, HistoryOutcome } from '../history/event.js';
 import { printLine, printNote } from '../output/messages.js';
 import type { ServiceClient } from '../service/client.js';
-import type { ServiceResult } from '../service/user-group.js';
 import { retryAfterMs } from '../transport/http.js';
 import { lockResultsFile, type ResultFile } from './journal.js';
 import { type BulkHooks, type BulkOptions, type Pacing, resumeHint } from './options.js';
 import { FIRST_PROBE_MS, OUTAGE_LIMIT_MS, Outage, type OutageInfo } from './outage.js';
 import { messageOf, throwOutcome } from './outcome.js';
-import { prepareRun, type RunHistory, type RunParts, type RunPlan } from './prepare.js';
+import { prepareRun, type RunParts, type RunPlan } from './prepare.js';
 import { formatDuration, type ProgressState, rowsText } from './progress.js';
 import { ProgressLine, realEvery } from './progress-line.js';
-import { type BulkRecord, type ExtraField, ndjsonLine, type RecordStatus } from './records.js';
+import { epochMs, RecordWriter } from './record-writer.js';
+import type { BulkRecord } from './records.js';
 import type { ResumePlan } from './resume.js';
 import type { RowLines } from './row-lines.js';
 import {
@@ -106,8 +95,6 @@ class BulkRun {
   /** Why and where the run stopped; what must stop with it. */
   readonly stopper = new RunStop();
   private readonly tally: Tally;
-  private stdoutText = '';
-  private stdoutFlushQueued = false;
   private readonly started: number;
   /** Runs of gateway answers saying the service is not there: the pause and its probes. */
   private readonly outage: Outage;
@@ -119,15 +106,8 @@ class BulkRun {
   private readonly outageLimitMs: number;
   private readonly clock: Clock;
   private readonly progress: ProgressLine;
+  private readonly writer: RecordWriter;
   private scheduler: Scheduler<RowOf, BulkRecord> | undefined;
-  /**
-   * Each final record's history event until the record is written (then it joins the history),
-   * by row: a map keyed by the record itself gave every record an identity hash, which cost more
-   * than the rest of the event (about 20 µs a row on 50,000 rows).
-   */
-  private readonly historyEntries = new Map<number, PendingEvent>();
-  /** The spec's record fields that every record carries, null until known (once, not per row). */
-  private readonly alwaysFields: readonly ExtraField[];
   /** While `--resume` waits out an earlier run's requests (clock.now() when the wait ends). */
   private settleWaitUntil: number | undefined;
 
@@ -135,9 +115,9 @@ class BulkRun {
   private readonly deps: Deps;
   private readonly file: ResultFile | undefined;
   private readonly plan: ResumePlan;
-  private readonly rowLines: RowLines | undefined;
   private readonly pacing: Pacing;
-  private readonly history: RunHistory | undefined;
+  /** One line per row at a terminal: the note on tokens shown by their last characters. */
+  private readonly rowLines: RowLines | undefined;
 
   constructor(run: RunPlan, parts: RunParts, hooks: BulkHooks) {
     const { opts, input, resume: plan, alreadyDone } = run;
@@ -146,11 +126,9 @@ class BulkRun {
     this.deps = deps;
     this.file = file;
     this.plan = plan;
-    this.rowLines = parts.rowLines;
     this.pacing = pacing;
-    this.history = parts.history;
+    this.rowLines = parts.rowLines;
     this.tally = new Tally(input, plan);
-    this.alwaysFields = opts.spec.records.extras.filter((e) => e.always).map((e) => e.field);
     // A full disk: rows in flight finish, none starts; `throwOutcome` says what was lost.
     file?.onFailure(() => this.stopper.stop('disk'));
     this.clock = hooks.clock ?? realClock;
@@ -179,6 +157,16 @@ class BulkRun {
       hooks.every ?? realEvery,
       () => this.outage.state() !== undefined,
     );
+    this.writer = new RecordWriter({
+      spec: opts.spec,
+      deps,
+      file,
+      rowLines: parts.rowLines,
+      history: parts.history,
+      tally: this.tally,
+      progress: this.progress,
+      clock: this.clock,
+    });
     if (alreadyDone > 0) {
       printNote(
         deps.output,
@@ -299,7 +287,10 @@ class BulkRun {
       ),
     );
     return done(
-      this.record(row, 'failed', { error: error.message, http_status: error.status ?? null }),
+      this.writer.record(row, 'failed', {
+        error: error.message,
+        http_status: error.status ?? null,
+      }),
     );
   }
 
@@ -309,7 +300,7 @@ class BulkRun {
       let gateway: UgsError | undefined;
       for (let answers = 1; ; answers++) {
         try {
-          return done(this.answered(row, await this.opts.spec.send(client, row), false));
+          return done(this.writer.answered(row, await this.opts.spec.send(client, row), false));
         } catch (error) {
           // The run stopped before the row's request (or its next try) went out.
           if (error instanceof RequestNotSent) {
@@ -349,7 +340,7 @@ class BulkRun {
       await this.waitForEarlierRequests();
       if (this.stopper.stopping) return;
       const settleTask = async (row: RowOf): Promise<Attempt<BulkRecord>> => {
-        this.knownRowSecrets(row);
+        this.writer.knownRowSecrets(row);
         return done(await this.settle(client, row, risk, risk.unanswered));
       };
       await this.drive(
@@ -382,7 +373,7 @@ class BulkRun {
       const at = this.plan.sentAt.get(row);
       if (at !== undefined && at > latest) latest = at;
     }
-    const waitMs = latest + this.deps.settings.timeoutMs - this.epochMs();
+    const waitMs = latest + this.deps.settings.timeoutMs - epochMs(this.clock);
     if (!(waitMs > 0)) return;
     this.settleWaitUntil = this.clock.now() + waitMs;
     printNote(
@@ -397,23 +388,6 @@ class BulkRun {
     }
   }
 
-  private epochMs(): number {
-    return this.clock.epochMs?.() ?? Date.now();
-  }
-
-  /** A row's record from an answer (or from reading the state back: `settled`). */
-  private answered(row: RowOf, result: ServiceResult, settled: boolean): BulkRecord {
-    const outcome = this.opts.spec.outcome(row, result, settled);
-    const record = this.record(row, outcome.status, outcome);
-    const answeredId = result.userGroup.provided_id;
-    // A mismatch rotated the group the answer names: the history says so, not the row's id.
-    if (outcome.status === 'mismatch' && typeof answeredId === 'string') {
-      const pending = this.historyEntries.get(row.row);
-      if (pending?.record === record) pending.entry.userGroupId = answeredId;
-    }
-    return record;
-  }
-
   /** One request of a row whose `sending` record is on disk. */
   private async sendAtRisk(
     client: ServiceClient,
@@ -421,23 +395,25 @@ class BulkRun {
     risk: AtRisk<RowOf>,
     attempt: number,
   ): Promise<Attempt<BulkRecord>> {
-    this.knownRowSecrets(row);
+    this.writer.knownRowSecrets(row);
     // The row's `sending` record is fsynced right before its first request, not journaled ahead:
     // a kill leaves at most --concurrency rows to settle (a throttled row waiting to be retried
     // holds a place, since no new row starts while one waits). Overlapping rows share one fsync.
     if (attempt === 1) {
       try {
-        await this.file?.markSending([this.record(row, 'sending')]);
+        await this.file?.markSending([this.writer.record(row, 'sending')]);
       } catch (error) {
         if (this.file?.failed === undefined) throw error;
         this.stopper.stop('disk');
         return done(
-          this.record(row, 'skipped', { error: 'not sent: the results file could not be written' }),
+          this.writer.record(row, 'skipped', {
+            error: 'not sent: the results file could not be written',
+          }),
         );
       }
     }
     try {
-      return done(this.answered(row, await this.opts.spec.send(client, row), false));
+      return done(this.writer.answered(row, await this.opts.spec.send(client, row), false));
     } catch (error) {
       // Its `sending` record is on disk, but the request never went out: the record says so.
       if (error instanceof RequestNotSent) return done(this.notSent(row));
@@ -466,7 +442,8 @@ class BulkRun {
     why: string,
   ): Promise<BulkRecord> {
     const cannot = risk.unsettleable(row);
-    if (cannot !== undefined) return this.record(row, 'unknown', { error: `${why}; ${cannot}` });
+    if (cannot !== undefined)
+      return this.writer.record(row, 'unknown', { error: `${why}; ${cannot}` });
     let lastWhy = why;
     for (let round = 0; round < MAX_SETTLE_ROUNDS; round++) {
       let settled: Settled;
@@ -482,28 +459,28 @@ class BulkRun {
         break;
       }
       if (settled.kind === 'unknown') {
-        return this.record(row, 'unknown', { error: `${lastWhy}; ${settled.why}` });
+        return this.writer.record(row, 'unknown', { error: `${lastWhy}; ${settled.why}` });
       }
-      if (settled.kind === 'happened') return this.answered(row, settled.result, true);
+      if (settled.kind === 'happened') return this.writer.answered(row, settled.result, true);
       // Not done: sending it once more cannot make it happen twice.
       if (this.stopper.stopping) {
-        return this.record(row, 'skipped', {
+        return this.writer.record(row, 'skipped', {
           error: 'not rotated (checked); the run stopped before rotating it again',
         });
       }
       try {
-        await this.file?.markSending([this.record(row, 'sending')]);
+        await this.file?.markSending([this.writer.record(row, 'sending')]);
       } catch (error) {
         if (this.file?.failed === undefined) throw error;
-        return this.record(row, 'skipped', {
+        return this.writer.record(row, 'skipped', {
           error: 'not rotated (checked); the results file could not be written to rotate it again',
         });
       }
       try {
-        return this.answered(row, await this.opts.spec.send(client, row), false);
+        return this.writer.answered(row, await this.opts.spec.send(client, row), false);
       } catch (error) {
         if (error instanceof RequestNotSent) {
-          return this.record(row, 'skipped', {
+          return this.writer.record(row, 'skipped', {
             error: 'not rotated (checked); the run stopped before rotating it again',
           });
         }
@@ -511,7 +488,7 @@ class BulkRun {
         if (risk.spent(error)) return this.settleSpent(client, row, risk, error, true);
         if (!(error instanceof OutcomeUnknownError)) {
           const attempt = this.failure(row, error, MAX_THROTTLED_ATTEMPTS);
-          return attempt.kind === 'done' ? attempt.result : this.record(row, 'failed');
+          return attempt.kind === 'done' ? attempt.result : this.writer.record(row, 'failed');
         }
         lastWhy = error.message;
       }
@@ -538,11 +515,11 @@ class BulkRun {
       if (error instanceof AuthError) this.stopper.stop('auth', error, row.row);
       return this.unreadable(row, lastWhy, error);
     }
-    if (settled.kind === 'happened') return this.answered(row, settled.result, true);
+    if (settled.kind === 'happened') return this.writer.answered(row, settled.result, true);
     if (settled.kind === 'unknown') {
-      return this.record(row, 'unknown', { error: `${lastWhy}; ${settled.why}` });
+      return this.writer.record(row, 'unknown', { error: `${lastWhy}; ${settled.why}` });
     }
-    return this.record(row, 'failed', {
+    return this.writer.record(row, 'failed', {
       error: `not rotated (checked): the last try ended "${lastWhy}", and reading the group back still finds the row's token`,
     });
   }
@@ -562,7 +539,7 @@ class BulkRun {
   ): Promise<BulkRecord> {
     const refused = error instanceof ApiError ? error : undefined;
     const failed = (why: string) =>
-      this.record(row, 'failed', {
+      this.writer.record(row, 'failed', {
         error: `${messageOf(error)}; ${why}`,
         http_status: refused?.status ?? null,
       });
@@ -580,13 +557,13 @@ class BulkRun {
     if (settled.kind === 'not-happened') {
       return failed("reading the group back still finds the row's token");
     }
-    if (sentBefore) return this.answered(row, settled.result, true);
+    if (sentBefore) return this.writer.answered(row, settled.result, true);
     const {
       status: _done,
       settled_by: _by,
       ...fields
     } = this.opts.spec.outcome(row, settled.result, true);
-    return this.record(row, 'stale', {
+    return this.writer.record(row, 'stale', {
       ...fields,
       error: `${messageOf(error)}; ${risk.stale}`,
       http_status: refused?.status ?? null,
@@ -595,14 +572,14 @@ class BulkRun {
 
   /** Reading the state back failed: whether the request happened is not known. */
   private unreadable(row: RowOf, lastWhy: string, error: unknown): BulkRecord {
-    return this.record(row, 'unknown', {
+    return this.writer.record(row, 'unknown', {
       error: `${lastWhy}; reading the group's token failed: ${messageOf(error)}`,
     });
   }
 
   /** The run stopped before the group was read back: `--resume` settles the row. */
   private notReadBack(row: RowOf, lastWhy: string): BulkRecord {
-    return this.record(row, 'unknown', {
+    return this.writer.record(row, 'unknown', {
       error: `${lastWhy}; the run stopped before the group was read back`,
     });
   }
@@ -623,12 +600,12 @@ class BulkRun {
 
   /** A row whose request never went out because the run stopped. */
   private notSent(row: RowOf): BulkRecord {
-    return this.record(row, 'skipped', { error: this.stopper.notSentWhy() });
+    return this.writer.record(row, 'skipped', { error: this.stopper.notSentWhy() });
   }
 
   /** A row's last failure, kept when the run stopped before its next try went out. */
   private failedRecord(row: RowOf, error: UgsError): BulkRecord {
-    return this.record(row, 'failed', {
+    return this.writer.record(row, 'failed', {
       error: error.message,
       http_status: error instanceof ApiError ? (error.status ?? null) : null,
     });
@@ -669,7 +646,7 @@ class BulkRun {
     else if (!(error instanceof ApiError)) throw error;
     const status = error instanceof ApiError ? (error.status ?? null) : null;
     return done(
-      this.record(row, 'failed', {
+      this.writer.record(row, 'failed', {
         error: error.message,
         http_status: error instanceof AuthError ? (error.status ?? null) : status,
       }),
@@ -687,10 +664,10 @@ class BulkRun {
     });
     this.scheduler = scheduler;
     for await (const records of scheduler.runBatches(rows)) {
-      this.write(records);
+      this.writer.write(records);
       // A reader or a disk slower than the service: no more rows are started (so no more
       // records pile up in memory) until what was written has gone out.
-      await this.drained();
+      await this.writer.drained();
     }
     this.scheduler = undefined;
   }
@@ -706,74 +683,14 @@ class BulkRun {
     for await (const row of rows) {
       // A row last seen `sending`/`unknown` in an earlier run keeps that until it is settled.
       if (this.tally.isFinished(row.row) || this.plan.settle.has(row.row)) continue;
-      this.write([this.record(row, 'skipped', { error: why })]);
+      this.writer.write([this.writer.record(row, 'skipped', { error: why })]);
     }
-  }
-
-  /**
-   * A row's current or new token: a secret of the run, fingerprinted in every trace (a server may
-   * quote it back in any field) and masked under a CI runner, before anything about the row is
-   * sent or written. Messages built from an answer already cut the row's token (service.ts).
-   */
-  private knownSecret(token: string | null): void {
-    if (token === null || token === '') return;
-    this.deps.tracer.addSecret(token);
-    this.deps.output.maskSecret(token);
-  }
-
-  /** The secrets of a row's input (a current token), known before it is sent. */
-  private knownRowSecrets(row: RowOf): void {
-    for (const secret of this.opts.spec.secrets(row)) this.knownSecret(secret);
-  }
-
-  private write(records: readonly BulkRecord[]): void {
-    for (const record of records) {
-      const pending = this.historyEntries.get(record.row);
-      if (pending?.record === record) {
-        this.historyEntries.delete(record.row);
-        this.history?.batch.add(pending.entry);
-      }
-      this.knownSecret(record.token);
-      if (record.status === 'sending') continue;
-      this.tally.add(record);
-      this.progress.changed();
-    }
-    if (this.file) {
-      this.file.append(records);
-      return;
-    }
-    if (this.rowLines !== undefined) this.stdoutText += this.rowLines.text(records);
-    else
-      for (const record of records) this.stdoutText += ndjsonLine(record, this.opts.spec.records);
-    if (this.stdoutText.length >= 64 * 1024) this.flushStdout();
-    else if (!this.stdoutFlushQueued) {
-      this.stdoutFlushQueued = true;
-      setImmediate(() => this.flushStdout());
-    }
-  }
-
-  private flushStdout(): void {
-    this.stdoutFlushQueued = false;
-    if (this.stdoutText === '') return;
-    // Row lines and the bar share the terminal: the bar is erased first, and redrawn below them.
-    if (this.rowLines !== undefined) this.progress.erase();
-    this.deps.io.stdout.write(this.stdoutText);
-    this.stdoutText = '';
-  }
-
-  /** Resolves when stdout and the results file have taken what was written to them. */
-  private async drained(): Promise<void> {
-    if (this.file !== undefined) {
-      if (this.file.backlog > MAX_BACKLOG_CHARS) await this.file.flush();
-      return;
-    }
-    await drain(this.deps.io.stdout);
   }
 
   async finish(): Promise<void> {
     // No probe outlives the run (nor its timer the process).
     this.outage.stop();
-    this.flushStdout();
+    this.writer.flushStdout();
     this.progress.stop();
     if (this.rowLines?.shownTokens === true) {
       printNote(
@@ -807,95 +724,9 @@ class BulkRun {
       }),
     };
   }
-
-  private record(row: RowOf, status: RecordStatus, extra?: Partial<BulkRecord>): BulkRecord {
-    const record: BulkRecord = {
-      row: row.row,
-      user_group_id: row.user_group_id ?? null,
-      name: row.name ?? null,
-      status,
-      token: null,
-      team_id: null,
-      error: null,
-      http_status: null,
-    };
-    // (as a spread would, but without building a second object per row; `status` is the same)
-    if (extra !== undefined) Object.assign(record, extra);
-    // A request's record says when it went out: --resume waits until it cannot be in flight.
-    if (status === 'sending') record.at = new Date(this.epochMs()).toISOString();
-    const outcome = HISTORY_OUTCOME[status];
-    if (this.history !== undefined && outcome !== undefined) {
-      const { base } = this.history;
-      const tag = record.api_environment_tag;
-      // Every field written, in one order: one shape for every event of the run.
-      const entry: HistoryEntry = {
-        time: new Date(this.epochMs()),
-        profile: base.profile,
-        baseUrl: base.baseUrl,
-        dialect: base.dialect,
-        userGroupId: record.user_group_id,
-        name: record.name,
-        outcome,
-        environmentTag: typeof tag === 'string' ? tag : undefined,
-        sentToken: this.opts.spec.secrets(row)[0] ?? null,
-        token: outcome === 'failed' || outcome === 'unknown' ? null : record.token,
-      };
-      this.historyEntries.set(row.row, { record, entry });
-    }
-    // Fields every record of this command has are there from the start (null until known).
-    for (const field of this.alwaysFields) {
-      // (null is what "not known yet" is written as, for every extra field, settled_by included)
-      if (record[field] === undefined) (record as Record<ExtraField, unknown>)[field] = null;
-    }
-    return record;
-  }
 }
 
 type Task = (row: RowOf, attempt: number) => Promise<Attempt<BulkRecord>>;
-
-/** A final record's history event, written with the record (only that record's, by identity). */
-interface PendingEvent {
-  record: BulkRecord;
-  entry: HistoryEntry;
-}
-
-/**
- * A record's status as a history outcome: a `mismatch` did rotate (another group than the row's);
- * `skipped` rows were never sent and `sending` is not an outcome, so neither is an event.
- */
-const HISTORY_OUTCOME: Partial<Record<RecordStatus, HistoryOutcome>> = {
-  created: 'created',
-  found: 'found',
-  rotated: 'rotated',
-  mismatch: 'rotated',
-  stale: 'stale',
-  failed: 'failed',
-  unknown: 'unknown',
-};
-
-/** Records waiting for the results file before the run stops starting rows (about 4 MB). */
-const MAX_BACKLOG_CHARS = 4 * 1024 * 1024;
-
-/**
- * Resolves once `stream` wants more (at once when it does already). A stream that failed or
- * closed never drains: main reports its error, and the run is not held up waiting.
- */
-function drain(stream: Writable): Promise<void> {
-  if (!stream.writableNeedDrain || stream.destroyed || stream.errored !== null) {
-    return Promise.resolve();
-  }
-  return new Promise((resolve) => {
-    const done = () => {
-      stream.off('drain', done);
-      stream.off('close', done);
-      stream.off('error', done);
-      resolve();
-    };
-    stream.on('drain', done);
-    stream.on('close', done);
-    stream.on('error', done);
-  });
-}
 
 /**
  * An answer from a gateway saying the service is not there (502/503/504, an HTML error page),
