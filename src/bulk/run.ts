@@ -1,11 +1,17 @@
 import type { Deps } from '../context/factory.js';
-import { ApiError, AuthError, NetworkError, OutcomeUnknownError, UgsError } from '../errors.js';
+import {
+  ApiError,
+  AuthError,
+  NetworkError,
+  OutcomeUnknownError,
+  type UgsError,
+} from '../errors.js';
 import { printLine, printNote } from '../output/messages.js';
 import type { ServiceClient } from '../service/client.js';
 import { retryAfterMs } from '../transport/http.js';
 import { lockResultsFile, type ResultFile } from './journal.js';
 import { type BulkHooks, type BulkOptions, type Pacing, resumeHint } from './options.js';
-import { FIRST_PROBE_MS, OUTAGE_LIMIT_MS, Outage, type OutageInfo } from './outage.js';
+import { OUTAGE_LIMIT_MS } from './outage.js';
 import { messageOf, throwOutcome } from './outcome.js';
 import { prepareRun, type RunParts, type RunPlan } from './prepare.js';
 import { formatDuration, type ProgressState, rowsText } from './progress.js';
@@ -18,11 +24,16 @@ import {
   type Attempt,
   BULK_MAX_RETRY_AFTER_MS,
   type Clock,
-  DEFAULT_GIVE_UP_AFTER_MS,
   RequestNotSent,
   realClock,
   Scheduler,
 } from './scheduler.js';
+import {
+  isGatewayAnswer,
+  MAX_GATEWAY_ANSWERS_PER_ROW,
+  ServiceWatch,
+  timeOfDay,
+} from './service-watch.js';
 import type { AtRisk, BulkRow, Settled } from './spec.js';
 import { RunStop } from './stop.js';
 import { Tally } from './tally.js';
@@ -35,24 +46,9 @@ const MAX_THROTTLED_ATTEMPTS = 20;
  * the token is unchanged, `rotated` when not), and only a failing read leaves it `unknown`.
  */
 const MAX_SETTLE_ROUNDS = 3;
-/**
- * Requests in a row answered by a gateway saying the service is not there (502, 503 or 504, or an
- * HTML error page), with no success between, before the run pauses and probes the service
- * (outage.ts), stopping as for a service that is down (exit 4) only if it does not come back.
- * Each is counted after its own retries (a Get User tries 3 times), so at most 18 HTTP answers
- * before the pause: a down service costs a few dozen requests and a few probes, not three per
- * row. A 503 with Retry-After is the service pacing the run, as a 429 is: the run waits instead
- * (and `--give-up-after` ends it).
- */
-export const UNAVAILABLE_STREAK = 6;
-/**
- * Gateway answers one row may get before it is `failed` as before: a row is tried again after
- * one (the run may be pausing for an outage meanwhile), so a blip costs no row, but a row that a
- * gateway refuses every time while the others go through does not hold the run forever.
- */
-const MAX_GATEWAY_ANSWERS_PER_ROW = UNAVAILABLE_STREAK;
 
 export type { BulkHooks, BulkOptions } from './options.js';
+export { UNAVAILABLE_STREAK } from './service-watch.js';
 
 export async function runBulk(opts: BulkOptions, deps: Deps, hooks: BulkHooks = {}): Promise<void> {
   if (opts.output === undefined) return runUnlocked(opts, deps, hooks);
@@ -71,7 +67,7 @@ async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Pro
   const risk = opts.spec.risk;
   const run = new BulkRun(plan, parts, hooks);
   try {
-    const client = run.tracked(await connecting);
+    const client = run.watch.tracked(await connecting);
     const work = () =>
       risk === undefined
         ? run.runSafe(client, input.batches())
@@ -96,14 +92,8 @@ class BulkRun {
   readonly stopper = new RunStop();
   private readonly tally: Tally;
   private readonly started: number;
-  /** Runs of gateway answers saying the service is not there: the pause and its probes. */
-  private readonly outage: Outage;
-  /** The client as connected, for the outage's probe (which is no row's success). */
-  private client: ServiceClient | undefined;
-  /** When a request last succeeded (or the run started): `--give-up-after` counts from here. */
-  private lastSuccess: number;
-  private readonly giveUpAfterMs: number;
-  private readonly outageLimitMs: number;
+  /** The service as the run sees it: successes, gateway answers, an outage. */
+  readonly watch: ServiceWatch;
   private readonly clock: Clock;
   private readonly progress: ProgressLine;
   private readonly writer: RecordWriter;
@@ -133,30 +123,27 @@ class BulkRun {
     file?.onFailure(() => this.stopper.stop('disk'));
     this.clock = hooks.clock ?? realClock;
     this.started = this.clock.now();
-    this.lastSuccess = this.started;
-    this.giveUpAfterMs = opts.giveUpAfterMs ?? DEFAULT_GIVE_UP_AFTER_MS;
-    this.outageLimitMs = hooks.outageLimitMs ?? OUTAGE_LIMIT_MS;
-    this.outage = new Outage({
-      gate: pacing.gate,
-      clock: this.clock,
-      streak: UNAVAILABLE_STREAK,
-      deadline: (since) => this.outageDeadline(since),
-      probe: () => this.probe(),
-      began: (info) => this.outageBegan(info),
-      ended: (info) => this.outageEnded(info),
-      gaveUp: (info) => this.outageGaveUp(info),
-    });
     // No request starts after a stop, even one whose slot was due: a row waiting for it is
     // `skipped` (not sent), a rotation in doubt stays to be settled by --resume.
     this.stopper.onStop(() => pacing.gate.stop());
-    this.stopper.onStop(() => this.outage.stop());
+    this.stopper.onStop(() => this.watch.stop());
     this.progress = new ProgressLine(
       deps.output,
       () => this.progressState(),
       this.tally.total,
       hooks.every ?? realEvery,
-      () => this.outage.state() !== undefined,
+      () => this.watch.outageState() !== undefined,
     );
+    this.watch = new ServiceWatch({
+      opts,
+      output: deps.output,
+      gate: pacing.gate,
+      clock: this.clock,
+      stopper: this.stopper,
+      progress: this.progress,
+      outageLimitMs: hooks.outageLimitMs ?? OUTAGE_LIMIT_MS,
+      started: this.started,
+    });
     this.writer = new RecordWriter({
       spec: opts.spec,
       deps,
@@ -176,103 +163,6 @@ class BulkRun {
   }
 
   /**
-   * The client, noting every request that succeeds (for `--give-up-after`) and every answer from
-   * a gateway saying the service is not there (UNAVAILABLE_STREAK of them pause the run: outage.ts).
-   */
-  tracked(client: ServiceClient): ServiceClient {
-    this.client = client;
-    const succeeded = <T>(result: T): T => {
-      this.lastSuccess = this.clock.now();
-      this.outage.succeeded();
-      return result;
-    };
-    const failed = (error: unknown): never => {
-      if (isGatewayAnswer(error)) this.outage.gatewayAnswer(error);
-      throw error;
-    };
-    const { gate } = this.pacing;
-    // Every method of the client, whatever operations it has: bulk imports no operation registry
-    // (the registry imports the commands, which load bulk).
-    // (A proxy of an empty object: the client's own methods may be read-only, which a proxy of
-    // the client itself would have to return unchanged.)
-    // Each method wrapped once, not at every row's call.
-    const wrapped = new Map<PropertyKey, unknown>();
-    return new Proxy({} as ServiceClient, {
-      get(_empty, name) {
-        const value: unknown = Reflect.get(client, name);
-        if (typeof value !== 'function') return value;
-        let method = wrapped.get(name);
-        if (method !== undefined) return method;
-        const call = (input: never) =>
-          (value as (input: never) => Promise<unknown>).call(client, input).then(succeeded, failed);
-        // Every request of the run, a row's first try, a retry or a settling read, passes the
-        // gate: its slot in the one schedule, the end of an outage, and none once the run stops
-        // (RequestNotSent). An open gate without a schedule costs a row nothing more.
-        method = (input: never) =>
-          gate.passable ? call(input) : gate.admit().then(() => call(input));
-        wrapped.set(name, method);
-        return method;
-      },
-    });
-  }
-
-  /**
-   * The outage's probe. Not a row's request sent again: a rotation answered by a gateway may have
-   * been committed behind it, and is only ever settled by reading its group back (exactly once),
-   * never resent blind; and a Get User creates the group it names. The probe is doctor's: the
-   * API path with an empty body, which the service refuses (400) for its missing fields after
-   * checking the token, and which changes nothing. Any answer below 500 (400, 401/403, a 429)
-   * is the service itself answering: the rows meet what it says. It is sent on the client as
-   * connected, so its answer never counts as a row's success or failure.
-   */
-  private async probe(): Promise<boolean> {
-    const client = this.client;
-    if (client === undefined) return false;
-    const answer = await client.probe();
-    return answer.status < 500;
-  }
-
-  private outageBegan(info: OutageInfo): void {
-    this.progress.erase();
-    printNote(
-      this.deps.output,
-      `the service is unavailable (${UNAVAILABLE_STREAK} requests in a row were answered by a gateway, the last: ${info.last.message}): no new row starts until it answers again; checking in ${formatDuration(FIRST_PROBE_MS)}, then at growing intervals, for up to ${formatDuration(Math.max(0, this.outageDeadline(info.since) - info.since))}`,
-    );
-    this.progress.changed();
-  }
-
-  private outageEnded(info: OutageInfo): void {
-    this.progress.erase();
-    printNote(
-      this.deps.output,
-      `the service answers again after ${formatDuration(this.clock.now() - info.since)}: the run carries on`,
-    );
-    this.progress.changed();
-  }
-
-  /** Two minutes of an unavailable service, or `--give-up-after` if that comes first. */
-  private outageDeadline(since: number): number {
-    return Math.min(since + this.outageLimitMs, this.lastSuccess + this.giveUpAfterMs);
-  }
-
-  /** The service stayed unavailable until the deadline: the run stops (exit 4), for `--resume`. */
-  private outageGaveUp(info: OutageInfo): void {
-    const probes = `${info.probes} ${info.probes === 1 ? 'probe' : 'probes'}`;
-    this.stopper.stop(
-      'network',
-      new NetworkError(
-        `the service is unavailable: ${UNAVAILABLE_STREAK} requests in a row were answered by a gateway (HTTP 502, 503, 504 or an HTML error page) since ${timeOfDay(info.sinceEpochMs)}, and ${probes} over ${formatDuration(this.clock.now() - info.since)} did not get through; the rows not sent were skipped (the last answer: ${info.last.message})`,
-        { hint: `${resumeHint(this.opts)} once the service is back` },
-      ),
-    );
-  }
-
-  /** ms left before `--give-up-after` ends the run; 0 or less: time is up. */
-  private giveUpLeft(): number {
-    return this.giveUpAfterMs - (this.clock.now() - this.lastSuccess);
-  }
-
-  /**
    * No request has succeeded for `--give-up-after`: the run stops as for a service that is down
    * (exit 4), the row that was being tried is failed and the rest skipped, for `--resume`.
    */
@@ -280,7 +170,7 @@ class BulkRun {
     this.stopper.stop(
       'network',
       new NetworkError(
-        `gave up: no request has succeeded for ${formatDuration(this.giveUpAfterMs)} (the last answer: ${error.message})`,
+        `gave up: no request has succeeded for ${formatDuration(this.watch.giveUpAfterMs)} (the last answer: ${error.message})`,
         {
           hint: `${resumeHint(this.opts)}; --give-up-after <duration> sets how long to keep trying (default 10m)`,
         },
@@ -615,7 +505,7 @@ class BulkRun {
   private failure(row: RowOf, error: unknown, attempt: number): Attempt<BulkRecord> {
     if (error instanceof ApiError && (error.status === 429 || error.status === 503)) {
       if (attempt < MAX_THROTTLED_ATTEMPTS && !this.stopper.stopping) {
-        const left = this.giveUpLeft();
+        const left = this.watch.giveUpLeft();
         if (left <= 0) return this.giveUp(row, error);
         // The wait never runs past the moment the run gives up.
         const asked = retryAfterMs(error.retryAfter, Date.now(), BULK_MAX_RETRY_AFTER_MS);
@@ -637,7 +527,7 @@ class BulkRun {
       error instanceof ApiError &&
       (error.status ?? 0) >= 500 &&
       !this.stopper.stopping &&
-      this.giveUpLeft() <= 0
+      this.watch.giveUpLeft() <= 0
     ) {
       return this.giveUp(row, error);
     }
@@ -689,7 +579,7 @@ class BulkRun {
 
   async finish(): Promise<void> {
     // No probe outlives the run (nor its timer the process).
-    this.outage.stop();
+    this.watch.stop();
     this.writer.flushStdout();
     this.progress.stop();
     if (this.rowLines?.shownTokens === true) {
@@ -708,7 +598,7 @@ class BulkRun {
   }
 
   private progressState(): ProgressState {
-    const outage = this.outage.state();
+    const outage = this.watch.outageState();
     return {
       done: this.tally.done,
       total: this.progress.total,
@@ -727,24 +617,6 @@ class BulkRun {
 }
 
 type Task = (row: RowOf, attempt: number) => Promise<Attempt<BulkRecord>>;
-
-/**
- * An answer from a gateway saying the service is not there (502/503/504, an HTML error page),
- * after the request's own retries. A 503 with Retry-After is the service pacing the run, as a
- * 429 is: not counted (the run waits for it instead).
- */
-function isGatewayAnswer(error: unknown): error is UgsError {
-  if (!(error instanceof UgsError) || !error.unavailable) return false;
-  return !(error instanceof ApiError && error.status === 503 && error.retryAfter !== undefined);
-}
-
-/** `14:02:07`, local time: when a person at the terminal saw the service go. */
-function timeOfDay(epochMs: number): string {
-  const at = new Date(epochMs);
-  return [at.getHours(), at.getMinutes(), at.getSeconds()]
-    .map((part) => String(part).padStart(2, '0'))
-    .join(':');
-}
 
 function done(result: BulkRecord): Attempt<BulkRecord> {
   return { kind: 'done', result };
