@@ -1,16 +1,10 @@
 import type { Deps } from '../context/factory.js';
-import {
-  ApiError,
-  AuthError,
-  NetworkError,
-  OutcomeUnknownError,
-  type UgsError,
-} from '../errors.js';
+import { ApiError, AuthError, OutcomeUnknownError, type UgsError } from '../errors.js';
 import { printLine, printNote } from '../output/messages.js';
 import type { ServiceClient } from '../service/client.js';
-import { retryAfterMs } from '../transport/http.js';
+import { done, FailurePolicy, MAX_THROTTLED_ATTEMPTS } from './failure-policy.js';
 import { lockResultsFile, type ResultFile } from './journal.js';
-import { type BulkHooks, type BulkOptions, type Pacing, resumeHint } from './options.js';
+import type { BulkHooks, BulkOptions, Pacing } from './options.js';
 import { OUTAGE_LIMIT_MS } from './outage.js';
 import { messageOf, throwOutcome } from './outcome.js';
 import { prepareRun, type RunParts, type RunPlan } from './prepare.js';
@@ -20,14 +14,7 @@ import { epochMs, RecordWriter } from './record-writer.js';
 import type { BulkRecord } from './records.js';
 import type { ResumePlan } from './resume.js';
 import type { RowLines } from './row-lines.js';
-import {
-  type Attempt,
-  BULK_MAX_RETRY_AFTER_MS,
-  type Clock,
-  RequestNotSent,
-  realClock,
-  Scheduler,
-} from './scheduler.js';
+import { type Attempt, type Clock, RequestNotSent, realClock, Scheduler } from './scheduler.js';
 import {
   isGatewayAnswer,
   MAX_GATEWAY_ANSWERS_PER_ROW,
@@ -39,8 +26,6 @@ import { RunStop } from './stop.js';
 import { Tally } from './tally.js';
 import type { BulkInput } from './validate.js';
 
-/** Tries of one row that the service throttled (429/503) before the row is given up as failed. */
-const MAX_THROTTLED_ATTEMPTS = 20;
 /**
  * Rounds of "read the token, rotate again" for one row; then one final read decides (`failed` when
  * the token is unchanged, `rotated` when not), and only a failing read leaves it `unknown`.
@@ -97,6 +82,7 @@ class BulkRun {
   private readonly clock: Clock;
   private readonly progress: ProgressLine;
   private readonly writer: RecordWriter;
+  private readonly failures: FailurePolicy;
   private scheduler: Scheduler<RowOf, BulkRecord> | undefined;
   /** While `--resume` waits out an earlier run's requests (clock.now() when the wait ends). */
   private settleWaitUntil: number | undefined;
@@ -154,34 +140,19 @@ class BulkRun {
       progress: this.progress,
       clock: this.clock,
     });
+    this.failures = new FailurePolicy({
+      opts,
+      writer: this.writer,
+      stopper: this.stopper,
+      watch: this.watch,
+      throttleWaitMs: pacing.throttleWaitMs,
+    });
     if (alreadyDone > 0) {
       printNote(
         deps.output,
         `--resume: ${rowsText(alreadyDone)} ${alreadyDone === 1 ? 'is' : 'are'} done already and ${alreadyDone === 1 ? 'is' : 'are'} not sent again`,
       );
     }
-  }
-
-  /**
-   * No request has succeeded for `--give-up-after`: the run stops as for a service that is down
-   * (exit 4), the row that was being tried is failed and the rest skipped, for `--resume`.
-   */
-  private giveUp(row: RowOf, error: ApiError): Attempt<BulkRecord> {
-    this.stopper.stop(
-      'network',
-      new NetworkError(
-        `gave up: no request has succeeded for ${formatDuration(this.watch.giveUpAfterMs)} (the last answer: ${error.message})`,
-        {
-          hint: `${resumeHint(this.opts)}; --give-up-after <duration> sets how long to keep trying (default 10m)`,
-        },
-      ),
-    );
-    return done(
-      this.writer.record(row, 'failed', {
-        error: error.message,
-        http_status: error.status ?? null,
-      }),
-    );
   }
 
   /** An operation safe to repeat: each row is sent, and its answer recorded. */
@@ -195,7 +166,9 @@ class BulkRun {
           // The run stopped before the row's request (or its next try) went out.
           if (error instanceof RequestNotSent) {
             return done(
-              gateway === undefined ? this.notSent(row) : this.failedRecord(row, gateway),
+              gateway === undefined
+                ? this.failures.notSent(row)
+                : this.failures.failedRecord(row, gateway),
             );
           }
           // A gateway's answer is a blip or an outage, not the row's: the row is tried again,
@@ -209,7 +182,7 @@ class BulkRun {
             gateway = error;
             continue;
           }
-          return this.failure(row, error, attempt);
+          return this.failures.failure(row, error, attempt);
         }
       }
     };
@@ -306,7 +279,7 @@ class BulkRun {
       return done(this.writer.answered(row, await this.opts.spec.send(client, row), false));
     } catch (error) {
       // Its `sending` record is on disk, but the request never went out: the record says so.
-      if (error instanceof RequestNotSent) return done(this.notSent(row));
+      if (error instanceof RequestNotSent) return done(this.failures.notSent(row));
       // A gateway's answer (a 502/504) may hide a rotation committed behind it: the row is
       // settled by reading its group back, never sent again blind; during an outage that read
       // waits until the service answers again.
@@ -316,7 +289,7 @@ class BulkRun {
       if (risk.spent(error) && risk.unsettleable(row) === undefined) {
         return done(await this.settleSpent(client, row, risk, error, this.plan.sent.has(row.row)));
       }
-      return this.failure(row, error, attempt);
+      return this.failures.failure(row, error, attempt);
     }
   }
 
@@ -377,7 +350,7 @@ class BulkRun {
         // Refused as spent after an earlier try of this run: that try did it, unseen.
         if (risk.spent(error)) return this.settleSpent(client, row, risk, error, true);
         if (!(error instanceof OutcomeUnknownError)) {
-          const attempt = this.failure(row, error, MAX_THROTTLED_ATTEMPTS);
+          const attempt = this.failures.failure(row, error, MAX_THROTTLED_ATTEMPTS);
           return attempt.kind === 'done' ? attempt.result : this.writer.record(row, 'failed');
         }
         lastWhy = error.message;
@@ -488,61 +461,6 @@ class BulkRun {
     }
   }
 
-  /** A row whose request never went out because the run stopped. */
-  private notSent(row: RowOf): BulkRecord {
-    return this.writer.record(row, 'skipped', { error: this.stopper.notSentWhy() });
-  }
-
-  /** A row's last failure, kept when the run stopped before its next try went out. */
-  private failedRecord(row: RowOf, error: UgsError): BulkRecord {
-    return this.writer.record(row, 'failed', {
-      error: error.message,
-      http_status: error instanceof ApiError ? (error.status ?? null) : null,
-    });
-  }
-
-  /** What a failed try means for the row and for the run. */
-  private failure(row: RowOf, error: unknown, attempt: number): Attempt<BulkRecord> {
-    if (error instanceof ApiError && (error.status === 429 || error.status === 503)) {
-      if (attempt < MAX_THROTTLED_ATTEMPTS && !this.stopper.stopping) {
-        const left = this.watch.giveUpLeft();
-        if (left <= 0) return this.giveUp(row, error);
-        // The wait never runs past the moment the run gives up.
-        const asked = retryAfterMs(error.retryAfter, Date.now(), BULK_MAX_RETRY_AFTER_MS);
-        // No Retry-After: the dialect's wait (the vendor's window is a minute), else the back-off.
-        const fallback = this.pacing.throttleWaitMs;
-        const wait =
-          asked !== undefined
-            ? Math.min(asked, left)
-            : fallback !== undefined
-              ? Math.min(fallback, left)
-              : left < 1000
-                ? left
-                : undefined;
-        return { kind: 'throttled', retryAfterMs: wait };
-      }
-    }
-    // A service failing every request (5xx after the transport's retries) is down too.
-    if (
-      error instanceof ApiError &&
-      (error.status ?? 0) >= 500 &&
-      !this.stopper.stopping &&
-      this.watch.giveUpLeft() <= 0
-    ) {
-      return this.giveUp(row, error);
-    }
-    if (error instanceof AuthError) this.stopper.stop('auth', error, row.row);
-    else if (error instanceof NetworkError) this.stopper.stop('network', error);
-    else if (!(error instanceof ApiError)) throw error;
-    const status = error instanceof ApiError ? (error.status ?? null) : null;
-    return done(
-      this.writer.record(row, 'failed', {
-        error: error.message,
-        http_status: error instanceof AuthError ? (error.status ?? null) : status,
-      }),
-    );
-  }
-
   private async drive(task: Task, rows: AsyncIterable<readonly RowOf[]>): Promise<void> {
     const scheduler = new Scheduler<RowOf, BulkRecord>(task, {
       concurrency: this.opts.concurrency,
@@ -617,10 +535,6 @@ class BulkRun {
 }
 
 type Task = (row: RowOf, attempt: number) => Promise<Attempt<BulkRecord>>;
-
-function done(result: BulkRecord): Attempt<BulkRecord> {
-  return { kind: 'done', result };
-}
 
 async function* filterRows<R>(
   batches: AsyncIterable<readonly R[]>,
