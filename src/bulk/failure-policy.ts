@@ -15,8 +15,8 @@ import type { ServiceWatch } from './service-watch.js';
 import type { BulkRow } from './spec.js';
 import type { RunStop } from './stop.js';
 
-export /** Tries of one row that the service throttled (429/503) before the row is given up as failed. */
-const MAX_THROTTLED_ATTEMPTS = 20;
+/** Tries of one row that the service throttled (429/503) before the row is given up as failed. */
+export const MAX_THROTTLED_ATTEMPTS = 20;
 
 /** What the policy decides with. */
 export interface FailureParts {

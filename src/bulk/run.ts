@@ -1,16 +1,25 @@
+/**
+ * A bulk run of `get --from` or `rotate --from`: every row validated first, then sent through one
+ * keep-alive pool with a bounded number in flight, one record per row written as it finishes.
+ *
+ * Rotation is exactly once: a row's `sending` record is on disk before its request goes out
+ * (journal.ts), and a rotation whose answer was lost is settled by reading the group's current
+ * token before anything else is sent for that row. A row is never rotated again while a first
+ * rotation may have happened unseen.
+ */
 import type { Deps } from '../context/factory.js';
-import { ApiError, AuthError, OutcomeUnknownError, type UgsError } from '../errors.js';
+import { ApiError, OutcomeUnknownError, type UgsError } from '../errors.js';
 import { printLine, printNote } from '../output/messages.js';
 import type { ServiceClient } from '../service/client.js';
-import { done, FailurePolicy, MAX_THROTTLED_ATTEMPTS } from './failure-policy.js';
+import { done, FailurePolicy } from './failure-policy.js';
 import { lockResultsFile, type ResultFile } from './journal.js';
 import type { BulkHooks, BulkOptions, Pacing } from './options.js';
 import { OUTAGE_LIMIT_MS } from './outage.js';
-import { messageOf, throwOutcome } from './outcome.js';
+import { throwOutcome } from './outcome.js';
 import { prepareRun, type RunParts, type RunPlan } from './prepare.js';
-import { formatDuration, type ProgressState, rowsText } from './progress.js';
+import { type ProgressState, rowsText } from './progress.js';
 import { ProgressLine, realEvery } from './progress-line.js';
-import { epochMs, RecordWriter } from './record-writer.js';
+import { RecordWriter } from './record-writer.js';
 import type { BulkRecord } from './records.js';
 import type { ResumePlan } from './resume.js';
 import type { RowLines } from './row-lines.js';
@@ -21,16 +30,11 @@ import {
   ServiceWatch,
   timeOfDay,
 } from './service-watch.js';
-import type { AtRisk, BulkRow, Settled } from './spec.js';
+import { Settler } from './settle.js';
+import type { AtRisk, BulkRow } from './spec.js';
 import { RunStop } from './stop.js';
 import { Tally } from './tally.js';
 import type { BulkInput } from './validate.js';
-
-/**
- * Rounds of "read the token, rotate again" for one row; then one final read decides (`failed` when
- * the token is unchanged, `rotated` when not), and only a failing read leaves it `unknown`.
- */
-const MAX_SETTLE_ROUNDS = 3;
 
 export type { BulkHooks, BulkOptions } from './options.js';
 export { UNAVAILABLE_STREAK } from './service-watch.js';
@@ -83,9 +87,9 @@ class BulkRun {
   private readonly progress: ProgressLine;
   private readonly writer: RecordWriter;
   private readonly failures: FailurePolicy;
+  /** Reads back the rows whose answer was lost (a run at risk). */
+  private readonly settler: Settler;
   private scheduler: Scheduler<RowOf, BulkRecord> | undefined;
-  /** While `--resume` waits out an earlier run's requests (clock.now() when the wait ends). */
-  private settleWaitUntil: number | undefined;
 
   private readonly opts: BulkOptions;
   private readonly deps: Deps;
@@ -147,6 +151,18 @@ class BulkRun {
       watch: this.watch,
       throttleWaitMs: pacing.throttleWaitMs,
     });
+    this.settler = new Settler({
+      spec: opts.spec,
+      plan,
+      file,
+      writer: this.writer,
+      failures: this.failures,
+      stopper: this.stopper,
+      clock: this.clock,
+      output: deps.output,
+      progress: this.progress,
+      timeoutMs: deps.settings.timeoutMs,
+    });
     if (alreadyDone > 0) {
       printNote(
         deps.output,
@@ -200,11 +216,11 @@ class BulkRun {
   ): Promise<void> {
     // --resume: rows whose request may have happened unseen are settled before anything else.
     if (this.plan.settle.size > 0) {
-      await this.waitForEarlierRequests();
+      await this.settler.waitForEarlierRequests();
       if (this.stopper.stopping) return;
       const settleTask = async (row: RowOf): Promise<Attempt<BulkRecord>> => {
         this.writer.knownRowSecrets(row);
-        return done(await this.settle(client, row, risk, risk.unanswered));
+        return done(await this.settler.settle(client, row, risk, risk.unanswered));
       };
       await this.drive(
         settleTask,
@@ -220,35 +236,6 @@ class BulkRun {
         : filterRows(this.notDone(input.batches()), (row) => !this.plan.settle.has(row.row));
     if (this.file === undefined) throw new Error('a bulk run at risk runs with --output only');
     await this.drive(task, toSend);
-  }
-
-  /**
-   * A request of a killed run may still be on its way or being processed: reading the group back
-   * before it ends would see the old token, and a retry would then be refused (404) once it lands.
-   * So rows to settle whose last `sending` record is younger than the request timeout are read
-   * back only once that time has passed since the record was written (its `at`). Rows this run
-   * sent itself need no wait: the run saw its own request end. A record without a time (a file
-   * of an earlier version) cannot say, and is not waited for.
-   */
-  private async waitForEarlierRequests(): Promise<void> {
-    let latest = Number.NEGATIVE_INFINITY;
-    for (const row of this.plan.settle.keys()) {
-      const at = this.plan.sentAt.get(row);
-      if (at !== undefined && at > latest) latest = at;
-    }
-    const waitMs = latest + this.deps.settings.timeoutMs - epochMs(this.clock);
-    if (!(waitMs > 0)) return;
-    this.settleWaitUntil = this.clock.now() + waitMs;
-    printNote(
-      this.deps.output,
-      `--resume: waiting ${formatDuration(waitMs)} before checking the rows an earlier run sent, so no request of that run is still in flight (--timeout)`,
-    );
-    this.progress.changed();
-    try {
-      await this.clock.sleep(waitMs, this.stopper.signal);
-    } finally {
-      this.settleWaitUntil = undefined;
-    }
   }
 
   /** One request of a row whose `sending` record is on disk. */
@@ -284,180 +271,14 @@ class BulkRun {
       // settled by reading its group back, never sent again blind; during an outage that read
       // waits until the service answers again.
       if (error instanceof OutcomeUnknownError) {
-        return done(await this.settle(client, row, risk, error.message));
+        return done(await this.settler.settle(client, row, risk, error.message));
       }
       if (risk.spent(error) && risk.unsettleable(row) === undefined) {
-        return done(await this.settleSpent(client, row, risk, error, this.plan.sent.has(row.row)));
+        return done(
+          await this.settler.settleSpent(client, row, risk, error, this.plan.sent.has(row.row)),
+        );
       }
       return this.failures.failure(row, error, attempt);
-    }
-  }
-
-  /**
-   * Did the row's request happen? Reading the state back says (the spec's `settle`): when it did
-   * not, the row is sent once more (its last record is then `sending` again, so a crash meanwhile
-   * is settled the same way by --resume).
-   */
-  private async settle(
-    client: ServiceClient,
-    row: RowOf,
-    risk: AtRisk<RowOf>,
-    why: string,
-  ): Promise<BulkRecord> {
-    const cannot = risk.unsettleable(row);
-    if (cannot !== undefined)
-      return this.writer.record(row, 'unknown', { error: `${why}; ${cannot}` });
-    let lastWhy = why;
-    for (let round = 0; round < MAX_SETTLE_ROUNDS; round++) {
-      let settled: Settled;
-      try {
-        settled = await this.readBack(client, row, risk);
-      } catch (error) {
-        if (error instanceof RequestNotSent) return this.notReadBack(row, lastWhy);
-        if (error instanceof AuthError) {
-          this.stopper.stop('auth', error, row.row);
-          return this.unreadable(row, lastWhy, error);
-        }
-        // One read failed: the final read below decides (or names this cause when it fails too).
-        break;
-      }
-      if (settled.kind === 'unknown') {
-        return this.writer.record(row, 'unknown', { error: `${lastWhy}; ${settled.why}` });
-      }
-      if (settled.kind === 'happened') return this.writer.answered(row, settled.result, true);
-      // Not done: sending it once more cannot make it happen twice.
-      if (this.stopper.stopping) {
-        return this.writer.record(row, 'skipped', {
-          error: 'not rotated (checked); the run stopped before rotating it again',
-        });
-      }
-      try {
-        await this.file?.markSending([this.writer.record(row, 'sending')]);
-      } catch (error) {
-        if (this.file?.failed === undefined) throw error;
-        return this.writer.record(row, 'skipped', {
-          error: 'not rotated (checked); the results file could not be written to rotate it again',
-        });
-      }
-      try {
-        return this.writer.answered(row, await this.opts.spec.send(client, row), false);
-      } catch (error) {
-        if (error instanceof RequestNotSent) {
-          return this.writer.record(row, 'skipped', {
-            error: 'not rotated (checked); the run stopped before rotating it again',
-          });
-        }
-        // Refused as spent after an earlier try of this run: that try did it, unseen.
-        if (risk.spent(error)) return this.settleSpent(client, row, risk, error, true);
-        if (!(error instanceof OutcomeUnknownError)) {
-          const attempt = this.failures.failure(row, error, MAX_THROTTLED_ATTEMPTS);
-          return attempt.kind === 'done' ? attempt.result : this.writer.record(row, 'failed');
-        }
-        lastWhy = error.message;
-      }
-    }
-    return this.finalReadBack(client, row, risk, lastWhy);
-  }
-
-  /**
-   * The retries are spent: one last read of the state decides, so a row ends in a fact. An
-   * unchanged token is `failed` (nothing happened, exit 1); a changed one `rotated`. The row
-   * stays `unknown` (exit 5) only when this read fails too, and its record says why.
-   */
-  private async finalReadBack(
-    client: ServiceClient,
-    row: RowOf,
-    risk: AtRisk<RowOf>,
-    lastWhy: string,
-  ): Promise<BulkRecord> {
-    let settled: Settled;
-    try {
-      settled = await this.readBack(client, row, risk);
-    } catch (error) {
-      if (error instanceof RequestNotSent) return this.notReadBack(row, lastWhy);
-      if (error instanceof AuthError) this.stopper.stop('auth', error, row.row);
-      return this.unreadable(row, lastWhy, error);
-    }
-    if (settled.kind === 'happened') return this.writer.answered(row, settled.result, true);
-    if (settled.kind === 'unknown') {
-      return this.writer.record(row, 'unknown', { error: `${lastWhy}; ${settled.why}` });
-    }
-    return this.writer.record(row, 'failed', {
-      error: `not rotated (checked): the last try ended "${lastWhy}", and reading the group back still finds the row's token`,
-    });
-  }
-
-  /**
-   * The service refused the row as spent (a 404: it does not know the token). Reading the state
-   * back says what that means: another token after an earlier `sending` record of the row (a
-   * killed or retried run, or an earlier try) is that request having happened, unseen: the row
-   * is done, settled. Without one, ugs did not do it: `stale`, with the current state recorded.
-   */
-  private async settleSpent(
-    client: ServiceClient,
-    row: RowOf,
-    risk: AtRisk<RowOf>,
-    error: unknown,
-    sentBefore: boolean,
-  ): Promise<BulkRecord> {
-    const refused = error instanceof ApiError ? error : undefined;
-    const failed = (why: string) =>
-      this.writer.record(row, 'failed', {
-        error: `${messageOf(error)}; ${why}`,
-        http_status: refused?.status ?? null,
-      });
-    let settled: Settled;
-    try {
-      settled = await this.readBack(client, row, risk);
-    } catch (readError) {
-      if (readError instanceof RequestNotSent) {
-        return failed('the run stopped before the group was read back');
-      }
-      if (readError instanceof AuthError) this.stopper.stop('auth', readError, row.row);
-      return failed(`reading the group's token failed: ${messageOf(readError)}`);
-    }
-    if (settled.kind === 'unknown') return failed(settled.why);
-    if (settled.kind === 'not-happened') {
-      return failed("reading the group back still finds the row's token");
-    }
-    if (sentBefore) return this.writer.answered(row, settled.result, true);
-    const {
-      status: _done,
-      settled_by: _by,
-      ...fields
-    } = this.opts.spec.outcome(row, settled.result, true);
-    return this.writer.record(row, 'stale', {
-      ...fields,
-      error: `${messageOf(error)}; ${risk.stale}`,
-      http_status: refused?.status ?? null,
-    });
-  }
-
-  /** Reading the state back failed: whether the request happened is not known. */
-  private unreadable(row: RowOf, lastWhy: string, error: unknown): BulkRecord {
-    return this.writer.record(row, 'unknown', {
-      error: `${lastWhy}; reading the group's token failed: ${messageOf(error)}`,
-    });
-  }
-
-  /** The run stopped before the group was read back: `--resume` settles the row. */
-  private notReadBack(row: RowOf, lastWhy: string): BulkRecord {
-    return this.writer.record(row, 'unknown', {
-      error: `${lastWhy}; the run stopped before the group was read back`,
-    });
-  }
-
-  /**
-   * The spec's read of the state. A read is safe to repeat: one answered by a gateway is read
-   * again (after the outage, when one has begun) rather than leaving the row unknown.
-   */
-  private async readBack(client: ServiceClient, row: RowOf, risk: AtRisk<RowOf>): Promise<Settled> {
-    for (let answers = 1; ; answers++) {
-      try {
-        return await risk.settle(client, row);
-      } catch (error) {
-        if (!isGatewayAnswer(error) || answers >= MAX_GATEWAY_ANSWERS_PER_ROW) throw error;
-      }
     }
   }
 
@@ -524,8 +345,8 @@ class BulkRun {
       elapsedMs: this.clock.now() - this.started,
       waitingMs: this.scheduler?.state().waitingMs ?? 0,
       ...(this.pacing.pacer !== undefined && { minMsPerRow: this.pacing.pacer.intervalMs }),
-      ...(this.settleWaitUntil !== undefined && {
-        inFlightWaitMs: Math.max(0, this.settleWaitUntil - this.clock.now()),
+      ...(this.settler.waitUntil !== undefined && {
+        inFlightWaitMs: Math.max(0, this.settler.waitUntil - this.clock.now()),
       }),
       ...(outage !== undefined && {
         unavailable: { since: timeOfDay(outage.sinceEpochMs), retryInMs: outage.nextProbeInMs },
