@@ -1,12 +1,11 @@
 /**
- * What a bulk run is given: its options (the flags of `--from`), the hooks tests replace, and how
- * it keeps to the service's rate limit.
+ * What a bulk run is given: its options (the flags of `--from`) and the hooks tests replace.
  */
 import type { InputFormat } from '../input/bulk-options.js';
 import type { Rate } from '../service/rate.js';
+import type { Clock } from './clock.js';
 import type { AppendFs } from './journal.js';
 import type { Every } from './progress-line.js';
-import type { Clock, Pacer, RequestGate } from './scheduler.js';
 import type { BulkSpec } from './spec.js';
 
 export interface BulkOptions {
@@ -51,16 +50,6 @@ export interface BulkHooks {
    * OUTAGE_LIMIT_MS (2 minutes). `--give-up-after` ends the wait sooner when it is shorter.
    */
   outageLimitMs?: number;
-}
-
-/** How a run keeps to the service's rate limit. */
-export interface Pacing {
-  /** `--rate` (or the dialect's default); undefined: as fast as --concurrency allows. */
-  pacer: Pacer | undefined;
-  /** What every request passes before it starts (its slot, an outage, a stop). */
-  gate: RequestGate;
-  /** The pause after a 429 that names no Retry-After (60 s with explo); undefined: the back-off. */
-  throttleWaitMs: number | undefined;
 }
 
 /** How to carry on after a run that stopped. */

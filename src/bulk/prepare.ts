@@ -17,12 +17,13 @@ import type { ServiceClient } from '../service/client.js';
 import { EXPLO_RATE, EXPLO_THROTTLE_WAIT_MS } from '../service/dialect.js';
 import { inputSource, isStdinPath, stdinSource } from './input.js';
 import { ResultFile } from './journal.js';
-import type { BulkHooks, BulkOptions, Pacing } from './options.js';
+import type { BulkHooks, BulkOptions } from './options.js';
+import type { Pacing } from './pacing.js';
+import { Pacer, RequestGate } from './pacing.js';
 import { rowsText } from './progress.js';
 import { type OutputFormat, outputFormatFor } from './records.js';
 import { planResume, type ResumePlan, readResumeState } from './resume.js';
 import { RowLines } from './row-lines.js';
-import { Pacer, RequestGate } from './scheduler.js';
 import type { BulkRow } from './spec.js';
 import { type BulkInput, openBulkInput } from './validate.js';
 

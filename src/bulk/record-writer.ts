@@ -7,12 +7,12 @@ import type { Writable } from 'node:stream';
 import type { Deps } from '../context/factory.js';
 import type { HistoryEntry, HistoryOutcome } from '../history/event.js';
 import type { ServiceResult } from '../service/user-group.js';
+import { type Clock, epochMs } from './clock.js';
 import type { ResultFile } from './journal.js';
 import type { RunHistory } from './prepare.js';
 import type { ProgressLine } from './progress-line.js';
 import { type BulkRecord, type ExtraField, ndjsonLine, type RecordStatus } from './records.js';
 import type { RowLines } from './row-lines.js';
-import type { Clock } from './scheduler.js';
 import type { BulkRow, BulkSpec } from './spec.js';
 import type { Tally } from './tally.js';
 
@@ -221,9 +221,4 @@ function drain(stream: Writable): Promise<void> {
     stream.on('close', done);
     stream.on('error', done);
   });
-}
-
-/** Wall-clock ms since the epoch, by the run's clock (Date.now when it has none). */
-export function epochMs(clock: Clock): number {
-  return clock.epochMs?.() ?? Date.now();
 }

@@ -11,11 +11,14 @@ import type { Deps } from '../context/factory.js';
 import { ApiError, OutcomeUnknownError, type UgsError } from '../errors.js';
 import { printLine, printNote } from '../output/messages.js';
 import type { ServiceClient } from '../service/client.js';
+import { type Clock, realClock } from './clock.js';
 import { done, FailurePolicy } from './failure-policy.js';
 import { lockResultsFile, type ResultFile } from './journal.js';
-import type { BulkHooks, BulkOptions, Pacing } from './options.js';
+import type { BulkHooks, BulkOptions } from './options.js';
 import { OUTAGE_LIMIT_MS } from './outage.js';
 import { throwOutcome } from './outcome.js';
+import type { Pacing } from './pacing.js';
+import { RequestNotSent } from './pacing.js';
 import { prepareRun, type RunParts, type RunPlan } from './prepare.js';
 import { type ProgressState, rowsText } from './progress.js';
 import { ProgressLine, realEvery } from './progress-line.js';
@@ -23,7 +26,7 @@ import { RecordWriter } from './record-writer.js';
 import type { BulkRecord } from './records.js';
 import type { ResumePlan } from './resume.js';
 import type { RowLines } from './row-lines.js';
-import { type Attempt, type Clock, RequestNotSent, realClock, Scheduler } from './scheduler.js';
+import { type Attempt, Scheduler } from './scheduler.js';
 import {
   isGatewayAnswer,
   MAX_GATEWAY_ANSWERS_PER_ROW,

@@ -7,11 +7,13 @@ import { ApiError, NetworkError, UgsError } from '../errors.js';
 import { printNote } from '../output/messages.js';
 import type { Output } from '../output/output.js';
 import type { ServiceClient } from '../service/client.js';
+import type { Clock } from './clock.js';
 import { type BulkOptions, resumeHint } from './options.js';
 import { FIRST_PROBE_MS, Outage, type OutageInfo } from './outage.js';
+import type { RequestGate } from './pacing.js';
 import { formatDuration } from './progress.js';
 import type { ProgressLine } from './progress-line.js';
-import { type Clock, DEFAULT_GIVE_UP_AFTER_MS, type RequestGate } from './scheduler.js';
+import { DEFAULT_GIVE_UP_AFTER_MS } from './scheduler.js';
 import type { RunStop } from './stop.js';
 
 /**
