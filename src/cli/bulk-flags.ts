@@ -115,7 +115,7 @@ export function parseBulkFlags(
     output: flags.output,
     resume: flags.resume === true,
     yes,
-    // Absent: the run's own default (DEFAULT_GIVE_UP_AFTER_MS, in bulk/scheduler.ts).
+    // Absent: the run's own default (DEFAULT_GIVE_UP_AFTER_MS, applied in bulk/service-watch.ts).
     ...(flags.giveUpAfter !== undefined && {
       giveUpAfterMs: parseDuration(flags.giveUpAfter, '--give-up-after'),
     }),
