@@ -173,8 +173,7 @@ export async function prepareRun(
   const rowLines =
     opts.output === undefined && deps.output.stdoutIsTTY
       ? new RowLines(
-          input.rowCount,
-          input.widestId,
+          input,
           await deps.output.style('stdout'),
           deps.output.unicode ? '\u2026' : '...',
         )

@@ -23,19 +23,30 @@ export function realEvery(tick: () => void, ms: number): () => void {
  * Progress on stderr: a bar redrawn at most 10 times a second at a terminal; in a log, one plain
  * line every 10 s (so short runs print only their summary).
  */
+/** What the line shows: the run's state, and how many rows it has to do. */
+export interface ProgressView {
+  state: () => ProgressState;
+  total: number;
+  /** While true, the bar is redrawn at every tick: it counts down to the next probe. */
+  counting?: () => boolean;
+}
+
 export class ProgressLine {
+  readonly total: number;
+  private readonly state: () => ProgressState;
+  private readonly counting: () => boolean;
   private cancel: (() => void) | undefined;
   private dirty = false;
   private drawn = false;
 
   constructor(
     private readonly out: Output,
-    private readonly state: () => ProgressState,
-    readonly total: number,
+    view: ProgressView,
     every: Every,
-    /** While true, the bar is redrawn at every tick: it counts down to the next probe. */
-    private readonly counting: () => boolean = () => false,
   ) {
+    this.state = view.state;
+    this.total = view.total;
+    this.counting = view.counting ?? (() => false);
     // --quiet: no progress at all, so no timer waking the run to print nothing.
     if (out.quiet) return;
     const interval = out.stderrIsTTY ? BAR_INTERVAL_MS : LOG_INTERVAL_MS;

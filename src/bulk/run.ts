@@ -122,10 +122,12 @@ class BulkRun {
     this.stopper.onStop(() => this.watch.stop());
     this.progress = new ProgressLine(
       deps.output,
-      () => this.progressState(),
-      this.tally.total,
+      {
+        state: () => this.progressState(),
+        total: this.tally.total,
+        counting: () => this.watch.outageState() !== undefined,
+      },
       hooks.every ?? realEvery,
-      () => this.watch.outageState() !== undefined,
     );
     this.watch = new ServiceWatch({
       opts,
