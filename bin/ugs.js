@@ -203,6 +203,8 @@ function run() {
       platform: process.platform,
       homedir: homedir(),
       nodeVersion: process.version,
+      // main and everything below it read the uid from here, never from process.
+      uid: process.getuid?.(),
       waitForShutdown: () =>
         new Promise((resolve) => {
           for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => resolve(signal));

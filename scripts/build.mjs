@@ -428,6 +428,7 @@ async function printed(main, argv, columns, env) {
         platform: process.platform,
         homedir: homedir(),
         nodeVersion: process.version,
+        uid: process.getuid?.(),
         waitForShutdown: () => new Promise(() => {}),
       },
     );

@@ -11,6 +11,7 @@ import type { InputFormat } from '../input/bulk-options.js';
 import { quote } from '../input/parse.js';
 import { errorCode } from '../platform/guards.js';
 import { escapeControls, formatBytes, readChunksCapped, stripBom } from '../platform/io.js';
+import { JsonLexer } from '../text/json-lexer.js';
 
 const openAsync = promisify(open) as (path: string, flags: number) => Promise<number>;
 const fstatAsync = promisify(fstat) as (fd: number) => Promise<Stats>;
@@ -426,14 +427,14 @@ async function* ndjsonCandidates(chunks: AsyncIterable<string>): AsyncGenerator<
 
 /**
  * The elements of one top-level JSON array, each as its own text, without parsing the whole
- * array (which would hold it all in memory). Brackets inside strings do not count; an element
- * that is not an object ends the read, as the file is then not a list of rows at all.
+ * array (which would hold it all in memory). The lexer reads only the structure, chunk by chunk:
+ * a row is checked when it is parsed on its own, so a broken row is that row's problem, reported
+ * with the others, not the file's. An element that is not an object ends the read, as the file
+ * is then not a list of rows at all.
  */
 async function* jsonArrayCandidates(chunks: AsyncIterable<string>): AsyncGenerator<RowCandidate[]> {
+  const lexer = new JsonLexer('', { checked: false });
   let state: 'before' | 'inside' | 'after' = 'before';
-  let depth = 0;
-  let inString = false;
-  let escaped = false;
   let expectElement = true;
   let line = 1;
   let row = 0;
@@ -444,54 +445,54 @@ async function* jsonArrayCandidates(chunks: AsyncIterable<string>): AsyncGenerat
       hint: 'a .json input is one array: [{"user_group_id": "...", ...}, ...]',
     });
   for await (const chunk of chunks) {
+    lexer.continueWith(chunk);
     const batch: RowCandidate[] = [];
-    let pieceStart = depth > 0 ? 0 : -1;
-    for (let i = 0; i < chunk.length; i++) {
-      const c = chunk.charCodeAt(i);
-      if (c === 0x0a) line++;
-      if (depth > 0) {
-        if (inString) {
-          if (escaped) escaped = false;
-          else if (c === 0x5c /* \ */) escaped = true;
-          else if (c === 0x22 /* " */) inString = false;
-        } else if (c === 0x22) inString = true;
-        else if (c === 0x7b /* { */ || c === 0x5b /* [ */) depth++;
-        else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
-          depth--;
-          if (depth === 0) {
-            element += chunk.slice(pieceStart, i + 1);
-            row++;
-            batch.push({ row, line: elementLine, kind: 'json', text: element });
-            element = '';
-            pieceStart = -1;
-            expectElement = false;
-          }
-        }
-        continue;
+    // Inside an element (the array is depth 1): where its text starts in this chunk.
+    let pieceStart = lexer.depth > 1 ? 0 : -1;
+    // Lines are counted up to a token only when one needs its line: most tokens are in rows.
+    let counted = 0;
+    const countLines = (to: number) => {
+      for (let at = chunk.indexOf('\n', counted); at !== -1 && at < to; ) {
+        line++;
+        at = chunk.indexOf('\n', at + 1);
       }
-      if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) continue;
-      if (state === 'before' && c === 0x5b) {
+      counted = to;
+    };
+    for (;;) {
+      if (pieceStart !== -1) {
+        // A row's text, to its closing bracket (of either kind) back at the array's level.
+        if (lexer.skipTo(1) === 'end') break;
+        element += chunk.slice(pieceStart, lexer.end);
+        row++;
+        batch.push({ row, line: elementLine, kind: 'json', text: element });
+        element = '';
+        pieceStart = -1;
+      }
+      const kind = lexer.next();
+      if (kind === 'end') break;
+      countLines(lexer.start);
+      if (state === 'before' && kind === '[') {
         state = 'inside';
       } else if (state !== 'inside') {
         throw unexpected(state === 'before' ? 'it does not start with "["' : 'text after "]"');
-      } else if (c === 0x5d) {
+      } else if (kind === ']') {
         if (expectElement && row > 0) throw unexpected('"," before "]"');
         state = 'after';
-      } else if (c === 0x2c /* , */) {
+      } else if (kind === ',') {
         if (expectElement) throw unexpected('"," without a row before it');
         expectElement = true;
-      } else if (c === 0x7b) {
+      } else if (kind === '{') {
         if (!expectElement) throw unexpected('a missing ","');
-        depth = 1;
-        pieceStart = i;
+        pieceStart = lexer.start;
         elementLine = line;
         expectElement = false;
       } else {
         throw unexpected(`row ${row + 1} is not a JSON object`);
       }
     }
+    countLines(chunk.length);
     if (batch.length > 0) yield batch;
-    if (depth > 0) {
+    if (pieceStart !== -1) {
       element += chunk.slice(pieceStart);
       if (element.length > MAX_ROW_CHARS) throw rowTooLarge(elementLine);
     }

@@ -83,6 +83,8 @@ export interface ResultFileOptions {
   format: OutputFormat;
   /** The records of the command that writes the file. */
   records: RecordSchema;
+  /** The user running ugs (`SystemInfo.uid`), who must own the file; undefined: no uids here. */
+  uid: number | undefined;
   fs?: AppendFs;
 }
 
@@ -122,13 +124,18 @@ export class ResultFile {
    */
   private columns: readonly RecordColumn[];
 
+  private readonly records: RecordSchema;
+  /** CSV files only: how a record's cells become a line. */
+  private readonly stringify: Stringify | undefined;
+
   private constructor(
     private readonly fs: AppendFs,
     private readonly fd: number,
-    private readonly records: RecordSchema,
-    private readonly stringify: Stringify | undefined,
+    format: { records: RecordSchema; stringify: Stringify | undefined },
   ) {
-    this.columns = records.columns;
+    this.records = format.records;
+    this.stringify = format.stringify;
+    this.columns = format.records.columns;
   }
 
   /**
@@ -154,7 +161,7 @@ export class ResultFile {
       // Tokens are secrets: a file of ours that others can read is tightened, as the config is.
       if ((stats.mode & 0o077) !== 0) await fs.fchmod(fd, 0o600);
       const stringify = options.format === 'csv' ? await loadCsvStringify() : undefined;
-      const file = new ResultFile(fs, fd, options.records, stringify);
+      const file = new ResultFile(fs, fd, { records: options.records, stringify });
       if (stats.size > 0) {
         const last = new Uint8Array(1);
         await fs.read(fd, last, 0, 1, stats.size - 1);
@@ -472,8 +479,7 @@ async function checkOpened(
   }
   // A file planted by someone else (in /tmp, a shared directory) would hand them the tokens:
   // they own it, so they can read it whatever its mode. Where there are no uids, nothing to check.
-  const uid = process.getuid?.();
-  if (uid !== undefined && stats.uid !== uid) {
+  if (options.uid !== undefined && stats.uid !== options.uid) {
     throw new UsageError(
       `--output ${shown} belongs to another user (uid ${stats.uid}); nothing was sent`,
       {

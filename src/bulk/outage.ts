@@ -9,7 +9,8 @@
  * the deadline (2 minutes, or `--give-up-after` if that ends sooner).
  */
 import type { UgsError } from '../errors.js';
-import { type Clock, type RequestGate, RequestNotSent } from './scheduler.js';
+import type { Clock } from './clock.js';
+import { type RequestGate, RequestNotSent } from './pacing.js';
 
 /** The longest pause for a service that does not come back: then the run stops (exit 4). */
 export const OUTAGE_LIMIT_MS = 120_000;

@@ -31,6 +31,11 @@ export interface ProgressState {
   unavailable?: { since: string; retryInMs: number };
 }
 
+/** "1 row", "2 rows". */
+export function rowsText(count: number): string {
+  return `${count} ${count === 1 ? 'row' : 'rows'}`;
+}
+
 /** `1m05s`, `2h03m`, `12.3s`, `850ms`. */
 export function formatDuration(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)}ms`;

@@ -30,8 +30,8 @@ export class RowLines {
   private readonly idWidth: number;
 
   constructor(
-    rowCount: number,
-    widestId: number,
+    /** The input's rows, and its widest `user_group_id`: the widths of the first columns. */
+    { rowCount, widestId }: { rowCount: number; widestId: number },
     private readonly style: Style,
     /** `…` at a UTF-8 terminal, `...` elsewhere. */
     private readonly ellipsis: string,

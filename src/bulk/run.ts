@@ -7,149 +7,40 @@
  * token before anything else is sent for that row. A row is never rotated again while a first
  * rotation may have happened unseen.
  */
-import type { Writable } from 'node:stream';
-import { resolveTarget } from '../context/credentials.js';
 import type { Deps } from '../context/factory.js';
-import {
-  ApiError,
-  AuthError,
-  CancelledError,
-  InterruptedError,
-  NetworkError,
-  OutcomeUnknownError,
-  OutputError,
-  UgsError,
-  UsageError,
-} from '../errors.js';
-import type { HistoryEntry, HistoryOutcome } from '../history/event.js';
-import type { HistoryBatch } from '../history/log.js';
-import { type EntryBase, entryBase } from '../history/record.js';
-import { lookalikeRows } from '../history/typo.js';
-import type { RowSchema } from '../input/bulk-options.js';
-import { quote } from '../input/parse.js';
+import { ApiError, OutcomeUnknownError, type UgsError } from '../errors.js';
 import { printLine, printNote } from '../output/messages.js';
-import type { Output } from '../output/output.js';
-import { errorCode } from '../platform/guards.js';
-import { canPrompt, escapeControls } from '../platform/io.js';
 import type { ServiceClient } from '../service/client.js';
-import { EXPLO_RATE, EXPLO_THROTTLE_WAIT_MS } from '../service/dialect.js';
-import type { Rate } from '../service/rate.js';
-import type { ServiceResult } from '../service/user-group.js';
-import { retryAfterMs } from '../transport/http.js';
-import { type InputFormat, inputSource, isStdinPath, stdinSource } from './input.js';
-import { type AppendFs, lockResultsFile, ResultFile, type ResultFileFailure } from './journal.js';
-import { FIRST_PROBE_MS, OUTAGE_LIMIT_MS, Outage, type OutageInfo } from './outage.js';
+import { type Clock, realClock } from './clock.js';
+import { done, FailurePolicy } from './failure-policy.js';
+import { lockResultsFile, type ResultFile } from './journal.js';
+import type { BulkHooks, BulkOptions } from './options.js';
+import { OUTAGE_LIMIT_MS } from './outage.js';
+import { throwOutcome } from './outcome.js';
+import type { Pacing } from './pacing.js';
+import { RequestNotSent } from './pacing.js';
+import { prepareRun, type RunParts, type RunPlan } from './prepare.js';
+import { type ProgressState, rowsText } from './progress.js';
+import { ProgressLine, realEvery } from './progress-line.js';
+import { RecordWriter } from './record-writer.js';
+import type { BulkRecord } from './records.js';
+import type { ResumePlan } from './resume.js';
+import type { RowLines } from './row-lines.js';
+import { type Attempt, Scheduler } from './scheduler.js';
 import {
-  formatDuration,
-  formatProgress,
-  formatProgressLog,
-  formatSummary,
-  type ProgressState,
-  type StatusCounts,
-} from './progress.js';
-import {
-  type BulkRecord,
-  type ExtraField,
-  ndjsonLine,
-  type OutputFormat,
-  outputFormatFor,
-  type RecordStatus,
-} from './records.js';
-import { planResume, type ResumePlan, readResumeState } from './resume.js';
-import { RowLines } from './row-lines.js';
-import {
-  type Attempt,
-  BULK_MAX_RETRY_AFTER_MS,
-  type Clock,
-  DEFAULT_GIVE_UP_AFTER_MS,
-  Pacer,
-  RequestGate,
-  RequestNotSent,
-  realClock,
-  Scheduler,
-} from './scheduler.js';
-import type { AtRisk, BulkRow, BulkSpec, Settled } from './spec.js';
-import { type BulkInput, openBulkInput } from './validate.js';
+  isGatewayAnswer,
+  MAX_GATEWAY_ANSWERS_PER_ROW,
+  ServiceWatch,
+  timeOfDay,
+} from './service-watch.js';
+import { Settler } from './settle.js';
+import type { AtRisk, BulkRow } from './spec.js';
+import { RunStop } from './stop.js';
+import { Tally } from './tally.js';
+import type { BulkInput } from './validate.js';
 
-export interface BulkOptions {
-  /** The operation's bulk spec (its folder's bulk.ts). */
-  spec: BulkSpec;
-  /** A path, or `-` for stdin. */
-  from: string;
-  format: InputFormat;
-  concurrency: number;
-  output: string | undefined;
-  resume: boolean;
-  /** rotate: no confirmation. */
-  yes: boolean;
-  /** `--delimiter`: the CSV delimiter; undefined to detect it from the header line. */
-  delimiter?: string | undefined;
-  /** `--strict-columns`: a CSV column ugs does not know is refused instead of ignored. */
-  strictColumns?: boolean | undefined;
-  /**
-   * `--give-up-after`: the run stops as for a service that is down (exit 4) once no request has
-   * succeeded for this long, so a service that throttles without end cannot hold it for days.
-   * Default DEFAULT_GIVE_UP_AFTER_MS.
-   */
-  giveUpAfterMs?: number;
-  /**
-   * `--rate`: every request of the run starts on one schedule, one every window / n. Absent: the
-   * dialect's default (the vendor's 180/min with `explo`, none with `interface`).
-   */
-  rate?: Rate | undefined;
-}
-
-/** Tries of one row that the service throttled (429/503) before the row is given up as failed. */
-const MAX_THROTTLED_ATTEMPTS = 20;
-/**
- * Rounds of "read the token, rotate again" for one row; then one final read decides (`failed` when
- * the token is unchanged, `rotated` when not), and only a failing read leaves it `unknown`.
- */
-const MAX_SETTLE_ROUNDS = 3;
-/**
- * Requests in a row answered by a gateway saying the service is not there (502, 503 or 504, or an
- * HTML error page), with no success between, before the run pauses and probes the service
- * (outage.ts), stopping as for a service that is down (exit 4) only if it does not come back.
- * Each is counted after its own retries (a Get User tries 3 times), so at most 18 HTTP answers
- * before the pause: a down service costs a few dozen requests and a few probes, not three per
- * row. A 503 with Retry-After is the service pacing the run, as a 429 is: the run waits instead
- * (and `--give-up-after` ends it).
- */
-export const UNAVAILABLE_STREAK = 6;
-/**
- * Gateway answers one row may get before it is `failed` as before: a row is tried again after
- * one (the run may be pausing for an outage meanwhile), so a blip costs no row, but a row that a
- * gateway refuses every time while the others go through does not hold the run forever.
- */
-const MAX_GATEWAY_ANSWERS_PER_ROW = UNAVAILABLE_STREAK;
-const BAR_INTERVAL_MS = 100;
-const LOG_INTERVAL_MS = 10_000;
-
-/** `disk`: the results file cannot be written (a full disk): no new row starts. */
-type StopReason = 'auth' | 'network' | 'interrupt' | 'disk';
-
-export interface BulkHooks {
-  clock?: Clock;
-  /**
-   * Calls `tick` every `ms` until the returned function is called: the progress line's timer.
-   * Tests pass their own, to see the 10-second log line without waiting 10 seconds.
-   */
-  every?: (tick: () => void, ms: number) => () => void;
-  /** The file system under `--output` (tests fill the disk). */
-  fs?: AppendFs;
-  /**
-   * How long a run waits for a service that became unavailable before it stops (exit 4); default
-   * OUTAGE_LIMIT_MS (2 minutes). `--give-up-after` ends the wait sooner when it is shorter.
-   */
-  outageLimitMs?: number;
-}
-
-/** setInterval, not keeping the process alive. */
-function realEvery(tick: () => void, ms: number): () => void {
-  const timer = setInterval(tick, ms);
-  timer.unref();
-  return () => clearInterval(timer);
-}
+export type { BulkHooks, BulkOptions } from './options.js';
+export { UNAVAILABLE_STREAK } from './service-watch.js';
 
 export async function runBulk(opts: BulkOptions, deps: Deps, hooks: BulkHooks = {}): Promise<void> {
   if (opts.output === undefined) return runUnlocked(opts, deps, hooks);
@@ -163,156 +54,21 @@ export async function runBulk(opts: BulkOptions, deps: Deps, hooks: BulkHooks = 
 }
 
 async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Promise<void> {
-  const { io } = deps;
-  const interactive = canPrompt(io, deps.settings.noInput);
-  const { spec } = opts;
-  const risk = spec.risk;
-  if (risk !== undefined && !opts.yes && !interactive) {
-    throw new UsageError(risk.needsYes.message, { hint: risk.needsYes.hint });
-  }
-  const outputFormat: OutputFormat | undefined =
-    opts.output === undefined ? undefined : outputFormatFor(opts.output);
-  const target = await resolveTarget(deps);
-  // The vendor publishes its limit (180 requests a minute per client IP): a run in its dialect
-  // keeps to it unless told otherwise, since a 429 there costs a whole minute.
-  const rate = opts.rate ?? (target.dialect === 'explo' ? EXPLO_RATE : undefined);
-  const pacer = rate === undefined ? undefined : new Pacer(rate, hooks.clock);
-  const gate = new RequestGate(pacer);
-  // Loading the HTTP stack (undici and its parser) overlaps the validation pass: nothing is
-  // sent before every row is checked, but the first request need not wait for the import.
-  const connecting = deps.connect(target, {
-    bulk: true,
-    connections: opts.concurrency,
-    // A transport retry passes the gate too: its slot, an outage, and never after a stop.
-    pace: () => gate.admit(),
-  });
-  connecting.catch(() => undefined); // awaited below, unless the input is refused first
-  // An existing results file: ours, this command's, not the input (nothing is sent otherwise).
-  if (opts.output !== undefined && outputFormat !== undefined) {
-    await ResultFile.preflight({
-      path: opts.output,
-      format: outputFormat,
-      records: spec.records,
-      from: opts.from,
-      resume: opts.resume,
-    });
-  }
-  // The results file is read before the input: the validation pass then also checks that the
-  // file was written for this input (each record's row holds the same user_group_id here).
-  const state =
-    opts.resume && opts.output !== undefined && outputFormat !== undefined
-      ? await readResumeState(opts.output, outputFormat, spec.records)
-      : undefined;
-  const mismatches: string[] = [];
-  const lookalikes = spec.noteLookalikeIds === true ? await lookalikeRows(deps) : undefined;
-  const check = (row: { row: number; user_group_id?: string | undefined }) => {
-    lookalikes?.check(row);
-    const earlier = state?.outcomes.get(row.row)?.user_group_id;
-    if (earlier == null || row.user_group_id === undefined || earlier === row.user_group_id) return;
-    mismatches.push(
-      `row ${row.row} is ${quote(row.user_group_id)} here and ${quote(earlier)} in the results`,
-    );
-  };
-  // An input at risk is held as validated (input.ts): the rows sent are the rows checked.
-  const source =
-    opts.from === '-' || isStdinPath(opts.from)
-      ? await stdinSource(io.stdin, io.stdinIsTTY)
-      : await inputSource(opts.from, { keep: risk !== undefined });
-  const rows = target.dialect === 'explo' ? spec.rows : withoutExploFields(spec.rows);
-  const input = await openBulkInput(source, opts.format, rows, check, {
-    delimiter: opts.delimiter,
-    strictColumns: opts.strictColumns,
-  });
-  if (input.ignoredColumns.length > 0) {
-    printNote(
-      deps.output,
-      `--from: ignored ${input.ignoredColumns.length === 1 && input.ignoredColumns[0]?.startsWith('"') ? 'a column' : 'columns'} ugs does not know: ${input.ignoredColumns.join(', ')} (--strict-columns refuses them)`,
-    );
-  }
-  lookalikes?.report();
-
-  let plan: ResumePlan = { done: new Set(), settle: new Map(), sent: new Set(), sentAt: new Map() };
-  if (state !== undefined && opts.output !== undefined) {
-    let beyond = 0;
-    for (const row of state.outcomes.keys()) if (row > beyond) beyond = row;
-    if (beyond > input.rowCount) {
-      mismatches.push(`the results have row ${beyond}; this input has ${rowsText(input.rowCount)}`);
-    }
-    if (mismatches.length > 0) {
-      throw new UsageError(
-        `--resume: ${escapeControls(opts.output)} holds the results of another input (${escapeControls(mismatches[0] ?? '')}${mismatches.length > 1 ? `, and ${mismatches.length - 1} more` : ''})`,
-        {
-          hint: 'resume with the input that file was written for, or name a new --output file to start over',
-        },
-      );
-    }
-    if (state.tornLines > 0) {
-      printNote(
-        deps.output,
-        `--resume: ${state.tornLines} incomplete line(s) in the results were ignored`,
-      );
-    }
-    plan = planResume(state);
-  }
-  // A results file with a row past the input's end was refused above: every done row counts.
-  const alreadyDone = plan.done.size;
-
-  if (risk !== undefined && !opts.yes) {
-    const count = input.rowCount - alreadyDone;
-    const confirmed = await deps.prompter.confirm(risk.question(count), { default: false });
-    if (!confirmed) throw new CancelledError(risk.cancelled);
-  }
-
-  // A person at a terminal reads one line per row; a pipe gets the NDJSON records (row-lines.ts).
-  const rowLines =
-    opts.output === undefined && deps.output.stdoutIsTTY
-      ? new RowLines(
-          input.rowCount,
-          input.widestId,
-          await deps.output.style('stdout'),
-          deps.output.unicode ? '\u2026' : '...',
-        )
-      : undefined;
-  const file =
-    opts.output === undefined || outputFormat === undefined
-      ? undefined
-      : await ResultFile.open({
-          path: opts.output,
-          format: outputFormat,
-          records: spec.records,
-          ...(hooks.fs !== undefined && { fs: hooks.fs }),
-        });
-  // Every answered row is an event of the token history, written in batches (log.ts).
-  // With the history off (`--no-history`), no event is built for any row: bulk pays nothing.
-  const history =
-    deps.history.location === undefined
-      ? undefined
-      : { batch: deps.history.batch(), base: entryBase(deps, target) };
-  const run = new BulkRun(
-    opts,
-    deps,
-    file,
-    input,
-    plan,
-    alreadyDone,
-    hooks,
-    rowLines,
-    {
-      pacer,
-      gate,
-      throttleWaitMs: target.dialect === 'explo' ? EXPLO_THROTTLE_WAIT_MS : undefined,
-    },
-    history,
-  );
+  const { plan, parts, input, connecting } = await prepareRun(opts, deps, hooks);
+  const { file, history } = parts;
+  const risk = opts.spec.risk;
+  const run = new BulkRun(plan, parts, hooks);
   try {
-    const client = run.tracked(await connecting);
+    const client = run.watch.tracked(await connecting);
     const work = () =>
       risk === undefined
         ? run.runSafe(client, input.batches())
         : run.runAtRisk(client, input, risk);
-    await (io.inFlight ? io.inFlight.stoppable(() => run.stop('interrupt'), work) : work());
+    await (deps.io.inFlight
+      ? deps.io.inFlight.stoppable(() => run.stopper.stop('interrupt'), work)
+      : work());
     // Rows never sent once the run stopped: a definite outcome for each.
-    if (run.stopReason !== undefined) await run.skipRest(input.rows() as AsyncIterable<RowOf>);
+    if (run.stopper.stopping) await run.skipRest(input.rows() as AsyncIterable<RowOf>);
   } finally {
     await run.finish();
     await file?.close();
@@ -323,121 +79,95 @@ async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Pro
 
 type RowOf = BulkRow;
 
-/** How a run keeps to the service's rate limit. */
-interface Pacing {
-  /** `--rate` (or the dialect's default); undefined: as fast as --concurrency allows. */
-  pacer: Pacer | undefined;
-  /** What every request passes before it starts (its slot, an outage, a stop). */
-  gate: RequestGate;
-  /** The pause after a 429 that names no Retry-After (60 s with explo); undefined: the back-off. */
-  throttleWaitMs: number | undefined;
-}
-
-/**
- * The schema for a run in the `interface` dialect: a row that sets a field only the vendor's API
- * has (`is_demo_group`) is refused with the others' problems, as the interface would ignore it.
- */
-function withoutExploFields<Row extends BulkRow>(schema: RowSchema<Row>): RowSchema<Row> {
-  const fields = schema.exploOnly ?? [];
-  if (fields.length === 0) return schema;
-  return {
-    ...schema,
-    check(row, line, values, problems) {
-      for (const field of fields) {
-        const value = values[field];
-        if (value !== undefined && value !== null) {
-          problems.push(`${field} needs --dialect explo (the interface has no such field)`);
-        }
-      }
-      const checked = schema.check(row, line, values, problems);
-      return problems.length > 0 ? undefined : checked;
-    },
-  };
-}
-
 class BulkRun {
-  stopReason: StopReason | undefined;
-  private stopError: AuthError | NetworkError | undefined;
-  private stopRow: number | undefined;
-  private readonly controller = new AbortController();
-  private readonly counts: StatusCounts = {};
-  /** Rows whose outcome was learnt by reading the group back (`settled_by: "get"`). */
-  private settledByGet = 0;
-  /** The `unknown` records: the exit-5 hint names their cause. */
-  private readonly unknowns: BulkRecord[] = [];
-  /** 1 when a row has its outcome (from this run, or done in an earlier one). */
-  private readonly finished: Uint8Array;
-  private readonly rowCount: number;
-  /** CSV rows with every cell empty: not rows, but the summary says how many were skipped. */
-  private readonly blankRows: number;
-  private stdoutText = '';
-  private stdoutFlushQueued = false;
-  private done = 0;
+  /** Why and where the run stopped; what must stop with it. */
+  readonly stopper = new RunStop();
+  private readonly tally: Tally;
   private readonly started: number;
-  /** Runs of gateway answers saying the service is not there: the pause and its probes. */
-  private readonly outage: Outage;
-  /** The client as connected, for the outage's probe (which is no row's success). */
-  private client: ServiceClient | undefined;
-  /** When a request last succeeded (or the run started): `--give-up-after` counts from here. */
-  private lastSuccess: number;
-  private readonly giveUpAfterMs: number;
-  private readonly outageLimitMs: number;
+  /** The service as the run sees it: successes, gateway answers, an outage. */
+  readonly watch: ServiceWatch;
   private readonly clock: Clock;
   private readonly progress: ProgressLine;
+  private readonly writer: RecordWriter;
+  private readonly failures: FailurePolicy;
+  /** Reads back the rows whose answer was lost (a run at risk). */
+  private readonly settler: Settler;
   private scheduler: Scheduler<RowOf, BulkRecord> | undefined;
-  /**
-   * Each final record's history event until the record is written (then it joins the history),
-   * by row: a map keyed by the record itself gave every record an identity hash, which cost more
-   * than the rest of the event (about 20 µs a row on 50,000 rows).
-   */
-  private readonly historyEntries = new Map<number, PendingEvent>();
-  /** The spec's record fields that every record carries, null until known (once, not per row). */
-  private readonly alwaysFields: readonly ExtraField[];
-  /** While `--resume` waits out an earlier run's requests (clock.now() when the wait ends). */
-  private settleWaitUntil: number | undefined;
 
-  constructor(
-    private readonly opts: BulkOptions,
-    private readonly deps: Deps,
-    private readonly file: ResultFile | undefined,
-    input: Pick<BulkInput<RowOf>, 'rowCount' | 'blankRows'>,
-    private readonly plan: ResumePlan,
-    alreadyDone: number,
-    hooks: BulkHooks,
-    private readonly rowLines: RowLines | undefined,
-    private readonly pacing: Pacing,
-    private readonly history?: { batch: HistoryBatch; base: EntryBase },
-  ) {
-    const { rowCount } = input;
-    this.rowCount = rowCount;
-    this.alwaysFields = opts.spec.records.extras.filter((e) => e.always).map((e) => e.field);
-    this.blankRows = input.blankRows;
-    this.finished = new Uint8Array(rowCount + 1);
-    for (const row of plan.done) this.finished[row] = 1;
+  private readonly opts: BulkOptions;
+  private readonly deps: Deps;
+  private readonly file: ResultFile | undefined;
+  private readonly plan: ResumePlan;
+  private readonly pacing: Pacing;
+  /** One line per row at a terminal: the note on tokens shown by their last characters. */
+  private readonly rowLines: RowLines | undefined;
+
+  constructor(run: RunPlan, parts: RunParts, hooks: BulkHooks) {
+    const { opts, input, resume: plan, alreadyDone } = run;
+    const { deps, file, pacing } = parts;
+    this.opts = opts;
+    this.deps = deps;
+    this.file = file;
+    this.plan = plan;
+    this.pacing = pacing;
+    this.rowLines = parts.rowLines;
+    this.tally = new Tally(input, plan);
     // A full disk: rows in flight finish, none starts; `throwOutcome` says what was lost.
-    file?.onFailure(() => this.stop('disk'));
+    file?.onFailure(() => this.stopper.stop('disk'));
     this.clock = hooks.clock ?? realClock;
     this.started = this.clock.now();
-    this.lastSuccess = this.started;
-    this.giveUpAfterMs = opts.giveUpAfterMs ?? DEFAULT_GIVE_UP_AFTER_MS;
-    this.outageLimitMs = hooks.outageLimitMs ?? OUTAGE_LIMIT_MS;
-    this.outage = new Outage({
-      gate: pacing.gate,
-      clock: this.clock,
-      streak: UNAVAILABLE_STREAK,
-      deadline: (since) => this.outageDeadline(since),
-      probe: () => this.probe(),
-      began: (info) => this.outageBegan(info),
-      ended: (info) => this.outageEnded(info),
-      gaveUp: (info) => this.outageGaveUp(info),
-    });
+    // No request starts after a stop, even one whose slot was due: a row waiting for it is
+    // `skipped` (not sent), a rotation in doubt stays to be settled by --resume.
+    this.stopper.onStop(() => pacing.gate.stop());
+    this.stopper.onStop(() => this.watch.stop());
     this.progress = new ProgressLine(
       deps.output,
-      () => this.progressState(),
-      rowCount - alreadyDone,
+      {
+        state: () => this.progressState(),
+        total: this.tally.total,
+        counting: () => this.watch.outageState() !== undefined,
+      },
       hooks.every ?? realEvery,
-      () => this.outage.state() !== undefined,
     );
+    this.watch = new ServiceWatch({
+      opts,
+      output: deps.output,
+      gate: pacing.gate,
+      clock: this.clock,
+      stopper: this.stopper,
+      progress: this.progress,
+      outageLimitMs: hooks.outageLimitMs ?? OUTAGE_LIMIT_MS,
+      started: this.started,
+    });
+    this.writer = new RecordWriter({
+      spec: opts.spec,
+      deps,
+      file,
+      rowLines: parts.rowLines,
+      history: parts.history,
+      tally: this.tally,
+      progress: this.progress,
+      clock: this.clock,
+    });
+    this.failures = new FailurePolicy({
+      opts,
+      writer: this.writer,
+      stopper: this.stopper,
+      watch: this.watch,
+      throttleWaitMs: pacing.throttleWaitMs,
+    });
+    this.settler = new Settler({
+      spec: opts.spec,
+      plan,
+      file,
+      writer: this.writer,
+      failures: this.failures,
+      stopper: this.stopper,
+      clock: this.clock,
+      output: deps.output,
+      progress: this.progress,
+      timeoutMs: deps.settings.timeoutMs,
+    });
     if (alreadyDone > 0) {
       printNote(
         deps.output,
@@ -446,151 +176,20 @@ class BulkRun {
     }
   }
 
-  /**
-   * The client, noting every request that succeeds (for `--give-up-after`) and every answer from
-   * a gateway saying the service is not there (UNAVAILABLE_STREAK of them pause the run: outage.ts).
-   */
-  tracked(client: ServiceClient): ServiceClient {
-    this.client = client;
-    const succeeded = <T>(result: T): T => {
-      this.lastSuccess = this.clock.now();
-      this.outage.succeeded();
-      return result;
-    };
-    const failed = (error: unknown): never => {
-      if (isGatewayAnswer(error)) this.outage.gatewayAnswer(error);
-      throw error;
-    };
-    const { gate } = this.pacing;
-    // Every method of the client, whatever operations it has: bulk imports no operation registry
-    // (the registry imports the commands, which load bulk).
-    // (A proxy of an empty object: the client's own methods may be read-only, which a proxy of
-    // the client itself would have to return unchanged.)
-    // Each method wrapped once, not at every row's call.
-    const wrapped = new Map<PropertyKey, unknown>();
-    return new Proxy({} as ServiceClient, {
-      get(_empty, name) {
-        const value: unknown = Reflect.get(client, name);
-        if (typeof value !== 'function') return value;
-        let method = wrapped.get(name);
-        if (method !== undefined) return method;
-        const call = (input: never) =>
-          (value as (input: never) => Promise<unknown>).call(client, input).then(succeeded, failed);
-        // Every request of the run, a row's first try, a retry or a settling read, passes the
-        // gate: its slot in the one schedule, the end of an outage, and none once the run stops
-        // (RequestNotSent). An open gate without a schedule costs a row nothing more.
-        method = (input: never) =>
-          gate.passable ? call(input) : gate.admit().then(() => call(input));
-        wrapped.set(name, method);
-        return method;
-      },
-    });
-  }
-
-  /**
-   * The outage's probe. Not a row's request sent again: a rotation answered by a gateway may have
-   * been committed behind it, and is only ever settled by reading its group back (exactly once),
-   * never resent blind; and a Get User creates the group it names. The probe is doctor's: the
-   * API path with an empty body, which the service refuses (400) for its missing fields after
-   * checking the token, and which changes nothing. Any answer below 500 (400, 401/403, a 429)
-   * is the service itself answering: the rows meet what it says. It is sent on the client as
-   * connected, so its answer never counts as a row's success or failure.
-   */
-  private async probe(): Promise<boolean> {
-    const client = this.client;
-    if (client === undefined) return false;
-    const answer = await client.probe();
-    return answer.status < 500;
-  }
-
-  private outageBegan(info: OutageInfo): void {
-    this.progress.erase();
-    printNote(
-      this.deps.output,
-      `the service is unavailable (${UNAVAILABLE_STREAK} requests in a row were answered by a gateway, the last: ${info.last.message}): no new row starts until it answers again; checking in ${formatDuration(FIRST_PROBE_MS)}, then at growing intervals, for up to ${formatDuration(Math.max(0, this.outageDeadline(info.since) - info.since))}`,
-    );
-    this.progress.changed();
-  }
-
-  private outageEnded(info: OutageInfo): void {
-    this.progress.erase();
-    printNote(
-      this.deps.output,
-      `the service answers again after ${formatDuration(this.clock.now() - info.since)}: the run carries on`,
-    );
-    this.progress.changed();
-  }
-
-  /** Two minutes of an unavailable service, or `--give-up-after` if that comes first. */
-  private outageDeadline(since: number): number {
-    return Math.min(since + this.outageLimitMs, this.lastSuccess + this.giveUpAfterMs);
-  }
-
-  /** The service stayed unavailable until the deadline: the run stops (exit 4), for `--resume`. */
-  private outageGaveUp(info: OutageInfo): void {
-    const probes = `${info.probes} ${info.probes === 1 ? 'probe' : 'probes'}`;
-    this.stop(
-      'network',
-      new NetworkError(
-        `the service is unavailable: ${UNAVAILABLE_STREAK} requests in a row were answered by a gateway (HTTP 502, 503, 504 or an HTML error page) since ${timeOfDay(info.sinceEpochMs)}, and ${probes} over ${formatDuration(this.clock.now() - info.since)} did not get through; the rows not sent were skipped (the last answer: ${info.last.message})`,
-        { hint: `${resumeHint(this.opts)} once the service is back` },
-      ),
-    );
-  }
-
-  /** ms left before `--give-up-after` ends the run; 0 or less: time is up. */
-  private giveUpLeft(): number {
-    return this.giveUpAfterMs - (this.clock.now() - this.lastSuccess);
-  }
-
-  /**
-   * No request has succeeded for `--give-up-after`: the run stops as for a service that is down
-   * (exit 4), the row that was being tried is failed and the rest skipped, for `--resume`.
-   */
-  private giveUp(row: RowOf, error: ApiError): Attempt<BulkRecord> {
-    this.stop(
-      'network',
-      new NetworkError(
-        `gave up: no request has succeeded for ${formatDuration(this.giveUpAfterMs)} (the last answer: ${error.message})`,
-        {
-          hint: `${resumeHint(this.opts)}; --give-up-after <duration> sets how long to keep trying (default 10m)`,
-        },
-      ),
-    );
-    return done(
-      this.record(row, 'failed', { error: error.message, http_status: error.status ?? null }),
-    );
-  }
-
-  /** `row`: the row whose answer stopped the run (a 401/403), for the summary. */
-  stop(reason: StopReason, error?: AuthError | NetworkError, row?: number): void {
-    if (this.stopReason !== undefined) return;
-    this.stopReason = reason;
-    this.stopError = error;
-    this.stopRow = row;
-    this.controller.abort();
-    // No request starts after a stop, even one whose slot was due: a row waiting for it is
-    // `skipped` (not sent), a rotation in doubt stays to be settled by --resume.
-    this.pacing.gate.stop();
-    this.outage.stop();
-  }
-
-  private get stopping(): boolean {
-    return this.stopReason !== undefined;
-  }
-
   /** An operation safe to repeat: each row is sent, and its answer recorded. */
   async runSafe(client: ServiceClient, rows: AsyncIterable<RowOf[]>): Promise<void> {
     const task = async (row: RowOf, attempt: number): Promise<Attempt<BulkRecord>> => {
       let gateway: UgsError | undefined;
       for (let answers = 1; ; answers++) {
         try {
-          return done(this.answered(row, await this.opts.spec.send(client, row), false));
+          return done(this.writer.answered(row, await this.opts.spec.send(client, row), false));
         } catch (error) {
           // The run stopped before the row's request (or its next try) went out.
           if (error instanceof RequestNotSent) {
             return done(
-              gateway === undefined ? this.notSent(row) : this.failedRecord(row, gateway),
+              gateway === undefined
+                ? this.failures.notSent(row)
+                : this.failures.failedRecord(row, gateway),
             );
           }
           // A gateway's answer is a blip or an outage, not the row's: the row is tried again,
@@ -604,7 +203,7 @@ class BulkRun {
             gateway = error;
             continue;
           }
-          return this.failure(row, error, attempt);
+          return this.failures.failure(row, error, attempt);
         }
       }
     };
@@ -622,17 +221,17 @@ class BulkRun {
   ): Promise<void> {
     // --resume: rows whose request may have happened unseen are settled before anything else.
     if (this.plan.settle.size > 0) {
-      await this.waitForEarlierRequests();
-      if (this.stopping) return;
+      await this.settler.waitForEarlierRequests();
+      if (this.stopper.stopping) return;
       const settleTask = async (row: RowOf): Promise<Attempt<BulkRecord>> => {
-        this.knownRowSecrets(row);
-        return done(await this.settle(client, row, risk, risk.unanswered));
+        this.writer.knownRowSecrets(row);
+        return done(await this.settler.settle(client, row, risk, risk.unanswered));
       };
       await this.drive(
         settleTask,
         filterRows(input.batches(), (row) => this.plan.settle.has(row.row)),
       );
-      if (this.stopping) return;
+      if (this.stopper.stopping) return;
     }
     const task = (row: RowOf, attempt: number): Promise<Attempt<BulkRecord>> =>
       this.sendAtRisk(client, row, risk, attempt);
@@ -644,52 +243,6 @@ class BulkRun {
     await this.drive(task, toSend);
   }
 
-  /**
-   * A request of a killed run may still be on its way or being processed: reading the group back
-   * before it ends would see the old token, and a retry would then be refused (404) once it lands.
-   * So rows to settle whose last `sending` record is younger than the request timeout are read
-   * back only once that time has passed since the record was written (its `at`). Rows this run
-   * sent itself need no wait: the run saw its own request end. A record without a time (a file
-   * of an earlier version) cannot say, and is not waited for.
-   */
-  private async waitForEarlierRequests(): Promise<void> {
-    let latest = Number.NEGATIVE_INFINITY;
-    for (const row of this.plan.settle.keys()) {
-      const at = this.plan.sentAt.get(row);
-      if (at !== undefined && at > latest) latest = at;
-    }
-    const waitMs = latest + this.deps.settings.timeoutMs - this.epochMs();
-    if (!(waitMs > 0)) return;
-    this.settleWaitUntil = this.clock.now() + waitMs;
-    printNote(
-      this.deps.output,
-      `--resume: waiting ${formatDuration(waitMs)} before checking the rows an earlier run sent, so no request of that run is still in flight (--timeout)`,
-    );
-    this.progress.changed();
-    try {
-      await this.clock.sleep(waitMs, this.controller.signal);
-    } finally {
-      this.settleWaitUntil = undefined;
-    }
-  }
-
-  private epochMs(): number {
-    return this.clock.epochMs?.() ?? Date.now();
-  }
-
-  /** A row's record from an answer (or from reading the state back: `settled`). */
-  private answered(row: RowOf, result: ServiceResult, settled: boolean): BulkRecord {
-    const outcome = this.opts.spec.outcome(row, result, settled);
-    const record = this.record(row, outcome.status, outcome);
-    const answeredId = result.userGroup.provided_id;
-    // A mismatch rotated the group the answer names: the history says so, not the row's id.
-    if (outcome.status === 'mismatch' && typeof answeredId === 'string') {
-      const pending = this.historyEntries.get(row.row);
-      if (pending?.record === record) pending.entry.userGroupId = answeredId;
-    }
-    return record;
-  }
-
   /** One request of a row whose `sending` record is on disk. */
   private async sendAtRisk(
     client: ServiceClient,
@@ -697,276 +250,58 @@ class BulkRun {
     risk: AtRisk<RowOf>,
     attempt: number,
   ): Promise<Attempt<BulkRecord>> {
-    this.knownRowSecrets(row);
+    this.writer.knownRowSecrets(row);
     // The row's `sending` record is fsynced right before its first request, not journaled ahead:
     // a kill leaves at most --concurrency rows to settle (a throttled row waiting to be retried
     // holds a place, since no new row starts while one waits). Overlapping rows share one fsync.
     if (attempt === 1) {
       try {
-        await this.file?.markSending([this.record(row, 'sending')]);
+        await this.file?.markSending([this.writer.record(row, 'sending')]);
       } catch (error) {
         if (this.file?.failed === undefined) throw error;
-        this.stop('disk');
+        this.stopper.stop('disk');
         return done(
-          this.record(row, 'skipped', { error: 'not sent: the results file could not be written' }),
+          this.writer.record(row, 'skipped', {
+            error: 'not sent: the results file could not be written',
+          }),
         );
       }
     }
     try {
-      return done(this.answered(row, await this.opts.spec.send(client, row), false));
+      return done(this.writer.answered(row, await this.opts.spec.send(client, row), false));
     } catch (error) {
       // Its `sending` record is on disk, but the request never went out: the record says so.
-      if (error instanceof RequestNotSent) return done(this.notSent(row));
+      if (error instanceof RequestNotSent) return done(this.failures.notSent(row));
       // A gateway's answer (a 502/504) may hide a rotation committed behind it: the row is
       // settled by reading its group back, never sent again blind; during an outage that read
       // waits until the service answers again.
       if (error instanceof OutcomeUnknownError) {
-        return done(await this.settle(client, row, risk, error.message));
+        return done(await this.settler.settle(client, row, risk, error.message));
       }
       if (risk.spent(error) && risk.unsettleable(row) === undefined) {
-        return done(await this.settleSpent(client, row, risk, error, this.plan.sent.has(row.row)));
+        return done(
+          await this.settler.settleSpent(client, row, risk, error, this.plan.sent.has(row.row)),
+        );
       }
-      return this.failure(row, error, attempt);
+      return this.failures.failure(row, error, attempt);
     }
-  }
-
-  /**
-   * Did the row's request happen? Reading the state back says (the spec's `settle`): when it did
-   * not, the row is sent once more (its last record is then `sending` again, so a crash meanwhile
-   * is settled the same way by --resume).
-   */
-  private async settle(
-    client: ServiceClient,
-    row: RowOf,
-    risk: AtRisk<RowOf>,
-    why: string,
-  ): Promise<BulkRecord> {
-    const cannot = risk.unsettleable(row);
-    if (cannot !== undefined) return this.record(row, 'unknown', { error: `${why}; ${cannot}` });
-    let lastWhy = why;
-    for (let round = 0; round < MAX_SETTLE_ROUNDS; round++) {
-      let settled: Settled;
-      try {
-        settled = await this.readBack(client, row, risk);
-      } catch (error) {
-        if (error instanceof RequestNotSent) return this.notReadBack(row, lastWhy);
-        if (error instanceof AuthError) {
-          this.stop('auth', error, row.row);
-          return this.unreadable(row, lastWhy, error);
-        }
-        // One read failed: the final read below decides (or names this cause when it fails too).
-        break;
-      }
-      if (settled.kind === 'unknown') {
-        return this.record(row, 'unknown', { error: `${lastWhy}; ${settled.why}` });
-      }
-      if (settled.kind === 'happened') return this.answered(row, settled.result, true);
-      // Not done: sending it once more cannot make it happen twice.
-      if (this.stopping) {
-        return this.record(row, 'skipped', {
-          error: 'not rotated (checked); the run stopped before rotating it again',
-        });
-      }
-      try {
-        await this.file?.markSending([this.record(row, 'sending')]);
-      } catch (error) {
-        if (this.file?.failed === undefined) throw error;
-        return this.record(row, 'skipped', {
-          error: 'not rotated (checked); the results file could not be written to rotate it again',
-        });
-      }
-      try {
-        return this.answered(row, await this.opts.spec.send(client, row), false);
-      } catch (error) {
-        if (error instanceof RequestNotSent) {
-          return this.record(row, 'skipped', {
-            error: 'not rotated (checked); the run stopped before rotating it again',
-          });
-        }
-        // Refused as spent after an earlier try of this run: that try did it, unseen.
-        if (risk.spent(error)) return this.settleSpent(client, row, risk, error, true);
-        if (!(error instanceof OutcomeUnknownError)) {
-          const attempt = this.failure(row, error, MAX_THROTTLED_ATTEMPTS);
-          return attempt.kind === 'done' ? attempt.result : this.record(row, 'failed');
-        }
-        lastWhy = error.message;
-      }
-    }
-    return this.finalReadBack(client, row, risk, lastWhy);
-  }
-
-  /**
-   * The retries are spent: one last read of the state decides, so a row ends in a fact. An
-   * unchanged token is `failed` (nothing happened, exit 1); a changed one `rotated`. The row
-   * stays `unknown` (exit 5) only when this read fails too, and its record says why.
-   */
-  private async finalReadBack(
-    client: ServiceClient,
-    row: RowOf,
-    risk: AtRisk<RowOf>,
-    lastWhy: string,
-  ): Promise<BulkRecord> {
-    let settled: Settled;
-    try {
-      settled = await this.readBack(client, row, risk);
-    } catch (error) {
-      if (error instanceof RequestNotSent) return this.notReadBack(row, lastWhy);
-      if (error instanceof AuthError) this.stop('auth', error, row.row);
-      return this.unreadable(row, lastWhy, error);
-    }
-    if (settled.kind === 'happened') return this.answered(row, settled.result, true);
-    if (settled.kind === 'unknown') {
-      return this.record(row, 'unknown', { error: `${lastWhy}; ${settled.why}` });
-    }
-    return this.record(row, 'failed', {
-      error: `not rotated (checked): the last try ended "${lastWhy}", and reading the group back still finds the row's token`,
-    });
-  }
-
-  /**
-   * The service refused the row as spent (a 404: it does not know the token). Reading the state
-   * back says what that means: another token after an earlier `sending` record of the row (a
-   * killed or retried run, or an earlier try) is that request having happened, unseen: the row
-   * is done, settled. Without one, ugs did not do it: `stale`, with the current state recorded.
-   */
-  private async settleSpent(
-    client: ServiceClient,
-    row: RowOf,
-    risk: AtRisk<RowOf>,
-    error: unknown,
-    sentBefore: boolean,
-  ): Promise<BulkRecord> {
-    const refused = error instanceof ApiError ? error : undefined;
-    const failed = (why: string) =>
-      this.record(row, 'failed', {
-        error: `${messageOf(error)}; ${why}`,
-        http_status: refused?.status ?? null,
-      });
-    let settled: Settled;
-    try {
-      settled = await this.readBack(client, row, risk);
-    } catch (readError) {
-      if (readError instanceof RequestNotSent) {
-        return failed('the run stopped before the group was read back');
-      }
-      if (readError instanceof AuthError) this.stop('auth', readError, row.row);
-      return failed(`reading the group's token failed: ${messageOf(readError)}`);
-    }
-    if (settled.kind === 'unknown') return failed(settled.why);
-    if (settled.kind === 'not-happened') {
-      return failed("reading the group back still finds the row's token");
-    }
-    if (sentBefore) return this.answered(row, settled.result, true);
-    const {
-      status: _done,
-      settled_by: _by,
-      ...fields
-    } = this.opts.spec.outcome(row, settled.result, true);
-    return this.record(row, 'stale', {
-      ...fields,
-      error: `${messageOf(error)}; ${risk.stale}`,
-      http_status: refused?.status ?? null,
-    });
-  }
-
-  /** Reading the state back failed: whether the request happened is not known. */
-  private unreadable(row: RowOf, lastWhy: string, error: unknown): BulkRecord {
-    return this.record(row, 'unknown', {
-      error: `${lastWhy}; reading the group's token failed: ${messageOf(error)}`,
-    });
-  }
-
-  /** The run stopped before the group was read back: `--resume` settles the row. */
-  private notReadBack(row: RowOf, lastWhy: string): BulkRecord {
-    return this.record(row, 'unknown', {
-      error: `${lastWhy}; the run stopped before the group was read back`,
-    });
-  }
-
-  /**
-   * The spec's read of the state. A read is safe to repeat: one answered by a gateway is read
-   * again (after the outage, when one has begun) rather than leaving the row unknown.
-   */
-  private async readBack(client: ServiceClient, row: RowOf, risk: AtRisk<RowOf>): Promise<Settled> {
-    for (let answers = 1; ; answers++) {
-      try {
-        return await risk.settle(client, row);
-      } catch (error) {
-        if (!isGatewayAnswer(error) || answers >= MAX_GATEWAY_ANSWERS_PER_ROW) throw error;
-      }
-    }
-  }
-
-  /** A row whose request never went out because the run stopped. */
-  private notSent(row: RowOf): BulkRecord {
-    return this.record(row, 'skipped', { error: this.notSentWhy() });
-  }
-
-  /** A row's last failure, kept when the run stopped before its next try went out. */
-  private failedRecord(row: RowOf, error: UgsError): BulkRecord {
-    return this.record(row, 'failed', {
-      error: error.message,
-      http_status: error instanceof ApiError ? (error.status ?? null) : null,
-    });
-  }
-
-  /** What a failed try means for the row and for the run. */
-  private failure(row: RowOf, error: unknown, attempt: number): Attempt<BulkRecord> {
-    if (error instanceof ApiError && (error.status === 429 || error.status === 503)) {
-      if (attempt < MAX_THROTTLED_ATTEMPTS && !this.stopping) {
-        const left = this.giveUpLeft();
-        if (left <= 0) return this.giveUp(row, error);
-        // The wait never runs past the moment the run gives up.
-        const asked = retryAfterMs(error.retryAfter, Date.now(), BULK_MAX_RETRY_AFTER_MS);
-        // No Retry-After: the dialect's wait (the vendor's window is a minute), else the back-off.
-        const fallback = this.pacing.throttleWaitMs;
-        const wait =
-          asked !== undefined
-            ? Math.min(asked, left)
-            : fallback !== undefined
-              ? Math.min(fallback, left)
-              : left < 1000
-                ? left
-                : undefined;
-        return { kind: 'throttled', retryAfterMs: wait };
-      }
-    }
-    // A service failing every request (5xx after the transport's retries) is down too.
-    if (
-      error instanceof ApiError &&
-      (error.status ?? 0) >= 500 &&
-      !this.stopping &&
-      this.giveUpLeft() <= 0
-    ) {
-      return this.giveUp(row, error);
-    }
-    if (error instanceof AuthError) this.stop('auth', error, row.row);
-    else if (error instanceof NetworkError) this.stop('network', error);
-    else if (!(error instanceof ApiError)) throw error;
-    const status = error instanceof ApiError ? (error.status ?? null) : null;
-    return done(
-      this.record(row, 'failed', {
-        error: error.message,
-        http_status: error instanceof AuthError ? (error.status ?? null) : status,
-      }),
-    );
   }
 
   private async drive(task: Task, rows: AsyncIterable<readonly RowOf[]>): Promise<void> {
     const scheduler = new Scheduler<RowOf, BulkRecord>(task, {
       concurrency: this.opts.concurrency,
       pacer: this.pacing.pacer,
-      signal: this.controller.signal,
+      signal: this.stopper.signal,
       clock: this.clock,
       // While the service is unavailable no row starts: the probe alone finds out when it is back.
       held: () => this.pacing.gate.whenOpen(),
     });
     this.scheduler = scheduler;
     for await (const records of scheduler.runBatches(rows)) {
-      this.write(records);
+      this.writer.write(records);
       // A reader or a disk slower than the service: no more rows are started (so no more
       // records pile up in memory) until what was written has gone out.
-      await this.drained();
+      await this.writer.drained();
     }
     this.scheduler = undefined;
   }
@@ -977,92 +312,19 @@ class BulkRun {
     return filterRows(rows, (row) => !this.plan.done.has(row.row));
   }
 
-  /** Why the rows a stopped run did not send are `skipped`. */
-  private notSentWhy(): string {
-    return this.stopReason === 'interrupt'
-      ? 'not sent: the run was interrupted'
-      : this.stopReason === 'disk'
-        ? 'not sent: the results file could not be written'
-        : `not sent: the run stopped (${this.stopError?.message ?? this.stopReason ?? 'stopped'})`;
-  }
-
   async skipRest(rows: AsyncIterable<RowOf>): Promise<void> {
-    const why = this.notSentWhy();
+    const why = this.stopper.notSentWhy();
     for await (const row of rows) {
       // A row last seen `sending`/`unknown` in an earlier run keeps that until it is settled.
-      if (this.finished[row.row] === 1 || this.plan.settle.has(row.row)) continue;
-      this.write([this.record(row, 'skipped', { error: why })]);
+      if (this.tally.isFinished(row.row) || this.plan.settle.has(row.row)) continue;
+      this.writer.write([this.writer.record(row, 'skipped', { error: why })]);
     }
-  }
-
-  /**
-   * A row's current or new token: a secret of the run, fingerprinted in every trace (a server may
-   * quote it back in any field) and masked under a CI runner, before anything about the row is
-   * sent or written. Messages built from an answer already cut the row's token (service.ts).
-   */
-  private knownSecret(token: string | null): void {
-    if (token === null || token === '') return;
-    this.deps.tracer.addSecret(token);
-    this.deps.output.maskSecret(token);
-  }
-
-  /** The secrets of a row's input (a current token), known before it is sent. */
-  private knownRowSecrets(row: RowOf): void {
-    for (const secret of this.opts.spec.secrets(row)) this.knownSecret(secret);
-  }
-
-  private write(records: readonly BulkRecord[]): void {
-    for (const record of records) {
-      const pending = this.historyEntries.get(record.row);
-      if (pending?.record === record) {
-        this.historyEntries.delete(record.row);
-        this.history?.batch.add(pending.entry);
-      }
-      this.knownSecret(record.token);
-      if (record.status === 'sending') continue;
-      this.finished[record.row] = 1;
-      this.counts[record.status] = (this.counts[record.status] ?? 0) + 1;
-      if (record.settled_by !== undefined) this.settledByGet++;
-      if (record.status === 'unknown') this.unknowns.push(record);
-      this.done++;
-      this.progress.changed();
-    }
-    if (this.file) {
-      this.file.append(records);
-      return;
-    }
-    if (this.rowLines !== undefined) this.stdoutText += this.rowLines.text(records);
-    else
-      for (const record of records) this.stdoutText += ndjsonLine(record, this.opts.spec.records);
-    if (this.stdoutText.length >= 64 * 1024) this.flushStdout();
-    else if (!this.stdoutFlushQueued) {
-      this.stdoutFlushQueued = true;
-      setImmediate(() => this.flushStdout());
-    }
-  }
-
-  private flushStdout(): void {
-    this.stdoutFlushQueued = false;
-    if (this.stdoutText === '') return;
-    // Row lines and the bar share the terminal: the bar is erased first, and redrawn below them.
-    if (this.rowLines !== undefined) this.progress.erase();
-    this.deps.io.stdout.write(this.stdoutText);
-    this.stdoutText = '';
-  }
-
-  /** Resolves when stdout and the results file have taken what was written to them. */
-  private async drained(): Promise<void> {
-    if (this.file !== undefined) {
-      if (this.file.backlog > MAX_BACKLOG_CHARS) await this.file.flush();
-      return;
-    }
-    await drain(this.deps.io.stdout);
   }
 
   async finish(): Promise<void> {
     // No probe outlives the run (nor its timer the process).
-    this.outage.stop();
-    this.flushStdout();
+    this.watch.stop();
+    this.writer.flushStdout();
     this.progress.stop();
     if (this.rowLines?.shownTokens === true) {
       printNote(
@@ -1070,269 +332,35 @@ class BulkRun {
         'tokens are shown by their last 4 characters at a terminal: pass --output FILE, or pipe the output, for the whole records',
       );
     }
-    printLine(
-      this.deps.output,
-      `${formatSummary(this.counts, this.clock.now() - this.started, this.settledByGet, this.blankRows)}${this.authStopText()}`,
-    );
+    printLine(this.deps.output, this.tally.summary(this.clock.now() - this.started, this.stopper));
     await this.file?.flush();
-  }
-
-  /**
-   * After the API token was refused, the summary says so and what it left undone: every row after
-   * the first 401/403 is `skipped`, and a person must not take the run for a partial success.
-   * (Rows already in flight were sent, and were refused too: they are `failed`.)
-   */
-  private authStopText(): string {
-    if (this.stopReason !== 'auth') return '';
-    const status = this.stopError instanceof AuthError ? this.stopError.status : undefined;
-    const at = [
-      ...(status !== undefined ? [`HTTP ${status}`] : []),
-      ...(this.stopRow !== undefined ? [`row ${this.stopRow}`] : []),
-    ];
-    const notSent = this.counts.skipped ?? 0;
-    return `; the run stopped at the first 401/403${at.length > 0 ? ` (${at.join(', ')})` : ''}: ${notSent === 0 ? 'no row was left unsent' : `${rowsText(notSent)} ${notSent === 1 ? 'was' : 'were'} not sent`}`;
-  }
-
-  /** How to find out what a request at risk did (its operation's `risk.check`). */
-  private readBackHint(): string {
-    return this.opts.spec.risk?.delivery.check ?? '';
-  }
-
-  /**
-   * What the `unknown` rows' records say: the cause of the first (and how many others), and a
-   * request for user_group_id and name only for the rows that lack them.
-   */
-  private unknownHint(): string {
-    const first = this.unknowns[0];
-    const others = this.unknowns.length - 1;
-    const cause =
-      first === undefined
-        ? ''
-        : `row ${first.row}: ${first.error ?? 'no answer'}${others > 0 ? ` (and ${others} more: the error field of their records says why)` : ''}; `;
-    const anonymous = this.unknowns.filter(
-      (record) => record.user_group_id === null || record.name === null,
-    ).length;
-    const missing =
-      anonymous === 0
-        ? ''
-        : `give ${anonymous === this.unknowns.length ? (anonymous === 1 ? 'that row' : 'those rows') : `the ${anonymous} ${anonymous === 1 ? 'row' : 'rows'} without them`} user_group_id and name so ugs can check, then `;
-    return `${cause}${missing}run again with --resume to settle ${this.unknowns.length === 1 ? 'it' : 'them'}; or ${this.readBackHint()}`;
   }
 
   /** The run's exit: the worst of its outcomes. */
   throwOutcome(): void {
-    // New tokens that exist only in this process come first; a get's lost records are sent again.
-    const failure = this.file?.failed;
-    if (failure !== undefined) this.throwLostRotations(failure);
-    if (this.stopReason === 'auth' || this.stopReason === 'network') {
-      if (this.stopError !== undefined) throw this.stopError;
-    }
-    if (this.stopReason === 'interrupt') {
-      throw new InterruptedError('interrupted: rows not sent yet were skipped', {
-        hint: resumeHint(this.opts),
-      });
-    }
-    const unknown = this.counts.unknown ?? 0;
-    if (unknown > 0) {
-      throw new OutcomeUnknownError(
-        `${unknown} ${unknown === 1 ? 'rotation has' : 'rotations have'} an unknown outcome: the token may or may not have been rotated`,
-        { hint: this.unknownHint() },
-      );
-    }
-    if (failure !== undefined) {
-      throw new OutputError(
-        `${escapeControls(this.opts.output ?? '')}: ${describeWriteError(failure.error)}; no row was started after that`,
-        {
-          hint: 'free space, then run the same command with --resume to do the rest (rows done are not sent again)',
-          cause: failure.error,
-        },
-      );
-    }
-    const mismatched = this.counts.mismatch ?? 0;
-    const stale = this.counts.stale ?? 0;
-    const failed = (this.counts.failed ?? 0) + mismatched + stale;
-    if (failed > 0) {
-      const details: string[] = [];
-      if (mismatched > 0) {
-        details.push(
-          `${mismatched} ${mismatched === 1 ? 'was a mismatch' : 'were mismatches'}: rotated, but the answer named another group`,
-        );
-      }
-      if (stale > 0) {
-        details.push(
-          `${stale} ${stale === 1 ? 'was' : 'were'} stale: not rotated by ugs, ${stale === 1 ? 'its token was' : 'their tokens were'} not current`,
-        );
-      }
-      const detail = details.length > 0 ? ` (${details.join('; ')})` : '';
-      const staleHint =
-        stale > 0
-          ? "the stale rows were not rotated by ugs: their token was not the group's current one, which their records carry; "
-          : '';
-      throw new ApiError(`${failed} of ${rowsText(this.rowCount)} failed${detail}`, {
-        hint: `${staleHint}the error field of their records says why; ${resumeHint(this.opts)}`,
-      });
-    }
-  }
-
-  /**
-   * The results file failed (a full disk): a rotation whose record never reached it has its new
-   * token only in this process, which is about to end. That is exit 5, naming the rows: their
-   * groups' tokens can be read back (`--resume` does so, since their last record on disk is
-   * `sending`). Anything else lost (records of `get`, skipped rows) is sent again by `--resume`.
-   */
-  private throwLostRotations(failure: ResultFileFailure): void {
-    const path = escapeControls(this.opts.output ?? '');
-    const reason = describeWriteError(failure.error);
-    const rotations = failure.lostWithToken.filter(
-      (record) => record.status === 'rotated' || record.status === 'mismatch',
-    );
-    if (rotations.length > 0) {
-      const rows = rotations.map((record) => record.row).sort((a, b) => a - b);
-      const anonymous = rotations.filter(
-        (record) => record.user_group_id === null || record.name === null,
-      );
-      const shown =
-        rows.length > 20
-          ? `${rows.slice(0, 20).join(', ')} and ${rows.length - 20} more`
-          : rows.join(', ');
-      throw new OutcomeUnknownError(
-        `could not write the results to ${path} (${reason}): ${rows.length === 1 ? 'row' : 'rows'} ${shown} ${rows.length === 1 ? 'was' : 'were'} rotated, but ${rows.length === 1 ? 'its record' : 'their records'} with the new ${rows.length === 1 ? 'token is' : 'tokens are'} not in the file`,
-        {
-          hint: `free space, then run the same command with --resume: it settles ${rows.length === 1 ? 'that row' : 'those rows'} by reading ${rows.length === 1 ? "the group's" : "each group's"} current token back${anonymous.length > 0 ? ` (${anonymous.length} of them ${anonymous.length === 1 ? 'has' : 'have'} no user_group_id and name to read it with: ${this.readBackHint()})` : ''}`,
-          cause: failure.error,
-        },
-      );
-    }
+    throwOutcome({ opts: this.opts, file: this.file, tally: this.tally, stop: this.stopper });
   }
 
   private progressState(): ProgressState {
-    const outage = this.outage.state();
+    const outage = this.watch.outageState();
     return {
-      done: this.done,
+      done: this.tally.done,
       total: this.progress.total,
-      counts: this.counts,
+      counts: this.tally.counts,
       elapsedMs: this.clock.now() - this.started,
       waitingMs: this.scheduler?.state().waitingMs ?? 0,
       ...(this.pacing.pacer !== undefined && { minMsPerRow: this.pacing.pacer.intervalMs }),
-      ...(this.settleWaitUntil !== undefined && {
-        inFlightWaitMs: Math.max(0, this.settleWaitUntil - this.clock.now()),
+      ...(this.settler.waitUntil !== undefined && {
+        inFlightWaitMs: Math.max(0, this.settler.waitUntil - this.clock.now()),
       }),
       ...(outage !== undefined && {
         unavailable: { since: timeOfDay(outage.sinceEpochMs), retryInMs: outage.nextProbeInMs },
       }),
     };
   }
-
-  private record(row: RowOf, status: RecordStatus, extra?: Partial<BulkRecord>): BulkRecord {
-    const record: BulkRecord = {
-      row: row.row,
-      user_group_id: row.user_group_id ?? null,
-      name: row.name ?? null,
-      status,
-      token: null,
-      team_id: null,
-      error: null,
-      http_status: null,
-    };
-    // (as a spread would, but without building a second object per row; `status` is the same)
-    if (extra !== undefined) Object.assign(record, extra);
-    // A request's record says when it went out: --resume waits until it cannot be in flight.
-    if (status === 'sending') record.at = new Date(this.epochMs()).toISOString();
-    const outcome = HISTORY_OUTCOME[status];
-    if (this.history !== undefined && outcome !== undefined) {
-      const { base } = this.history;
-      const tag = record.api_environment_tag;
-      // Every field written, in one order: one shape for every event of the run.
-      const entry: HistoryEntry = {
-        time: new Date(this.epochMs()),
-        profile: base.profile,
-        baseUrl: base.baseUrl,
-        dialect: base.dialect,
-        userGroupId: record.user_group_id,
-        name: record.name,
-        outcome,
-        environmentTag: typeof tag === 'string' ? tag : undefined,
-        sentToken: this.opts.spec.secrets(row)[0] ?? null,
-        token: outcome === 'failed' || outcome === 'unknown' ? null : record.token,
-      };
-      this.historyEntries.set(row.row, { record, entry });
-    }
-    // Fields every record of this command has are there from the start (null until known).
-    for (const field of this.alwaysFields) {
-      // (null is what "not known yet" is written as, for every extra field, settled_by included)
-      if (record[field] === undefined) (record as Record<ExtraField, unknown>)[field] = null;
-    }
-    return record;
-  }
 }
 
 type Task = (row: RowOf, attempt: number) => Promise<Attempt<BulkRecord>>;
-
-/** A final record's history event, written with the record (only that record's, by identity). */
-interface PendingEvent {
-  record: BulkRecord;
-  entry: HistoryEntry;
-}
-
-/**
- * A record's status as a history outcome: a `mismatch` did rotate (another group than the row's);
- * `skipped` rows were never sent and `sending` is not an outcome, so neither is an event.
- */
-const HISTORY_OUTCOME: Partial<Record<RecordStatus, HistoryOutcome>> = {
-  created: 'created',
-  found: 'found',
-  rotated: 'rotated',
-  mismatch: 'rotated',
-  stale: 'stale',
-  failed: 'failed',
-  unknown: 'unknown',
-};
-
-/** Records waiting for the results file before the run stops starting rows (about 4 MB). */
-const MAX_BACKLOG_CHARS = 4 * 1024 * 1024;
-
-/**
- * Resolves once `stream` wants more (at once when it does already). A stream that failed or
- * closed never drains: main reports its error, and the run is not held up waiting.
- */
-function drain(stream: Writable): Promise<void> {
-  if (!stream.writableNeedDrain || stream.destroyed || stream.errored !== null) {
-    return Promise.resolve();
-  }
-  return new Promise((resolve) => {
-    const done = () => {
-      stream.off('drain', done);
-      stream.off('close', done);
-      stream.off('error', done);
-      resolve();
-    };
-    stream.on('drain', done);
-    stream.on('close', done);
-    stream.on('error', done);
-  });
-}
-
-/**
- * An answer from a gateway saying the service is not there (502/503/504, an HTML error page),
- * after the request's own retries. A 503 with Retry-After is the service pacing the run, as a
- * 429 is: not counted (the run waits for it instead).
- */
-function isGatewayAnswer(error: unknown): error is UgsError {
-  if (!(error instanceof UgsError) || !error.unavailable) return false;
-  return !(error instanceof ApiError && error.status === 503 && error.retryAfter !== undefined);
-}
-
-/** `14:02:07`, local time: when a person at the terminal saw the service go. */
-function timeOfDay(epochMs: number): string {
-  const at = new Date(epochMs);
-  return [at.getHours(), at.getMinutes(), at.getSeconds()]
-    .map((part) => String(part).padStart(2, '0'))
-    .join(':');
-}
-
-function done(result: BulkRecord): Attempt<BulkRecord> {
-  return { kind: 'done', result };
-}
 
 async function* filterRows<R>(
   batches: AsyncIterable<readonly R[]>,
@@ -1341,83 +369,5 @@ async function* filterRows<R>(
   for await (const batch of batches) {
     const kept = batch.filter(keep);
     if (kept.length > 0) yield kept;
-  }
-}
-
-/** "1 row", "2 rows". */
-function rowsText(count: number): string {
-  return `${count} ${count === 1 ? 'row' : 'rows'}`;
-}
-
-/** A write error as a person reads it: `no space left on the device (ENOSPC)`. */
-function describeWriteError(error: unknown): string {
-  const code = errorCode(error);
-  if (code === 'ENOSPC') return 'no space left on the device (ENOSPC)';
-  if (code === 'EDQUOT') return 'disk quota exceeded (EDQUOT)';
-  if (code === 'EIO') return 'input/output error (EIO)';
-  return escapeControls(code ?? messageOf(error));
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-function resumeHint(opts: BulkOptions): string {
-  return opts.output === undefined
-    ? 'with --output FILE a later run can --resume where this one stopped'
-    : `run the same command with --resume to try the rest (rows done are not sent again)`;
-}
-
-/**
- * Progress on stderr: a bar redrawn at most 10 times a second at a terminal; in a log, one plain
- * line every 10 s (so short runs print only their summary).
- */
-class ProgressLine {
-  private cancel: (() => void) | undefined;
-  private dirty = false;
-  private drawn = false;
-
-  constructor(
-    private readonly out: Output,
-    private readonly state: () => ProgressState,
-    readonly total: number,
-    every: (tick: () => void, ms: number) => () => void,
-    /** While true, the bar is redrawn at every tick: it counts down to the next probe. */
-    private readonly counting: () => boolean = () => false,
-  ) {
-    // --quiet: no progress at all, so no timer waking the run to print nothing.
-    if (out.quiet) return;
-    const interval = out.stderrIsTTY ? BAR_INTERVAL_MS : LOG_INTERVAL_MS;
-    this.cancel = every(() => this.tick(), interval);
-  }
-
-  changed(): void {
-    this.dirty = true;
-  }
-
-  private tick(): void {
-    if (this.out.stderrIsTTY) {
-      if (!this.dirty && !this.counting()) return;
-      this.dirty = false;
-      const width = this.out.stderrColumns();
-      this.out.stderr.write(`\r${formatProgress(this.state(), Math.max(1, width - 1))}\u001b[K`);
-      this.drawn = true;
-    } else {
-      printLine(this.out, formatProgressLog(this.state()));
-    }
-  }
-
-  /** Takes the bar off the terminal for other lines; the next tick draws it again. */
-  erase(): void {
-    if (!this.drawn) return;
-    this.out.stderr.write('\r\u001b[K');
-    this.drawn = false;
-    this.dirty = true;
-  }
-
-  stop(): void {
-    this.cancel?.();
-    this.cancel = undefined;
-    if (this.drawn) this.out.stderr.write('\r\u001b[K');
   }
 }

@@ -3,7 +3,7 @@
  * rules for combining them with the single-row flags.
  */
 import type { Command } from 'commander';
-import type { BulkOptions } from '../bulk/run.js';
+import type { BulkOptions } from '../bulk/options.js';
 import { UsageError } from '../errors.js';
 import {
   type BulkFlagSpec,
@@ -115,7 +115,7 @@ export function parseBulkFlags(
     output: flags.output,
     resume: flags.resume === true,
     yes,
-    // Absent: the run's own default (DEFAULT_GIVE_UP_AFTER_MS, in bulk/run.ts).
+    // Absent: the run's own default (DEFAULT_GIVE_UP_AFTER_MS, applied in bulk/service-watch.ts).
     ...(flags.giveUpAfter !== undefined && {
       giveUpAfterMs: parseDuration(flags.giveUpAfter, '--give-up-after'),
     }),

@@ -10,7 +10,7 @@ import type { Deps } from '../context/factory.js';
 import { CancelledError, UsageError } from '../errors.js';
 import type { HistoryEvent } from '../history/event.js';
 import type { HistoryLocation } from '../history/log.js';
-import { quote } from '../input/parse.js';
+import { type DurationForm, quote, readDuration } from '../input/parse.js';
 import { printLine } from '../output/messages.js';
 import { padColumns } from '../output/text.js';
 import { canPrompt, escapeControls } from '../platform/io.js';
@@ -85,27 +85,17 @@ export function parseHistoryFlags(flags: HistoryFlags, now: Date): HistoryOption
   };
 }
 
-const SINCE_UNITS_MS: Record<string, number> = {
-  s: 1000,
-  m: 60_000,
-  h: 3_600_000,
-  d: 86_400_000,
-  w: 7 * 86_400_000,
-};
+/** How far back `--since` reaches: whole numbers of seconds up to weeks. */
+const SINCE_DURATION: DurationForm = { units: ['s', 'm', 'h', 'd', 'w'], fractions: false };
 
 /**
  * `--since`: a date or time (`2026-01-31`, `2026-01-31T12:00:00Z`; a date alone is midnight UTC)
- * or a duration back from now (`90m`, `12h`, `7d`, `2w`, `1d12h`).
+ * or a duration back from now (`90m`, `12h`, `7d`, `2w`, `1d12h`), read as every duration is.
  */
 export function parseSince(text: string, now: Date): number {
+  const back = readDuration(text, SINCE_DURATION);
+  if (back !== undefined) return now.getTime() - back;
   const trimmed = text.trim().toLowerCase();
-  if (/^((\d+)(s|m|h|d|w))+$/.test(trimmed)) {
-    let ms = 0;
-    for (const part of trimmed.matchAll(/(\d+)(s|m|h|d|w)/g)) {
-      ms += Number(part[1]) * (SINCE_UNITS_MS[part[2] ?? 's'] ?? 1000);
-    }
-    return now.getTime() - ms;
-  }
   if (/^\d{4}-\d\d-\d\d([t ][\d:.]+(z|[+-]\d\d:?\d\d)?)?$/.test(trimmed)) {
     const dateOnly = trimmed.length === 10;
     const parsed = Date.parse(dateOnly ? `${trimmed}T00:00:00Z` : trimmed.toUpperCase());

@@ -20,6 +20,7 @@ import { FileLock, LockBusyError } from '../fs/file-lock.js';
 import { quote, setOwn } from '../input/parse.js';
 import { errorCode, isPlainObject } from '../platform/guards.js';
 import { type Env, escapeControls } from '../platform/io.js';
+import { findJsonSyntaxError } from '../text/json-lexer.js';
 
 export interface Profile {
   baseUrl?: string;
@@ -367,141 +368,6 @@ function parseConfigFile(text: string, path: string): ConfigFile {
     }
   }
   return data as ConfigFile;
-}
-
-/**
- * Where JSON.parse fails in `text`, and why, in words that quote none of the text. A small
- * scanner of the JSON grammar, without recursion, so deep nesting cannot overflow the stack.
- */
-export function findJsonSyntaxError(text: string): { offset: number; reason: string } {
-  let i = 0;
-  const n = text.length;
-  const stack: ('object' | 'array')[] = [];
-  type Expect = 'value' | 'value-or-end' | 'key' | 'key-or-end' | 'after';
-  let expect: Expect = 'value';
-  const fail = (reason: string) => ({
-    offset: i,
-    reason: i >= n ? 'unexpected end of the file' : reason,
-  });
-  const skipSpace = () => {
-    while (i < n && (text[i] === ' ' || text[i] === '\t' || text[i] === '\n' || text[i] === '\r'))
-      i++;
-  };
-  const string = (): string | undefined => {
-    i++; // the opening quote
-    for (;;) {
-      if (i >= n) return 'unterminated string';
-      const code = text.charCodeAt(i);
-      if (code === 0x22) {
-        i++;
-        return undefined;
-      }
-      if (code < 0x20) return 'control character in a string';
-      if (code === 0x5c) {
-        i++;
-        if (i >= n) return 'unterminated string';
-        if (text[i] === 'u') {
-          for (let k = 0; k < 4; k++) {
-            i++;
-            if (!/^[0-9a-fA-F]$/.test(text[i] ?? '')) return 'bad \\u escape in a string';
-          }
-        } else if (!'"\\/bfnrt'.includes(text[i] ?? '')) {
-          return 'bad escape in a string';
-        }
-      }
-      i++;
-    }
-  };
-  const isDigit = () => i < n && text.charCodeAt(i) >= 0x30 && text.charCodeAt(i) <= 0x39;
-  const digits = () => {
-    while (isDigit()) i++;
-  };
-  const scanNumber = (): string | undefined => {
-    if (text[i] === '-') {
-      i++;
-      if (!isDigit()) return 'no digit after a minus sign';
-    } else if (!isDigit()) {
-      return 'unexpected character';
-    }
-    if (text[i] === '0') i++;
-    else digits();
-    if (text[i] === '.') {
-      i++;
-      if (!isDigit()) return 'no digit after a decimal point';
-      digits();
-    }
-    if (text[i] === 'e' || text[i] === 'E') {
-      i++;
-      if (text[i] === '+' || text[i] === '-') i++;
-      if (!isDigit()) return 'no digit in an exponent';
-      digits();
-    }
-    return undefined;
-  };
-  for (;;) {
-    skipSpace();
-    if (expect === 'after') {
-      const top = stack.at(-1);
-      if (top === undefined) {
-        return i < n ? fail('unexpected text after the JSON value') : fail('not valid JSON');
-      }
-      const close = top === 'object' ? '}' : ']';
-      if (text[i] === ',') {
-        i++;
-        expect = top === 'object' ? 'key' : 'value';
-      } else if (text[i] === close) {
-        i++;
-        stack.pop();
-      } else {
-        return fail(`expected ',' or '${close}'`);
-      }
-      continue;
-    }
-    if (i >= n) return fail('unexpected end of the file');
-    const c = text[i];
-    if (expect === 'key' || expect === 'key-or-end') {
-      if (expect === 'key-or-end' && c === '}') {
-        i++;
-        stack.pop();
-        expect = 'after';
-        continue;
-      }
-      if (c !== '"') return fail('expected a property name in double quotes');
-      const bad = string();
-      if (bad !== undefined) return fail(bad);
-      skipSpace();
-      if (text[i] !== ':') return fail("expected ':' after a property name");
-      i++;
-      expect = 'value';
-      continue;
-    }
-    if (expect === 'value-or-end' && c === ']') {
-      i++;
-      stack.pop();
-      expect = 'after';
-      continue;
-    }
-    if (c === '{' || c === '[') {
-      i++;
-      stack.push(c === '{' ? 'object' : 'array');
-      expect = c === '{' ? 'key-or-end' : 'value-or-end';
-      continue;
-    }
-    if (c === '"') {
-      const bad = string();
-      if (bad !== undefined) return fail(bad);
-    } else if (c === 't' || c === 'f' || c === 'n') {
-      const word = c === 't' ? 'true' : c === 'f' ? 'false' : 'null';
-      for (const letter of word) {
-        if (text[i] !== letter) return fail('unexpected character');
-        i++;
-      }
-    } else {
-      const bad = scanNumber();
-      if (bad !== undefined) return fail(bad);
-    }
-    expect = 'after';
-  }
 }
 
 /** 1-based line and column (in UTF-16 code units) of `offset`. */

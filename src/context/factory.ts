@@ -73,6 +73,11 @@ export interface SystemInfo {
   platform: NodeJS.Platform;
   homedir: string;
   nodeVersion: string;
+  /**
+   * The user running ugs (process.getuid), for the files that must be theirs (a results file
+   * holds tokens); undefined where the platform has no uids (Windows), and nothing is checked.
+   */
+  uid: number | undefined;
   /** Resolves with a signal's name when the process is asked to stop (for `ugs serve`). */
   waitForShutdown(): Promise<string>;
 }

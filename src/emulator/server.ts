@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import path from 'node:path';
-import { unicodeEscape } from '../platform/io.js';
+import { quote } from '../input/parse.js';
 import { type ApiToken, Authenticator, type Environment, resolveApiTokens } from './auth.js';
 import { EmulatorStartError } from './errors.js';
 import { FaultInjector, type FaultSpec, parseFaultSpec } from './faults.js';
@@ -206,7 +206,8 @@ export async function startEmulator(
       const status = res.writableFinished ? String(res.statusCode) : '-';
       const ms = Math.round(performance.now() - started);
       // The path only: a query string is the one place a careless client might put a secret.
-      // Never a token; the group's id says which group a request reached.
+      // Never a token; the group's id says which group a request reached, quoted as ugs quotes
+      // a value in its messages (control characters and line separators escaped).
       const line = [
         new Date().toISOString(),
         req.method,
@@ -214,7 +215,7 @@ export async function startEmulator(
         status,
         `${ms}ms`,
         outcome,
-        ...(id === undefined ? [] : [`id=${quoted(id)}`]),
+        ...(id === undefined ? [] : [`id=${quote(id)}`]),
         ...(fault === undefined ? [] : [`fault=${fault}`]),
         ...(note === undefined ? [] : [escapeNote(note)]),
       ].join(' ');
@@ -309,10 +310,5 @@ export async function startEmulator(
 
 /** A note of ours holds no client text but a token's last 4: its control characters escaped. */
 function escapeNote(text: string): string {
-  return quoted(text).slice(1, -1);
-}
-
-/** A client's id in a log line: quoted, every control character (C1 and DEL too) escaped. */
-function quoted(text: string): string {
-  return JSON.stringify(text).replace(/[\u007f-\u009f]/g, unicodeEscape);
+  return quote(text).slice(1, -1);
 }

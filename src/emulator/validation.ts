@@ -1,5 +1,6 @@
-import { jsonNestingDepth, MAX_JSON_DEPTH, setOwn } from '../input/parse.js';
+import { MAX_JSON_DEPTH, setOwn } from '../input/parse.js';
 import { isPlainObject } from '../platform/guards.js';
+import { jsonNestingDepth } from '../text/json-lexer.js';
 import type { GetOrCreateInput, JsonObject } from './store.js';
 
 /**

@@ -3,7 +3,8 @@
  * UsageError that names the flag; none of them touches the network or the process.
  */
 import { UsageError } from '../errors.js';
-import { escapeControls } from '../platform/io.js';
+import { escapeControls, unicodeEscape } from '../platform/io.js';
+import { duplicateJsonKey, jsonNestingDepth } from '../text/json-lexer.js';
 import { quote } from '../text/message.js';
 
 /** Kept here too: most flag-value errors quote what was typed. */
@@ -157,12 +158,45 @@ export function parseTimeoutSeconds(text: string): number {
   return seconds;
 }
 
-const DURATION_UNITS_MS: Readonly<Record<string, number>> = {
+/** The units a duration may be written in, and what each is worth in milliseconds. */
+export type DurationUnit = 'ms' | 's' | 'm' | 'h' | 'd' | 'w';
+const DURATION_UNITS_MS: Readonly<Record<DurationUnit, number>> = {
   ms: 1,
   s: 1000,
   m: 60_000,
   h: 3_600_000,
+  d: 86_400_000,
+  w: 7 * 86_400_000,
 };
+
+export interface DurationForm {
+  /** The units the flag takes: a limit on a run has no use for days, nor --since for ms. */
+  units: readonly DurationUnit[];
+  /** Whether a number may have a fraction (`1.5m`). */
+  fractions: boolean;
+}
+
+/**
+ * The one reading of a duration written with units: one or more number-unit pairs with nothing
+ * between them (`90s`, `1h30m`, `500ms`, `1.5m`), case and surrounding blanks ignored. Returns
+ * milliseconds (not rounded), or undefined when the text is not of that form: each flag says in
+ * its own words what it expects, and may take other forms besides (a plain number, a date).
+ */
+export function readDuration(text: string, form: DurationForm): number | undefined {
+  const trimmed = text.trim().toLowerCase();
+  // Longest unit first, so `500ms` is 500 milliseconds and never 500 minutes and an `s`.
+  const units = [...form.units].sort((a, b) => b.length - a.length).join('|');
+  const number = form.fractions ? '\\d+(?:\\.\\d+)?' : '\\d+';
+  if (units === '' || !new RegExp(`^(?:${number}(?:${units}))+$`).test(trimmed)) return undefined;
+  let ms = 0;
+  for (const part of trimmed.matchAll(new RegExp(`(${number})(${units})`, 'g'))) {
+    ms += Number(part[1]) * DURATION_UNITS_MS[part[2] as DurationUnit];
+  }
+  return ms;
+}
+
+/** A limit on a run: hours at the most (it may be a week at the most anyway). */
+const LIMIT_DURATION: DurationForm = { units: ['ms', 's', 'm', 'h'], fractions: true };
 /** A week: a limit meant to end a run, not to be "never". */
 const MAX_DURATION_MS = 7 * 24 * 3_600_000;
 
@@ -172,24 +206,16 @@ const MAX_DURATION_MS = 7 * 24 * 3_600_000;
  * most a week. Returns milliseconds.
  */
 export function parseDuration(text: string, flag: string): number {
-  const trimmed = text.trim().toLowerCase();
+  const trimmed = text.trim();
   const usage = (why: string) =>
     new UsageError(`${flag} ${why}, got ${quote(text)}`, {
       hint: `for example: ${flag} 90s, ${flag} 10m or ${flag} 1h`,
     });
-  let ms: number;
-  if (/^(\d+(\.\d*)?|\.\d+)$/.test(trimmed)) {
-    ms = Number(trimmed) * 1000;
-  } else {
-    if (!/^((\d+(\.\d+)?)(ms|s|m|h))+$/.test(trimmed)) {
-      throw usage('expects a duration such as 90s, 10m or 1h');
-    }
-    ms = 0;
-    for (const part of trimmed.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)) {
-      ms += Number(part[1]) * (DURATION_UNITS_MS[part[2] ?? 's'] ?? 1000);
-    }
-  }
-  ms = Math.round(ms);
+  const read = /^(\d+(\.\d*)?|\.\d+)$/.test(trimmed)
+    ? Number(trimmed) * 1000
+    : readDuration(trimmed, LIMIT_DURATION);
+  if (read === undefined) throw usage('expects a duration such as 90s, 10m or 1h');
+  const ms = Math.round(read);
   if (!(ms >= 1) || ms > MAX_DURATION_MS) {
     throw usage('must be more than 0 and at most 7 days (168h)');
   }
@@ -329,107 +355,6 @@ function describeJson(value: unknown): string {
 /** Deeper JSON than this is refused on input: no real mapping or properties object needs it. */
 export const MAX_JSON_DEPTH = 64;
 
-/**
- * How deeply the arrays and objects in a JSON text nest, found by scanning the text once without
- * recursion (so a hostile 100,000-level text cannot exhaust the stack). Brackets inside strings
- * do not count. The text need not be valid JSON: this runs before (or instead of) parsing.
- */
-export function jsonNestingDepth(text: string): number {
-  let depth = 0;
-  let deepest = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c /* \ */) i++;
-      else if (c === 0x22 /* " */) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x5b /* [ */ || c === 0x7b /* { */) {
-      depth++;
-      if (depth > deepest) deepest = depth;
-    } else if (c === 0x5d /* ] */ || c === 0x7d /* } */) depth--;
-  }
-  return deepest;
-}
-
-/**
- * Whether `value`, parsed from `text`, may have lost a repeated key (then `duplicateJsonKey` says
- * where): false for sure when `text` is one flat object (no nested `{` or `[`) whose members, one
- * more than its commas outside strings, are as many as the parsed keys. A bulk row is such an
- * object, and this is one allocation-free pass instead of a set of keys per row.
- */
-export function mayRepeatKeys(text: string, value: object): boolean {
-  let commas = 0;
-  let depth = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x22 /* " */) {
-      for (i++; i < text.length; i++) {
-        const d = text.charCodeAt(i);
-        if (d === 0x5c /* \ */) i++;
-        else if (d === 0x22) break;
-      }
-    } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
-      if (++depth > 1) return true;
-    } else if (c === 0x2c /* , */) commas++;
-  }
-  const keys = Object.keys(value).length;
-  return keys === 0 ? commas > 0 : keys !== commas + 1;
-}
-
-/**
- * Where `text` (valid JSON: call it after JSON.parse succeeded) has a key twice in one object,
- * as the path of keys to it (`["limits", "plan"]`; array elements as `[2]`), or undefined.
- * JSON.parse keeps the last value without a word, so `{"plan":"pro","plan":"free"}` would send
- * "free" to someone who read "pro". Keys are compared decoded (`"\u0061"` is `"a"`). One pass
- * over the text with an explicit stack: no package does only this without being a whole second
- * parser, and depth costs heap, not stack.
- */
-export function duplicateJsonKey(text: string): string[] | undefined {
-  interface Frame {
-    /** Keys seen so far; undefined in an array. */
-    keys: Set<string> | undefined;
-    /** The member being read: its key, or `[index]` in an array. */
-    at: string;
-    index: number;
-  }
-  const stack: Frame[] = [];
-  let expectKey = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    const top = stack[stack.length - 1];
-    if (c === 0x22 /* " */) {
-      let end = i + 1;
-      while (end < text.length && text.charCodeAt(end) !== 0x22) {
-        end += text.charCodeAt(end) === 0x5c /* \ */ ? 2 : 1;
-      }
-      if (top?.keys !== undefined && expectKey) {
-        const raw = text.slice(i, end + 1);
-        const key: string = raw.includes('\\') ? JSON.parse(raw) : raw.slice(1, -1);
-        if (top.keys.has(key)) return [...stack.slice(0, -1).map((f) => f.at), key];
-        top.keys.add(key);
-        top.at = key;
-        expectKey = false;
-      }
-      i = end;
-    } else if (c === 0x7b /* { */) {
-      stack.push({ keys: new Set(), at: '', index: 0 });
-      expectKey = true;
-    } else if (c === 0x5b /* [ */) {
-      stack.push({ keys: undefined, at: '[0]', index: 0 });
-    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
-      stack.pop();
-    } else if (c === 0x2c /* , */ && top !== undefined) {
-      if (top.keys !== undefined) expectKey = true;
-      else {
-        top.index += 1;
-        top.at = `[${top.index}]`;
-      }
-    }
-  }
-  return undefined;
-}
-
 /** `["limits", "plan"]` as `"limits"."plan"`, for a message. */
 export function formatJsonPath(path: readonly string[]): string {
   return path.map((part) => (/^\[\d+\]$/.test(part) ? part : quote(part))).join('.');
@@ -526,10 +451,9 @@ export function checkGroupText(value: string, what: string, kind: 'id' | 'name')
  * the line around) shows that character instead of obeying it.
  */
 export function quoteVisible(text: string): string {
-  return quote(text).replace(
-    UNPASTEABLE,
-    (c) => `\\u${(c.codePointAt(0) ?? 0).toString(16).padStart(4, '0')}`,
-  );
+  // UNPASTEABLE matches whole code points: a tag character (U+E0041) becomes a surrogate pair
+  // of escapes, which JSON.parse reads back as that character, as it reads the rest of `quote`.
+  return quote(text).replace(UNPASTEABLE, unicodeEscape);
 }
 
 /** A character as people look it up: `U+200B`. */

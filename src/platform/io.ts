@@ -228,9 +228,19 @@ export function escapeControls(text: string): string {
   return text.replace(controlCharacters(), unicodeEscape);
 }
 
-/** One UTF-16 code unit as the `\uXXXX` escape JSON and JavaScript read back as it. */
-export function unicodeEscape(c: string): string {
-  return `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+/**
+ * Characters as the `\uXXXX` escapes JSON and JavaScript read back as them: one escape per
+ * UTF-16 code unit, so a character above U+FFFF (U+E0041, an emoji) is its surrogate pair,
+ * `\udb40\udc41`. `\u{E0041}` would be shorter, but JSON has no such form and most of what is
+ * escaped sits inside JSON quotes (`quote`, `--json`); one form everywhere also shows a person
+ * the same text for the same character. Takes a character, a lone surrogate, or any text.
+ */
+export function unicodeEscape(text: string): string {
+  let escaped = '';
+  for (let i = 0; i < text.length; i++) {
+    escaped += `\\u${text.charCodeAt(i).toString(16).padStart(4, '0')}`;
+  }
+  return escaped;
 }
 
 /** A file (or device, fifo, /dev/stdin) that holds more than the cap allows. */

@@ -7,6 +7,7 @@
  * not stack.
  */
 import { unicodeEscape } from '../platform/io.js';
+import { JsonLexer } from './json-lexer.js';
 import { REDACTED, SecretSet } from './redact.js';
 
 export interface JsonTextOptions {
@@ -21,7 +22,7 @@ export interface JsonTextOptions {
 }
 
 interface Frame {
-  kind: 'object' | 'array';
+  inObject: boolean;
   /** An array under a secret key: its strings are secrets too (`"previous_tokens": [...]`). */
   secretArray: boolean;
   /** In an object: the key of the member being read. */
@@ -30,8 +31,6 @@ interface Frame {
 
 /** Deeper than this, JSON is printed compactly: see `newline`. */
 const MAX_INDENT_DEPTH = 100;
-
-const LITERAL = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null/y;
 
 /**
  * `text` re-printed: whitespace only changes, numbers and literals are copied, and every string
@@ -46,33 +45,12 @@ export function formatJsonText(text: string, options: JsonTextOptions): string {
   const out: string[] = [];
   const stack: Frame[] = [];
   const colon = options.indent > 0 ? ': ' : ':';
-  let i = 0;
   // Indenting every level would make the output quadratic in the depth (a 1 MiB answer can
   // nest 500,000 levels): past MAX_INDENT_DEPTH the rest is printed on one line.
-  const newline = (depth = stack.length) => {
+  const newline = (depth: number, level = depth) => {
     if (options.indent > 0 && depth <= MAX_INDENT_DEPTH) {
-      out.push(`\n${' '.repeat(options.indent * Math.min(stack.length, depth))}`);
+      out.push(`\n${' '.repeat(options.indent * level)}`);
     }
-  };
-  const skipSpace = () => {
-    for (let c = text.charCodeAt(i); c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d; ) {
-      c = text.charCodeAt(++i);
-    }
-  };
-  const fail = (): never => {
-    throw new SyntaxError(`invalid JSON at position ${i}`);
-  };
-  const readString = (): string => {
-    if (text[i] !== '"') fail();
-    const start = i++;
-    while (i < text.length) {
-      const c = text.charCodeAt(i);
-      if (c === 0x5c) i += 2;
-      else if (c === 0x22) return text.slice(start, ++i);
-      else if (c < 0x20) fail();
-      else i++;
-    }
-    return fail();
   };
   const emitString = (raw: string, redact: boolean) => {
     if (redact) {
@@ -87,80 +65,50 @@ export function formatJsonText(text: string, options: JsonTextOptions): string {
     }
     out.push(escapeRawControls(token));
   };
-  const readKey = (frame: Frame) => {
-    newline();
-    const raw = readString();
-    frame.key = JSON.parse(raw) as string;
-    emitString(raw, false);
-    skipSpace();
-    if (text[i] !== ':') fail();
-    i++;
-    out.push(colon);
-  };
-  /** Whether the value about to be read sits under a secret key or in a secret array. */
+  /** Whether the value just read sits under a secret key or in a secret array. */
   const inSecret = (): boolean => {
     const top = stack[stack.length - 1];
     if (top === undefined || secretKey === undefined) return false;
-    return top.kind === 'array' ? top.secretArray : secretKey.test(top.key);
+    return top.inObject ? secretKey.test(top.key) : top.secretArray;
   };
 
-  let expectValue = true;
-  for (;;) {
-    skipSpace();
-    if (expectValue) {
-      const secret = inSecret();
-      const c = text[i];
-      if (c === '{' || c === '[') {
-        i++;
-        out.push(c);
-        const close = c === '{' ? '}' : ']';
-        skipSpace();
-        if (text[i] === close) {
-          i++;
-          out.push(close);
-          expectValue = false;
-          continue;
-        }
-        const frame: Frame = {
-          kind: c === '{' ? 'object' : 'array',
-          secretArray: c === '[' && secret,
-          key: '',
-        };
-        stack.push(frame);
-        if (frame.kind === 'object') readKey(frame);
-        else newline();
-        continue;
-      }
-      if (c === '"') emitString(readString(), secret);
-      else {
-        LITERAL.lastIndex = i;
-        const match = LITERAL.exec(text);
-        if (match === null) return fail();
-        out.push(match[0]);
-        i += match[0].length;
-      }
-      expectValue = false;
+  const lexer = new JsonLexer(text);
+  // Just after `{` or `[`: a closing bracket then prints with no line between.
+  let opened = false;
+  for (let kind = lexer.next(); kind !== 'end'; kind = lexer.next()) {
+    if (kind === 'error') {
+      throw new SyntaxError(`invalid JSON at position ${lexer.start}`);
+    }
+    if (kind === '}' || kind === ']') {
+      // A line before the bracket, one level out, unless it closes an empty container.
+      if (!opened) newline(stack.length, stack.length - 1);
+      stack.pop();
+      out.push(kind);
+      opened = false;
       continue;
     }
-    const top = stack[stack.length - 1];
-    if (top === undefined) break;
-    const c = text[i];
-    if (c === ',') {
-      i++;
+    if (opened) newline(stack.length);
+    opened = false;
+    if (kind === '{' || kind === '[') {
+      stack.push({ inObject: kind === '{', secretArray: kind === '[' && inSecret(), key: '' });
+      out.push(kind);
+      opened = true;
+    } else if (kind === ',') {
       out.push(',');
-      skipSpace();
-      if (top.kind === 'object') readKey(top);
-      else newline();
-      expectValue = true;
-    } else if (c === (top.kind === 'object' ? '}' : ']')) {
-      i++;
-      const depth = stack.length;
-      stack.pop();
-      newline(depth);
-      out.push(c);
-    } else fail();
+      newline(stack.length);
+    } else if (kind === ':') {
+      out.push(colon);
+    } else if (kind === 'string') {
+      const raw = text.slice(lexer.start, lexer.end);
+      if (lexer.isKey) {
+        (stack[stack.length - 1] as Frame).key = JSON.parse(raw) as string;
+        emitString(raw, false);
+      } else emitString(raw, inSecret());
+    } else {
+      // Numbers and literals exactly as sent: 12345678901234567890123 keeps its digits.
+      out.push(text.slice(lexer.start, lexer.end));
+    }
   }
-  if (i !== text.length) fail();
   return out.join('');
 }
 

@@ -10,7 +10,7 @@
  * which is what `quote` gives. Escaping outside quotes is idempotent, so a message may hold
  * another message.
  */
-import { escapeControls } from '../platform/io.js';
+import { escapeControls, unicodeEscape } from '../platform/io.js';
 
 /**
  * A string as a JSON string literal, made safe for a terminal: controls escaped, and U+2028/2029
@@ -18,10 +18,7 @@ import { escapeControls } from '../platform/io.js';
  * code, so "the bytes were not UTF-8" is visible rather than a lookalike glyph) as `\u` escapes.
  */
 export function quote(text: string): string {
-  return escapeControls(JSON.stringify(text)).replace(
-    /[\u2028\u2029\ufffd]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16)}`,
-  );
+  return escapeControls(JSON.stringify(text)).replace(/[\u2028\u2029\ufffd]/g, unicodeEscape);
 }
 
 function shown(value: unknown): string {

@@ -1,12 +1,14 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   type ByteSource,
   fileSource,
   type InputFormat,
   inputFormatFor,
+  readCandidates,
   stdinSource,
 } from '../../src/bulk/input.js';
 import {
@@ -364,6 +366,45 @@ describe('NDJSON and JSON rows', () => {
       { row: 1, line: 2, user_group_id: 'a]', name: 'A "x" {' },
       { row: 2, line: 3, user_group_id: 'b', name: 'B', properties: { k: [1, 2] } },
     ]);
+  });
+
+  it('property: splits any array of objects, cut into chunks anywhere, into its elements', async () => {
+    // Strings full of what a splitter must not count: brackets, quotes, backslashes, newlines.
+    const tricky = fc.string({
+      unit: fc.constantFrom('{', '}', '[', ']', '"', '\\', ',', ':', '\n', 'a', 'é', '\u2028'),
+    });
+    const row = fc.dictionary(tricky, fc.oneof(tricky, fc.jsonValue()), { minKeys: 1 });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(row, { minLength: 1, maxLength: 6 }),
+        fc.integer({ min: 1, max: 12 }),
+        fc.constantFrom(0, 2),
+        async (rows, chunk, indent) => {
+          const text = JSON.stringify(rows, null, indent);
+          const found: { text: string; line: number }[] = [];
+          for await (const batch of readCandidates(source(text, chunk), 'json')) {
+            for (const item of batch) if (item.kind === 'json') found.push(item);
+          }
+          expect(found.map((item) => JSON.parse(item.text))).toEqual(rows);
+          let from = 0;
+          for (const item of found) {
+            const at = text.indexOf(item.text, from);
+            expect(item.line).toBe(text.slice(0, at).split('\n').length);
+            from = at + item.text.length;
+          }
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  it("a broken row is that row's problem, and the rows around it are still read", async () => {
+    const text =
+      '[{"user_group_id":"a","name":"A"},\n{"user_group_id": tru, "x": [}],\n{"name":"C"}]';
+    const message = await problemOf(getRows(text, 'json'));
+    expect(message).toContain('row 2 (line 2): is not valid JSON');
+    expect(message).toContain('row 3 (line 3): user_group_id is missing');
+    expect(message).not.toContain('row 1');
   });
 
   it.each([

@@ -29,6 +29,8 @@ import { bulkSpecs } from '../kit/bulk.js';
 const dir = mkdtempSync(join(tmpdir(), 'ugs-bulk-records-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let n = 0;
+/** The user running the tests, who owns every file they make. */
+const uid = process.getuid?.();
 const fresh = (ext: string) => join(dir, `out-${++n}.${ext}`);
 
 function rotated(row: number, extra: Partial<BulkRecord> = {}): BulkRecord {
@@ -135,7 +137,12 @@ describe('CSV formula guard', () => {
 
   it('guards the text cells of a CSV results file; --resume reads the values back', async () => {
     const path = fresh('csv');
-    const file = await ResultFile.open({ path, format: 'csv', records: bulkSpecs.rotate.records });
+    const file = await ResultFile.open({
+      path,
+      format: 'csv',
+      records: bulkSpecs.rotate.records,
+      uid,
+    });
     file.append([
       rotated(1, { name: "=cmd|' /C calc'!A0", token: '-tok', error: '@x' }),
       rotated(2),
@@ -161,7 +168,12 @@ describe('CSV formula guard', () => {
 
   it('no cell of a CSV results file starts a formula, read with , or with ; as separator', async () => {
     const path = fresh('csv');
-    const file = await ResultFile.open({ path, format: 'csv', records: bulkSpecs.get.records });
+    const file = await ResultFile.open({
+      path,
+      format: 'csv',
+      records: bulkSpecs.get.records,
+      uid,
+    });
     const hostile = created(1, {
       user_group_id: 'id;@1',
       name: 'Acme;=HYPERLINK("http://evil","x")',
@@ -199,6 +211,7 @@ describe('ResultFile', () => {
       path,
       format: 'ndjson',
       records: bulkSpecs.rotate.records,
+      uid,
     });
     first.append([rotated(1)]);
     await first.close();
@@ -207,6 +220,7 @@ describe('ResultFile', () => {
       path,
       format: 'ndjson',
       records: bulkSpecs.rotate.records,
+      uid,
     });
     second.append([rotated(2), rotated(3)]);
     await second.close();
@@ -232,6 +246,7 @@ describe('ResultFile', () => {
       path,
       format: 'ndjson',
       records: bulkSpecs.get.records,
+      uid,
       fs,
     });
     expect(file.backlog).toBe(0);
@@ -252,17 +267,32 @@ describe('ResultFile', () => {
     const path = fresh('ndjson');
     writeFileSync(path, '');
     chmodSync(path, 0o644);
-    const file = await ResultFile.open({ path, format: 'ndjson', records: bulkSpecs.get.records });
+    const file = await ResultFile.open({
+      path,
+      format: 'ndjson',
+      records: bulkSpecs.get.records,
+      uid,
+    });
     await file.close();
     expect(statSync(path).mode & 0o777).toBe(0o600);
   });
 
   it('writes the CSV header only when the file is new or empty, and quotes cells', async () => {
     const path = fresh('csv');
-    const first = await ResultFile.open({ path, format: 'csv', records: bulkSpecs.get.records });
+    const first = await ResultFile.open({
+      path,
+      format: 'csv',
+      records: bulkSpecs.get.records,
+      uid,
+    });
     first.append([created(1, { name: 'Acme, "Inc"' })]);
     await first.close();
-    const second = await ResultFile.open({ path, format: 'csv', records: bulkSpecs.get.records });
+    const second = await ResultFile.open({
+      path,
+      format: 'csv',
+      records: bulkSpecs.get.records,
+      uid,
+    });
     second.append([created(2, { status: 'failed', token: null, error: 'line\nbreak' })]);
     await second.close();
     expect(readFileSync(path, 'utf8')).toBe(
@@ -276,7 +306,7 @@ describe('ResultFile', () => {
     const path = fresh('csv');
     writeFileSync(path, 'user_group_id,name\na,A\n');
     await expect(
-      ResultFile.open({ path, format: 'csv', records: bulkSpecs.get.records }),
+      ResultFile.open({ path, format: 'csv', records: bulkSpecs.get.records, uid }),
     ).rejects.toThrow(/without the header of ugs get results/);
     expect(readFileSync(path, 'utf8')).toBe('user_group_id,name\na,A\n');
   });
@@ -288,6 +318,7 @@ describe('ResultFile', () => {
       path,
       format: 'ndjson',
       records: bulkSpecs.rotate.records,
+      uid,
     });
     file.append([rotated(3)]);
     await file.close();
@@ -296,15 +327,38 @@ describe('ResultFile', () => {
     expect(state.tornLines).toBe(1);
   });
 
+  it('refuses a file whose owner is not the given user; with no uids, nothing is checked', async () => {
+    const path = fresh('ndjson');
+    writeFileSync(path, '');
+    const owner = statSync(path).uid;
+    const records = bulkSpecs.get.records;
+    await expect(
+      ResultFile.open({ path, format: 'ndjson', records, uid: owner + 1 }),
+    ).rejects.toThrow(`belongs to another user (uid ${owner}); nothing was sent`);
+    await expect(
+      ResultFile.preflight({
+        path,
+        format: 'ndjson',
+        records,
+        uid: owner + 1,
+        from: '-',
+        resume: false,
+      }),
+    ).rejects.toThrow(`belongs to another user (uid ${owner})`);
+    const file = await ResultFile.open({ path, format: 'ndjson', records, uid: undefined });
+    await file.close();
+  });
+
   it('refuses a directory and a missing parent directory with usage errors', async () => {
     await expect(
-      ResultFile.open({ path: dir, format: 'ndjson', records: bulkSpecs.get.records }),
+      ResultFile.open({ path: dir, format: 'ndjson', records: bulkSpecs.get.records, uid }),
     ).rejects.toThrow(UsageError);
     await expect(
       ResultFile.open({
         path: join(dir, 'no', 'x.ndjson'),
         format: 'ndjson',
         records: bulkSpecs.get.records,
+        uid,
       }),
     ).rejects.toThrow(/cannot open the file \(no such directory\)/);
   });
@@ -342,6 +396,7 @@ describe('the journal (markSending)', () => {
       path,
       format: 'ndjson',
       records: bulkSpecs.rotate.records,
+      uid,
       fs,
     });
     await file.markSending([sending(1)]);
@@ -357,6 +412,7 @@ describe('the journal (markSending)', () => {
       path,
       format: 'ndjson',
       records: bulkSpecs.rotate.records,
+      uid,
       fs,
     });
     const order: string[] = [];
@@ -401,6 +457,7 @@ describe('the journal (markSending)', () => {
       path: fresh('ndjson'),
       format: 'ndjson',
       records: bulkSpecs.rotate.records,
+      uid,
       fs,
     });
     const first = file.markSending([sending(1)]).then(() => log.push('row 1 on disk'));
@@ -427,6 +484,7 @@ describe('the journal (markSending)', () => {
       path: fresh('ndjson'),
       format: 'ndjson',
       records: bulkSpecs.rotate.records,
+      uid,
       fs,
     });
     await expect(file.markSending([sending(1)])).rejects.toThrow(/short write/);
@@ -440,7 +498,12 @@ describe('the journal (markSending)', () => {
 describe('readResumeState', () => {
   it('reads a large CSV in batches, torn lines in the middle of a batch included', async () => {
     const path = fresh('csv');
-    const file = await ResultFile.open({ path, format: 'csv', records: bulkSpecs.rotate.records });
+    const file = await ResultFile.open({
+      path,
+      format: 'csv',
+      records: bulkSpecs.rotate.records,
+      uid,
+    });
     file.append(Array.from({ length: 1500 }, (_, i) => rotated(i + 1)));
     await file.flush();
     appendFileSync(path, '1501,id1501,Na\n'); // torn outside quotes, then ended by a later run
@@ -477,7 +540,12 @@ describe('readResumeState', () => {
 
   it('reads CSV results back with their types, ignoring a torn last line and torn middle lines', async () => {
     const path = fresh('csv');
-    const file = await ResultFile.open({ path, format: 'csv', records: bulkSpecs.get.records });
+    const file = await ResultFile.open({
+      path,
+      format: 'csv',
+      records: bulkSpecs.get.records,
+      uid,
+    });
     file.append([
       created(1, { name: 'A, "B"' }),
       created(2, { status: 'found', new_user_group: false }),

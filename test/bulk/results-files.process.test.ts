@@ -455,6 +455,23 @@ describe('an --output planted by someone else', () => {
     expect(statSync(output).mode & 0o777).toBe(0o666);
   });
 
+  it('without root: the same file is refused to a ugs whose user (SystemInfo.uid) is not its owner', async () => {
+    const own = process.getuid?.();
+    if (own === undefined) return; // no uids on this platform: nothing is checked
+    const output = join(tempDir('theirs'), 'results.ndjson');
+    writeFileSync(output, '');
+    chmodSync(output, 0o666);
+    const from = join(tempDir('mine'), 'groups.ndjson');
+    writeFileSync(from, groupLines(2));
+    const service = rotator();
+    const deps = makeDeps({ service, system: { uid: own + 1 } });
+    const error = await usageError(runBulk(options('get', from, output), deps));
+    expect(error.message).toContain(`belongs to another user (uid ${own})`);
+    expect(service.gets).toEqual([]);
+    expect(readFileSync(output, 'utf8')).toBe('');
+    expect(statSync(output).mode & 0o777).toBe(0o666);
+  });
+
   it('a symlink: exit 2, nothing sent, its target neither written nor chmodded', async () => {
     const dir = tempDir('symlink');
     const target = join(dir, 'target.ndjson');

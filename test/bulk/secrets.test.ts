@@ -22,6 +22,7 @@ const SYSTEM = {
   platform: 'linux' as const,
   homedir: '/nonexistent',
   nodeVersion: 'v20.0.0',
+  uid: process.getuid?.(),
   waitForShutdown: () => new Promise<string>(() => {}),
 };
 

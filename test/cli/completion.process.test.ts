@@ -24,7 +24,7 @@ const has = (shell: string) => spawnSync('sh', ['-c', `command -v ${shell}`]).st
 
 // zsh and fish are Debian packages that .ci/run installs: without them their tests skip here,
 // and fail under CI. PowerShell is not packaged by Debian: it is tested only where installed
-// (docs/TESTING.md says so).
+// (docs/dev/TESTING.md says so).
 for (const shell of ['zsh', 'fish']) {
   it.runIf(!has(shell))(`${shell} is installed (its completion tests skip without it)`, () => {
     expect(process.env.CI, `install ${shell}: CI must run its completion tests`).toBeFalsy();

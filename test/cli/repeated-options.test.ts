@@ -11,6 +11,7 @@ const system = {
   platform: 'linux' as const,
   homedir: '/nonexistent-home',
   nodeVersion: 'v20.0.0',
+  uid: process.getuid?.(),
   waitForShutdown: () => new Promise<string>(() => {}),
 };
 

@@ -17,14 +17,10 @@ import {
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { beforeEach, describe, expect, it } from 'vitest';
-import {
-  CONFIG_FILE_NAME,
-  confOptions,
-  FileConfigStore,
-  findJsonSyntaxError,
-} from '../../src/config/config.js';
+import { CONFIG_FILE_NAME, confOptions, FileConfigStore } from '../../src/config/config.js';
 import { ConfigError } from '../../src/errors.js';
 import { processStartTime } from '../../src/fs/file-lock.js';
+import { findJsonSyntaxError } from '../../src/text/json-lexer.js';
 import { liveProcess, tempDir } from '../kit/binary.js';
 import { withTimersStopped } from '../kit/clock.js';
 import { rejection } from '../kit/fakes.js';

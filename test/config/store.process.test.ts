@@ -526,6 +526,7 @@ describe('precedence through main (commander applies flag over environment)', ()
     platform: process.platform,
     homedir: '/nonexistent-home',
     nodeVersion: 'v20.0.0',
+    uid: process.getuid?.(),
     waitForShutdown: () => new Promise<string>(() => {}),
   };
 

@@ -3,6 +3,7 @@
  * and what came of it (created, found, rotated, refused), and never a token.
  */
 import { afterAll, describe, expect, it } from 'vitest';
+import { quote } from '../../src/input/parse.js';
 import {
   getUser,
   logLines,
@@ -132,6 +133,29 @@ describe('ugs serve --debug access lines', () => {
       expect(lines[0]).toContain(' created id="evil\\u001b[2J\\u009b" fault=commit-reset');
       // biome-ignore lint/suspicious/noControlCharactersInRegex: looking for them is the point
       expect(lines[0]).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/);
+    } finally {
+      await emulator.close();
+    }
+  });
+
+  it('an id is quoted as ugs quotes a value: a line separator cannot split the line', async () => {
+    const lines: string[] = [];
+    const emulator = await startEmulator({ log: (line) => lines.push(line) });
+    const id = 'two\u2028lines\u2029here\ufffd';
+    try {
+      const reply = await getUser(emulator.url, emulator.tokenFor('Customer'), {
+        user_group_id: id,
+        name: 'Two',
+      });
+      expect(reply.status).toBe(200);
+      const deadline = Date.now() + 5_000;
+      while (lines.length === 0 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toContain(` created id=${quote(id)}`);
+      expect(lines[0]).toContain(' created id="two\\u2028lines\\u2029here\\ufffd"');
+      expect(lines[0]).not.toMatch(/[\u2028\u2029\ufffd]/);
     } finally {
       await emulator.close();
     }

@@ -7,8 +7,8 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, lstatSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runHistory } from '../../src/commands/history.js';
-import { CancelledError } from '../../src/errors.js';
+import { parseSince, runHistory } from '../../src/commands/history.js';
+import { CancelledError, UsageError } from '../../src/errors.js';
 import { createHistoryLog } from '../../src/history/log.js';
 import { makeDeps, terminalIO } from '../kit/fakes.js';
 import {
@@ -401,4 +401,32 @@ describe('ugs whois', () => {
     expect(result.code, describeRun(result)).toBe(0);
     expect(result.stdout).toContain('"hw-team"');
   });
+});
+
+describe('--since', () => {
+  const now = new Date(Date.UTC(2026, 1, 10, 12, 0, 0));
+  const back = (ms: number) => now.getTime() - ms;
+
+  it.each<[string, number]>([
+    ['90m', back(5_400_000)],
+    ['12h', back(43_200_000)],
+    ['7D', back(604_800_000)],
+    ['2w', back(1_209_600_000)],
+    ['1d12h', back(129_600_000)],
+    ['30s', back(30_000)],
+    [' 0s ', now.getTime()],
+    ['2026-01-31', Date.UTC(2026, 0, 31)],
+    ['2026-01-31T12:00:00Z', Date.UTC(2026, 0, 31, 12)],
+    ['2026-01-31 12:00:00+02:00', Date.UTC(2026, 0, 31, 10)],
+  ])('%j is %d', (text, ms) => {
+    expect(parseSince(text, now)).toBe(ms);
+  });
+
+  it.each(['yesterday', '90', '1.5h', '500ms', '1h 30m', '2026-13-45', ''])(
+    'refuses %j as a usage error',
+    (text) => {
+      expect(() => parseSince(text, now)).toThrow(UsageError);
+      expect(() => parseSince(text, now)).toThrow(/^--since expects a date or a duration/);
+    },
+  );
 });

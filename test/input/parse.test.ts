@@ -3,13 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
 import {
   collectKeyValues,
-  duplicateJsonKey,
   endpointUrl,
   formatBaseUrl,
   groupTextProblem,
   isLoopbackHost,
-  jsonNestingDepth,
-  mayRepeatKeys,
   mergeObjects,
   parseBaseUrl,
   parseDuration,
@@ -18,7 +15,9 @@ import {
   parseKeyValue,
   parseStringMap,
   parseTimeoutSeconds,
+  readDuration,
 } from '../../src/input/parse.js';
+import { duplicateJsonKey, jsonNestingDepth, mayRepeatKeys } from '../../src/text/json-lexer.js';
 
 /** Runs `fn`; returns what it threw, or fails when it did not throw. */
 function thrown(fn: () => unknown): unknown {
@@ -408,6 +407,53 @@ describe('parseStringMap', () => {
         expect(accepted).toBe(valid);
       }),
     );
+  });
+});
+
+describe('readDuration', () => {
+  // What --give-up-after and --since take: each flag's units, and fractions or not.
+  const limit = { units: ['ms', 's', 'm', 'h'], fractions: true } as const;
+  const since = { units: ['s', 'm', 'h', 'd', 'w'], fractions: false } as const;
+
+  it.each<[string, typeof limit | typeof since, number | undefined]>([
+    ['90s', limit, 90_000],
+    ['10m', limit, 600_000],
+    ['1h30m', limit, 5_400_000],
+    ['2m30s', limit, 150_000],
+    ['500ms', limit, 500],
+    ['1.5m', limit, 90_000],
+    ['0.0001s', limit, 0.1],
+    [' 10M ', limit, 600_000],
+    ['0s', limit, 0],
+    ['90m', since, 5_400_000],
+    ['12H', since, 43_200_000],
+    ['7d', since, 604_800_000],
+    ['2w', since, 1_209_600_000],
+    ['1d12h', since, 129_600_000],
+    ['1w1d1h1m1s', since, 694_861_000],
+    // Not of the form, or a unit or a fraction the flag does not take:
+    ['1d', limit, undefined],
+    ['1w', limit, undefined],
+    ['500ms', since, undefined],
+    ['1.5h', since, undefined],
+    ['90', limit, undefined],
+    ['90', since, undefined],
+    ['', limit, undefined],
+    ['m', limit, undefined],
+    ['-5m', limit, undefined],
+    ['10 m', limit, undefined],
+    ['1h 30m', since, undefined],
+    ['10min', limit, undefined],
+    ['10m10', limit, undefined],
+    ['.5m', limit, undefined],
+    ['1e3s', limit, undefined],
+    ['2026-01-31', since, undefined],
+  ])('%j (%j) -> %j', (text, form, ms) => {
+    expect(readDuration(text, form)).toBe(ms);
+  });
+
+  it('reads no unit it was not given', () => {
+    expect(readDuration('1s', { units: [], fractions: true })).toBeUndefined();
   });
 });
 

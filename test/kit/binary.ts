@@ -439,7 +439,7 @@ require('node:readline').createInterface({ input: process.stdin }).on('line', as
     stdinIsTTY: false, stdoutIsTTY: false, stderrIsTTY: false, env,
   };
   const system = {
-    platform: process.platform, homedir: env.HOME, nodeVersion: process.version,
+    platform: process.platform, homedir: env.HOME, nodeVersion: process.version, uid: process.getuid?.(),
     waitForShutdown: () => new Promise(() => {}),
   };
   let code = null;

@@ -295,11 +295,15 @@ export interface TestDeps extends Deps {
   targets: Target[];
 }
 
-/** The machine of every fake run: Linux, a home that does not exist, Node 20. */
+/**
+ * The machine of every fake run: Linux, a home that does not exist, Node 20, and the test's own
+ * uid, so the files a test makes are the user's own.
+ */
 export const testSystem: SystemInfo = {
   platform: 'linux',
   homedir: '/nonexistent-home',
   nodeVersion: 'v20.0.0',
+  uid: process.getuid?.(),
   waitForShutdown: () => new Promise<string>(() => {}),
 };
 

@@ -82,6 +82,7 @@ export async function runMain(
       platform: process.platform,
       homedir: sandbox.home,
       nodeVersion: process.version,
+      uid: process.getuid?.(),
       waitForShutdown: () => new Promise(() => {}),
     },
   );

@@ -239,6 +239,7 @@ describe('preferences when the settings cannot be built', () => {
     platform: process.platform,
     homedir: '/nonexistent-home',
     nodeVersion: 'v20.0.0',
+    uid: process.getuid?.(),
     waitForShutdown: () => new Promise<string>(() => {}),
   };
 

@@ -8,7 +8,11 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { fileSource } from '../../src/bulk/input.js';
+import { quote, quoteVisible } from '../../src/input/parse.js';
 import { type GetOptions, parseGetFlags, runGet } from '../../src/operations/get-user/command.js';
+import { recoveryCommand, recoveryHint } from '../../src/operations/rotate-token/command.js';
+import { escapeControls, unicodeEscape } from '../../src/platform/io.js';
+import { escapeRawControls } from '../../src/text/json-text.js';
 import { openGetInput, openRotateInput } from '../kit/bulk.js';
 import { FakeService, groupResult, makeDeps, terminalIO, usageMessage } from '../kit/fakes.js';
 import { makeSandbox, runUgs, serviceForTest, tempDir } from '../kit/index.js';
@@ -182,5 +186,65 @@ describe('the built binary', () => {
     expect(result.stderr).toContain('U+200B');
     expect(result.stderr).not.toContain('\u200b');
     expect(service.requests).toHaveLength(0);
+  });
+});
+
+describe('characters shown as \\u escapes read back as themselves', () => {
+  // A tag character and an emoji (above U+FFFF: a surrogate pair in JSON), BEL, zero-width space.
+  const CHARACTERS: [string, string, string][] = [
+    ['U+E0041', '\u{E0041}', '\\udb40\\udc41'],
+    ['U+1F600', '\u{1F600}', '\\ud83d\\ude00'],
+    ['U+0007', '\u0007', '\\u0007'],
+    ['U+200B', '\u200b', '\\u200b'],
+  ];
+  const target = { baseUrl: new URL('https://ugs.example.com'), apiToken: 'api-token-0123456789' };
+
+  describe.each(CHARACTERS)('%s', (_code, char, escaped) => {
+    const text = `a${char}b`;
+    // What each function escapes: controls always; invisible (Cf) characters where shown for
+    // pasting; an emoji is a visible character that pastes, so it stays as it is.
+    const visible = char === '\u{1F600}' ? char : escaped;
+    const control = char === '\u0007' ? escaped : char;
+
+    it('unicodeEscape writes one \\uXXXX per UTF-16 code unit', () => {
+      expect(unicodeEscape(char)).toBe(escaped);
+      expect(JSON.parse(`"${unicodeEscape(char)}"`)).toBe(char);
+    });
+
+    it('escapeControls', () => {
+      expect(escapeControls(text)).toBe(`a${control}b`);
+    });
+
+    it('quote, which JSON.parse reads back', () => {
+      expect(quote(text)).toBe(`"a${control}b"`);
+      expect(JSON.parse(quote(text))).toBe(text);
+    });
+
+    it('quoteVisible, which JSON.parse reads back', () => {
+      expect(quoteVisible(text)).toBe(`"a${visible}b"`);
+      expect(JSON.parse(quoteVisible(text))).toBe(text);
+    });
+
+    it('escapeRawControls leaves the JSON text as JSON.stringify wrote it', () => {
+      expect(escapeRawControls(JSON.stringify(text))).toBe(JSON.stringify(text));
+      expect(JSON.parse(escapeRawControls(JSON.stringify(text)))).toBe(text);
+    });
+
+    it('the recovery command shows the name escaped as the messages do', () => {
+      expect(recoveryCommand({ provided_id: 'acme', name: text }, makeDeps())).toBe(
+        `ugs get --id acme --name 'a${visible}b' --field token`,
+      );
+    });
+
+    it('the recovery hint: the id as quoteVisible shows it, a JSON body that parses back', () => {
+      // An id with a zero-width space cannot be pasted: the hint gives the JSON request.
+      const id = `acme\u200b${char}`;
+      const hint = recoveryHint({ provided_id: id, name: text }, makeDeps(), target);
+      expect(hint).toContain(quoteVisible(id));
+      expect(JSON.parse(quoteVisible(id))).toBe(id);
+      const body = /-d '([^']*)'`$/.exec(hint)?.[1] ?? '';
+      expect(body).toMatch(/^[\x20-\x7e]+$/);
+      expect(JSON.parse(body)).toEqual({ user_group_id: id, name: text });
+    });
   });
 });

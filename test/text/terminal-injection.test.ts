@@ -206,6 +206,7 @@ describe('more quoted values', () => {
       platform: 'linux',
       homedir: '/nonexistent',
       nodeVersion: 'v20.0.0',
+      uid: process.getuid?.(),
       waitForShutdown: () => new Promise<string>(() => {}),
     });
     expect(code).toBe(2);

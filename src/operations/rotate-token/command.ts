@@ -409,14 +409,10 @@ export function recoveryCommand(
     typeof value === 'string' || typeof value === 'number' ? shellWord(String(value)) : placeholder;
   // The group exists, so `get` finds it by id whatever name is sent: characters of the name
   // that would not paste as they are (bidi controls could also reorder the line on screen)
-  // are written as visible \uXXXX text instead.
+  // are written as visible \uXXXX text instead. Nothing reads this name back: it is escaped as
+  // the error messages escape it (a surrogate pair above U+FFFF), so a person sees one form.
   const name =
-    typeof group.name === 'string'
-      ? group.name.replace(
-          UNPASTEABLE,
-          (c) => `\\u${(c.codePointAt(0) ?? 0).toString(16).padStart(4, '0')}`,
-        )
-      : group.name;
+    typeof group.name === 'string' ? group.name.replace(UNPASTEABLE, unicodeEscape) : group.name;
   const parts = [
     'ugs get --id',
     text(group.provided_id, '<user_group_id>'),

@@ -1,0 +1,60 @@
+/**
+ * What a bulk run is given: its options (the flags of `--from`) and the hooks tests replace.
+ */
+import type { InputFormat } from '../input/bulk-options.js';
+import type { Rate } from '../service/rate.js';
+import type { Clock } from './clock.js';
+import type { AppendFs } from './journal.js';
+import type { Every } from './progress-line.js';
+import type { BulkSpec } from './spec.js';
+
+export interface BulkOptions {
+  /** The operation's bulk spec (its folder's bulk.ts). */
+  spec: BulkSpec;
+  /** A path, or `-` for stdin. */
+  from: string;
+  format: InputFormat;
+  concurrency: number;
+  output: string | undefined;
+  resume: boolean;
+  /** rotate: no confirmation. */
+  yes: boolean;
+  /** `--delimiter`: the CSV delimiter; undefined to detect it from the header line. */
+  delimiter?: string | undefined;
+  /** `--strict-columns`: a CSV column ugs does not know is refused instead of ignored. */
+  strictColumns?: boolean | undefined;
+  /**
+   * `--give-up-after`: the run stops as for a service that is down (exit 4) once no request has
+   * succeeded for this long, so a service that throttles without end cannot hold it for days.
+   * Default DEFAULT_GIVE_UP_AFTER_MS.
+   */
+  giveUpAfterMs?: number;
+  /**
+   * `--rate`: every request of the run starts on one schedule, one every window / n. Absent: the
+   * dialect's default (the vendor's 180/min with `explo`, none with `interface`).
+   */
+  rate?: Rate | undefined;
+}
+
+export interface BulkHooks {
+  clock?: Clock;
+  /**
+   * Calls `tick` every `ms` until the returned function is called: the progress line's timer.
+   * Tests pass their own, to see the 10-second log line without waiting 10 seconds.
+   */
+  every?: Every;
+  /** The file system under `--output` (tests fill the disk). */
+  fs?: AppendFs;
+  /**
+   * How long a run waits for a service that became unavailable before it stops (exit 4); default
+   * OUTAGE_LIMIT_MS (2 minutes). `--give-up-after` ends the wait sooner when it is shorter.
+   */
+  outageLimitMs?: number;
+}
+
+/** How to carry on after a run that stopped. */
+export function resumeHint(opts: BulkOptions): string {
+  return opts.output === undefined
+    ? 'with --output FILE a later run can --resume where this one stopped'
+    : `run the same command with --resume to try the rest (rows done are not sent again)`;
+}

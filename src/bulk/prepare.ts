@@ -1,0 +1,236 @@
+/**
+ * Preparing a bulk run, before its first request: the options read, the results file checked and
+ * opened, the input validated (the first pass), the `--resume` plan made, the rotation confirmed,
+ * and the connection pool and the history batch opened.
+ */
+import { resolveTarget } from '../context/credentials.js';
+import type { Deps } from '../context/factory.js';
+import { CancelledError, UsageError } from '../errors.js';
+import type { HistoryBatch } from '../history/log.js';
+import { type EntryBase, entryBase } from '../history/record.js';
+import { lookalikeRows } from '../history/typo.js';
+import type { RowSchema } from '../input/bulk-options.js';
+import { quote } from '../input/parse.js';
+import { printNote } from '../output/messages.js';
+import { canPrompt, escapeControls } from '../platform/io.js';
+import type { ServiceClient } from '../service/client.js';
+import { EXPLO_RATE, EXPLO_THROTTLE_WAIT_MS } from '../service/dialect.js';
+import { inputSource, isStdinPath, stdinSource } from './input.js';
+import { ResultFile } from './journal.js';
+import type { BulkHooks, BulkOptions } from './options.js';
+import type { Pacing } from './pacing.js';
+import { Pacer, RequestGate } from './pacing.js';
+import { rowsText } from './progress.js';
+import { type OutputFormat, outputFormatFor } from './records.js';
+import { planResume, type ResumePlan, readResumeState } from './resume.js';
+import { RowLines } from './row-lines.js';
+import type { BulkRow } from './spec.js';
+import { type BulkInput, openBulkInput } from './validate.js';
+
+/** What a run has to do: its options and its rows. */
+export interface RunPlan {
+  opts: BulkOptions;
+  /** The input's counts: its rows, and the CSV rows with every cell empty (no rows). */
+  input: Pick<BulkInput<BulkRow>, 'rowCount' | 'blankRows'>;
+  /** `--resume`: the rows done, to settle, sent before (empty without it). */
+  resume: ResumePlan;
+  /** Rows an earlier run finished: not sent again. */
+  alreadyDone: number;
+}
+
+/** The token history of a run: its batch, and what every event of the run has in common. */
+export interface RunHistory {
+  batch: HistoryBatch;
+  base: EntryBase;
+}
+
+/** What a run works with. */
+export interface RunParts {
+  deps: Deps;
+  /** The results file (`--output`); undefined: records go to stdout. */
+  file: ResultFile | undefined;
+  /** One line per row at a terminal (row-lines.ts); undefined: NDJSON records. */
+  rowLines: RowLines | undefined;
+  pacing: Pacing;
+  /** Undefined with the history off (`--no-history`). */
+  history: RunHistory | undefined;
+}
+
+/** A run ready to send: what it does and works with, the validated input, the connection. */
+export interface PreparedRun {
+  plan: RunPlan;
+  parts: RunParts;
+  input: BulkInput<BulkRow>;
+  connecting: Promise<ServiceClient>;
+}
+
+export async function prepareRun(
+  opts: BulkOptions,
+  deps: Deps,
+  hooks: BulkHooks,
+): Promise<PreparedRun> {
+  const { io } = deps;
+  const interactive = canPrompt(io, deps.settings.noInput);
+  const { spec } = opts;
+  const risk = spec.risk;
+  if (risk !== undefined && !opts.yes && !interactive) {
+    throw new UsageError(risk.needsYes.message, { hint: risk.needsYes.hint });
+  }
+  const outputFormat: OutputFormat | undefined =
+    opts.output === undefined ? undefined : outputFormatFor(opts.output);
+  const target = await resolveTarget(deps);
+  // The vendor publishes its limit (180 requests a minute per client IP): a run in its dialect
+  // keeps to it unless told otherwise, since a 429 there costs a whole minute.
+  const rate = opts.rate ?? (target.dialect === 'explo' ? EXPLO_RATE : undefined);
+  const pacer = rate === undefined ? undefined : new Pacer(rate, hooks.clock);
+  const gate = new RequestGate(pacer);
+  // Loading the HTTP stack (undici and its parser) overlaps the validation pass: nothing is
+  // sent before every row is checked, but the first request need not wait for the import.
+  const connecting = deps.connect(target, {
+    bulk: true,
+    connections: opts.concurrency,
+    // A transport retry passes the gate too: its slot, an outage, and never after a stop.
+    pace: () => gate.admit(),
+  });
+  connecting.catch(() => undefined); // awaited below, unless the input is refused first
+  // An existing results file: ours, this command's, not the input (nothing is sent otherwise).
+  if (opts.output !== undefined && outputFormat !== undefined) {
+    await ResultFile.preflight({
+      path: opts.output,
+      format: outputFormat,
+      records: spec.records,
+      uid: deps.system.uid,
+      from: opts.from,
+      resume: opts.resume,
+    });
+  }
+  // The results file is read before the input: the validation pass then also checks that the
+  // file was written for this input (each record's row holds the same user_group_id here).
+  const state =
+    opts.resume && opts.output !== undefined && outputFormat !== undefined
+      ? await readResumeState(opts.output, outputFormat, spec.records)
+      : undefined;
+  const mismatches: string[] = [];
+  const lookalikes = spec.noteLookalikeIds === true ? await lookalikeRows(deps) : undefined;
+  const check = (row: { row: number; user_group_id?: string | undefined }) => {
+    lookalikes?.check(row);
+    const earlier = state?.outcomes.get(row.row)?.user_group_id;
+    if (earlier == null || row.user_group_id === undefined || earlier === row.user_group_id) return;
+    mismatches.push(
+      `row ${row.row} is ${quote(row.user_group_id)} here and ${quote(earlier)} in the results`,
+    );
+  };
+  // An input at risk is held as validated (input.ts): the rows sent are the rows checked.
+  const source =
+    opts.from === '-' || isStdinPath(opts.from)
+      ? await stdinSource(io.stdin, io.stdinIsTTY)
+      : await inputSource(opts.from, { keep: risk !== undefined });
+  const rows = target.dialect === 'explo' ? spec.rows : withoutExploFields(spec.rows);
+  const input = await openBulkInput(source, opts.format, rows, check, {
+    delimiter: opts.delimiter,
+    strictColumns: opts.strictColumns,
+  });
+  if (input.ignoredColumns.length > 0) {
+    printNote(
+      deps.output,
+      `--from: ignored ${input.ignoredColumns.length === 1 && input.ignoredColumns[0]?.startsWith('"') ? 'a column' : 'columns'} ugs does not know: ${input.ignoredColumns.join(', ')} (--strict-columns refuses them)`,
+    );
+  }
+  lookalikes?.report();
+
+  let plan: ResumePlan = { done: new Set(), settle: new Map(), sent: new Set(), sentAt: new Map() };
+  if (state !== undefined && opts.output !== undefined) {
+    let beyond = 0;
+    for (const row of state.outcomes.keys()) if (row > beyond) beyond = row;
+    if (beyond > input.rowCount) {
+      mismatches.push(`the results have row ${beyond}; this input has ${rowsText(input.rowCount)}`);
+    }
+    if (mismatches.length > 0) {
+      throw new UsageError(
+        `--resume: ${escapeControls(opts.output)} holds the results of another input (${escapeControls(mismatches[0] ?? '')}${mismatches.length > 1 ? `, and ${mismatches.length - 1} more` : ''})`,
+        {
+          hint: 'resume with the input that file was written for, or name a new --output file to start over',
+        },
+      );
+    }
+    if (state.tornLines > 0) {
+      printNote(
+        deps.output,
+        `--resume: ${state.tornLines} incomplete line(s) in the results were ignored`,
+      );
+    }
+    plan = planResume(state);
+  }
+  // A results file with a row past the input's end was refused above: every done row counts.
+  const alreadyDone = plan.done.size;
+
+  if (risk !== undefined && !opts.yes) {
+    const count = input.rowCount - alreadyDone;
+    const confirmed = await deps.prompter.confirm(risk.question(count), { default: false });
+    if (!confirmed) throw new CancelledError(risk.cancelled);
+  }
+
+  // A person at a terminal reads one line per row; a pipe gets the NDJSON records (row-lines.ts).
+  const rowLines =
+    opts.output === undefined && deps.output.stdoutIsTTY
+      ? new RowLines(
+          input,
+          await deps.output.style('stdout'),
+          deps.output.unicode ? '\u2026' : '...',
+        )
+      : undefined;
+  const file =
+    opts.output === undefined || outputFormat === undefined
+      ? undefined
+      : await ResultFile.open({
+          path: opts.output,
+          format: outputFormat,
+          records: spec.records,
+          uid: deps.system.uid,
+          ...(hooks.fs !== undefined && { fs: hooks.fs }),
+        });
+  // Every answered row is an event of the token history, written in batches (log.ts).
+  // With the history off (`--no-history`), no event is built for any row: bulk pays nothing.
+  const history =
+    deps.history.location === undefined
+      ? undefined
+      : { batch: deps.history.batch(), base: entryBase(deps, target) };
+  return {
+    plan: { opts, input, resume: plan, alreadyDone },
+    parts: {
+      deps,
+      file,
+      rowLines,
+      pacing: {
+        pacer,
+        gate,
+        throttleWaitMs: target.dialect === 'explo' ? EXPLO_THROTTLE_WAIT_MS : undefined,
+      },
+      history,
+    },
+    input,
+    connecting,
+  };
+}
+
+/**
+ * The schema for a run in the `interface` dialect: a row that sets a field only the vendor's API
+ * has (`is_demo_group`) is refused with the others' problems, as the interface would ignore it.
+ */
+function withoutExploFields<Row extends BulkRow>(schema: RowSchema<Row>): RowSchema<Row> {
+  const fields = schema.exploOnly ?? [];
+  if (fields.length === 0) return schema;
+  return {
+    ...schema,
+    check(row, line, values, problems) {
+      for (const field of fields) {
+        const value = values[field];
+        if (value !== undefined && value !== null) {
+          problems.push(`${field} needs --dialect explo (the interface has no such field)`);
+        }
+      }
+      const checked = schema.check(row, line, values, problems);
+      return problems.length > 0 ? undefined : checked;
+    },
+  };
+}
