@@ -64,6 +64,7 @@ const SYSTEM = {
   platform: 'linux' as const,
   homedir: '/nonexistent',
   nodeVersion: 'v20.0.0',
+  uid: process.getuid?.(),
   waitForShutdown: () => new Promise<string>(() => {}),
 };
 
@@ -184,7 +185,7 @@ for (const [runner, env] of Object.entries(RUNNERS)) {
       const hint = /^hint: read it with `(.*)`$/m.exec(result.stderr)?.[1];
       // The id and name as the shell reads them, with no marker in the text: `#''#[`.
       expect(hint, result.context).toBe(
-        `ugs get --id 'acme-#''#[set-env name=PATH;]/tmp/evil' --name 'Acme #''#vso[task.prependpath]/tmp/evil #''#[set-env name=PATH;]/tmp/evil' --json`,
+        `ugs get --id 'acme-#''#[set-env name=PATH;]/tmp/evil' --name 'Acme #''#vso[task.prependpath]/tmp/evil #''#[set-env name=PATH;]/tmp/evil' --must-exist --json`,
       );
       const words = await runShell(`printf '%s\\n' ${hint?.replace(/^ugs get /, '')}`);
       expect(words.stdout.split('\n').slice(0, 4)).toEqual(['--id', EVIL_ID, '--name', EVIL_NAME]);

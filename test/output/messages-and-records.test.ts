@@ -18,6 +18,7 @@ const SYSTEM = {
   platform: 'linux' as const,
   homedir: '/nonexistent',
   nodeVersion: 'v20.0.0',
+  uid: process.getuid?.(),
   waitForShutdown: () => new Promise<string>(() => {}),
 };
 
@@ -78,7 +79,7 @@ describe('profile names are escaped in every message', () => {
     }
   }
 
-  it('login: the "Logged in ... as profile" line', async () => {
+  it('login: the refusal of a profile name that would not paste names it escaped', async () => {
     // The login's check of the token: 400 to `{}` means the token was accepted.
     const ok = await startServer(json(400, { user_group_id: ['This field is required.'] }));
     try {
@@ -88,7 +89,8 @@ describe('profile names are escaped in every message', () => {
         'api-token-0123456789\n',
       );
       const context = JSON.stringify(result);
-      expect(result.stderr, context).toMatch(/profile "work\\u001b/);
+      expect(result.code, context).toBe(2);
+      expect(result.stderr, context).toMatch(/profile name "work\\u001b/);
       expect(result.stderr, context).not.toMatch(RAW_CONTROL);
     } finally {
       await ok.close();
