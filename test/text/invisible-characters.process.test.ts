@@ -232,7 +232,7 @@ describe('characters shown as \\u escapes read back as themselves', () => {
 
     it('the recovery command shows the name escaped as the messages do', () => {
       expect(recoveryCommand({ provided_id: 'acme', name: text }, makeDeps())).toBe(
-        `ugs get --id acme --name 'a${visible}b' --field token`,
+        `ugs get --id acme --name 'a${visible}b' --must-exist --field token`,
       );
     });
 
