@@ -29,7 +29,14 @@ export interface ProbeResult {
   detail: string | undefined;
 }
 
-export const probe: Operation<void, ProbeResult> = {
+/**
+ * With the facts the registry reads of every operation (`operations/descriptor.ts`, a layer up):
+ * its body has no fields, and it changes nothing.
+ */
+export const probe: Operation<void, ProbeResult> & {
+  fields: readonly string[];
+  changesData: boolean;
+} = {
   method: 'GET',
   // The vendor's API: get-or-create with `{}` is refused for its missing fields (400) once the
   // token was accepted, and creates nothing.
@@ -39,6 +46,8 @@ export const probe: Operation<void, ProbeResult> = {
   body: () => ({}),
   secrets: () => [],
   readAnswer: readProbe,
+  fields: [],
+  changesData: false,
 };
 
 declare module './client.js' {
