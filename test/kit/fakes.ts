@@ -222,7 +222,7 @@ export interface ServiceCall {
 }
 
 /**
- * A service client typed over the operations (operations/index.ts): each operation a test lists
+ * A service client typed over the operations (commands/operations.ts): each operation a test lists
  * answers with its handler, and any other throws when called. Its methods are made from the
  * registry, so adding an operation changes no test that does not use it.
  */
