@@ -7,7 +7,7 @@ import { Command, CommanderError, type Option } from 'commander';
 import { formatExamples } from './cli/help.js';
 import type { DepsFactory } from './cli/shared.js';
 import { createDeps } from './commands/default-factory.js';
-import { buildCommands, changesData, createWords, type Runs } from './commands/index.js';
+import { buildCommands, changesData, type Runs, suggestedWords } from './commands/index.js';
 import type { SystemInfo } from './context/factory.js';
 import { checkProfileSaved } from './context/profiles.js';
 import { type GlobalFlags, readPreferences } from './context/settings.js';
@@ -192,8 +192,8 @@ Exit codes: 0 ok, 1 service error, 2 usage, 3 auth, 4 network,
 
 /**
  * An unknown command (`ugs create`, `ugs profile lst`) is a usage error whose hint guesses with
- * suggest.ts rather than commander: words for creating lead to `get` (it creates a missing
- * group), and a command that changes data is never guessed when one that only reads is as close.
+ * suggest.ts rather than commander: words an operation names lead to its command (words for
+ * creating to `get`, which creates a missing group), and a command that changes data is never guessed when one that only reads is as close.
  * Commander emits `command:*` instead of its own error when someone listens.
  */
 function suggestCommands(command: Command): void {
@@ -208,20 +208,22 @@ function suggestCommands(command: Command): void {
       .map((sub) => ({ name: sub.name(), changesData: changesData.has(path(sub)) }));
     // At the top level only: `ugs profile new` is not a request for `get`.
     if (command.parent === null) {
-      for (const name of createWords) candidates.push({ name, suggest: 'get' });
+      for (const { command: suggest, words } of suggestedWords) {
+        for (const name of words) candidates.push({ name, suggest });
+      }
     }
     const guesses = suggestNames(word, candidates);
     const help =
       command.parent === null
         ? 'see `ugs --help` or `ugs <command> --help`'
         : `see \`ugs ${command.name()} --help\``;
-    // Said when the guess came from a word for creating, which `get` does not look like.
-    const creates = guesses.includes('get') && suggestNames(word, createWords).length > 0;
+    // Said when the guess came from a word for the command (`create`), which it does not look like.
+    const notes = suggestedWords
+      .filter((s) => guesses.includes(s.command) && suggestNames(word, s.words).length > 0)
+      .map((s) => ` (${s.note})`)
+      .join('');
     throw new UsageError(`unknown command '${escapeControls(word)}'`, {
-      hint:
-        guesses.length === 0
-          ? help
-          : `did you mean ${orList(guesses)}?${creates ? ' (get creates the user group when it does not exist)' : ''} ${help}`,
+      hint: guesses.length === 0 ? help : `did you mean ${orList(guesses)}?${notes} ${help}`,
     });
   });
   for (const sub of command.commands) suggestCommands(sub);

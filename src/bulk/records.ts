@@ -132,18 +132,51 @@ export interface RecordSchema {
    * every record (null when unset), another only when set; `resume` ones are read back.
    */
   extras: readonly { field: ExtraField; always: boolean; resume: boolean }[];
-  /**
-   * Which command wrote an NDJSON record, as far as its fields tell (a CSV file says it by its
-   * header); undefined when they contradict each other or it is no result record.
-   */
-  writerOf(value: Record<string, unknown>): string | undefined;
+  /** What only this command's records hold: how `writerOf` tells its NDJSON records apart. */
+  marks: RecordMarks;
   /**
    * Headers written by earlier versions of ugs (e.g. before the `at` column): such a file is
    * still read and resumed, and appended to in its own columns, so every line keeps one width.
    */
   formerColumns?: readonly (readonly RecordColumn[])[];
   /** The other commands whose results files must not be taken for this one's. */
-  others: readonly { command: string; columns: readonly RecordColumn[] }[];
+  others: readonly { command: string; columns: readonly RecordColumn[]; marks: RecordMarks }[];
+}
+
+/**
+ * What marks a command's NDJSON records (a CSV file says it by its header): a field in every
+ * record of it and of no other command, and statuses that only it writes.
+ */
+export interface RecordMarks {
+  field?: ExtraField;
+  statuses: readonly RecordStatus[];
+}
+
+/**
+ * Which command wrote an NDJSON record, as far as its fields tell, among `schema`'s command and
+ * its others: the one whose marks it fits, when exactly one does. A record of a command has that
+ * command's marking field and no other's, and no status only another command writes. Undefined
+ * when its fields contradict each other, or when it is no result record at all (the input's
+ * rows, or anything else, are no one's results).
+ */
+export function writerOf(value: Record<string, unknown>, schema: RecordSchema): string | undefined {
+  if (typeof value.row !== 'number' || typeof value.status !== 'string') return undefined;
+  const status = value.status as RecordStatus;
+  const writers = [schema, ...schema.others].filter(
+    (writer, index, all) => all.findIndex((other) => other.command === writer.command) === index,
+  );
+  const fits = writers.filter(({ command, marks }) => {
+    if (marks.field !== undefined && !(marks.field in value)) return false;
+    return writers.every(
+      (other) =>
+        other.command === command ||
+        ((other.marks.field === undefined ||
+          other.marks.field === marks.field ||
+          !(other.marks.field in value)) &&
+          (!other.marks.statuses.includes(status) || marks.statuses.includes(status))),
+    );
+  });
+  return fits.length === 1 ? fits[0]?.command : undefined;
 }
 
 /** Every header a command's CSV results file may have: today's first, then earlier ones. */

@@ -24,6 +24,7 @@ import {
   type RecordStatus,
   type SentValue,
   unguardCell,
+  writerOf,
 } from './records.js';
 
 export interface ResumeState {
@@ -167,12 +168,12 @@ export async function readResumeState(
   return state;
 }
 
-/** Another command that wrote this NDJSON record (its fields tell: `RecordSchema.writerOf`). */
+/** Another command that wrote this NDJSON record (its fields tell: `writerOf`, records.ts). */
 export function foreignWriter(
   value: Record<string, unknown>,
   schema: RecordSchema,
 ): string | undefined {
-  const writer = schema.writerOf(value);
+  const writer = writerOf(value, schema);
   return writer !== undefined && writer !== schema.command ? writer : undefined;
 }
 

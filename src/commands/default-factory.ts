@@ -16,7 +16,6 @@ import {
 import { ConfigError } from '../errors.js';
 import { createHistoryLog, type HistoryLog, historyLocation } from '../history/log.js';
 import { InquirerPrompter, type Prompter } from '../input/prompter.js';
-import { operations, servedOperations } from '../operations/index.js';
 import { StreamTracer, silentTracer, type Tracer } from '../output/debug.js';
 import { printLine, printNote } from '../output/messages.js';
 import { createOutput, type Output } from '../output/output.js';
@@ -26,6 +25,7 @@ import { userAgent } from '../platform/version.js';
 import { HttpServiceClient } from '../service/service.js';
 import { createHttpClient, type HttpClient } from '../transport/http.js';
 import type { DoctorNetwork } from '../transport/network.js';
+import { operations, servedOperations } from './operations.js';
 
 /** The statuses a bulk run handles itself, for all rows at once. */
 const THROTTLE_STATUSES: ReadonlySet<number> = new Set([429, 503]);

@@ -1,18 +1,18 @@
 /**
  * Every command of `ugs`, in the order `ugs --help` lists them: main builds its program from this
- * list alone. An operation's command is registered with its operation (`src/operations/index.ts`,
- * one line per operation folder); a command that is not an operation is one line here. main.ts
+ * list alone. An operation's command is registered with its operation (`./operations.ts`, one
+ * line per operation folder); a command that is not an operation is one line here. main.ts
  * never changes. Each builder takes the one factory (`DepsFactory`) and, for tests, a
  * replacement of its `run`.
  */
 import type { Command } from 'commander';
 import type { DepsFactory } from '../cli/shared.js';
-import { operationCommands } from '../operations/index.js';
 import { completionCommand } from './completion.js';
 import { doctorCommand } from './doctor.js';
 import { historyCommand } from './history.js';
 import { loginCommand } from './login.js';
 import { logoutCommand } from './logout.js';
+import { commandsChangingData, operationCommands, suggestedWords } from './operations.js';
 import { profileCommand } from './profile.js';
 import { serveCommand } from './serve.js';
 import { statusCommand } from './status.js';
@@ -23,7 +23,7 @@ export const commands = {
   logout: logoutCommand,
   status: statusCommand,
   profile: profileCommand,
-  // The operations' commands (get, rotate, ...), from their registry: src/operations/index.ts.
+  // The operations' commands, from their registry: ./operations.ts.
   ...operationCommands,
   // The token history (src/history): read only, any -p (a profile only the history knows).
   history: historyCommand,
@@ -34,24 +34,24 @@ export const commands = {
 } as const;
 
 /**
- * Commands (by their path: `rotate`, `profile remove`) that change something, on the service or
- * in the saved configuration. A mistyped command is never answered with one of them when a
- * command that changes nothing is as close (main.ts, suggest.ts).
+ * Commands (by their path: `profile remove`) that change something, on the service or in the
+ * saved configuration: those listed here, and the operations' commands whose operation says it
+ * changes data. A mistyped command is never answered with one of them when a command that
+ * changes nothing is as close (main.ts, suggest.ts).
  */
 export const changesData: ReadonlySet<string> = new Set([
   'login',
   'logout',
-  'rotate',
+  ...commandsChangingData,
   'profile use',
   'profile remove',
 ]);
 
 /**
- * What people type for "make a new group": there is no `create` (the service's Get User creates
- * a missing group), so these lead to `get`, never to `rotate` (which commander's own guess for
- * `create` was, letters being close).
+ * Words that are no command but lead to one (an operation's `suggestedFor`: words for "make a
+ * new group" lead to the command that creates a missing group), with the note said along.
  */
-export const createWords: readonly string[] = ['create', 'new', 'add', 'provision'];
+export { suggestedWords };
 
 /** A command's `run`, as its builder (`getCommand(makeDeps, run)`) takes it. */
 type RunOf<Builder extends (...args: never[]) => Command> = NonNullable<Parameters<Builder>[1]>;

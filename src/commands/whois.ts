@@ -14,11 +14,12 @@ import type { Deps } from '../context/factory.js';
 import { ApiError, UsageError } from '../errors.js';
 import { type HistoryEvent, lastFour } from '../history/event.js';
 import { fingerprintWith } from '../history/log.js';
-import { recordedGet } from '../history/record.js';
+import { recorded } from '../history/record.js';
 import { formatBaseUrl, quote } from '../input/parse.js';
 import { printNote } from '../output/messages.js';
 import { canPrompt, escapeControls, readStdin } from '../platform/io.js';
 import { requireHistoryLocation, shortTime } from './history.js';
+import { groupReader } from './operations.js';
 
 export interface WhoisOptions {
   /** The argument as given; `-` reads stdin; undefined asks at a terminal. */
@@ -151,9 +152,12 @@ async function checkGroup(
       { hint: `pass --base-url ${group.base_url} or the -p profile of that service` },
     );
   }
-  const request = { user_group_id: group.user_group_id, name: group.name ?? group.user_group_id };
   const client = await deps.connect(target);
-  const result = await recordedGet(deps, target, request, () => client.getUser(request));
+  // The operation that reads a group by its id (its descriptor's `readsGroup`), recorded as any
+  // single request of it is.
+  const reader = groupReader(client, group.user_group_id, group.name ?? group.user_group_id);
+  if (reader === undefined) throw new UsageError('no operation of the service reads a group');
+  const result = await recorded(deps, target, reader.operation, reader.input, reader.send);
   const token = result.userGroup.token;
   deps.output.maskSecret(token);
   const print = key === undefined ? null : await fingerprintWith(key, token);

@@ -91,7 +91,7 @@ function listenError(err: unknown, host: string, port: number): EmulatorStartErr
 }
 
 /**
- * `operations`: what the emulator serves, from the caller's registry (`operations/index.ts`):
+ * `operations`: what the emulator serves, from the caller's registry (`commands/operations.ts`):
  * the emulator imports no operation, so its bundle holds none of ugs's commands.
  */
 export async function startEmulator(

@@ -116,5 +116,8 @@ export interface RowSchema<Row extends BulkRow> {
   };
 }
 
-/** A record's `settled_by`: how the outcome of a request whose answer was lost was read back. */
-export type SettledBy = 'get';
+/**
+ * A record's `settled_by`: the command whose read settled a request whose answer was lost (the
+ * operation's bulk spec says which; the engine only counts them).
+ */
+export type SettledBy = string;

@@ -2,7 +2,7 @@
  * The results files of `get --from` and `rotate --from`: both hold user group records, so each
  * command's spec knows the other's columns, to refuse its files by name.
  */
-import type { RecordColumn } from '../bulk/records.js';
+import type { RecordColumn, RecordMarks } from '../bulk/records.js';
 
 /** The columns both commands' results files open with. */
 const GROUP_COLUMNS: readonly RecordColumn[] = [
@@ -34,19 +34,10 @@ export const ROTATE_COLUMNS_BEFORE_AT: readonly RecordColumn[] = [
 export const ROTATE_COLUMNS: readonly RecordColumn[] = [...ROTATE_COLUMNS_BEFORE_AT, 'at'];
 
 /**
- * Which command wrote an NDJSON record (a CSV results file says it by its header). Every version
- * of ugs writes `new_user_group` in each `get` record and never in a `rotate` one; `created` and
- * `found` are get outcomes only, `rotated` and `sending` rotate ones only. So the record format
- * already tells, without a marker of its own: a record without `new_user_group` (older files
- * included) is taken as written by rotate. Undefined when its fields contradict each other, or
- * when it is no result record at all.
+ * What marks each command's NDJSON records (the engine's `writerOf` tells them apart by it):
+ * every version of ugs writes `new_user_group` in each get record and never in a rotate one;
+ * `created` and `found` are get outcomes only, `rotated` and `sending` rotate ones only. A record
+ * without `new_user_group` (older files included) is taken as written by rotate.
  */
-export function userGroupRecordWriter(value: Record<string, unknown>): string | undefined {
-  // Only a result record is judged: the input's rows (or anything else) are no one's results.
-  if (typeof value.row !== 'number' || typeof value.status !== 'string') return undefined;
-  const get = 'new_user_group' in value;
-  const status = value.status;
-  if (status === 'created' || status === 'found') return get ? 'get' : undefined;
-  if (status === 'rotated' || status === 'sending') return get ? undefined : 'rotate';
-  return get ? 'get' : 'rotate';
-}
+export const GET_MARKS: RecordMarks = { field: 'new_user_group', statuses: ['created', 'found'] };
+export const ROTATE_MARKS: RecordMarks = { statuses: ['rotated', 'sending'] };

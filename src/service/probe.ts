@@ -55,7 +55,14 @@ const REQUEST_FIELDS: Readonly<Record<Dialect, readonly string[]>> = {
   explo: ['current_token'],
 };
 
-export const probe: Operation<void, ProbeResult> = {
+/**
+ * With the facts the registry reads of every operation (`operations/descriptor.ts`, a layer up):
+ * its body has no fields, and it changes nothing.
+ */
+export const probe: Operation<void, ProbeResult> & {
+  fields: readonly string[];
+  changesData: boolean;
+} = {
   method: 'GET',
   // The vendor's token refresh with no token: nothing to rotate. Refused for its missing field
   // (400) once the token was accepted. Not its get-or-create: the vendor's documentation marks
@@ -66,6 +73,8 @@ export const probe: Operation<void, ProbeResult> = {
   body: () => ({}),
   secrets: () => [],
   readAnswer: readProbe,
+  fields: [],
+  changesData: false,
 };
 
 declare module './client.js' {

@@ -26,7 +26,7 @@ export type { ServiceResult, UserGroup } from './user-group.js';
 
 export interface ServiceClientOptions {
   /**
-   * The operations this client runs, by name (the registry in `operations/index.ts`): each becomes
+   * The operations this client runs, by name (the registry in `commands/operations.ts`): each becomes
    * a method (`client.getUser(input)`). Handed in, so that the service layer knows no operation;
    * without them only `call(operation, input)` works.
    */

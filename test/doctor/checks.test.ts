@@ -4,11 +4,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { type DoctorDeps, runDoctor, unicodeOutput } from '../../src/commands/doctor.js';
+import { operations } from '../../src/commands/operations.js';
 import { credentialAccount } from '../../src/config/secure-store.js';
 import { noProxyEntry, proxyFor } from '../../src/doctor/proxy.js';
 import { ApiError, ChecksFailedError } from '../../src/errors.js';
 import { redactUrl } from '../../src/input/parse.js';
-import { operations } from '../../src/operations/index.js';
 import { userAgent } from '../../src/platform/version.js';
 import { type ProbeAnswer, probeVerdict } from '../../src/service/probe.js';
 import { HttpServiceClient } from '../../src/service/service.js';

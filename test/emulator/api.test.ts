@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { servedOperations } from '../../src/commands/operations.js';
 import { startEmulator as startServedEmulator } from '../../src/emulator/server.js';
-import { servedOperations } from '../../src/operations/index.js';
 import {
   call,
   getUser,

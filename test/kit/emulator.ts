@@ -11,12 +11,12 @@ import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { afterAll, beforeAll, expect } from 'vitest';
+import { servedOperations } from '../../src/commands/operations.js';
 import {
   type EmulatorOptions,
   type RunningEmulator,
   startEmulator as startInProcess,
 } from '../../src/emulator/server.js';
-import { servedOperations } from '../../src/operations/index.js';
 import {
   BIN,
   describeRun,

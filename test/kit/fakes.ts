@@ -5,6 +5,7 @@
  */
 import { PassThrough, Writable } from 'node:stream';
 import { expect } from 'vitest';
+import { type OperationName, operations } from '../../src/commands/operations.js';
 import type { ConfigStore, Profile } from '../../src/config/config.js';
 import { type CredentialStore, CredentialStoreError } from '../../src/config/secure-store.js';
 import type { Deps, SystemInfo } from '../../src/context/factory.js';
@@ -13,7 +14,6 @@ import { ApiError, UsageError } from '../../src/errors.js';
 import { type HistoryLog, noHistory } from '../../src/history/log.js';
 import type { Prompter, Validate } from '../../src/input/prompter.js';
 import type { GetUserRequest } from '../../src/operations/get-user/operation.js';
-import { type OperationName, operations } from '../../src/operations/index.js';
 import { StreamTracer, silentTracer, type Tracer } from '../../src/output/debug.js';
 import { createOutput } from '../../src/output/output.js';
 import { noProgress, type Progress } from '../../src/output/spinner.js';
@@ -226,7 +226,7 @@ export interface ServiceCall {
 }
 
 /**
- * A service client typed over the operations (operations/index.ts): each operation a test lists
+ * A service client typed over the operations (commands/operations.ts): each operation a test lists
  * answers with its handler, and any other throws when called. Its methods are made from the
  * registry, so adding an operation changes no test that does not use it.
  */

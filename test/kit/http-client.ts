@@ -4,8 +4,8 @@
  * clean-up of both after every test.
  */
 import { afterEach, expect } from 'vitest';
+import { operations } from '../../src/commands/operations.js';
 import { UgsError } from '../../src/errors.js';
-import { operations } from '../../src/operations/index.js';
 import type { Tracer } from '../../src/output/debug.js';
 import { HttpServiceClient } from '../../src/service/service.js';
 import { createHttpClient, type HttpClient } from '../../src/transport/http.js';

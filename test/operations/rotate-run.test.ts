@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { operations } from '../../src/commands/operations.js';
 import {
   ApiError,
   AuthError,
@@ -7,7 +8,6 @@ import {
   OutcomeUnknownError,
   UsageError,
 } from '../../src/errors.js';
-import { operations } from '../../src/operations/index.js';
 import {
   PREVIOUS_TOKEN_WARNING,
   parseRotateFlags,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { operations } from '../../src/operations/index.js';
+import { operations } from '../../src/commands/operations.js';
 import { fakeService, groupResult, rejection } from '../kit/fakes.js';
 
 describe('fakeService: typed over the operations', () => {

@@ -5,10 +5,10 @@
  * falls back to when the settings could not be built.
  */
 import { describe, expect, it } from 'vitest';
+import { operations } from '../../src/commands/operations.js';
 import { readPreferences } from '../../src/context/settings.js';
 import { ApiError, NetworkError, OutcomeUnknownError } from '../../src/errors.js';
 import { main } from '../../src/main.js';
-import { operations } from '../../src/operations/index.js';
 import { errorCode, errorCodeInChain, isPlainObject } from '../../src/platform/guards.js';
 import { classifyAnswer } from '../../src/service/answer.js';
 import type { Operation } from '../../src/service/operation.js';

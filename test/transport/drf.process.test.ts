@@ -5,8 +5,8 @@
  * tests against it skip (a failure under CI).
  */
 import { describe, expect, it } from 'vitest';
+import { operations } from '../../src/commands/operations.js';
 import { ApiError, AuthError, OutcomeUnknownError } from '../../src/errors.js';
-import { operations } from '../../src/operations/index.js';
 import { controlCharacters } from '../../src/platform/io.js';
 import { HttpServiceClient } from '../../src/service/service.js';
 import type { Target } from '../../src/service/target.js';

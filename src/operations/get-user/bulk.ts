@@ -10,9 +10,10 @@ import type { ServiceResult } from '../../service/user-group.js';
 import { otherGroupOf } from '../../service/user-group.js';
 import {
   GET_COLUMNS,
+  GET_MARKS,
   ROTATE_COLUMNS,
   ROTATE_COLUMNS_BEFORE_AT,
-  userGroupRecordWriter,
+  ROTATE_MARKS,
 } from '../user-group-records.js';
 import { type GetUserRequest, mustExistProblem } from './operation.js';
 
@@ -47,10 +48,10 @@ export const spec: BulkSpec<GetRow> = {
     command: 'get',
     columns: GET_COLUMNS,
     extras: [{ field: 'new_user_group', always: true, resume: true }],
-    writerOf: userGroupRecordWriter,
+    marks: GET_MARKS,
     others: [
-      { command: 'rotate', columns: ROTATE_COLUMNS },
-      { command: 'rotate', columns: ROTATE_COLUMNS_BEFORE_AT },
+      { command: 'rotate', columns: ROTATE_COLUMNS, marks: ROTATE_MARKS },
+      { command: 'rotate', columns: ROTATE_COLUMNS_BEFORE_AT, marks: ROTATE_MARKS },
     ],
   },
   secrets: () => [],

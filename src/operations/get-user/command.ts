@@ -12,7 +12,7 @@ import {
 import { resolveTarget } from '../../context/credentials.js';
 import type { Deps } from '../../context/factory.js';
 import { ApiError, UsageError } from '../../errors.js';
-import { recordedGet } from '../../history/record.js';
+import { recorded } from '../../history/record.js';
 import { confirmNewId } from '../../history/typo.js';
 import type { BulkFlagSpec } from '../../input/bulk-options.js';
 import {
@@ -40,7 +40,7 @@ import {
 } from '../../output/results.js';
 import { canPrompt, escapeControls } from '../../platform/io.js';
 import { otherGroupOf, type ServiceResult, userGroupRecord } from '../../service/user-group.js';
-import { type GetUserRequest, mustExistProblem } from './operation.js';
+import { type GetUserRequest, getUser, mustExistProblem } from './operation.js';
 
 export interface GetOptions {
   id: string | undefined;
@@ -230,7 +230,7 @@ export async function runGet(opts: GetOptions, deps: Deps): Promise<void> {
     `Creating or finding ${escapeControls(request.user_group_id)}`,
     () =>
       withJsonErrorBody(deps.output, opts.format, () =>
-        recordedGet(deps, target, request, () => client.getUser(request)),
+        recorded(deps, target, getUser, request, () => client.getUser(request)),
       ),
   );
   const other = otherGroupOf(result, request.user_group_id);

@@ -1,7 +1,8 @@
 /** Get User: gets a user group by the caller's id, creating it when the id is new. */
+import type { Fields } from '../../history/record.js';
 import { type JsonObject, quote, type StringMap } from '../../input/parse.js';
-import type { Operation } from '../../service/operation.js';
-import { readUserGroup, type ServiceResult } from '../../service/user-group.js';
+import { otherGroupOf, readUserGroup, type ServiceResult } from '../../service/user-group.js';
+import type { OperationDescriptor } from '../descriptor.js';
 
 export interface GetUserRequest {
   name: string;
@@ -12,7 +13,7 @@ export interface GetUserRequest {
   is_demo_group?: boolean;
 }
 
-export const getUser: Operation<GetUserRequest, ServiceResult> = {
+export const getUser: OperationDescriptor<GetUserRequest> = {
   // A GET with a JSON body: that is the service's interface (undici's request() sends it).
   method: 'GET',
   explo: { method: 'POST', path: '/api/create_user_group/' },
@@ -34,7 +35,44 @@ export const getUser: Operation<GetUserRequest, ServiceResult> = {
   secrets: () => [],
   read: readUserGroup,
   hints: { tooLarge: 'send smaller --properties or --mapping' },
+  fields: ['name', 'user_group_id', 'mapping', 'properties', 'is_demo_group'],
+  // It only adds a group that is missing, and leaves an existing one as it is.
+  changesData: false,
+  history: {
+    answer: getAnswerFields,
+    error: (outcome, request) => ({
+      userGroupId: request.user_group_id,
+      name: request.name,
+      outcome,
+    }),
+  },
+  // There is no `create`: Get User creates a missing group, so these words lead to `get`, never
+  // to a command that changes data (commander's own guess for `create` was `rotate`).
+  suggestedFor: {
+    words: ['create', 'new', 'add', 'provision'],
+    note: 'get creates the user group when it does not exist',
+  },
+  // The service has no read-only lookup: a get returns an existing group as it is.
+  readsGroup: (id, name) => ({ user_group_id: id, name }),
 };
+
+/** A get's answer: `created` or `found`; an answer about another group is `failed`, tokenless. */
+export function getAnswerFields(
+  result: ServiceResult,
+  request: { user_group_id: string; name: string },
+): Fields {
+  if (otherGroupOf(result, request.user_group_id) !== undefined) {
+    return { userGroupId: request.user_group_id, name: request.name, outcome: 'failed' };
+  }
+  const name = result.userGroup.name;
+  return {
+    userGroupId: request.user_group_id,
+    name: typeof name === 'string' ? name : request.name,
+    // A service that does not say whether it created the group found one, as far as ugs knows.
+    outcome: result.created === true ? 'created' : 'found',
+    token: result.userGroup.token,
+  };
+}
 
 /**
  * `--must-exist`: why an answer breaks it, or undefined when the group was there already. The

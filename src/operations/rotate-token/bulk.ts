@@ -13,9 +13,10 @@ import { groupTextProblem, quote } from '../../input/parse.js';
 import { isUnrotated, otherGroupOf, type ServiceResult } from '../../service/user-group.js';
 import {
   GET_COLUMNS,
+  GET_MARKS,
   ROTATE_COLUMNS,
   ROTATE_COLUMNS_BEFORE_AT,
-  userGroupRecordWriter,
+  ROTATE_MARKS,
 } from '../user-group-records.js';
 import { READ_CURRENT_TOKEN_HINT, rotateToken } from './operation.js';
 
@@ -51,8 +52,8 @@ export const spec: BulkSpec<RotateRow> = {
       { field: 'api_environment_tag', always: false, resume: true },
       { field: 'settled_by', always: false, resume: false },
     ],
-    writerOf: userGroupRecordWriter,
-    others: [{ command: 'get', columns: GET_COLUMNS }],
+    marks: ROTATE_MARKS,
+    others: [{ command: 'get', columns: GET_COLUMNS, marks: GET_MARKS }],
   },
   secrets: (row) => rotateToken.secrets(row.current_token),
   send: (client, row) => client.rotateToken(row.current_token),

@@ -18,7 +18,7 @@ import {
   OutputError,
   UsageError,
 } from '../../errors.js';
-import { recordedRotate } from '../../history/record.js';
+import { recorded } from '../../history/record.js';
 import type { BulkFlagSpec } from '../../input/bulk-options.js';
 import {
   checkGroupText,
@@ -50,7 +50,7 @@ import { USER_PATH } from '../../service/target.js';
 import { isUnrotated, otherGroupOf, userGroupRecord } from '../../service/user-group.js';
 import { fingerprint, REDACTED } from '../../text/redact.js';
 import { answeredForAnother } from '../get-user/command.js';
-import { READ_CURRENT_TOKEN_HINT, ROTATION_ANSWER_FIELDS } from './operation.js';
+import { READ_CURRENT_TOKEN_HINT, ROTATION_ANSWER_FIELDS, rotateToken } from './operation.js';
 
 export interface RotateOptions {
   /** From --current-token; undefined when it is to be read from stdin or prompted for. */
@@ -250,7 +250,7 @@ export async function runRotate(opts: RotateOptions, deps: Deps): Promise<void> 
     () =>
       inFlight.during(interruptedRotation, () =>
         withJsonErrorBody(deps.output, opts.format, () =>
-          recordedRotate(deps, target, currentToken, () => client.rotateToken(currentToken)),
+          recorded(deps, target, rotateToken, currentToken, () => client.rotateToken(currentToken)),
         ),
       ),
   );

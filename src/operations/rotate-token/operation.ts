@@ -1,6 +1,7 @@
 /** Create User (token rotation): replaces a user group's token, given the current one. */
-import type { Operation } from '../../service/operation.js';
-import { readUserGroup, type ServiceResult } from '../../service/user-group.js';
+import type { Fields } from '../../history/record.js';
+import { isUnrotated, readUserGroup, type ServiceResult } from '../../service/user-group.js';
+import type { OperationDescriptor } from '../descriptor.js';
 
 /**
  * `ugs get` returns an existing group unchanged, token included: the way to see the outcome.
@@ -24,7 +25,7 @@ export const ROTATION_ANSWER_FIELDS = [
   'api_environment_tag',
 ] as const;
 
-export const rotateToken: Operation<string, ServiceResult> = {
+export const rotateToken: OperationDescriptor<string> = {
   method: 'POST',
   explo: { method: 'POST', path: '/api/refresh_user_group_token/' },
   // Not idempotent: a repeat would rotate the new token (or fail on the old one). Only a refused
@@ -48,7 +49,34 @@ export const rotateToken: Operation<string, ServiceResult> = {
     // DRF's get_object_or_404 in the rotation view: the address is right, the token unknown.
     jsonNotFound: `the service does not know this token: it is mistyped or was rotated already; ${READ_CURRENT_TOKEN_HINT}`,
   },
+  fields: ['current_token'],
+  // The old token stops working: dashboards that embed it break.
+  changesData: true,
+  history: {
+    answer: rotateAnswerFields,
+    // An error names no group: only the token sent is known.
+    error: (outcome, sentToken) => ({ userGroupId: null, name: null, outcome, sentToken }),
+    // DRF's get_object_or_404: the service does not know the token (rotated already, or mistyped).
+    notFound: 'stale',
+  },
 };
+
+/** A rotation's answer: `rotated` to the answered token, or `failed` when nothing changed. */
+export function rotateAnswerFields(result: ServiceResult, sentToken: string): Fields {
+  const group = result.userGroup;
+  const id = group.provided_id;
+  const tag = group.api_environment_tag;
+  const fields: Fields = {
+    userGroupId: typeof id === 'string' || typeof id === 'number' ? String(id) : null,
+    name: typeof group.name === 'string' ? group.name : null,
+    outcome: 'rotated',
+    sentToken,
+    token: group.token,
+    ...(typeof tag === 'string' && { environmentTag: tag }),
+  };
+  if (isUnrotated(result, sentToken)) return { ...fields, outcome: 'failed', token: null };
+  return fields;
+}
 
 declare module '../../service/client.js' {
   interface ServiceOperations {

@@ -1,0 +1,151 @@
+/**
+ * The one registry of operations: one line per operation folder, pairing its descriptor (data:
+ * `operations/<op>/operation.ts`) with its route, its bulk spec and the commands that use it.
+ * Everything else is made from it: the client's methods (`client.<name>(input)`, typed by
+ * `client.ts`), the emulator's routes, the commands of `ugs` (`commands/index.ts` adds those that
+ * are not operations), which commands change data, the words that lead to a command, and the
+ * test fakes. Generic code reads the descriptors' facts here and never asks which operation it
+ * runs.
+ *
+ * It lives with the commands because it names them: nothing below the commands imports a
+ * command (the service, the emulator and bulk runs are handed the operations they run, and the
+ * client's type comes from `client.ts`), so there is no cycle.
+ */
+import type { Command } from 'commander';
+import type { BulkSpec } from '../bulk/spec.js';
+import type { DepsFactory } from '../cli/shared.js';
+import type { ServedOperations } from '../emulator/handler.js';
+import type { Route } from '../emulator/route.js';
+import type { OperationFacts } from '../operations/descriptor.js';
+import { getCommand } from '../operations/get-user/command.js';
+import { getUser } from '../operations/get-user/operation.js';
+import { rotateCommand } from '../operations/rotate-token/command.js';
+import { rotateToken } from '../operations/rotate-token/operation.js';
+import type { OperationName, ServiceClient, ServiceOperations } from '../service/client.js';
+import { probe } from '../service/probe.js';
+import type { ServiceResult } from '../service/user-group.js';
+
+/** A command builder, as `commands/index.ts` takes it: the factory, and for tests a `run`. */
+type CommandBuilder = (makeDeps: DepsFactory, run?: never) => Command;
+
+/**
+ * What an operation's folder registers: its descriptor, its route in the emulator and its bulk
+ * spec (each loaded on first use: only `ugs serve` runs a route, only `--from` a spec), and the
+ * commands that use it, by name (if any).
+ */
+export interface Entry<Op> {
+  operation: Op & Pick<OperationFacts<never, never>, 'fields' | 'changesData'>;
+  route?: () => Promise<{ route: Route }>;
+  // biome-ignore lint/suspicious/noExplicitAny: any operation's rows; the commands pass their own
+  bulk?: () => Promise<{ spec: BulkSpec<any> }>;
+  commands?: Readonly<Record<string, CommandBuilder>>;
+}
+
+export const registry = {
+  getUser: {
+    operation: getUser,
+    route: () => import('../operations/get-user/route.js'),
+    bulk: () => import('../operations/get-user/bulk.js'),
+    commands: { get: getCommand },
+  },
+  rotateToken: {
+    operation: rotateToken,
+    route: () => import('../operations/rotate-token/route.js'),
+    bulk: () => import('../operations/rotate-token/bulk.js'),
+    commands: { rotate: rotateCommand },
+  },
+  // Doctor's probe: no command of its own (doctor runs it), no route (get's answers it).
+  probe: { operation: probe },
+} satisfies { [Name in OperationName]: Entry<ServiceOperations[Name]> };
+
+/** An entry as the generic code reads it: the facts of any operation, whatever its input. */
+interface AnyEntry extends Omit<Entry<unknown>, 'operation'> {
+  operation: Omit<OperationFacts<unknown, ServiceResult>, 'readsGroup'> & {
+    readsGroup?: (id: string, name: string) => unknown;
+  };
+}
+
+/** Every entry with its name, in the registry's order. */
+export const entries = Object.entries(registry) as readonly [OperationName, AnyEntry][];
+
+/** What `ugs serve` serves: each operation's wire and its route, in the registry's order. */
+export const servedOperations: ServedOperations = Object.values(registry).map(
+  (entry: Entry<ServiceOperations[OperationName]> & { route?: Entry<unknown>['route'] }) => ({
+    method: entry.operation.method,
+    explo: entry.operation.explo,
+    ...(entry.route !== undefined && { route: entry.route }),
+  }),
+);
+
+/** Every operation by name, in the registry's order. */
+export const operations = Object.fromEntries(
+  Object.entries(registry).map(([name, entry]) => [name, entry.operation]),
+) as { [Name in OperationName]: ServiceOperations[Name] };
+
+type Registry = typeof registry;
+type CommandsOf<Entry> = Entry extends { commands: infer Commands }
+  ? Commands
+  : Record<never, never>;
+type Intersection<Union> = (Union extends unknown ? (value: Union) => void : never) extends (
+  value: infer Both,
+) => void
+  ? Both
+  : never;
+
+/** The commands of every operation, by command name (`get`, `rotate`), in the registry's order. */
+export type OperationCommands = Intersection<CommandsOf<Registry[keyof Registry]>>;
+
+export const operationCommands = Object.assign(
+  {},
+  ...Object.values(registry).map((entry: Entry<unknown>) => entry.commands ?? {}),
+) as OperationCommands;
+
+/** The operations' commands that change data (their operation's `changesData`). */
+export const commandsChangingData: readonly string[] = entries.flatMap(([, entry]) =>
+  entry.operation.changesData ? Object.keys(entry.commands ?? {}) : [],
+);
+
+/** Words that are no command but lead to an operation's command, with the note said along. */
+export const suggestedWords: readonly {
+  command: string;
+  words: readonly string[];
+  note: string;
+}[] = entries.flatMap(([, entry]) => {
+  const suggested = entry.operation.suggestedFor;
+  const command = Object.keys(entry.commands ?? {})[0];
+  return suggested === undefined || command === undefined ? [] : [{ command, ...suggested }];
+});
+
+/**
+ * The operation that reads a user group's current state by its id (its `readsGroup`): how to
+ * ask it with a client, and what to record of it. Undefined when no operation does.
+ */
+export interface GroupReader<Input = unknown> {
+  operation: OperationFacts<Input, ServiceResult>;
+  input: Input;
+  send(): Promise<ServiceResult>;
+}
+
+export function groupReader(
+  client: ServiceClient,
+  id: string,
+  name: string,
+): GroupReader | undefined {
+  for (const [opName, entry] of entries) {
+    const reads = entry.operation.readsGroup;
+    if (reads === undefined) continue;
+    const input = reads(id, name);
+    // The client's method of this name takes this operation's input (service.ts makes one per
+    // entry), and an operation that reads a group answers a group: TypeScript cannot follow
+    // the name through the loop.
+    const method = client[opName] as (input: unknown) => Promise<ServiceResult>;
+    return {
+      operation: entry.operation,
+      input,
+      send: () => method.call(client, input),
+    };
+  }
+  return undefined;
+}
+
+export type { OperationName, ServiceClient } from '../service/client.js';

@@ -1,0 +1,183 @@
+/**
+ * The registry of operations (src/commands/operations.ts): every operation is data its folder
+ * declares, generic code reads that data instead of asking which operation it runs, and nothing
+ * below the commands imports a command.
+ */
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, posix, relative } from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+import { changesData } from '../../src/commands/index.js';
+import { entries } from '../../src/commands/operations.js';
+
+const SRC = join(import.meta.dirname, '..', '..', 'src');
+
+/** `getUser` -> `get-user`: the folder an operation's id names. */
+function folderOf(id: string): string {
+  return id.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`);
+}
+
+/** Operations with a folder of their own (doctor's probe lives in the service layer, see below). */
+const foldered = entries.filter(([id]) => existsSync(join(SRC, 'operations', folderOf(id))));
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return sourceFiles(path);
+    return name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+/** Paths under src/, with forward slashes. */
+const files = sourceFiles(SRC).map((file) => relative(SRC, file).split('\\').join(posix.sep));
+
+/** The registry itself names every operation and its commands: that is its one job. */
+const REGISTRY = 'commands/operations.ts';
+
+/**
+ * Literals that are an operation's name but not about the operation, each with why. The
+ * emulator's store journals its own primitive `rotate` (a change of a group's token) in its data
+ * file: a format on disk, not the `rotate` command.
+ */
+const NOT_ABOUT_THE_OPERATION: readonly { file: string; literal: string }[] = [
+  { file: 'emulator/store.ts', literal: 'rotate' },
+];
+
+/**
+ * Where a file names an operation: a string literal that is its id, folder or a command's name
+ * (or a path into its folder), or an identifier that is its id (`client.getUser`). Comments and
+ * words inside messages (`ugs get --id ...`) are not names.
+ */
+function namings(
+  file: string,
+  text: string,
+  names: { literals: ReadonlySet<string>; folder: string; id: string },
+): string[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const found: string[] = [];
+  const at = (node: ts.Node) => source.getLineAndCharacterOfPosition(node.getStart()).line + 1;
+  const visit = (node: ts.Node): void => {
+    if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) {
+      const named = names.literals.has(node.text) || node.text.includes(`/${names.folder}/`);
+      const excused = NOT_ABOUT_THE_OPERATION.some(
+        (allowed) => allowed.file === file && allowed.literal === node.text,
+      );
+      if (named && !excused) found.push(`${file}:${at(node)} '${node.text}'`);
+    } else if (ts.isIdentifier(node) && node.text === names.id) {
+      found.push(`${file}:${at(node)} ${node.text}`);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+describe('the registry of operations', () => {
+  it('holds every operation with a complete descriptor', () => {
+    expect(entries.length).toBeGreaterThan(0);
+    for (const [id, entry] of entries) {
+      const op = entry.operation as unknown as Record<string, unknown>;
+      const what = `operation ${id}`;
+      expect(typeof op.method, what).toBe('string');
+      expect(op.explo, what).toMatchObject({ method: expect.any(String), path: /^\/api\// });
+      expect(op.retry, what).toMatchObject({ maxRetries: expect.any(Number) });
+      expect(typeof op.body, what).toBe('function');
+      expect(typeof op.secrets, what).toBe('function');
+      // Its answer is read one way: as the service's envelope, or as it came.
+      expect(
+        [typeof op.read, typeof op.readAnswer].filter((t) => t === 'function'),
+        what,
+      ).toEqual(['function']);
+      expect(Array.isArray(entry.operation.fields), what).toBe(true);
+      expect(typeof entry.operation.changesData, what).toBe('boolean');
+      for (const word of entry.operation.suggestedFor?.words ?? []) {
+        expect(
+          Object.keys(entry.commands ?? {}),
+          `${what}: ${word} leads to a command`,
+        ).not.toEqual([]);
+      }
+    }
+  });
+
+  it.each(foldered.map(([id, entry]) => [id, entry] as const))(
+    'holds %s with its fields, history, route, bulk spec and commands',
+    async (id, entry) => {
+      const folder = join(SRC, 'operations', folderOf(id));
+      for (const file of ['operation.ts', 'command.ts', 'route.ts', 'bulk.ts']) {
+        expect(existsSync(join(folder, file)), `${folderOf(id)}/${file}`).toBe(true);
+      }
+      expect(entry.operation.fields.length).toBeGreaterThan(0);
+      expect(typeof entry.operation.history?.answer).toBe('function');
+      expect(typeof entry.operation.history?.error).toBe('function');
+      const commands = Object.keys(entry.commands ?? {});
+      expect(commands.length).toBeGreaterThan(0);
+      // Whether its commands change data is the descriptor's word, read by the typo guard.
+      for (const command of commands) {
+        expect(changesData.has(command), command).toBe(entry.operation.changesData);
+      }
+      expect(typeof (await entry.route?.())?.route.handle).toBe('function');
+      const spec = (await entry.bulk?.())?.spec;
+      expect(commands).toContain(spec?.records.command);
+      expect(spec?.records.marks.statuses.length).toBeGreaterThan(0);
+    },
+  );
+
+  it.each(foldered.map(([id, entry]) => [id, entry] as const))(
+    'no module outside the operations folders names %s',
+    (id, entry) => {
+      const folder = folderOf(id);
+      const names = {
+        literals: new Set([id, folder, ...Object.keys(entry.commands ?? {})]),
+        folder,
+        id,
+      };
+      // Operations may use one another inside their folders (a rotation reads its group back
+      // with a get), as commands use them; everything else reads their descriptors.
+      const generic = files.filter((file) => !/^operations\/[^/]+\//.test(file));
+      const found = generic
+        .filter((file) => file !== REGISTRY)
+        .flatMap((file) => namings(file, readFileSync(join(SRC, file), 'utf8'), names));
+      expect(found).toEqual([]);
+    },
+  );
+
+  it('the check finds a name in a literal, a path and a method call, not in comments or text', () => {
+    const names = {
+      literals: new Set(['getUser', 'get-user', 'get']),
+      folder: 'get-user',
+      id: 'getUser',
+    };
+    const text = [
+      "// 'get' in a comment, and getUser",
+      "const hint = 'run ugs get --id acme';",
+      "if (command === 'get') {}",
+      "import('../operations/get-user/route.js');",
+      'client.getUser(request);',
+      'map.get(key);',
+    ].join('\n');
+    expect(namings('x.ts', text, names)).toEqual([
+      "x.ts:3 'get'",
+      "x.ts:4 '../operations/get-user/route.js'",
+      'x.ts:5 getUser',
+    ]);
+  });
+
+  it('nothing below the commands imports a command', () => {
+    const importers: string[] = [];
+    for (const file of files) {
+      const info = ts.preProcessFile(readFileSync(join(SRC, file), 'utf8'), true, true);
+      for (const { fileName } of info.importedFiles) {
+        if (!fileName.startsWith('.')) continue;
+        const target = posix.join(dirname(file), fileName).replace(/\.js$/, '.ts');
+        if (posix.basename(target) !== 'command.ts') continue;
+        const allowed =
+          file.startsWith('cli/') ||
+          file.startsWith('commands/') ||
+          file === 'main.ts' ||
+          /^operations\/[^/]+\/command\.ts$/.test(file);
+        if (!allowed) importers.push(`${file} imports ${target}`);
+      }
+    }
+    expect(importers).toEqual([]);
+  });
+});
