@@ -385,7 +385,8 @@ describe('NDJSON and JSON rows', () => {
           for await (const batch of readCandidates(source(text, chunk), 'json')) {
             for (const item of batch) if (item.kind === 'json') found.push(item);
           }
-          expect(found.map((item) => JSON.parse(item.text))).toEqual(rows);
+          // The rows as JSON gives them back (fast-check's -0 is written as 0).
+          expect(found.map((item) => JSON.parse(item.text))).toEqual(JSON.parse(text));
           let from = 0;
           for (const item of found) {
             const at = text.indexOf(item.text, from);
