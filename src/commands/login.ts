@@ -298,7 +298,7 @@ async function verifyToken(deps: Deps, target: Target): Promise<void> {
         },
       );
     case 'unexpected': {
-      const answered = `${where} answered HTTP ${result.status} with ${result.contentType}${said}`;
+      const answered = message`${where} answered HTTP ${result.status} with ${result.contentType}${said}`;
       if (result.status === 400) {
         // A 400 that is not the service's own refusal of `{}`: something in front of it (or
         // another server) refused the request before any token was looked at.

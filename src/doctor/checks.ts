@@ -661,7 +661,7 @@ async function checkProbe(
       // The whole URL: an unexpected answer (a 404 above all) must name what was asked for, so
       // a doubled /api or a wrong host is seen at once.
       const tried = message`${result.method} ${url.origin}${result.path} with {}`;
-      const answered = `${tried}: HTTP ${result.status} with ${result.contentType}${said}`;
+      const answered = message`${tried}: HTTP ${result.status} with ${result.contentType}${said}`;
       if (result.status === 400) {
         // The verdict of login: a 400 that is not the service's own refusal of `{}` says
         // nothing about the token.
