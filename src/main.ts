@@ -24,6 +24,7 @@ import {
   watchOutput,
 } from './platform/io.js';
 import { VERSION } from './platform/version.js';
+import { message } from './text/message.js';
 import { type Candidate, orList, suggestNames } from './text/suggest.js';
 import type { HttpClient } from './transport/http.js';
 
@@ -222,7 +223,7 @@ function suggestCommands(command: Command): void {
       .filter((s) => guesses.includes(s.command) && suggestNames(word, s.words).length > 0)
       .map((s) => ` (${s.note})`)
       .join('');
-    throw new UsageError(`unknown command '${escapeControls(word)}'`, {
+    throw new UsageError(message`unknown command '${word}'`, {
       hint: guesses.length === 0 ? help : `did you mean ${orList(guesses)}?${notes} ${help}`,
     });
   });
@@ -328,12 +329,11 @@ function usageReport(commanderMessage: string): { message: string; hint: string 
   // The argv quoted in the message may hold a newline itself: only the last line is commander's.
   const suggested = /\n\(Did you mean (.+)\?\)$/.exec(commanderMessage);
   const text = suggested ? commanderMessage.slice(0, suggested.index) : commanderMessage;
-  const message = escapeControls(text.replace(/^error: /, ''));
   const suggestion = suggested?.[1];
   const help = 'see `ugs --help` or `ugs <command> --help`';
   return {
-    message,
-    hint: suggestion === undefined ? help : `did you mean ${escapeControls(suggestion)}? ${help}`,
+    message: message`${text.replace(/^error: /, '')}`,
+    hint: suggestion === undefined ? help : message`did you mean ${suggestion}? ${help}`,
   };
 }
 

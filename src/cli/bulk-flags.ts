@@ -12,8 +12,9 @@ import {
   MAX_CONCURRENCY,
   parseConcurrency,
 } from '../input/bulk-options.js';
-import { parseDuration, quote } from '../input/parse.js';
+import { parseDuration } from '../input/parse.js';
 import { parseRate } from '../service/rate.js';
+import { message } from '../text/message.js';
 
 export interface BulkFlags {
   from?: string;
@@ -130,13 +131,13 @@ export function parseBulkFlags(
 export function parseDelimiter(text: string): string {
   const delimiter = text === 'tab' || text === '\\t' ? '\t' : text;
   if (delimiter.length !== 1) {
-    throw new UsageError(`--delimiter must be one character, got ${quote(text)}`, {
+    throw new UsageError(message`--delimiter must be one character, got "${text}"`, {
       hint: "for example --delimiter ';' or --delimiter tab",
     });
   }
   if (delimiter === '"' || delimiter === '\n' || delimiter === '\r') {
     throw new UsageError(
-      `--delimiter cannot be ${quote(delimiter)}: CSV uses it for quoting or rows`,
+      message`--delimiter cannot be "${delimiter}": CSV uses it for quoting or rows`,
       {
         hint: "for example --delimiter ';' or --delimiter tab",
       },

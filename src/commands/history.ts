@@ -10,10 +10,11 @@ import type { Deps } from '../context/factory.js';
 import { CancelledError, UsageError } from '../errors.js';
 import type { HistoryEvent } from '../history/event.js';
 import type { HistoryLocation } from '../history/log.js';
-import { type DurationForm, quote, readDuration } from '../input/parse.js';
+import { type DurationForm, readDuration } from '../input/parse.js';
 import { printLine } from '../output/messages.js';
 import { padColumns } from '../output/text.js';
 import { canPrompt, escapeControls } from '../platform/io.js';
+import { message } from '../text/message.js';
 
 export interface HistoryOptions {
   id: string | undefined;
@@ -61,7 +62,7 @@ export function historyCommand(makeDeps: DepsFactory, run = runHistory): Command
 export function parseHistoryFlags(flags: HistoryFlags, now: Date): HistoryOptions {
   const limitText = flags.limit ?? String(DEFAULT_HISTORY_LIMIT);
   if (!/^\d+$/.test(limitText.trim())) {
-    throw new UsageError(`--limit expects a whole number, got ${quote(limitText)}`, {
+    throw new UsageError(message`--limit expects a whole number, got "${limitText}"`, {
       hint: 'for example: --limit 20 (0 for all)',
     });
   }
@@ -101,7 +102,7 @@ export function parseSince(text: string, now: Date): number {
     const parsed = Date.parse(dateOnly ? `${trimmed}T00:00:00Z` : trimmed.toUpperCase());
     if (!Number.isNaN(parsed)) return parsed;
   }
-  throw new UsageError(`--since expects a date or a duration, got ${quote(text)}`, {
+  throw new UsageError(message`--since expects a date or a duration, got "${text}"`, {
     hint: 'for example: --since 2026-01-31, --since 12h or --since 7d',
   });
 }
@@ -141,7 +142,7 @@ export async function runHistory(opts: HistoryOptions, deps: Deps): Promise<void
     return;
   }
   if (events.length === 0) {
-    printLine(deps.output, `No events in ${escapeControls(location.path)} match.`);
+    printLine(deps.output, message`No events in ${location.path} match.`);
     return;
   }
   await printEventTable(deps, events);
@@ -166,13 +167,13 @@ async function clearHistory(
   }
   const targets = await read.historyFilesToClear(location);
   if (targets.length === 0) {
-    printLine(deps.output, `No history to clear at ${escapeControls(location.path)}.`);
+    printLine(deps.output, message`No history to clear at ${location.path}.`);
     return;
   }
-  const names = targets.map((target) => escapeControls(target.path)).join(' and ');
+  const names = targets.map((target) => target.path).join(' and ');
   if (!yes) {
     const confirmed = await deps.prompter.confirm(
-      `Delete the token history ${names}? (its key stays)`,
+      message`Delete the token history ${names}? (its key stays)`,
       { default: false },
     );
     if (!confirmed) throw new CancelledError('nothing was deleted');
@@ -181,8 +182,8 @@ async function clearHistory(
   printLine(
     deps.output,
     removed.length === 0
-      ? `No history to clear at ${escapeControls(location.path)}.`
-      : `Cleared the token history: ${removed.map(escapeControls).join(', ')}`,
+      ? message`No history to clear at ${location.path}.`
+      : message`Cleared the token history: ${removed.join(', ')}`,
   );
 }
 

@@ -19,16 +19,9 @@ import {
 import type { Deps } from '../context/factory.js';
 import { checkProfileName, defaultProfile } from '../context/profiles.js';
 import { ApiError, AuthError, ConfigError, NetworkError, UsageError } from '../errors.js';
-import {
-  endpointUrl,
-  formatBaseUrl,
-  parseBaseUrl,
-  quote,
-  redactUrl,
-  shellWord,
-} from '../input/parse.js';
+import { endpointUrl, formatBaseUrl, parseBaseUrl, redactUrl, shellWord } from '../input/parse.js';
 import { printLine, printMessage } from '../output/messages.js';
-import { canPrompt, escapeControls, readStdin } from '../platform/io.js';
+import { canPrompt, readStdin } from '../platform/io.js';
 import {
   DEFAULT_DIALECT,
   EXPLO_BASE_URL,
@@ -37,6 +30,7 @@ import {
 } from '../service/dialect.js';
 import { expectedRefusal, type ProbeResult } from '../service/probe.js';
 import { loginCommandFor, type Target } from '../service/target.js';
+import { message } from '../text/message.js';
 
 export interface LoginOptions {
   withToken: boolean;
@@ -207,11 +201,11 @@ export async function runLogin(opts: LoginOptions, deps: Deps): Promise<void> {
   const notes = [
     dialect.value === 'explo' ? 'dialect explo' : undefined,
     settings.apiPath === undefined ? undefined : `API path ${settings.apiPath}`,
-    settings.caFile === undefined ? undefined : `CA ${escapeControls(resolve(settings.caFile))}`,
+    settings.caFile === undefined ? undefined : message`CA ${resolve(settings.caFile)}`,
   ].filter((note): note is string => note !== undefined);
   const apiPathNote = notes.length === 0 ? '' : ` (${notes.join(', ')})`;
   const checked = opts.verify ? ' (the service accepted the token)' : '';
-  const loggedIn = `Logged in to ${saved}${apiPathNote} as profile ${quote(settings.profile)}${checked}`;
+  const loggedIn = message`Logged in to ${saved}${apiPathNote} as profile "${settings.profile}"${checked}`;
   if (opts.secureStorage) {
     await saveInCredentialStore(deps, apiToken, profileChange);
     await printMessage(
@@ -287,12 +281,11 @@ async function verifyToken(deps: Deps, target: Target): Promise<void> {
   }
   const tried = new URL(result.path, endpointUrl(target.baseUrl, target.apiPath ?? '/'));
   // The method the dialect sent: GET with the interface, POST with explo.
-  const where = `${result.method} ${escapeControls(redactUrl(tried.href))}`;
+  const where = message`${result.method} ${redactUrl(tried.href)}`;
   const explo = target.dialect === 'explo';
   // `--api-path` is the interface's one path; with explo it is refused, so never suggested.
   const check = explo ? 'check --base-url' : 'check --base-url and --api-path';
-  const said =
-    result.detail === undefined ? '' : ` (${escapeControls(result.detail.slice(0, 200))})`;
+  const said = result.detail === undefined ? '' : message` (${result.detail.slice(0, 200)})`;
   switch (result.verdict) {
     case 'accepted':
       return;
@@ -305,7 +298,7 @@ async function verifyToken(deps: Deps, target: Target): Promise<void> {
         },
       );
     case 'unexpected': {
-      const answered = `${where} answered HTTP ${result.status} with ${result.contentType}${said}`;
+      const answered = message`${where} answered HTTP ${result.status} with ${result.contentType}${said}`;
       if (result.status === 400) {
         // A 400 that is not the service's own refusal of `{}`: something in front of it (or
         // another server) refused the request before any token was looked at.
@@ -324,7 +317,7 @@ async function verifyToken(deps: Deps, target: Target): Promise<void> {
           }
         : {
             404: 'nothing answers at that URL: check --base-url (a path prefix missing or doubled?) and --api-path',
-            405: `that URL does not take this request: check --base-url and --api-path${target.apiPath?.endsWith('/') ? '' : ` (the service may want the trailing slash: --api-path ${escapeControls(target.apiPath ?? '')}/)`}`,
+            405: `that URL does not take this request: check --base-url and --api-path${target.apiPath?.endsWith('/') ? '' : message` (the service may want the trailing slash: --api-path ${target.apiPath ?? ''}/)`}`,
           };
       const reason =
         why[result.status] ??
@@ -388,7 +381,9 @@ async function removeStoredCopy(deps: Deps): Promise<void> {
     // The login itself succeeded; the old copy is still a secret left behind, so say where.
     await printMessage(
       deps.output,
-      `warning: could not remove the old API token of profile ${quote(settings.profile)} from the ${store.name} (${error.reason}); remove the entry of service "ugs", account "${escapeControls(account)}" there yourself`,
+      // The account in plain quotes, not JSON-escaped as a quoted value would be: it holds the
+      // config path, whose backslashes (on Windows) are part of the name to look for.
+      message`warning: could not remove the old API token of profile "${settings.profile}" from the ${store.name} (${error.reason}); remove the entry of service "ugs", account ${`"${account}"`} there yourself`,
       'warning',
     );
   }

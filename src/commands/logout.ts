@@ -3,10 +3,9 @@ import { type DepsFactory, newCommand } from '../cli/shared.js';
 import { CredentialStoreError, credentialAccounts } from '../config/secure-store.js';
 import type { Deps } from '../context/factory.js';
 import { ConfigError } from '../errors.js';
-import { quote } from '../input/parse.js';
 import { printLine } from '../output/messages.js';
-import { escapeControls } from '../platform/io.js';
 import { loginCommandFor } from '../service/target.js';
+import { message } from '../text/message.js';
 
 export function logoutCommand(makeDeps: DepsFactory, run = runLogout): Command {
   return newCommand('logout', "Remove a profile's saved API token (its base URL is kept)", [
@@ -30,7 +29,7 @@ export async function runLogout(deps: Deps): Promise<void> {
   if (!inFile && !inStore) {
     printLine(
       deps.output,
-      `Profile ${quote(settings.profile)} has no saved API token; nothing to remove.`,
+      message`Profile "${settings.profile}" has no saved API token; nothing to remove.`,
     );
   } else {
     if (inStore) await removeFromStore(deps, settings.profile);
@@ -41,7 +40,7 @@ export async function runLogout(deps: Deps): Promise<void> {
     if (inFile) {
       printLine(
         deps.output,
-        `Removed the API token of profile ${quote(settings.profile)} from ${escapeControls(config.path)}`,
+        message`Removed the API token of profile "${settings.profile}" from ${config.path}`,
       );
     }
   }
@@ -65,7 +64,7 @@ export async function removeFromStore(deps: Deps, profile: string): Promise<void
   } catch (error) {
     if (!(error instanceof CredentialStoreError)) throw error;
     throw new ConfigError(
-      `cannot remove the API token of profile ${quote(profile)} from the ${store.name}: ${error.reason}; nothing was changed`,
+      message`cannot remove the API token of profile "${profile}" from the ${store.name}: ${error.reason}; nothing was changed`,
       {
         hint: `run \`${loginCommandFor(profile, 'logout')}\` again where the credential store is reachable (the session you logged in from)`,
         cause: error,
@@ -75,7 +74,7 @@ export async function removeFromStore(deps: Deps, profile: string): Promise<void
   printLine(
     deps.output,
     removed
-      ? `Removed the API token of profile ${quote(profile)} from the ${store.name}`
-      : `The ${store.name} held no API token for profile ${quote(profile)}; removed the profile's reference to it`,
+      ? message`Removed the API token of profile "${profile}" from the ${store.name}`
+      : message`The ${store.name} held no API token for profile "${profile}"; removed the profile's reference to it`,
   );
 }

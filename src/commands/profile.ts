@@ -4,13 +4,14 @@ import type { Profile } from '../config/config.js';
 import type { Deps } from '../context/factory.js';
 import { checkProfileName, defaultProfile, unknownProfileError } from '../context/profiles.js';
 import { CancelledError, UsageError } from '../errors.js';
-import { quote, redactUrl, shellWord } from '../input/parse.js';
+import { redactUrl, shellWord } from '../input/parse.js';
 import { printLine, printMessage } from '../output/messages.js';
 import { printJson } from '../output/results.js';
 import { padColumns } from '../output/text.js';
-import { canPrompt, escapeControls, writeLine } from '../platform/io.js';
+import { canPrompt, writeLine } from '../platform/io.js';
 import { type Dialect, profileDialect } from '../service/dialect.js';
 import { loginCommandFor, USER_PATH } from '../service/target.js';
+import { message } from '../text/message.js';
 import { removeFromStore } from './logout.js';
 
 /** What one `ugs profile <action>` asks for. */
@@ -118,13 +119,14 @@ async function listProfiles(json: boolean, deps: Deps): Promise<void> {
   } else if (entries.length > 0) {
     const rows = entries.map((entry) => [
       entry.default ? '*' : '',
-      escapeControls(entry.name),
-      escapeControls(entry.baseUrl ?? '(none)'),
+      entry.name,
+      entry.baseUrl ?? '(none)',
       entry.dialect,
-      entry.apiPath === null ? "(the vendor's)" : escapeControls(entry.apiPath),
+      entry.apiPath ?? "(the vendor's)",
       entry.tokenLocation ?? '(none)',
     ]);
-    // Padded at a terminal and in a pipe alike: `--json` is the form for scripts.
+    // Padded at a terminal and in a pipe alike: `--json` is the form for scripts. padColumns
+    // escapes the names and URLs read from the config file.
     writeLine(
       deps.output.stdout,
       padColumns([['default', 'name', 'base URL', 'dialect', 'API path', 'token'], ...rows]).join(
@@ -133,16 +135,13 @@ async function listProfiles(json: boolean, deps: Deps): Promise<void> {
     );
   }
   if (entries.length === 0) {
-    printLine(
-      deps.output,
-      `No saved profiles in ${escapeControls(deps.config.path)}; run \`ugs login\``,
-    );
+    printLine(deps.output, message`No saved profiles in ${deps.config.path}; run \`ugs login\``);
   }
   const env = deps.io.env.UGS_PROFILE;
   if (env !== undefined && env !== '') {
     printLine(
       deps.output,
-      `note: UGS_PROFILE=${escapeControls(env)} is set: commands without --profile use that profile, not the default marked`,
+      message`note: UGS_PROFILE=${env} is set: commands without --profile use that profile, not the default marked`,
     );
   }
   if (deps.io.env.UGS_API_TOKEN) {
@@ -180,14 +179,14 @@ async function useProfile(name: string, deps: Deps): Promise<void> {
   await deps.config.setDefaultProfile(name, check);
   await printMessage(
     deps.output,
-    `Default profile is now ${quote(name)}: commands without --profile use it (saved to ${escapeControls(deps.config.path)})`,
+    message`Default profile is now "${name}": commands without --profile use it (saved to ${deps.config.path})`,
     'success',
   );
   const env = deps.io.env.UGS_PROFILE;
   if (env !== undefined && env !== '' && env !== name) {
     await printMessage(
       deps.output,
-      `warning: UGS_PROFILE=${escapeControls(env)} is set and overrides the default in this environment; unset it to use ${quote(name)}`,
+      message`warning: UGS_PROFILE=${env} is set and overrides the default in this environment; unset it to use "${name}"`,
       'warning',
     );
   }
@@ -206,10 +205,10 @@ async function removeProfile(name: string, yes: boolean, deps: Deps): Promise<vo
         hint: `removing deletes its API token and settings; add --yes: ugs profile remove ${shellWord(name)} --yes`,
       });
     }
-    const where = profile.baseUrl ? `, ${escapeControls(redactUrl(profile.baseUrl))}` : '';
+    const where = profile.baseUrl ? message`, ${redactUrl(profile.baseUrl)}` : '';
     const token = tokenLocation === null ? 'no API token' : `its API token in the ${tokenLocation}`;
     const confirmed = await deps.prompter.confirm(
-      `Remove profile ${quote(name)}${where} (${token})?`,
+      message`Remove profile "${name}"${where} (${token})?`,
       { default: false },
     );
     if (!confirmed) throw new CancelledError('nothing was removed');
@@ -218,7 +217,7 @@ async function removeProfile(name: string, yes: boolean, deps: Deps): Promise<vo
   const { wasDefault } = await deps.config.removeProfile(name);
   await printMessage(
     deps.output,
-    `Removed profile ${quote(name)} (its settings${tokenLocation === 'config file' ? ' and API token' : ''}) from ${escapeControls(deps.config.path)}`,
+    message`Removed profile "${name}" (its settings${tokenLocation === 'config file' ? ' and API token' : ''}) from ${deps.config.path}`,
     'success',
   );
   if (wasDefault) {

@@ -14,10 +14,11 @@ import type { Deps } from '../context/factory.js';
 import { defaultProfile } from '../context/profiles.js';
 import type { ProfileSource } from '../context/settings.js';
 import { AuthError, UgsError } from '../errors.js';
-import { quote, redactUrl } from '../input/parse.js';
+import { redactUrl } from '../input/parse.js';
 import { printFieldTable, printJson } from '../output/results.js';
 import type { Dialect, DialectSource } from '../service/dialect.js';
 import { loginCommandFor, type TokenSource } from '../service/target.js';
+import { message } from '../text/message.js';
 import { maskToken } from '../text/redact.js';
 
 export interface StatusOptions {
@@ -139,7 +140,7 @@ export async function runStatus(opts: StatusOptions, deps: Deps): Promise<void> 
   }
   if (tokenError !== undefined) throw tokenError;
   if (status.tokenSource === null) {
-    throw new AuthError(`no API token for profile ${quote(status.profile)}`, {
+    throw new AuthError(message`no API token for profile "${status.profile}"`, {
       hint: `run \`${loginCommandFor(status.profile)}\`, or set UGS_API_TOKEN`,
     });
   }

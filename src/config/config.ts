@@ -17,10 +17,11 @@ import { dirname, join } from 'node:path';
 import { ConfigError } from '../errors.js';
 import { READ_NO_FOLLOW, UnsafeFileError, writeFileDurably } from '../fs/durable-file.js';
 import { FileLock, LockBusyError } from '../fs/file-lock.js';
-import { quote, setOwn } from '../input/parse.js';
+import { setOwn } from '../input/parse.js';
 import { errorCode, isPlainObject } from '../platform/guards.js';
-import { type Env, escapeControls } from '../platform/io.js';
+import type { Env } from '../platform/io.js';
 import { findJsonSyntaxError } from '../text/json-lexer.js';
+import { message } from '../text/message.js';
 
 export interface Profile {
   baseUrl?: string;
@@ -201,7 +202,7 @@ export class FileConfigStore implements ConfigStore {
     if ((mode & 0o022) !== 0 && !this.warned) {
       this.warned = true;
       this.warn(
-        `warning: config directory ${escapeControls(this.dir)} is writable by ${
+        message`warning: config directory ${this.dir} is writable by ${
           (mode & 0o002) !== 0 ? 'others' : 'its group'
         }; ugs keeps ${CONFIG_FILE_NAME} 0600 and never follows links there, but a private directory (chmod 700) is safer`,
       );
@@ -322,7 +323,7 @@ function unsafeFileError(error: UnsafeFileError, doing: 'read' | 'write'): Confi
       ? 'it is a symbolic link, and ugs never reads or writes its config through a link'
       : 'it is not a regular file';
   const verb = doing === 'read' ? 'cannot read config file' : 'cannot write config';
-  return new ConfigError(`${verb} ${escapeControls(error.path)}: ${what}`, {
+  return new ConfigError(message`${verb} ${error.path}: ${what}`, {
     hint: 'remove it (check who made it: a link there can be an attempt to catch your token) and run the command again',
   });
 }
@@ -346,25 +347,21 @@ function parseConfigFile(text: string, path: string): ConfigFile {
   if (profiles === undefined) return data;
   if (!isPlainObject(profiles)) throw corrupt(path, '"profiles" must be an object');
   for (const [name, profile] of Object.entries(profiles)) {
-    if (!isPlainObject(profile))
-      throw corrupt(path, `profile "${escapeControls(name)}" must be an object`);
+    if (!isPlainObject(profile)) throw corrupt(path, message`profile "${name}" must be an object`);
     for (const key of ['baseUrl', 'apiToken', 'apiPath', 'caFile'] as const) {
       if (profile[key] !== undefined && typeof profile[key] !== 'string') {
-        throw corrupt(path, `${quote(key)} of profile "${escapeControls(name)}" must be a string`);
+        throw corrupt(path, message`"${key}" of profile "${name}" must be a string`);
       }
     }
     if (profile.tokenStore !== undefined && profile.tokenStore !== 'keyring') {
-      throw corrupt(path, `"tokenStore" of profile "${escapeControls(name)}" must be "keyring"`);
+      throw corrupt(path, message`"tokenStore" of profile "${name}" must be "keyring"`);
     }
     if (
       profile.dialect !== undefined &&
       profile.dialect !== 'interface' &&
       profile.dialect !== 'explo'
     ) {
-      throw corrupt(
-        path,
-        `"dialect" of profile "${escapeControls(name)}" must be "interface" or "explo"`,
-      );
+      throw corrupt(path, message`"dialect" of profile "${name}" must be "interface" or "explo"`);
     }
   }
   return data as ConfigFile;

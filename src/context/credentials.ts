@@ -8,8 +8,7 @@
 import type { Profile } from '../config/config.js';
 import { CredentialStoreError, credentialAccounts } from '../config/secure-store.js';
 import { AuthError, ConfigError, UsageError } from '../errors.js';
-import { parseBaseUrl, quote } from '../input/parse.js';
-import { escapeControls } from '../platform/io.js';
+import { parseBaseUrl } from '../input/parse.js';
 import {
   DEFAULT_DIALECT,
   type Dialect,
@@ -17,6 +16,7 @@ import {
   isDialect,
 } from '../service/dialect.js';
 import { loginCommandFor, type Target, type TokenSource, USER_PATH } from '../service/target.js';
+import { message } from '../text/message.js';
 import type { Deps } from './factory.js';
 import { parseApiPath, type Settings } from './settings.js';
 
@@ -90,13 +90,13 @@ export async function readApiToken(
   } catch (error) {
     if (!(error instanceof CredentialStoreError)) throw error;
     throw new ConfigError(
-      `cannot read the API token of profile "${escapeControls(profileName)}" from the ${store.name}: ${error.reason}`,
+      message`cannot read the API token of profile "${profileName}" from the ${store.name}: ${error.reason}`,
       { hint: storeUnreachableHint(profileName), cause: error },
     );
   }
   if (value === undefined || value === '') {
     throw new AuthError(
-      `the ${store.name} holds no API token for profile "${escapeControls(profileName)}" (it was removed there)`,
+      message`the ${store.name} holds no API token for profile "${profileName}" (it was removed there)`,
       {
         hint: `run \`${loginCommandFor(profileName)} --secure-storage\` to save it again, or set UGS_API_TOKEN`,
       },
@@ -121,7 +121,7 @@ export function resolveApiPath(settings: Settings, credentials: Credentials): Ap
   const saved = credentials.profile?.apiPath;
   if (saved) {
     return {
-      value: parseApiPath(saved, `apiPath of profile ${quote(credentials.profileName)}`),
+      value: parseApiPath(saved, message`apiPath of profile "${credentials.profileName}"`),
       source: 'profile',
     };
   }
@@ -201,12 +201,12 @@ export async function resolveTarget(deps: Deps): Promise<Target> {
   checkApiPathForDialect(deps.settings, dialect);
   const loginHint = loginCommandFor(deps.settings.profile);
   if (apiToken === undefined) {
-    throw new AuthError(`no API token for profile ${quote(credentials.profileName)}`, {
+    throw new AuthError(message`no API token for profile "${credentials.profileName}"`, {
       hint: `run \`${loginHint}\`, or set UGS_API_TOKEN`,
     });
   }
   if (credentials.baseUrl === undefined) {
-    throw new UsageError(`no base URL for profile ${quote(credentials.profileName)}`, {
+    throw new UsageError(message`no base URL for profile "${credentials.profileName}"`, {
       hint: `pass --base-url <url>, set UGS_BASE_URL, or run \`${loginHint}\``,
     });
   }
@@ -216,7 +216,7 @@ export async function resolveTarget(deps: Deps): Promise<Target> {
     // Never sent: a header undici refuses, or a token the service cannot have issued.
     throw new AuthError(
       tokenSource === 'profile'
-        ? `the API token saved in profile ${quote(credentials.profileName)} ${problem}`
+        ? message`the API token saved in profile "${credentials.profileName}" ${problem}`
         : `UGS_API_TOKEN ${problem}: it is not a valid API token`,
       {
         hint:

@@ -6,8 +6,9 @@
  */
 
 import { ConfigError, UsageError } from '../errors.js';
-import { pasteProblem, quote, quoteVisible, shellWord } from '../input/parse.js';
+import { pasteProblem, quoteVisible, shellWord } from '../input/parse.js';
 import { loginCommandFor } from '../service/target.js';
+import { message } from '../text/message.js';
 import { orList, suggestNames } from '../text/suggest.js';
 import type { Deps } from './factory.js';
 
@@ -75,7 +76,7 @@ export function unknownProfileError(
     hint += `; \`${options.create}\` creates it`;
   }
   if (options.instead !== undefined) hint += `; ${options.instead}`;
-  return new UsageError(`no saved profile ${quote(name)} (${given})`, { hint });
+  return new UsageError(message`no saved profile "${name}" (${given})`, { hint });
 }
 
 /**

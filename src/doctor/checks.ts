@@ -29,11 +29,12 @@ import {
   shellWord,
 } from '../input/parse.js';
 import { errorCode, errorCodeInChain, isNotTlsCode } from '../platform/guards.js';
-import { escapeControls, readFileCapped } from '../platform/io.js';
+import { readFileCapped } from '../platform/io.js';
 import { DEFAULT_DIALECT, NOT_THE_VENDOR_API } from '../service/dialect.js';
 import { wireOf } from '../service/operation.js';
 import { expectedRefusal, type ProbeResult, probe } from '../service/probe.js';
 import { loginCommandFor, type Target } from '../service/target.js';
+import { message } from '../text/message.js';
 import { maskToken } from '../text/redact.js';
 import { type DoctorNetwork, isIpAddress } from '../transport/network.js';
 import { displayProxy, proxyFor } from './proxy.js';
@@ -142,7 +143,6 @@ function checkConfigFile(deps: Deps): Check {
   const title = 'config file';
   const { config, settings } = deps;
   const path = config.path;
-  const shown = escapeControls(path);
   let fileMode: number;
   try {
     const stat = lstatSync(path);
@@ -150,7 +150,7 @@ function checkConfigFile(deps: Deps): Check {
       return fail(
         'config',
         title,
-        `${shown} is not a regular file`,
+        message`${path} is not a regular file`,
         'replace it with a regular file (ugs never follows a symlink there)',
       );
     }
@@ -160,14 +160,14 @@ function checkConfigFile(deps: Deps): Check {
       return skip(
         'config',
         title,
-        `${shown} does not exist`,
+        message`${path} does not exist`,
         `run \`${loginCommandFor(settings.profile)}\` to create it, or use UGS_API_TOKEN and UGS_BASE_URL`,
       );
     }
     return fail(
       'config',
       title,
-      `cannot read ${shown}: ${errorCode(error) ?? String(error)}`,
+      message`cannot read ${path}: ${errorCode(error) ?? String(error)}`,
       'check the file and its permissions, or point UGS_CONFIG_DIR at another directory',
     );
   }
@@ -175,11 +175,11 @@ function checkConfigFile(deps: Deps): Check {
     config.readProfile(settings.profile);
   } catch (error) {
     if (error instanceof UgsError) {
-      return fail('config', title, error.message, error.hint ?? `fix or delete ${shown}`);
+      return fail('config', title, error.message, error.hint ?? message`fix or delete ${path}`);
     }
     throw error;
   }
-  if (deps.system.platform === 'win32') return pass('config', title, shown);
+  if (deps.system.platform === 'win32') return pass('config', title, message`${path}`);
   const dir = dirname(path);
   const dirMode = statSync(dir).mode & 0o777;
   const modes = `mode ${octal(fileMode)}, directory ${octal(dirMode)}`;
@@ -187,7 +187,7 @@ function checkConfigFile(deps: Deps): Check {
     return fail(
       'config',
       title,
-      `${shown} (${modes}): other users can read the API token`,
+      message`${path} (${modes}): other users can read the API token`,
       `chmod 600 ${shellWord(path)}`,
     );
   }
@@ -195,11 +195,11 @@ function checkConfigFile(deps: Deps): Check {
     return fail(
       'config',
       title,
-      `${shown} (${modes}): others can replace the file`,
+      message`${path} (${modes}): others can replace the file`,
       `chmod 700 ${shellWord(dir)}`,
     );
   }
-  return pass('config', title, `${shown} (${modes})`);
+  return pass('config', title, message`${path} (${modes})`);
 }
 
 function checkProfile(
@@ -209,7 +209,7 @@ function checkProfile(
 ): Check {
   const title = 'profile';
   const { settings } = deps;
-  const name = `"${escapeControls(settings.profile)}"`;
+  const name = settings.profile;
   const from = {
     flag: 'from --profile',
     env: 'from UGS_PROFILE',
@@ -217,7 +217,7 @@ function checkProfile(
     default: 'the default',
   }[options.profileSource];
   if (credentials === undefined) {
-    return skip('profile', title, `${name} (${from}): the config file cannot be read`);
+    return skip('profile', title, message`"${name}" (${from}): the config file cannot be read`);
   }
   const apiPath = safeApiPath(deps, credentials);
   const dialect = resolveDialect(settings, credentials);
@@ -232,11 +232,11 @@ function checkProfile(
   ].join(', ');
   if (credentials.profile === undefined) {
     const usable = credentials.baseUrl !== undefined && credentials.apiToken !== undefined;
-    const detail = `${name} (${from}) is not in the config file; ${sources}`;
+    const detail = message`"${name}" (${from}) is not in the config file; ${sources}`;
     const fix = `run \`${loginCommandFor(settings.profile)}\``;
     return usable ? pass('profile', title, detail) : fail('profile', title, detail, fix);
   }
-  return pass('profile', title, `${name} (${from}): ${sources}`);
+  return pass('profile', title, message`"${name}" (${from}): ${sources}`);
 }
 
 /**
@@ -303,7 +303,7 @@ function checkBaseUrl(
       url: undefined,
     };
   }
-  const endpoint = escapeControls(endpointUrl(url, apiPath.value).href);
+  const endpoint = endpointUrl(url, apiPath.value).href;
   const plain = url.protocol === 'http:';
   const note = !plain
     ? 'https'
@@ -314,20 +314,19 @@ function checkBaseUrl(
   // check mark, that URL looked right to everyone who read it.
   const repeated = repeatedSegment(url, apiPath.value);
   if (repeated !== undefined) {
-    const segment = escapeControls(repeated);
     const without = new URL(url.href);
     without.pathname = url.pathname.replace(/\/+$/, '').slice(0, -(repeated.length + 1)) || '/';
     return {
       check: warn(
         'base-url',
         title,
-        `${endpoint} (${note}): /${segment} twice, as the base URL's path ends in the API path's first segment`,
-        `use the base URL without it, ${escapeControls(formatBaseUrl(without))} (--base-url, UGS_BASE_URL or \`ugs login\`), unless the service really is at that URL`,
+        message`${endpoint} (${note}): /${repeated} twice, as the base URL's path ends in the API path's first segment`,
+        message`use the base URL without it, ${formatBaseUrl(without)} (--base-url, UGS_BASE_URL or \`ugs login\`), unless the service really is at that URL`,
       ),
       url,
     };
   }
-  return { check: pass('base-url', title, `${endpoint} (${note})`), url };
+  return { check: pass('base-url', title, message`${endpoint} (${note})`), url };
 }
 
 interface Route {
@@ -360,7 +359,7 @@ function checkProxy(deps: Deps, url: URL | undefined): { check: Check; route: Ro
         check: pass(
           'proxy',
           title,
-          `${decision.variable}=${escapeControls(decision.proxy)}, bypassed for ${url.hostname} by NO_PROXY entry "${escapeControls(decision.entry)}"`,
+          message`${decision.variable}=${decision.proxy}, bypassed for ${url.hostname} by NO_PROXY entry "${decision.entry}"`,
         ),
         route: direct,
       };
@@ -369,7 +368,7 @@ function checkProxy(deps: Deps, url: URL | undefined): { check: Check; route: Ro
         check: fail(
           'proxy',
           title,
-          `${decision.variable}=${escapeControls(decision.value)} is not an http(s) URL`,
+          message`${decision.variable}=${decision.value} is not an http(s) URL`,
           `fix ${decision.variable} (e.g. http://proxy.example.com:3128), or unset it`,
         ),
         route: undefined,
@@ -379,7 +378,7 @@ function checkProxy(deps: Deps, url: URL | undefined): { check: Check; route: Ro
         check: pass(
           'proxy',
           title,
-          `${url.hostname} through ${escapeControls(displayProxy(decision.proxy))} (from ${decision.variable}; add the host to NO_PROXY to bypass it)`,
+          message`${url.hostname} through ${displayProxy(decision.proxy)} (from ${decision.variable}; add the host to NO_PROXY to bypass it)`,
         ),
         route: {
           host: bareHost(decision.proxy.hostname),
@@ -475,9 +474,9 @@ async function checkTls(
   if (!reachable) return skip('tls', title, 'no connection');
   const { settings, io } = deps;
   const customCa = [
-    caFile === undefined ? undefined : `${caFileOrigin(caFile)} ${escapeControls(caFile.value)}`,
+    caFile === undefined ? undefined : message`${caFileOrigin(caFile)} ${caFile.value}`,
     io.env.NODE_EXTRA_CA_CERTS
-      ? `NODE_EXTRA_CA_CERTS ${escapeControls(io.env.NODE_EXTRA_CA_CERTS)}`
+      ? message`NODE_EXTRA_CA_CERTS ${io.env.NODE_EXTRA_CA_CERTS}`
       : undefined,
   ].filter((part): part is string => part !== undefined);
   let ca: string[] | undefined;
@@ -488,7 +487,7 @@ async function checkTls(
       return fail(
         'tls',
         title,
-        `cannot read the CA file ${escapeControls(caFile.value)} (${caFileOrigin(caFile)}): ${errorCodeInChain(error) ?? String(error)}`,
+        message`cannot read the CA file ${caFile.value} (${caFileOrigin(caFile)}): ${errorCodeInChain(error) ?? String(error)}`,
         caFile.source === 'profile'
           ? 'run `ugs login --ca-file <pem>` again with the file where it is now'
           : 'point --ca-file (or UGS_CA_FILE) at a PEM file',
@@ -517,13 +516,13 @@ async function checkTls(
   }
   const days = Math.floor((info.validTo.getTime() - deps.now().getTime()) / DAY_MS);
   const caNote = customCa.length > 0 ? `custom CA: ${customCa.join(', ')}` : 'system CAs';
-  const detail = `${info.protocol ?? 'TLS'}, issuer ${escapeControls(info.issuer || 'unnamed')}, certificate expires in ${days} day${days === 1 ? '' : 's'}, ${caNote}`;
+  const detail = message`${info.protocol ?? 'TLS'}, issuer ${info.issuer || 'unnamed'}, certificate expires in ${days} day${days === 1 ? '' : 's'}, ${caNote}`;
   if (!info.authorized) {
     const reason = info.authorizationError ?? 'not trusted';
     return fail(
       'tls',
       title,
-      `${detail}: not trusted (${escapeControls(reason)})`,
+      message`${detail}: not trusted (${reason})`,
       reason === 'ERR_TLS_CERT_ALTNAME_INVALID' || /altname/i.test(reason)
         ? `the certificate is not for ${url.hostname}: check the host name in the base URL`
         : 'if the service uses a private CA, pass --ca-file <pem> (or set UGS_CA_FILE or NODE_EXTRA_CA_CERTS)',
@@ -569,9 +568,7 @@ function checkToken(credentials: Credentials | undefined): Check {
     return fail('token', title, 'not set', `run \`${login}\`, or set UGS_API_TOKEN`);
   }
   const source =
-    token.source === 'profile'
-      ? `profile "${escapeControls(credentials.profileName)}"`
-      : 'UGS_API_TOKEN';
+    token.source === 'profile' ? message`profile "${credentials.profileName}"` : 'UGS_API_TOKEN';
   const problem = apiTokenProblem(token.value);
   if (problem !== undefined) {
     return fail(
@@ -631,9 +628,8 @@ async function checkProbe(
     throw error;
   }
   const time = elapsed(deps.network, started);
-  const said =
-    result.detail === undefined ? '' : ` (${escapeControls(result.detail.slice(0, 120))})`;
-  const where = `${result.method} ${escapeControls(result.path)} with {}`;
+  const said = result.detail === undefined ? '' : message` (${result.detail.slice(0, 120)})`;
+  const where = message`${result.method} ${result.path} with {}`;
   const explo = target.dialect === 'explo';
   switch (result.verdict) {
     case 'accepted':
@@ -664,8 +660,8 @@ async function checkProbe(
           };
       // The whole URL: an unexpected answer (a 404 above all) must name what was asked for, so
       // a doubled /api or a wrong host is seen at once.
-      const tried = `${result.method} ${escapeControls(`${url.origin}${result.path}`)} with {}`;
-      const answered = `${tried}: HTTP ${result.status} with ${result.contentType}${said}`;
+      const tried = message`${result.method} ${url.origin}${result.path} with {}`;
+      const answered = message`${tried}: HTTP ${result.status} with ${result.contentType}${said}`;
       if (result.status === 400) {
         // The verdict of login: a 400 that is not the service's own refusal of `{}` says
         // nothing about the token.

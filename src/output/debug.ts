@@ -11,6 +11,7 @@ import type { Writable } from 'node:stream';
 import { redactUrl } from '../input/parse.js';
 import { escapeControls } from '../platform/io.js';
 import { formatJsonText } from '../text/json-text.js';
+import { message } from '../text/message.js';
 import { fingerprint, REDACTED, SecretSet } from '../text/redact.js';
 
 export interface TraceRequest {
@@ -162,7 +163,7 @@ export class StreamTracer implements Tracer {
     const scheme = /^(\w+)\s+(.*)$/s.exec(value);
     // The API token's own header: its fingerprint says which token was sent.
     if (API_TOKEN_HEADERS.has(name.toLowerCase()) && scheme) {
-      return `${scheme[1]} ${escapeControls(fingerprint(scheme[2] ?? ''))}`;
+      return message`${scheme[1]} ${fingerprint(scheme[2] ?? '')}`;
     }
     return scheme ? `${scheme[1]} ${REDACTED}` : REDACTED;
   }

@@ -5,9 +5,10 @@
  */
 
 import { ApiError, CiMarkerError, UgsError } from '../errors.js';
-import { type JsonObject, quote } from '../input/parse.js';
+import type { JsonObject } from '../input/parse.js';
 import { escapeControls, writeLine } from '../platform/io.js';
 import { compactJson, prettyJson } from '../text/json-text.js';
+import { message } from '../text/message.js';
 import { hasCiMarker } from './ci.js';
 import { printLine } from './messages.js';
 import type { Output } from './output.js';
@@ -291,7 +292,7 @@ function renderJson(body: unknown): string {
  */
 function renderField(record: ResultRecord, name: string, out: Output): string {
   if (!Object.hasOwn(record.fields, name)) {
-    throw new ApiError(`the answer's ${record.name} has no field ${quote(name)}`, {
+    throw new ApiError(message`the answer's ${record.name} has no field "${name}"`, {
       hint: `fields in this answer: ${listFields(orderedFields(record.fields, record.order))}`,
     });
   }
@@ -300,7 +301,7 @@ function renderField(record: ResultRecord, name: string, out: Output): string {
   // printed raw, the runner would obey it. --json carries it JSON-escaped: the same value.
   if (out.underCiRunner && hasCiMarker(text)) {
     throw new CiMarkerError(
-      `the answer's ${record.name} field ${quote(name)} holds text that the CI runner would run as a workflow command; ugs does not print it as a bare value`,
+      message`the answer's ${record.name} field "${name}" holds text that the CI runner would run as a workflow command; ugs does not print it as a bare value`,
       { hint: 'use --json instead: it carries the value with the marker JSON-escaped' },
     );
   }
@@ -335,6 +336,8 @@ export async function printResult(out: Output, output: ResultOutput): Promise<vo
   // Under a CI runner, every token in the answer is masked before any of it is written.
   const token = output.record.fields.token;
   if (typeof token === 'string') out.maskSecret(token);
+  // The token as the headline shows it, to keep it out of a log (pipe) or whole (terminal).
+  const shownToken = typeof token === 'string' ? escapeControls(token) : '';
   out.maskTokensIn(output.body);
   out.maskTokensIn(output.record.fields);
   switch (output.format.kind) {
@@ -352,7 +355,6 @@ export async function printResult(out: Output, output: ResultOutput): Promise<vo
         // the person, so it goes to stderr, except a line that repeats the token (stdout has
         // it, and a log must not get a copy).
         const stderrStyle = await out.style('stderr');
-        const shownToken = typeof token === 'string' ? escapeControls(token) : '';
         for (const line of output.headline(stderrStyle)) {
           if (shownToken === '' || !line.includes(shownToken)) {
             printLine(out, line);
@@ -360,7 +362,6 @@ export async function printResult(out: Output, output: ResultOutput): Promise<vo
         }
       } else if (layout.kind === 'box') {
         // Fitted to the terminal like the table; a line with the token is never broken.
-        const shownToken = typeof token === 'string' ? escapeControls(token) : '';
         for (const line of output.headline(style)) {
           if (shownToken !== '' && line.includes(shownToken)) writeLine(out.stdout, line);
           else

@@ -1,4 +1,5 @@
 /** Text measured and wrapped by the columns a terminal gives it (wide characters, colour codes). */
+import { escapeControls } from '../platform/io.js';
 
 export interface Piece {
   text: string;
@@ -99,9 +100,13 @@ function isWide(code: number): boolean {
 
 /**
  * Rows as lines of columns padded to their widest cell (by display width), two spaces apart; the
- * last cell is not padded and no line ends in spaces.
+ * last cell is not padded and no line ends in spaces. Cells are shown with controls escaped, here
+ * rather than by each caller: a name or URL read from a file must not move the cursor or fake a
+ * row, and escaping an escaped cell changes nothing. So a cell cannot carry styling: style the
+ * padded lines instead.
  */
-export function padColumns(rows: readonly (readonly string[])[]): string[] {
+export function padColumns(table: readonly (readonly string[])[]): string[] {
+  const rows = table.map((row) => row.map(escapeControls));
   const widths: number[] = [];
   for (const row of rows) {
     row.forEach((cell, i) => {

@@ -7,7 +7,7 @@
  * header that carries the API token, its default base URL and its rate limit.
  */
 import { UsageError } from '../errors.js';
-import { quote } from '../input/parse.js';
+import { message } from '../text/message.js';
 
 export type Dialect = 'interface' | 'explo';
 
@@ -53,7 +53,7 @@ export function isDialect(value: unknown): value is Dialect {
 export function parseDialect(text: string, source: string): Dialect {
   const value = text.trim().toLowerCase();
   if (isDialect(value)) return value;
-  throw new UsageError(`${source} must be interface or explo, got ${quote(text)}`, {
+  throw new UsageError(message`${source} must be interface or explo, got "${text}"`, {
     hint: "interface: the User Group Service interface (GET/POST /api/user); explo: the vendor's published End User Group API",
   });
 }

@@ -11,7 +11,6 @@
  * with the explo dialect rotate's), as the service does.
  */
 import { isPlainObject } from '../platform/guards.js';
-import { escapeControls } from '../platform/io.js';
 import { redactSecrets } from '../text/redact.js';
 import type { HttpMethod } from '../transport/http.js';
 import { successOf } from './answer.js';
@@ -37,7 +36,7 @@ export interface ProbeResult {
   method: HttpMethod;
   /** The path that answered: the probe's path, or where the slash redirect led. */
   path: string;
-  /** The answer's content type as sent (escaped and short), or `no content type`. */
+  /** The answer's content type as sent (short, not yet escaped), or `no content type`. */
   contentType: string;
   /** The `detail` of a DRF answer, secrets cut out; not yet escaped or shortened. */
   detail: string | undefined;
@@ -140,7 +139,9 @@ function isJsonMediaType(value: string | undefined): boolean {
 function readProbe(answer: ReceivedAnswer): ProbeResult {
   const type = answer.headers['content-type']?.trim();
   const contentType = type
-    ? escapeControls(type.length > 100 ? `${type.slice(0, 100)}…` : type)
+    ? type.length > 100
+      ? `${type.slice(0, 100)}…`
+      : type
     : 'no content type';
   return {
     verdict: probeVerdict(answer, answer.dialect),

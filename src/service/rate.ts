@@ -4,7 +4,7 @@
  * paced to it) and `ugs serve --rate-limit` (the emulator throttling at it).
  */
 import { UsageError } from '../errors.js';
-import { quote } from '../input/parse.js';
+import { message } from '../text/message.js';
 
 export interface Rate {
   /** Requests allowed in one window. */
@@ -19,7 +19,7 @@ export function parseRate(text: string, flag: string): Rate {
   const match = /^([1-9]\d{0,8})\/(s|min)$/.exec(text.trim());
   if (match === null) {
     throw new UsageError(
-      `${flag} must be <positive integer>/s or <positive integer>/min, got ${quote(text)}`,
+      message`${flag} must be <positive integer>/s or <positive integer>/min, got "${text}"`,
       { hint: `for example: ${flag} 180/min (the vendor's limit) or ${flag} 3/s` },
     );
   }

@@ -6,9 +6,9 @@
  */
 
 import { ApiError, AuthError, OutcomeUnknownError, type UgsError } from '../errors.js';
-import { endpointUrl, quote, redactUrl, repeatedSegment } from '../input/parse.js';
-import { escapeControls } from '../platform/io.js';
+import { endpointUrl, redactUrl, repeatedSegment } from '../input/parse.js';
 import { rememberJsonText } from '../text/json-text.js';
+import { message } from '../text/message.js';
 import {
   type HttpClient,
   type HttpResponse,
@@ -160,9 +160,7 @@ export class HttpServiceClient {
     }
     // `--api-path` sets the interface's one path; the explo dialect's paths are the vendor's.
     const skip =
-      wire.path === undefined
-        ? ` (pass --api-path ${escapeControls(apiPath)}/ to skip the redirect)`
-        : '';
+      wire.path === undefined ? message` (pass --api-path ${apiPath}/ to skip the redirect)` : '';
     if (this.learnRedirect) {
       // Checked above: the same origin, path and query, one slash more. Every later row goes
       // there directly; the rows already in flight each follow their own redirect, unnoted.
@@ -240,7 +238,7 @@ function redirectError(
   const where =
     location === undefined || location === ''
       ? 'without a Location'
-      : `to ${escapeControls(location.length > 300 ? `${location.slice(0, 300)}…` : location)}`;
+      : message`to ${location.length > 300 ? `${location.slice(0, 300)}…` : location}`;
   const outcome = operation.risk === undefined ? '' : `: ${operation.risk.notDone}`;
   return new ApiError(
     `the service answered HTTP ${response.status}, a redirect ${where}, which ugs does not follow${outcome}`,
@@ -348,9 +346,9 @@ function answerError(
 function authHint(context: HintContext): string {
   const login = `\`${loginCommandFor(context.profile)}\``;
   if (context.tokenSource === 'env UGS_API_TOKEN') {
-    return `the token comes from UGS_API_TOKEN, which overrides profile ${quote(context.profile)}: set it to a valid token, or unset it and run ${login}`;
+    return message`the token comes from UGS_API_TOKEN, which overrides profile "${context.profile}": set it to a valid token, or unset it and run ${login}`;
   }
-  return `run ${login} to save a valid token for profile ${quote(context.profile)} (${context.baseUrl.host}), or set UGS_API_TOKEN`;
+  return message`run ${login} to save a valid token for profile "${context.profile}" (${context.baseUrl.host}), or set UGS_API_TOKEN`;
 }
 
 function hintForHttpError(
@@ -379,7 +377,7 @@ function hintForHttpError(
   const path = wireOf(operation, context.dialect).path ?? context.apiPath;
   // The vendor rejects a path without its trailing slash as "Method not allowed".
   if (status === 405 && !explo && !path.endsWith('/')) {
-    return `the service may want a trailing slash: try --api-path ${escapeControls(path)}/`;
+    return message`the service may want a trailing slash: try --api-path ${path}/`;
   }
   // Any other answer in the service's own envelope explains itself.
   if (body !== undefined && successOf(body.success) !== undefined) return undefined;
@@ -387,7 +385,7 @@ function hintForHttpError(
     // An HTML page (or JSON from something other than the operation's view): a wrong address.
     const repeated = repeatedSegment(context.baseUrl, path);
     if (repeated !== undefined) {
-      return `the base URL ends in /${escapeControls(repeated)} and the ${explo ? "vendor's path" : 'API path'} ${escapeControls(path)} starts with it: drop /${escapeControls(repeated)} from --base-url (or the profile's base URL)`;
+      return message`the base URL ends in /${repeated} and the ${explo ? "vendor's path" : 'API path'} ${path} starts with it: drop /${repeated} from --base-url (or the profile's base URL)`;
     }
     return explo
       ? `check --base-url: the vendor's API was not found at that address (a path prefix missing?); ${NOT_THE_VENDOR_API}`

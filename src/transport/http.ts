@@ -15,12 +15,12 @@ import { silentTracer, type Tracer } from '../output/debug.js';
 import { errorCodeInChain, isNotTlsCode } from '../platform/guards.js';
 import {
   type Env,
-  escapeControls,
   FileTooLargeError,
   formatBytes,
   readFileCapped,
   stripBom,
 } from '../platform/io.js';
+import { message } from '../text/message.js';
 import {
   continueTolerantConnector,
   ExchangeFailure,
@@ -302,13 +302,13 @@ export class HttpClient {
       const untrusted = caFile !== undefined && isUntrustedCode(code);
       return new TransportError(
         untrusted
-          ? `TLS connection to ${host} failed: the CA in ${escapeControls(basename(caFile))} did not verify its certificate (${code})`
+          ? message`TLS connection to ${host} failed: the CA in ${basename(caFile)} did not verify its certificate (${code})`
           : `TLS connection to ${host} failed: ${tlsReason(code)} (${code})`,
         false,
         {
           code,
           hint: untrusted
-            ? `the certificate is not signed by the CA in ${escapeControls(caFile)}: give the CA (or chain) that signed it, e.g. \`openssl s_client -connect ${host} -showcerts\` shows the issuer`
+            ? message`the certificate is not signed by the CA in ${caFile}: give the CA (or chain) that signed it, e.g. \`openssl s_client -connect ${host} -showcerts\` shows the issuer`
             : 'if the service uses a private certificate authority, pass --ca-file <pem> (or set UGS_CA_FILE or NODE_EXTRA_CA_CERTS)',
           cause: error,
         },
@@ -362,11 +362,11 @@ export class HttpClient {
         'check your network, firewall or proxy settings',
       ],
     };
-    const [message, hint] = (code === undefined ? undefined : known[code]) ?? [
+    const [text, hint] = (code === undefined ? undefined : known[code]) ?? [
       `the connection to ${host} failed before an answer (${detail})`,
       'try again; if it keeps happening, check the network or any proxy in between',
     ];
-    return new TransportError(message, code === undefined || !NOT_DELIVERED_CODES.has(code), {
+    return new TransportError(text, code === undefined || !NOT_DELIVERED_CODES.has(code), {
       code,
       hint,
       cause: error,
@@ -445,15 +445,15 @@ async function loadCa(caFile: string, env: Env): Promise<string[]> {
     } catch (error) {
       if (flag === 'NODE_EXTRA_CA_CERTS') continue; // Node itself only warns about this one.
       if (error instanceof FileTooLargeError) {
-        throw new UsageError(`${flag} file ${escapeControls(file)} is ${error.message}`);
+        throw new UsageError(message`${flag} file ${file} is ${error.message}`);
       }
       throw new UsageError(
-        `cannot read ${flag} file ${escapeControls(file)}: ${errorCodeInChain(error) ?? escapeControls(String(error))}`,
+        message`cannot read ${flag} file ${file}: ${errorCodeInChain(error) ?? String(error)}`,
       );
     }
   }
   if (!extra[0]?.includes('-----BEGIN CERTIFICATE-----')) {
-    throw new UsageError(`--ca-file ${escapeControls(caFile)} contains no PEM certificate`);
+    throw new UsageError(message`--ca-file ${caFile} contains no PEM certificate`);
   }
   // node:tls takes a few ms to load: only this rarely used path needs it.
   const { rootCertificates } = await import('node:tls');

@@ -215,6 +215,21 @@ describe('runDoctor', () => {
     expect(run.line('probe')).toMatch(/HTTP 503 with no content type, expected 400/);
   });
 
+  it("--probe shows a server's content type with its control characters escaped", async () => {
+    const run = await doctor({
+      probe: true,
+      network: {
+        probe: () => ({
+          status: 404,
+          headers: { 'content-type': 'text/html\u001b[2J\u0007' },
+          text: '',
+        }),
+      },
+    });
+    expect(run.line('probe')).toContain('HTTP 404 with text/html\\u001b[2J\\u0007, expected 400');
+    expect(run.out).not.toContain('\u0007');
+  });
+
   // The one redirect rule of service.ts, for the probe as for get: a 301/302/307/308 to the same
   // origin, the same path with a slash appended, the same query and user information. doctor
   // once had its own rule, which followed the last two cases below.

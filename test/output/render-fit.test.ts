@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { fitMessage } from '../../src/output/messages.js';
 import { renderTable, type TableLayout } from '../../src/output/results.js';
 import { plainStyle } from '../../src/output/style.js';
-import { wrapText } from '../../src/output/text.js';
+import { padColumns, wrapText } from '../../src/output/text.js';
 
 const plain = plainStyle;
 
@@ -81,6 +81,21 @@ describe('wrapText', () => {
     const pieces = wrapText('\u001b[33mabc def\u001b[39m', 3, 3);
     expect(pieces.map((piece) => piece.width)).toEqual([3, 3]);
     expect(pieces.map((piece) => piece.text).join('')).toBe('\u001b[33mabcdef\u001b[39m');
+  });
+});
+
+describe('padColumns', () => {
+  it('escapes controls in every cell and pads by the escaped width', () => {
+    const lines = padColumns([
+      ['name', 'base URL'],
+      ['work\u001b[2J\nfake', 'https://a.example'],
+      ['x', 'y'],
+    ]);
+    expect(lines).toEqual([
+      'name                     base URL',
+      'work\\u001b[2J\\u000afake  https://a.example',
+      'x                        y',
+    ]);
   });
 });
 
