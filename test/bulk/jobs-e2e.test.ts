@@ -45,7 +45,8 @@ function lines(path: string): { row: number; status: string; error: string | nul
 }
 
 describe('a service that stays down stops the run after a pause, having sent a few probes', () => {
-  it.each([
+  // Side by side: each case spends its 3 s waiting for --give-up-after, each with its own server.
+  it.concurrent.for([
     ['get', 502, 'HTML'],
     ['get', 504, 'HTML'],
     ['get', 503, 'JSON without Retry-After'],
@@ -53,12 +54,14 @@ describe('a service that stays down stops the run after a pause, having sent a f
     ['rotate', 502, 'HTML'],
   ] as const)(
     '%s --from of 200 rows against %i (%s): a few requests and probes, exit 4, the rest skipped, --resume hint',
-    async (kind, status, body) => {
-      server = await startServer(
+    { timeout: 70_000 },
+    async ([kind, status, body], { expect, onTestFinished }) => {
+      const server = await startServer(
         body === 'HTML'
           ? text(status, BAD_GATEWAY_HTML, 'text/html')
           : json(status, { detail: 'Service temporarily unavailable.' }),
       );
+      onTestFinished(() => server.close());
       const sandbox = makeSandbox();
       const rows = bulkRowsFile(sandbox.root, kind, 200);
       const out = join(sandbox.root, 'out.ndjson');
@@ -93,7 +96,6 @@ describe('a service that stays down stops the run after a pause, having sent a f
         context,
       ).toEqual([]);
     },
-    70_000,
   );
 
   it('a success between resets the count: a service failing every other request is not "down", and no row is lost to it', async () => {
