@@ -55,8 +55,9 @@ async function timeCreates(dataFile: string, count: number): Promise<number> {
 
 describe('the data file grows by the change, not by the store', () => {
   it('N writes into a store of 50*N groups take about as long as into an empty store', async () => {
-    const N = 200;
-    // 10,000 groups: the old save rewrote all of them (about 2.5 MB) for every create.
+    const N = 100;
+    // 5,000 groups: the old save rewrote all of them (about 1.2 MB) for every create, many
+    // times the cost of appending one line.
     const dir = tempDir('journal-speed');
     const empty = path.join(dir, 'empty');
     const big = path.join(dir, 'big.json');
