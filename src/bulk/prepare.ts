@@ -120,7 +120,8 @@ export async function prepareRun(
       `row ${row.row} is ${quote(row.user_group_id)} here and ${quote(earlier)} in the results`,
     );
   };
-  // An input at risk is held as validated (input.ts): the rows sent are the rows checked.
+  // The rows sent are the rows checked (validate.ts keeps them); an input at risk is also read
+  // whole first, up to the cap of input.ts.
   const source =
     opts.from === '-' || isStdinPath(opts.from)
       ? await stdinSource(io.stdin, io.stdinIsTTY)
