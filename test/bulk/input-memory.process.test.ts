@@ -19,7 +19,7 @@ const root = resolve(import.meta.dirname, '../..');
 
 /** Validates one input as a bulk run does, and prints its row count and the peak RSS in KiB. */
 const entry = `
-import { inputSource } from './src/bulk/input.ts';
+import { inputSource } from './src/bulk/input-source.ts';
 import { openBulkInput } from './src/bulk/validate.ts';
 import { spec as get } from './src/operations/get-user/bulk.ts';
 import { spec as rotate } from './src/operations/rotate-token/bulk.ts';

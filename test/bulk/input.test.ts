@@ -3,15 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  type ByteSource,
-  fileSource,
-  type InputFormat,
-  inputFormatFor,
-  readCandidates,
-  stdinSource,
-} from '../../src/bulk/input.js';
-import { type CsvOptions, MAX_LISTED_ERRORS, openBulkInput } from '../../src/bulk/validate.js';
+import { MAX_LISTED_ERRORS } from '../../src/bulk/error-list.js';
+import { type InputFormat, inputFormatFor, readCandidates } from '../../src/bulk/input.js';
+import { type ByteSource, fileSource, stdinSource } from '../../src/bulk/input-source.js';
+import type { CsvOptions } from '../../src/bulk/row-check.js';
+import { openBulkInput } from '../../src/bulk/validate.js';
 import { UsageError } from '../../src/errors.js';
 import {
   bulkSpecs,

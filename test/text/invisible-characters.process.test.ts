@@ -7,7 +7,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { fileSource } from '../../src/bulk/input.js';
+import { fileSource } from '../../src/bulk/input-source.js';
 import { quote, quoteVisible } from '../../src/input/parse.js';
 import { type GetOptions, parseGetFlags, runGet } from '../../src/operations/get-user/command.js';
 import { recoveryCommand, recoveryHint } from '../../src/operations/rotate-token/command.js';
