@@ -10,83 +10,34 @@
  *
  * The file is opened for appending, created with mode 0600 (it holds tokens), never truncated,
  * never through a symlink, and only when it is the user's own regular file; while a run writes
- * it, the run holds its lock (`lockResultsFile`).
+ * it, the run holds its lock (`lockResultsFile`, journal-checks.ts, with the checks on the file).
  */
-import {
-  close,
-  constants,
-  fchmod,
-  fstat,
-  fsync,
-  open,
-  read,
-  type Stats,
-  stat,
-  write,
-} from 'node:fs';
-import { promisify } from 'node:util';
+import { constants } from 'node:fs';
 import { UsageError } from '../errors.js';
-import { NO_FOLLOW, UnsafeFileError } from '../fs/durable-file.js';
-import { FileLock, LockBusyError } from '../fs/file-lock.js';
-import { quote } from '../input/parse.js';
+import { NO_FOLLOW } from '../fs/durable-file.js';
 import { errorCode } from '../platform/guards.js';
 import { escapeControls } from '../platform/io.js';
+import { type AppendFs, nodeAppendFs } from './append-fs.js';
+import {
+  anotherJob,
+  checkCsvHeader,
+  checkNdjsonWriter,
+  checkOpened,
+  describeError,
+  holdsRecords,
+  openError,
+  type ResultFileOptions,
+  refuseSameFile,
+} from './journal-checks.js';
 import {
   type BulkRecord,
   csvCells,
-  csvHeaders,
   loadCsvStringify,
   ndjsonLine,
-  type OutputFormat,
   type RecordColumn,
   type RecordSchema,
   type Stringify,
 } from './records.js';
-import { foreignWriter, writtenByOther } from './resume.js';
-
-/** The file-system calls the writer makes, so tests can count fsyncs and fail writes. */
-export interface AppendFs {
-  open(path: string, flags: number, mode: number): Promise<number>;
-  fstat(fd: number): Promise<Pick<Stats, 'isFile' | 'size' | 'mode' | 'uid' | 'dev' | 'ino'>>;
-  /** Reads at `position`, like pread(2). */
-  read(
-    fd: number,
-    buffer: Uint8Array,
-    offset: number,
-    length: number,
-    position: number,
-  ): Promise<number>;
-  /** Writes at the end of the file (O_APPEND); may write fewer bytes than asked. */
-  write(fd: number, buffer: Uint8Array, offset: number, length: number): Promise<number>;
-  fsync(fd: number): Promise<void>;
-  fchmod(fd: number, mode: number): Promise<void>;
-  close(fd: number): Promise<void>;
-}
-
-const writeAsync = promisify(write);
-const readAsync = promisify(read);
-
-export const nodeAppendFs: AppendFs = {
-  open: promisify(open) as AppendFs['open'],
-  fstat: (fd) => promisify(fstat)(fd),
-  read: async (fd, buffer, offset, length, position) =>
-    (await readAsync(fd, buffer, offset, length, position)).bytesRead,
-  write: async (fd, buffer, offset, length) =>
-    (await writeAsync(fd, buffer, offset, length, null)).bytesWritten,
-  fsync: promisify(fsync),
-  fchmod: promisify(fchmod),
-  close: promisify(close),
-};
-
-export interface ResultFileOptions {
-  path: string;
-  format: OutputFormat;
-  /** The records of the command that writes the file. */
-  records: RecordSchema;
-  /** The user running ugs (`SystemInfo.uid`), who must own the file; undefined: no uids here. */
-  uid: number | undefined;
-  fs?: AppendFs;
-}
 
 /**
  * What a results file could not take: the first error (a full disk, EIO), the rows whose records
@@ -175,7 +126,7 @@ export class ResultFile {
     } catch (error) {
       await fs.close(fd).catch(() => undefined);
       if (error instanceof UsageError) throw error;
-      throw new UsageError(`--output ${escapeControls(options.path)}: ${describe(error)}`);
+      throw new UsageError(`--output ${escapeControls(options.path)}: ${describeError(error)}`);
     }
   }
 
@@ -424,186 +375,4 @@ function lostFrom(chunks: readonly Chunk[], data: Buffer, done: number): BulkRec
     start = end;
   }
   return lost;
-}
-
-/**
- * One run per results file: two runs appending to one file would interleave their `sending`
- * records and settle each other's rows. The lock is `<file>.lock` (file-lock.ts), released at the
- * end of the run; one left by a killed run names a dead process and is taken over.
- */
-export async function lockResultsFile(path: string): Promise<FileLock> {
-  const shown = escapeControls(path);
-  try {
-    return await FileLock.acquire(path);
-  } catch (error) {
-    if (error instanceof LockBusyError) {
-      const who = error.owner.pid > 0 ? `ugs run (process ${error.owner.pid})` : 'ugs run';
-      throw new UsageError(`--output ${shown} is in use by another ${who}; nothing was sent`, {
-        hint: 'wait for that run to end (then --resume if needed), or name another --output file',
-      });
-    }
-    if (error instanceof UnsafeFileError) {
-      throw new UsageError(
-        `--output ${shown}: its lock ${escapeControls(error.path)} is ${error.kind === 'symlink' ? 'a symbolic link' : 'not a regular file'}`,
-        { hint: 'remove it if no ugs run is using the results file' },
-      );
-    }
-    throw new UsageError(`--output ${shown}: cannot lock the file (${describe(error)})`, {
-      hint: `ugs creates ${escapeControls(path)}.lock next to it while a run writes the file`,
-    });
-  }
-}
-
-function openError(path: string, error: unknown): UsageError {
-  const shown = escapeControls(path);
-  if (errorCode(error) === 'ELOOP') {
-    return new UsageError(`--output ${shown} is a symbolic link, which ugs does not follow`, {
-      hint: 'results hold tokens: name the file itself, in a directory others cannot write to',
-    });
-  }
-  return new UsageError(`--output ${shown}: cannot open the file (${describe(error)})`);
-}
-
-/** The checks on an opened `--output`: a regular file of the user running ugs. */
-async function checkOpened(
-  fs: AppendFs,
-  fd: number,
-  options: ResultFileOptions,
-): Promise<Awaited<ReturnType<AppendFs['fstat']>>> {
-  const shown = escapeControls(options.path);
-  const stats = await fs.fstat(fd);
-  if (!stats.isFile()) {
-    throw new UsageError(`--output ${shown} is not a regular file`, {
-      hint: 'results are appended and synced to disk; without --output they go to stdout',
-    });
-  }
-  // A file planted by someone else (in /tmp, a shared directory) would hand them the tokens:
-  // they own it, so they can read it whatever its mode. Where there are no uids, nothing to check.
-  if (options.uid !== undefined && stats.uid !== options.uid) {
-    throw new UsageError(
-      `--output ${shown} belongs to another user (uid ${stats.uid}); nothing was sent`,
-      {
-        hint: 'results hold tokens: name a file of your own, in a directory others cannot write to',
-      },
-    );
-  }
-  return stats;
-}
-
-/** The first whole record of an existing NDJSON results file must be this command's. */
-async function checkNdjsonWriter(
-  fs: AppendFs,
-  fd: number,
-  size: number,
-  options: ResultFileOptions,
-): Promise<void> {
-  const head = new Uint8Array(Math.min(size, 64 * 1024));
-  const got = await fs.read(fd, head, 0, head.length, 0);
-  const lines = Buffer.from(head.subarray(0, got)).toString('utf8').split('\n');
-  lines.pop(); // unfinished (or cut off by the 64 KiB read): not judged
-  for (const line of lines) {
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch {
-      continue; // a line torn by a kill
-    }
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) return;
-    // A line that is no result record is not judged here (appending to it is the user's call).
-    const writer = foreignWriter(value as Record<string, unknown>, options.records);
-    if (writer !== undefined) throw writtenByOther(options.path, options.records.command, writer);
-    return;
-  }
-}
-
-/** `--from` and `--output` must not be one file, whatever names lead to it. */
-async function refuseSameFile(
-  from: string,
-  output: { dev: number; ino: number },
-  path: string,
-): Promise<void> {
-  let input: Stats;
-  try {
-    input = await promisify(stat)(from);
-  } catch {
-    return; // reading the input reports it
-  }
-  if (input.dev === output.dev && input.ino === output.ino) {
-    throw new UsageError(
-      `--from ${quote(from)} and --output ${escapeControls(path)} are the same file; nothing was sent`,
-      { hint: 'write the results to a file of their own, e.g. --output results.ndjson' },
-    );
-  }
-}
-
-/** The columns of the file's header: this command's, today's or an earlier version's. */
-async function checkCsvHeader(
-  fs: AppendFs,
-  fd: number,
-  options: ResultFileOptions,
-  stringify: Stringify,
-): Promise<readonly RecordColumn[]> {
-  for (const columns of csvHeaders(options.records)) {
-    const expected = stringify([[...columns]]);
-    if ((await readHead(fs, fd, expected.length)) === expected) return columns;
-  }
-  for (const other of options.records.others) {
-    const header = stringify([[...other.columns]]);
-    if ((await readHead(fs, fd, header.length)) === header) {
-      throw writtenByOther(options.path, options.records.command, other.command);
-    }
-  }
-  throw new UsageError(
-    `--output ${escapeControls(options.path)} is a CSV file without the header of ugs ${options.records.command} results`,
-    { hint: 'append to a results file of the same command, or name a new file' },
-  );
-}
-
-/**
- * Anything past a CSV file's header, or any line in an NDJSON file that is not blank: the results
- * of an earlier run (a torn line of a killed one too).
- */
-async function holdsRecords(
-  fs: AppendFs,
-  fd: number,
-  size: number,
-  columns: readonly RecordColumn[] | undefined,
-  stringify: Stringify | undefined,
-): Promise<boolean> {
-  const skip =
-    stringify === undefined || columns === undefined ? 0 : stringify([[...columns]]).length;
-  if (size <= skip) return false;
-  const head = new Uint8Array(Math.min(size - skip, 64 * 1024));
-  const got = await fs.read(fd, head, 0, head.length, skip);
-  // Past 64 KiB it holds something, blank or not: not a file to append a new job to.
-  return Buffer.from(head.subarray(0, got)).toString('utf8').trim() !== '' || size - skip > got;
-}
-
-/**
- * A results file belongs to one job: a second run appended to it (a retried CI job without
- * --resume) would send every row again, and rotate each token twice.
- */
-function anotherJob(options: ResultFileOptions): UsageError {
-  const path = escapeControls(options.path);
-  return new UsageError(
-    `--output ${path} already holds the results of an earlier run; nothing was sent`,
-    {
-      hint: `pass --resume to continue that job (rows done are not sent again), or name a new --output file to start another`,
-    },
-  );
-}
-
-async function readHead(fs: AppendFs, fd: number, length: number): Promise<string> {
-  const head = new Uint8Array(length);
-  const got = await fs.read(fd, head, 0, length, 0);
-  return Buffer.from(head.subarray(0, got)).toString('utf8');
-}
-
-function describe(error: unknown): string {
-  const code = errorCode(error);
-  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
-  if (code === 'EISDIR') return 'is a directory';
-  if (code === 'ENOENT') return 'no such directory';
-  if (code === 'ENOSPC') return 'no space left on the device';
-  return escapeControls(error instanceof Error ? error.message : quote(String(error)));
 }

@@ -3,8 +3,8 @@
  */
 import type { InputFormat } from '../input/bulk-options.js';
 import type { Rate } from '../service/rate.js';
+import type { AppendFs } from './append-fs.js';
 import type { Clock } from './clock.js';
-import type { AppendFs } from './journal.js';
 import type { Every } from './progress-line.js';
 import type { BulkSpec } from './spec.js';
 

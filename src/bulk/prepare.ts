@@ -15,7 +15,7 @@ import { printNote } from '../output/messages.js';
 import { canPrompt, escapeControls } from '../platform/io.js';
 import type { ServiceClient } from '../service/client.js';
 import { EXPLO_RATE, EXPLO_THROTTLE_WAIT_MS } from '../service/dialect.js';
-import { inputSource, isStdinPath, stdinSource } from './input.js';
+import { inputSource, isStdinPath, stdinSource } from './input-source.js';
 import { ResultFile } from './journal.js';
 import type { BulkHooks, BulkOptions } from './options.js';
 import type { Pacing } from './pacing.js';
@@ -120,7 +120,8 @@ export async function prepareRun(
       `row ${row.row} is ${quote(row.user_group_id)} here and ${quote(earlier)} in the results`,
     );
   };
-  // An input at risk is held as validated (input.ts): the rows sent are the rows checked.
+  // The rows sent are the rows checked (validate.ts keeps them); an input at risk may be as large
+  // as input-source.ts lets a rotate run hold.
   const source =
     opts.from === '-' || isStdinPath(opts.from)
       ? await stdinSource(io.stdin, io.stdinIsTTY)

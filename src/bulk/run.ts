@@ -13,7 +13,8 @@ import { printLine, printNote } from '../output/messages.js';
 import type { ServiceClient } from '../service/client.js';
 import { type Clock, realClock } from './clock.js';
 import { done, FailurePolicy } from './failure-policy.js';
-import { lockResultsFile, type ResultFile } from './journal.js';
+import type { ResultFile } from './journal.js';
+import { lockResultsFile } from './journal-checks.js';
 import type { BulkHooks, BulkOptions } from './options.js';
 import { OUTAGE_LIMIT_MS } from './outage.js';
 import { throwOutcome } from './outcome.js';
@@ -44,7 +45,7 @@ export { UNAVAILABLE_STREAK } from './service-watch.js';
 
 export async function runBulk(opts: BulkOptions, deps: Deps, hooks: BulkHooks = {}): Promise<void> {
   if (opts.output === undefined) return runUnlocked(opts, deps, hooks);
-  // One run per results file (journal.ts): held from before the file is first read.
+  // One run per results file (journal-checks.ts): held from before the file is first read.
   const lock = await lockResultsFile(opts.output);
   try {
     await runUnlocked(opts, deps, hooks);

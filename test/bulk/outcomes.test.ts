@@ -6,7 +6,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type AppendFs, nodeAppendFs } from '../../src/bulk/journal.js';
+import { type AppendFs, nodeAppendFs } from '../../src/bulk/append-fs.js';
 import { type BulkOptions, runBulk } from '../../src/bulk/run.js';
 import { realClock } from '../../src/bulk/scheduler.js';
 import {

@@ -10,7 +10,8 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type AppendFs, nodeAppendFs, ResultFile } from '../../src/bulk/journal.js';
+import { type AppendFs, nodeAppendFs } from '../../src/bulk/append-fs.js';
+import { ResultFile } from '../../src/bulk/journal.js';
 import {
   type BulkRecord,
   guardCell,

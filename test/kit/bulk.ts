@@ -1,7 +1,8 @@
 /** The bulk specs of the operations, by command, for tests of the bulk engine. */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ByteSource, InputFormat } from '../../src/bulk/input.js';
+import type { InputFormat } from '../../src/bulk/input.js';
+import type { ByteSource } from '../../src/bulk/input-source.js';
 import type { BulkOptions } from '../../src/bulk/run.js';
 import { openBulkInput, type RowCheck } from '../../src/bulk/validate.js';
 import { type GetRow, spec as getSpec } from '../../src/operations/get-user/bulk.js';

@@ -7,7 +7,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { fileSource } from '../../src/bulk/input.js';
+import { fileSource } from '../../src/bulk/input-source.js';
 import { quote, quoteVisible } from '../../src/input/parse.js';
 import { type GetOptions, parseGetFlags, runGet } from '../../src/operations/get-user/command.js';
 import { recoveryCommand, recoveryHint } from '../../src/operations/rotate-token/command.js';
@@ -145,6 +145,23 @@ describe('bulk ids equal once NFC-normalised are duplicates', () => {
     expect(message).toContain(
       'row 3 (line 3): user_group_id "cafe\u0301" is also in row 1 (the same id once Unicode-normalised, NFC)',
     );
+  });
+
+  it('a repeat is exact when any earlier row wrote it so, whichever form came first', async () => {
+    const path = ndjsonFile(
+      ['cafe\u0301', 'caf\u00e9', 'caf\u00e9', 'cafe\u0301', 'n\u00e9', 'ne\u0301', 'ne\u0301'].map(
+        (id, i) => ({ user_group_id: id, name: `N${i}` }),
+      ),
+    );
+    const message = await usageMessage(openGetInput(fileSource(path), 'ndjson'));
+    const note = ' (the same id once Unicode-normalised, NFC)';
+    expect(message.split('\n').filter((line) => line.trim().startsWith('row '))).toEqual([
+      `  row 2 (line 2): user_group_id "caf\u00e9" is also in row 1${note}`,
+      '  row 3 (line 3): user_group_id "caf\u00e9" is also in row 1',
+      '  row 4 (line 4): user_group_id "cafe\u0301" is also in row 1',
+      `  row 6 (line 6): user_group_id "ne\u0301" is also in row 5${note}`,
+      '  row 7 (line 7): user_group_id "ne\u0301" is also in row 5',
+    ]);
   });
 
   it('an exact repeat says so without the note; distinct ids pass', async () => {

@@ -1,0 +1,294 @@
+/**
+ * A row's fields as read, before the schema's rules: a JSON row parsed (depth, duplicate keys,
+ * unknown fields, size caps), or CSV cells mapped by the header's columns (`<field>.<key>`
+ * columns merged into their object). Also the helpers the operations' row rules use.
+ */
+import type { BulkRow, RowFields, RowSchema } from '../input/bulk-options.js';
+import {
+  formatJsonPath,
+  groupTextProblem,
+  MAX_JSON_DEPTH,
+  quote,
+  quoteVisible,
+  setOwn,
+} from '../input/parse.js';
+import { isPlainObject } from '../platform/guards.js';
+import { escapeControls, formatBytes } from '../platform/io.js';
+import { duplicateJsonKey, jsonNestingDepth, mayRepeatKeys } from '../text/json-lexer.js';
+
+/** The cap of one JSON value (mapping, properties), the same as for `--properties @file`. */
+const MAX_JSON_VALUE_BYTES = 1024 * 1024;
+/** How many ignored columns a note names before "and N more". */
+export const MAX_NAMED_COLUMNS = 10;
+
+/**
+ * A row's fields before their rules are applied. Object fields (get's `mapping`, `properties`)
+ * are parsed objects (from NDJSON, or the JSON text of a CSV cell merged with its
+ * `<field>.<key>` columns).
+ */
+export type Fields = RowFields;
+
+/** A value's JSON type, as problems name it: `a string`, `an array`, `null`. */
+export function typeOf(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return `a ${typeof value}`;
+}
+
+/** UTF-8 size of a string without encoding it, when its length alone decides. */
+function exceedsBytes(text: string, max: number): boolean {
+  if (text.length > max) return true;
+  if (text.length * 3 <= max) return false;
+  return Buffer.byteLength(text) > max;
+}
+
+export function jsonFields(
+  text: string,
+  schema: RowSchema<BulkRow>,
+  problems: string[],
+): Fields | undefined {
+  // The row object is one level itself: its values may nest MAX_JSON_DEPTH more.
+  const depth = jsonNestingDepth(text);
+  if (depth > MAX_JSON_DEPTH + 1) {
+    problems.push(`nests ${depth - 1} levels deep, more than the ${MAX_JSON_DEPTH} allowed`);
+    return undefined;
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    // V8 quotes the text near the error, which may be a current token.
+    const detail =
+      schema.quoteJsonErrors && error instanceof Error ? ` (${escapeControls(error.message)})` : '';
+    problems.push(`is not valid JSON${detail}`);
+    return undefined;
+  }
+  if (!isPlainObject(value)) {
+    problems.push(`must be a JSON object, got ${typeOf(value)}`);
+    return undefined;
+  }
+  // JSON.parse keeps the last of two equal keys: a row must not mean something else than it reads.
+  const duplicate = mayRepeatKeys(text, value) ? duplicateJsonKey(text) : undefined;
+  if (duplicate !== undefined) {
+    problems.push(`has the key ${formatJsonPath(duplicate)} more than once`);
+    return undefined;
+  }
+  const allowed = schema.fields;
+  for (const key of Object.keys(value)) {
+    if (!allowed.has(key)) problems.push(`unknown field ${quote(key)}`);
+  }
+  // A row under the cap cannot hold a value over it; only bigger rows pay for measuring.
+  if (schema.objects.length > 0 && exceedsBytes(text, MAX_JSON_VALUE_BYTES)) {
+    for (const field of schema.objects) {
+      const entry = value[field];
+      if (entry !== undefined && exceedsBytes(JSON.stringify(entry), MAX_JSON_VALUE_BYTES)) {
+        problems.push(`${field} is larger than ${formatBytes(MAX_JSON_VALUE_BYTES)}`);
+        value[field] = undefined;
+      }
+    }
+  }
+  return value;
+}
+
+export interface CsvColumns {
+  /** Column index -> field name for plain columns. */
+  plain: Map<number, string>;
+  /** Column index -> [object field, key] for `mapping.<key>` and `properties.<key>`. */
+  keyed: Map<number, [string, string]>;
+  /** Indexes of the columns ugs does not know (ignored without --strict-columns). */
+  ignored: number[];
+  width: number;
+  problems: string[];
+  /** The rows' short cells, one string for each value. */
+  shared: SharedCells;
+}
+
+/** Cells this long or shorter are shared: JSON.parse shares string values up to this length. */
+const MAX_SHARED_CELL = 10;
+/** Distinct values shared, at most; later ones are kept as they are. */
+const MAX_SHARED_CELLS = 4096;
+
+/**
+ * Short cells that repeat (a region, a plan, `true`) as one string for every row: V8's JSON.parse
+ * shares short string values between rows, but each CSV cell is a string of its own, and the rows
+ * are kept until sent. 200,000 CSV rows with three such properties kept 17 MiB more than the same
+ * rows as NDJSON. Bounded, so unique short values cost nothing more than a look-up.
+ */
+class SharedCells {
+  private readonly strings = new Map<string, string>();
+
+  get(cell: string): string {
+    if (cell.length > MAX_SHARED_CELL) return cell;
+    const shared = this.strings.get(cell);
+    if (shared !== undefined) return shared;
+    if (this.strings.size < MAX_SHARED_CELLS) this.strings.set(cell, cell);
+    return cell;
+  }
+}
+
+/**
+ * A header cell as a column name: without the spaces around it, in lower case, and with spaces or
+ * hyphens between words as underscores, as spreadsheet users title their columns (`User Group
+ * ID`, `User_Group_ID `, `current-token` for `user_group_id` and `current_token`; no field of ugs
+ * has a space or a hyphen). A `<field>.<key>` column keeps its key as written: the key is the
+ * user's data.
+ */
+function columnName(cell: string): string {
+  const name = cell.trim();
+  const dot = name.indexOf('.');
+  const field = (dot === -1 ? name : name.slice(0, dot)).toLowerCase().replace(/[\s-]+/g, '_');
+  return dot === -1 ? field : `${field}${name.slice(dot)}`;
+}
+
+export function csvColumns(
+  cells: string[],
+  schema: RowSchema<BulkRow>,
+  strict: boolean,
+): CsvColumns {
+  const allowed = schema.fields;
+  const columns: CsvColumns = {
+    plain: new Map(),
+    keyed: new Map(),
+    ignored: [],
+    width: cells.length,
+    problems: [],
+    shared: new SharedCells(),
+  };
+  const seen = new Set<string>();
+  cells.forEach((cell, index) => {
+    const name = columnName(cell);
+    const dot = name.indexOf('.');
+    const field = dot === -1 ? name : name.slice(0, dot);
+    const known = dot === -1 ? allowed.has(name) : schema.objects.includes(field);
+    if (!known) {
+      // Spreadsheets carry columns of their own (an owner, a price, notes): the rows are still
+      // the rows, and one note names what was left out. --strict-columns refuses them instead.
+      if (strict) columns.problems.push(`unknown column ${quote(cell)}`);
+      else columns.ignored.push(index);
+      return;
+    }
+    if (seen.has(name)) {
+      columns.problems.push(`column ${quote(cell.trim())} appears twice`);
+      return;
+    }
+    seen.add(name);
+    if (dot !== -1) {
+      const key = name.slice(dot + 1);
+      if (key === '') columns.problems.push(`column ${quote(cell)} has an empty key`);
+      else columns.keyed.set(index, [field, key]);
+    } else {
+      columns.plain.set(index, name);
+    }
+  });
+  // A column ugs left out may be the one meant (`nmae`, `user group id`): the problem names them.
+  const left = columns.ignored
+    .map((index) => (cells[index] ?? '').trim())
+    .filter((name) => name !== '');
+  const leftOut =
+    left.length === 0
+      ? ''
+      : ` (${left.length === 1 ? 'the column' : 'the columns'} ${left.slice(0, MAX_NAMED_COLUMNS).map(quoteVisible).join(', ')}${left.length > MAX_NAMED_COLUMNS ? ', ...' : ''} ${left.length === 1 ? 'is' : 'are'} not known to ugs)`;
+  for (const field of schema.required) {
+    if (!seen.has(field)) columns.problems.push(`no ${quote(field)} column${leftOut}`);
+  }
+  return columns;
+}
+
+export function csvFields(
+  cells: string[],
+  columns: CsvColumns,
+  schema: RowSchema<BulkRow>,
+  problems: string[],
+): Fields | undefined {
+  if (cells.length !== columns.width) {
+    problems.push(`has ${cells.length} cells, the header has ${columns.width}`);
+    return undefined;
+  }
+  const fields: Fields = {};
+  for (const [index, field] of columns.plain) {
+    const cell = cells[index] ?? '';
+    if (cell === '') continue; // an empty cell means "not given"
+    if (schema.objects.includes(field)) {
+      const parsed = jsonCell(cell, field, schema, problems);
+      if (parsed !== undefined) fields[field] = parsed;
+    } else {
+      fields[field] = columns.shared.get(cell);
+    }
+  }
+  for (const [index, [field, key]] of columns.keyed) {
+    const cell = cells[index] ?? '';
+    if (cell === '') continue;
+    let target = fields[field];
+    if (target === undefined) {
+      target = {};
+      fields[field] = target;
+    }
+    if (!isPlainObject(target)) continue; // the JSON column was wrong; already reported
+    if (Object.hasOwn(target, key)) {
+      problems.push(
+        `${field} key ${quote(key)} is set both by the ${field} column and the ${field}.${key} column`,
+      );
+      continue;
+    }
+    setOwn<unknown>(target, key, columns.shared.get(cell));
+  }
+  return fields;
+}
+
+function jsonCell(
+  cell: string,
+  field: string,
+  schema: RowSchema<BulkRow>,
+  problems: string[],
+): unknown {
+  if (exceedsBytes(cell, MAX_JSON_VALUE_BYTES)) {
+    problems.push(`${field} is larger than ${formatBytes(MAX_JSON_VALUE_BYTES)}`);
+    return undefined;
+  }
+  const depth = jsonNestingDepth(cell);
+  if (depth > MAX_JSON_DEPTH) {
+    problems.push(`${field} nests ${depth} levels deep, more than the ${MAX_JSON_DEPTH} allowed`);
+    return undefined;
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(cell);
+  } catch (error) {
+    const detail =
+      schema.quoteJsonErrors && error instanceof Error ? ` (${escapeControls(error.message)})` : '';
+    problems.push(`${field} is not valid JSON${detail}`);
+    return undefined;
+  }
+  const duplicate = duplicateJsonKey(cell);
+  if (duplicate !== undefined) {
+    problems.push(`${field} has the key ${formatJsonPath(duplicate)} more than once`);
+    return undefined;
+  }
+  return value;
+}
+
+/** An id or a name: required or optional, a string, and `groupTextProblem`'s rules. */
+export function groupText(
+  fields: RowFields,
+  field: string,
+  required: boolean,
+  problems: string[],
+): string | undefined {
+  const value = fields[field];
+  if (value === undefined || value === null) {
+    if (required) problems.push(`${field} is missing`);
+    return undefined;
+  }
+  if (typeof value !== 'string') {
+    problems.push(`${field} must be a string, got ${typeOf(value)}`);
+    return undefined;
+  }
+  const problem = groupTextProblem(value, field === 'name' ? 'name' : 'id');
+  if (problem !== undefined) {
+    problems.push(
+      value.trim() === '' ? `${field} ${problem}` : `${field} ${quoteVisible(value)} ${problem}`,
+    );
+    return undefined;
+  }
+  return value;
+}
