@@ -6,7 +6,8 @@
 import { UsageError } from '../errors.js';
 import { quote } from '../input/parse.js';
 import { errorCode } from '../platform/guards.js';
-import { escapeControls, formatBytes } from '../platform/io.js';
+import { formatBytes } from '../platform/io.js';
+import { message } from '../text/message.js';
 import { type InputItem, MAX_ROW_CHARS } from './row-candidates.js';
 
 /**
@@ -241,7 +242,7 @@ function csvError(error: unknown, other: string | undefined): UsageError {
           ? 'text follows a closing quote'
           : code === 'CSV_MAX_RECORD_SIZE'
             ? `a row is larger than ${formatBytes(MAX_ROW_CHARS)}`
-            : `the CSV cannot be read (${escapeControls(code || String(error))})`;
+            : message`the CSV cannot be read (${code || String(error)})`;
   return new UsageError(`--from: ${what}${where}`, {
     hint:
       other !== undefined

@@ -5,9 +5,9 @@
 import { close, constants, createReadStream, fstat, open, type Stats } from 'node:fs';
 import { promisify } from 'node:util';
 import { UsageError } from '../errors.js';
-import { quote } from '../input/parse.js';
 import { errorCode } from '../platform/guards.js';
 import { escapeControls, formatBytes, readChunksCapped } from '../platform/io.js';
+import { message } from '../text/message.js';
 
 const openAsync = promisify(open) as (path: string, flags: number) => Promise<number>;
 const fstatAsync = promisify(fstat) as (fd: number) => Promise<Stats>;
@@ -73,7 +73,7 @@ export async function inputSource(path: string, options: { keep: boolean }): Pro
         MAX_STDIN_BYTES,
         () =>
           new UsageError(
-            `--from ${quote(path)}: the pipe gives more than ${formatBytes(MAX_STDIN_BYTES)}`,
+            message`--from "${path}": the pipe gives more than ${formatBytes(MAX_STDIN_BYTES)}`,
             {
               hint: 'save the rows to a file and pass its path: --from rows.csv',
             },
@@ -95,14 +95,14 @@ export async function inputSource(path: string, options: { keep: boolean }): Pro
     : stats.isCharacterDevice()
       ? 'is a terminal or a device'
       : 'is not a regular file';
-  throw new UsageError(`--from ${quote(path)} ${what}`, {
+  throw new UsageError(message`--from "${path}" ${what}`, {
     hint: 'pass a file of rows, or pipe them in with --from - (ugs ... --from - --format csv < rows.csv)',
   });
 }
 
 function tooLargeToKeep(path: string): UsageError {
   return new UsageError(
-    `--from ${quote(path)} is larger than ${formatBytes(MAX_KEPT_BYTES)}, the most a rotate run holds in memory`,
+    message`--from "${path}" is larger than ${formatBytes(MAX_KEPT_BYTES)}, the most a rotate run holds in memory`,
     { hint: 'split the rows into smaller files and rotate each with its own --output' },
   );
 }
@@ -136,7 +136,7 @@ async function* readFileChunks(path: string): AsyncGenerator<Uint8Array> {
   if (!regular) {
     // It was a regular file when ugs looked: something replaced it since.
     await closeAsync(fd).catch(() => undefined);
-    throw new UsageError(`--from ${quote(path)} is no longer a regular file`, {
+    throw new UsageError(message`--from "${path}" is no longer a regular file`, {
       hint: 'run again on a file that nothing else writes, or pipe the rows in with --from -',
     });
   }
@@ -168,7 +168,7 @@ async function* readFd(path: string, fd: number): AsyncGenerator<Uint8Array> {
 
 function unreadable(path: string, error: unknown): UsageError {
   if (error instanceof UsageError) return error;
-  return new UsageError(`--from ${quote(path)}: cannot read the file (${reasonOf(error)})`, {
+  return new UsageError(message`--from "${path}": cannot read the file (${reasonOf(error)})`, {
     ...(errorCode(error) === 'ENXIO' && {
       hint: 'to read the rows from stdin, pass --from - (with --format)',
     }),

@@ -11,6 +11,7 @@ import { FileLock, LockBusyError } from '../fs/file-lock.js';
 import { quote } from '../input/parse.js';
 import { errorCode } from '../platform/guards.js';
 import { escapeControls } from '../platform/io.js';
+import { message } from '../text/message.js';
 import type { AppendFs } from './append-fs.js';
 import {
   csvHeaders,
@@ -37,36 +38,40 @@ export interface ResultFileOptions {
  * end of the run; one left by a killed run names a dead process and is taken over.
  */
 export async function lockResultsFile(path: string): Promise<FileLock> {
-  const shown = escapeControls(path);
   try {
     return await FileLock.acquire(path);
   } catch (error) {
     if (error instanceof LockBusyError) {
       const who = error.owner.pid > 0 ? `ugs run (process ${error.owner.pid})` : 'ugs run';
-      throw new UsageError(`--output ${shown} is in use by another ${who}; nothing was sent`, {
-        hint: 'wait for that run to end (then --resume if needed), or name another --output file',
-      });
+      throw new UsageError(
+        message`--output ${path} is in use by another ${who}; nothing was sent`,
+        {
+          hint: 'wait for that run to end (then --resume if needed), or name another --output file',
+        },
+      );
     }
     if (error instanceof UnsafeFileError) {
       throw new UsageError(
-        `--output ${shown}: its lock ${escapeControls(error.path)} is ${error.kind === 'symlink' ? 'a symbolic link' : 'not a regular file'}`,
+        message`--output ${path}: its lock ${error.path} is ${error.kind === 'symlink' ? 'a symbolic link' : 'not a regular file'}`,
         { hint: 'remove it if no ugs run is using the results file' },
       );
     }
-    throw new UsageError(`--output ${shown}: cannot lock the file (${describeError(error)})`, {
-      hint: `ugs creates ${escapeControls(path)}.lock next to it while a run writes the file`,
-    });
+    throw new UsageError(
+      message`--output ${path}: cannot lock the file (${describeError(error)})`,
+      {
+        hint: message`ugs creates ${path}.lock next to it while a run writes the file`,
+      },
+    );
   }
 }
 
 export function openError(path: string, error: unknown): UsageError {
-  const shown = escapeControls(path);
   if (errorCode(error) === 'ELOOP') {
-    return new UsageError(`--output ${shown} is a symbolic link, which ugs does not follow`, {
+    return new UsageError(message`--output ${path} is a symbolic link, which ugs does not follow`, {
       hint: 'results hold tokens: name the file itself, in a directory others cannot write to',
     });
   }
-  return new UsageError(`--output ${shown}: cannot open the file (${describeError(error)})`);
+  return new UsageError(message`--output ${path}: cannot open the file (${describeError(error)})`);
 }
 
 /** The checks on an opened `--output`: a regular file of the user running ugs. */
@@ -75,10 +80,9 @@ export async function checkOpened(
   fd: number,
   options: ResultFileOptions,
 ): Promise<Awaited<ReturnType<AppendFs['fstat']>>> {
-  const shown = escapeControls(options.path);
   const stats = await fs.fstat(fd);
   if (!stats.isFile()) {
-    throw new UsageError(`--output ${shown} is not a regular file`, {
+    throw new UsageError(message`--output ${options.path} is not a regular file`, {
       hint: 'results are appended and synced to disk; without --output they go to stdout',
     });
   }
@@ -86,7 +90,7 @@ export async function checkOpened(
   // they own it, so they can read it whatever its mode. Where there are no uids, nothing to check.
   if (options.uid !== undefined && stats.uid !== options.uid) {
     throw new UsageError(
-      `--output ${shown} belongs to another user (uid ${stats.uid}); nothing was sent`,
+      message`--output ${options.path} belongs to another user (uid ${stats.uid}); nothing was sent`,
       {
         hint: 'results hold tokens: name a file of your own, in a directory others cannot write to',
       },
@@ -135,7 +139,7 @@ export async function refuseSameFile(
   }
   if (input.dev === output.dev && input.ino === output.ino) {
     throw new UsageError(
-      `--from ${quote(from)} and --output ${escapeControls(path)} are the same file; nothing was sent`,
+      message`--from "${from}" and --output ${path} are the same file; nothing was sent`,
       { hint: 'write the results to a file of their own, e.g. --output results.ndjson' },
     );
   }
@@ -159,7 +163,7 @@ export async function checkCsvHeader(
     }
   }
   throw new UsageError(
-    `--output ${escapeControls(options.path)} is a CSV file without the header of ugs ${options.records.command} results`,
+    message`--output ${options.path} is a CSV file without the header of ugs ${options.records.command} results`,
     { hint: 'append to a results file of the same command, or name a new file' },
   );
 }
@@ -189,9 +193,8 @@ export async function holdsRecords(
  * --resume) would send every row again, and rotate each token twice.
  */
 export function anotherJob(options: ResultFileOptions): UsageError {
-  const path = escapeControls(options.path);
   return new UsageError(
-    `--output ${path} already holds the results of an earlier run; nothing was sent`,
+    message`--output ${options.path} already holds the results of an earlier run; nothing was sent`,
     {
       hint: `pass --resume to continue that job (rows done are not sent again), or name a new --output file to start another`,
     },

@@ -16,7 +16,7 @@ import { constants } from 'node:fs';
 import { UsageError } from '../errors.js';
 import { NO_FOLLOW } from '../fs/durable-file.js';
 import { errorCode } from '../platform/guards.js';
-import { escapeControls } from '../platform/io.js';
+import { message } from '../text/message.js';
 import { type AppendFs, nodeAppendFs } from './append-fs.js';
 import {
   anotherJob,
@@ -126,7 +126,7 @@ export class ResultFile {
     } catch (error) {
       await fs.close(fd).catch(() => undefined);
       if (error instanceof UsageError) throw error;
-      throw new UsageError(`--output ${escapeControls(options.path)}: ${describeError(error)}`);
+      throw new UsageError(message`--output ${options.path}: ${describeError(error)}`);
     }
   }
 

@@ -4,6 +4,7 @@
 import { ApiError, InterruptedError, OutcomeUnknownError, OutputError } from '../errors.js';
 import { errorCode } from '../platform/guards.js';
 import { escapeControls } from '../platform/io.js';
+import { message } from '../text/message.js';
 import type { ResultFile, ResultFileFailure } from './journal.js';
 import { type BulkOptions, resumeHint } from './options.js';
 import { rowsText } from './progress.js';
@@ -40,7 +41,7 @@ export function throwOutcome(end: EndOfRun): void {
   }
   if (failure !== undefined) {
     throw new OutputError(
-      `${escapeControls(end.opts.output ?? '')}: ${describeWriteError(failure.error)}; no row was started after that`,
+      message`${end.opts.output ?? ''}: ${describeWriteError(failure.error)}; no row was started after that`,
       {
         hint: 'free space, then run the same command with --resume to do the rest (rows done are not sent again)',
         cause: failure.error,
@@ -80,7 +81,7 @@ export function throwOutcome(end: EndOfRun): void {
  * `sending`). Anything else lost (records of `get`, skipped rows) is sent again by `--resume`.
  */
 function throwLostRotations(end: EndOfRun, failure: ResultFileFailure): void {
-  const path = escapeControls(end.opts.output ?? '');
+  const path = end.opts.output ?? '';
   const reason = describeWriteError(failure.error);
   const rotations = failure.lostWithToken.filter(
     (record) => record.status === 'rotated' || record.status === 'mismatch',
@@ -95,7 +96,7 @@ function throwLostRotations(end: EndOfRun, failure: ResultFileFailure): void {
         ? `${rows.slice(0, 20).join(', ')} and ${rows.length - 20} more`
         : rows.join(', ');
     throw new OutcomeUnknownError(
-      `could not write the results to ${path} (${reason}): ${rows.length === 1 ? 'row' : 'rows'} ${shown} ${rows.length === 1 ? 'was' : 'were'} rotated, but ${rows.length === 1 ? 'its record' : 'their records'} with the new ${rows.length === 1 ? 'token is' : 'tokens are'} not in the file`,
+      message`could not write the results to ${path} (${reason}): ${rows.length === 1 ? 'row' : 'rows'} ${shown} ${rows.length === 1 ? 'was' : 'were'} rotated, but ${rows.length === 1 ? 'its record' : 'their records'} with the new ${rows.length === 1 ? 'token is' : 'tokens are'} not in the file`,
       {
         hint: `free space, then run the same command with --resume: it settles ${rows.length === 1 ? 'that row' : 'those rows'} by reading ${rows.length === 1 ? "the group's" : "each group's"} current token back${anonymous.length > 0 ? ` (${anonymous.length} of them ${anonymous.length === 1 ? 'has' : 'have'} no user_group_id and name to read it with: ${readBackHint(end.opts)})` : ''}`,
         cause: failure.error,

@@ -10,11 +10,11 @@ import type { HistoryBatch } from '../history/log.js';
 import { type EntryBase, entryBase } from '../history/record.js';
 import { lookalikeRows } from '../history/typo.js';
 import type { RowSchema } from '../input/bulk-options.js';
-import { quote } from '../input/parse.js';
 import { printNote } from '../output/messages.js';
-import { canPrompt, escapeControls } from '../platform/io.js';
+import { canPrompt } from '../platform/io.js';
 import type { ServiceClient } from '../service/client.js';
 import { EXPLO_RATE, EXPLO_THROTTLE_WAIT_MS } from '../service/dialect.js';
+import { message } from '../text/message.js';
 import { inputSource, isStdinPath, stdinSource } from './input-source.js';
 import { ResultFile } from './journal.js';
 import type { BulkHooks, BulkOptions } from './options.js';
@@ -117,7 +117,7 @@ export async function prepareRun(
     const earlier = state?.outcomes.get(row.row)?.user_group_id;
     if (earlier == null || row.user_group_id === undefined || earlier === row.user_group_id) return;
     mismatches.push(
-      `row ${row.row} is ${quote(row.user_group_id)} here and ${quote(earlier)} in the results`,
+      message`row ${row.row} is "${row.user_group_id}" here and "${earlier}" in the results`,
     );
   };
   // The rows sent are the rows checked (validate.ts keeps them); an input at risk may be as large
@@ -148,7 +148,7 @@ export async function prepareRun(
     }
     if (mismatches.length > 0) {
       throw new UsageError(
-        `--resume: ${escapeControls(opts.output)} holds the results of another input (${escapeControls(mismatches[0] ?? '')}${mismatches.length > 1 ? `, and ${mismatches.length - 1} more` : ''})`,
+        message`--resume: ${opts.output} holds the results of another input (${mismatches[0] ?? ''}${mismatches.length > 1 ? `, and ${mismatches.length - 1} more` : ''})`,
         {
           hint: 'resume with the input that file was written for, or name a new --output file to start over',
         },

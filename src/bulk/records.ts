@@ -4,9 +4,9 @@
  */
 import { UsageError } from '../errors.js';
 import type { SettledBy } from '../input/bulk-options.js';
-import { quote } from '../input/parse.js';
 import { escapeControls } from '../platform/io.js';
 import { compactJson, escapeRawControls } from '../text/json-text.js';
+import { message } from '../text/message.js';
 
 export type RecordStatus =
   | 'created'
@@ -110,7 +110,7 @@ export function outputFormatFor(path: string): OutputFormat {
   const lower = path.toLowerCase();
   if (lower.endsWith('.ndjson') || lower.endsWith('.jsonl')) return 'ndjson';
   if (lower.endsWith('.csv')) return 'csv';
-  throw new UsageError(`cannot tell the format of --output ${quote(path)} from its extension`, {
+  throw new UsageError(message`cannot tell the format of --output "${path}" from its extension`, {
     hint: 'name the results file .ndjson, .jsonl or .csv',
   });
 }

@@ -12,7 +12,7 @@
 import { createReadStream } from 'node:fs';
 import { UsageError } from '../errors.js';
 import { errorCode, isPlainObject } from '../platform/guards.js';
-import { escapeControls } from '../platform/io.js';
+import { message } from '../text/message.js';
 import {
   type BulkRecord,
   csvHeaders,
@@ -84,11 +84,13 @@ export async function readResumeState(
     const at = record.at === undefined ? Number.NaN : Date.parse(record.at);
     if (Number.isFinite(at)) state.sentAt.set(record.row, at);
   };
-  const shown = escapeControls(path);
   const notOurs = (line: number, why: string) =>
-    new UsageError(`--output ${shown} is not a ugs ${kind} results file: line ${line} ${why}`, {
-      hint: 'name the file the earlier run wrote its results to, or a new file',
-    });
+    new UsageError(
+      message`--output ${path} is not a ugs ${kind} results file: line ${line} ${why}`,
+      {
+        hint: 'name the file the earlier run wrote its results to, or a new file',
+      },
+    );
   // A CSV file's header says its columns: today's, or an earlier version's (without `at`).
   let columns: readonly string[] = schema.columns;
   const csv = format === 'csv' ? await loadCsvParser() : undefined;
@@ -163,7 +165,7 @@ export async function readResumeState(
     if (errorCode(error) === 'ENOENT') return state;
     if (error instanceof UsageError) throw error;
     const why = errorCode(error) ?? (error instanceof Error ? error.message : String(error));
-    throw new UsageError(`--output ${shown}: cannot read the results (${escapeControls(why)})`);
+    throw new UsageError(message`--output ${path}: cannot read the results (${why})`);
   }
   return state;
 }
@@ -184,7 +186,7 @@ export function foreignWriter(
  */
 export function writtenByOther(path: string, kind: string, other: string): UsageError {
   return new UsageError(
-    `--output ${escapeControls(path)} holds the results of ugs ${other} --from, not of ${kind}; nothing was sent`,
+    message`--output ${path} holds the results of ugs ${other} --from, not of ${kind}; nothing was sent`,
     {
       hint: `${kind} results need a file of their own: name a new --output file, or the one an earlier ugs ${kind} --from wrote`,
     },

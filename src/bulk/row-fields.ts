@@ -8,13 +8,13 @@ import {
   formatJsonPath,
   groupTextProblem,
   MAX_JSON_DEPTH,
-  quote,
   quoteVisible,
   setOwn,
 } from '../input/parse.js';
 import { isPlainObject } from '../platform/guards.js';
-import { escapeControls, formatBytes } from '../platform/io.js';
+import { formatBytes } from '../platform/io.js';
 import { duplicateJsonKey, jsonNestingDepth, mayRepeatKeys } from '../text/json-lexer.js';
+import { message } from '../text/message.js';
 
 /** The cap of one JSON value (mapping, properties), the same as for `--properties @file`. */
 const MAX_JSON_VALUE_BYTES = 1024 * 1024;
@@ -59,7 +59,7 @@ export function jsonFields(
   } catch (error) {
     // V8 quotes the text near the error, which may be a current token.
     const detail =
-      schema.quoteJsonErrors && error instanceof Error ? ` (${escapeControls(error.message)})` : '';
+      schema.quoteJsonErrors && error instanceof Error ? message` (${error.message})` : '';
     problems.push(`is not valid JSON${detail}`);
     return undefined;
   }
@@ -75,7 +75,7 @@ export function jsonFields(
   }
   const allowed = schema.fields;
   for (const key of Object.keys(value)) {
-    if (!allowed.has(key)) problems.push(`unknown field ${quote(key)}`);
+    if (!allowed.has(key)) problems.push(message`unknown field "${key}"`);
   }
   // A row under the cap cannot hold a value over it; only bigger rows pay for measuring.
   if (schema.objects.length > 0 && exceedsBytes(text, MAX_JSON_VALUE_BYTES)) {
@@ -163,18 +163,18 @@ export function csvColumns(
     if (!known) {
       // Spreadsheets carry columns of their own (an owner, a price, notes): the rows are still
       // the rows, and one note names what was left out. --strict-columns refuses them instead.
-      if (strict) columns.problems.push(`unknown column ${quote(cell)}`);
+      if (strict) columns.problems.push(message`unknown column "${cell}"`);
       else columns.ignored.push(index);
       return;
     }
     if (seen.has(name)) {
-      columns.problems.push(`column ${quote(cell.trim())} appears twice`);
+      columns.problems.push(message`column "${cell.trim()}" appears twice`);
       return;
     }
     seen.add(name);
     if (dot !== -1) {
       const key = name.slice(dot + 1);
-      if (key === '') columns.problems.push(`column ${quote(cell)} has an empty key`);
+      if (key === '') columns.problems.push(message`column "${cell}" has an empty key`);
       else columns.keyed.set(index, [field, key]);
     } else {
       columns.plain.set(index, name);
@@ -189,7 +189,7 @@ export function csvColumns(
       ? ''
       : ` (${left.length === 1 ? 'the column' : 'the columns'} ${left.slice(0, MAX_NAMED_COLUMNS).map(quoteVisible).join(', ')}${left.length > MAX_NAMED_COLUMNS ? ', ...' : ''} ${left.length === 1 ? 'is' : 'are'} not known to ugs)`;
   for (const field of schema.required) {
-    if (!seen.has(field)) columns.problems.push(`no ${quote(field)} column${leftOut}`);
+    if (!seen.has(field)) columns.problems.push(message`no "${field}" column${leftOut}`);
   }
   return columns;
 }
@@ -226,7 +226,7 @@ export function csvFields(
     if (!isPlainObject(target)) continue; // the JSON column was wrong; already reported
     if (Object.hasOwn(target, key)) {
       problems.push(
-        `${field} key ${quote(key)} is set both by the ${field} column and the ${field}.${key} column`,
+        message`${field} key "${key}" is set both by the ${field} column and the ${field}.${key} column`,
       );
       continue;
     }
@@ -255,7 +255,7 @@ function jsonCell(
     value = JSON.parse(cell);
   } catch (error) {
     const detail =
-      schema.quoteJsonErrors && error instanceof Error ? ` (${escapeControls(error.message)})` : '';
+      schema.quoteJsonErrors && error instanceof Error ? message` (${error.message})` : '';
     problems.push(`${field} is not valid JSON${detail}`);
     return undefined;
   }

@@ -8,6 +8,7 @@
 import type { Style } from '../output/style.js';
 import { displayWidth } from '../output/text.js';
 import { escapeControls } from '../platform/io.js';
+import { message } from '../text/message.js';
 import type { BulkRecord, RecordStatus } from './records.js';
 
 /** Ids wider than this are not padded to: one long id must not push every line to the right. */
@@ -73,7 +74,7 @@ export class RowLines {
     this.shownTokens = true;
     return token.length < MIN_TOKEN_FOR_TAIL
       ? this.ellipsis
-      : `${this.ellipsis}${escapeControls(token.slice(-TOKEN_TAIL))}`;
+      : message`${this.ellipsis}${token.slice(-TOKEN_TAIL)}`;
   }
 
   /** What a row that did not succeed says; a skipped row only that it was not sent (the summary says why). */
