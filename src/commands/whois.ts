@@ -15,9 +15,10 @@ import { ApiError, UsageError } from '../errors.js';
 import { type HistoryEvent, lastFour } from '../history/event.js';
 import { fingerprintWith } from '../history/log.js';
 import { recorded } from '../history/record.js';
-import { formatBaseUrl, quote } from '../input/parse.js';
+import { formatBaseUrl } from '../input/parse.js';
 import { printNote } from '../output/messages.js';
-import { canPrompt, escapeControls, readStdin } from '../platform/io.js';
+import { canPrompt, readStdin } from '../platform/io.js';
+import { message } from '../text/message.js';
 import { requireHistoryLocation, shortTime } from './history.js';
 import { groupReader } from './operations.js';
 
@@ -148,8 +149,8 @@ async function checkGroup(
   const here = formatBaseUrl(target.baseUrl);
   if (here !== group.base_url) {
     throw new UsageError(
-      `the token's group ${quote(group.user_group_id)} was seen at ${escapeControls(group.base_url)}, not at ${escapeControls(here)}: --check would ask (and a get could create it at) another service`,
-      { hint: `pass --base-url ${group.base_url} or the -p profile of that service` },
+      message`the token's group "${group.user_group_id}" was seen at ${group.base_url}, not at ${here}: --check would ask (and a get could create it at) another service`,
+      { hint: message`pass --base-url ${group.base_url} or the -p profile of that service` },
     );
   }
   const client = await deps.connect(target);
@@ -180,26 +181,29 @@ function describeAnswer(
   checks: readonly CheckResult[],
   path: string,
 ): string {
-  const e = escapeControls;
-  if (answer.events.length === 0) return `not seen in this history (${e(path)})\n`;
+  // Every value here was read from the history file, which anyone who can write it may fill:
+  // each line is one template, so none of them can reach the terminal unescaped.
+  if (answer.events.length === 0) return message`not seen in this history (${path})\n`;
   const lines: string[] = [];
   for (const group of answer.groups) {
     const token = `${group.last4 === null ? '' : `…${group.last4} `}(${group.fingerprint})`;
+    const name = group.name === null ? '' : message` (${group.name})`;
     lines.push(
-      `token ${token} belonged to user group ${e(quote(group.user_group_id))}${group.name === null ? '' : ` (${e(group.name)})`} at ${e(group.base_url)}, profile ${e(group.profile)}; first seen ${shortTime(group.first_seen)}`,
+      message`token ${token} belonged to user group "${group.user_group_id}"${name} at ${group.base_url}, profile ${group.profile}; first seen ${shortTime(group.first_seen)}`,
     );
     const end = group.ended_by;
     if (group.status === 'rotated' && end !== undefined) {
+      const to = end.token_last4 === null ? '' : `…${end.token_last4} `;
       lines.push(
-        `  rotated ${shortTime(end.time)} by ${e(who(end))} to ${end.token_last4 === null ? '' : `…${e(end.token_last4)} `}(${end.token_fingerprint ?? '?'})`,
+        message`  rotated ${shortTime(end.time)} by ${who(end)} to ${to}(${end.token_fingerprint ?? '?'})`,
       );
     } else if (group.status === 'superseded' && end !== undefined) {
       lines.push(
-        `  not current: the group answered another token ${shortTime(end.time)} (${e(who(end))}, ${end.outcome}): …${e(end.token_last4 ?? '?')} (${end.token_fingerprint ?? '?'})`,
+        message`  not current: the group answered another token ${shortTime(end.time)} (${who(end)}, ${end.outcome}): …${end.token_last4 ?? '?'} (${end.token_fingerprint ?? '?'})`,
       );
     } else if (group.status === 'stale' && end !== undefined) {
       lines.push(
-        `  not current: a rotation of it was refused ${shortTime(end.time)} (${e(who(end))}): the service did not know it`,
+        message`  not current: a rotation of it was refused ${shortTime(end.time)} (${who(end)}): the service did not know it`,
       );
     } else {
       lines.push(
@@ -209,17 +213,17 @@ function describeAnswer(
     for (const check of checks.filter((c) => c.user_group_id === group.user_group_id)) {
       lines.push(
         check.created === true
-          ? `  checked: the group did not exist at ${e(check.base_url)} (the get created it now): the token is not current`
+          ? message`  checked: the group did not exist at ${check.base_url} (the get created it now): the token is not current`
           : check.current
-            ? `  checked: it IS the group's current token at ${e(check.base_url)}`
-            : `  checked: it is NOT the group's current token, which is …${e(check.current_last4 ?? '?')} (${check.current_fingerprint ?? '?'})`,
+            ? message`  checked: it IS the group's current token at ${check.base_url}`
+            : message`  checked: it is NOT the group's current token, which is …${check.current_last4 ?? '?'} (${check.current_fingerprint ?? '?'})`,
       );
     }
   }
   const loose = answer.events.filter((event) => event.user_group_id === null);
   for (const event of loose) {
     lines.push(
-      `sent in a rotation ${shortTime(event.time)} by ${e(who(event))} (profile ${e(event.profile)}): ${event.outcome}`,
+      message`sent in a rotation ${shortTime(event.time)} by ${who(event)} (profile ${event.profile}): ${event.outcome}`,
     );
   }
   return `${lines.join('\n')}\n`;

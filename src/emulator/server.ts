@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import path from 'node:path';
-import { quote } from '../input/parse.js';
+import { message, quote } from '../text/message.js';
 import { type ApiToken, Authenticator, type Environment, resolveApiTokens } from './auth.js';
 import { EmulatorStartError } from './errors.js';
 import { FaultInjector, type FaultSpec, parseFaultSpec } from './faults.js';
@@ -215,7 +215,7 @@ export async function startEmulator(
         status,
         `${ms}ms`,
         outcome,
-        ...(id === undefined ? [] : [`id=${quote(id)}`]),
+        ...(id === undefined ? [] : [message`id="${id}"`]),
         ...(fault === undefined ? [] : [`fault=${fault}`]),
         ...(note === undefined ? [] : [escapeNote(note)]),
       ].join(' ');

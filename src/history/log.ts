@@ -27,7 +27,8 @@ import { HistoryFileError } from '../errors.js';
 import { NO_FOLLOW, READ_NO_FOLLOW, writeFully } from '../fs/durable-file.js';
 import { FileLock, LockBusyError } from '../fs/file-lock.js';
 import { errorCode } from '../platform/guards.js';
-import { type Env, escapeControls } from '../platform/io.js';
+import type { Env } from '../platform/io.js';
+import { message } from '../text/message.js';
 import { type HistoryEntry, lastFour } from './event.js';
 
 /** Past this size the file is rotated (once: `history.1.ndjson`). */
@@ -153,7 +154,7 @@ class FileHistoryLog implements HistoryLog {
             ? 'this process'
             : `another process (pid ${error.owner.pid})`;
         this.options.warn(
-          `note: history not written: ${escapeControls(error.lockPath)} is held by ${holder}; this run's events are left out (if no ugs is running, delete the lock; --no-history turns the history off)`,
+          message`note: history not written: ${error.lockPath} is held by ${holder}; this run's events are left out (if no ugs is running, delete the lock; --no-history turns the history off)`,
         );
         return;
       }
@@ -163,7 +164,7 @@ class FileHistoryLog implements HistoryLog {
           ? [error.path, error.reason]
           : [this.location.path, describeFsError(error)];
       this.options.warn(
-        `warning: the token history was not written (${escapeControls(path)}: ${reason}); the command itself is not affected (--no-history turns the history off)`,
+        message`warning: the token history was not written (${path}: ${reason}); the command itself is not affected (--no-history turns the history off)`,
       );
     }
   }
@@ -355,7 +356,7 @@ export function historyFileError(
   if (reasonOrError instanceof HistoryFileError) return reasonOrError;
   const reason = typeof reasonOrError === 'string' ? reasonOrError : describeFsError(reasonOrError);
   return new HistoryFileError(
-    `cannot use ${KIND_LABEL[kind]} ${escapeControls(path)}: ${reason}`,
+    message`cannot use ${KIND_LABEL[kind]} ${path}: ${reason}`,
     path,
     reason,
     { hint: KIND_HINT[kind], ...(reasonOrError instanceof Error && { cause: reasonOrError }) },

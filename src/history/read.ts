@@ -6,7 +6,7 @@
 import { promises as fsp, type Stats } from 'node:fs';
 import { HistoryFileError } from '../errors.js';
 import { errorCode } from '../platform/guards.js';
-import { escapeControls } from '../platform/io.js';
+import { message } from '../text/message.js';
 import { editDistance } from '../text/suggest.js';
 import { FINGERPRINT_PATTERN, HISTORY_OUTCOMES, type HistoryEvent } from './event.js';
 import {
@@ -98,7 +98,7 @@ export async function historyFilesToClear(location: HistoryLocation): Promise<Cl
       const stats = await handle.stat();
       if (stats.size > 0 && parseEvent(await firstLine(handle)) === undefined) {
         throw new HistoryFileError(
-          `will not clear ${escapeControls(path)}: it is not a ugs token history (its first line is not a history event); nothing was deleted`,
+          message`will not clear ${path}: it is not a ugs token history (its first line is not a history event); nothing was deleted`,
           path,
           'it is not a ugs token history',
           {
@@ -145,7 +145,7 @@ export async function removeHistoryFiles(targets: readonly ClearTarget[]): Promi
     }
     if (stats.dev !== target.dev || stats.ino !== target.ino) {
       throw new HistoryFileError(
-        `will not clear ${escapeControls(target.path)}: it was replaced by another file while ugs checked it`,
+        message`will not clear ${target.path}: it was replaced by another file while ugs checked it`,
         target.path,
         'it was replaced by another file',
         { hint: 'run ugs history --clear again' },

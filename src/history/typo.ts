@@ -6,11 +6,10 @@
  * loaded only here, when there is a question to ask (read.ts).
  */
 import { CancelledError } from '../errors.js';
-import { quote } from '../input/parse.js';
 import type { Prompter } from '../input/prompter.js';
 import { printNote } from '../output/messages.js';
 import type { Output } from '../output/output.js';
-import { escapeControls } from '../platform/io.js';
+import { message } from '../text/message.js';
 import type { HistoryLog } from './log.js';
 import type { KnownIds } from './read.js';
 
@@ -48,13 +47,12 @@ export async function confirmNewId(id: string, deps: TypoGuardDeps): Promise<voi
   const known = await knownIdsOf(deps, false);
   const similar = known?.similar(id);
   if (similar === undefined) return;
-  const confirmed = await deps.prompter.confirm(
-    `did you mean ${escapeControls(similar)}? create ${escapeControls(id)}?`,
-    { default: false },
-  );
+  const confirmed = await deps.prompter.confirm(message`did you mean ${similar}? create ${id}?`, {
+    default: false,
+  });
   if (!confirmed) {
     throw new CancelledError(
-      `not sent: ${quote(id)} is new here and looks like the known id ${quote(similar)}; nothing was created`,
+      message`not sent: "${id}" is new here and looks like the known id "${similar}"; nothing was created`,
     );
   }
 }
@@ -84,12 +82,12 @@ export async function lookalikeRows(deps: TypoGuardDeps): Promise<LookalikeRows 
     report() {
       if (total === 0) return;
       const rows = found
-        .map((item) => `${item.row} (${quote(item.id)}, known: ${quote(item.similar)})`)
+        .map((item) => message`${item.row} ("${item.id}", known: "${item.similar}")`)
         .join(', ');
       const more = total > found.length ? `, and ${total - found.length} more` : '';
       printNote(
         deps.output,
-        `${total} ${total === 1 ? 'id is' : 'ids are'} new to profile ${quote(deps.settings.profile)}'s history but ${total === 1 ? 'looks' : 'look'} like a known id (a typo creates a new group): ${total === 1 ? 'row' : 'rows'} ${rows}${more}; they are sent as they are`,
+        message`${total} ${total === 1 ? 'id is' : 'ids are'} new to profile "${deps.settings.profile}"'s history but ${total === 1 ? 'looks' : 'look'} like a known id (a typo creates a new group): ${total === 1 ? 'row' : 'rows'} ${rows}${more}; they are sent as they are`,
       );
     },
   };

@@ -5,7 +5,7 @@
  * here without loading any of the engine (a single-row run loads nothing of `src/bulk/`).
  */
 import { UsageError } from '../errors.js';
-import { quote } from '../input/parse.js';
+import { message } from '../text/message.js';
 
 export type InputFormat = 'csv' | 'ndjson' | 'json';
 const INPUT_FORMATS: readonly InputFormat[] = ['csv', 'ndjson', 'json'];
@@ -19,7 +19,7 @@ export function inputFormatFor(path: string, formatFlag: string | undefined): In
     const format = formatFlag.trim().toLowerCase();
     if ((INPUT_FORMATS as readonly string[]).includes(format)) return format as InputFormat;
     throw new UsageError(
-      `--format must be one of ${INPUT_FORMATS.join(', ')}, got ${quote(formatFlag)}`,
+      message`--format must be one of ${INPUT_FORMATS.join(', ')}, got "${formatFlag}"`,
     );
   }
   if (path === '-') {
@@ -29,7 +29,7 @@ export function inputFormatFor(path: string, formatFlag: string | undefined): In
   }
   const format = formatOfExtension(path);
   if (format === undefined) {
-    throw new UsageError(`cannot tell the format of --from ${quote(path)} from its extension`, {
+    throw new UsageError(message`cannot tell the format of --from "${path}" from its extension`, {
       hint: 'name the file .csv, .ndjson, .jsonl or .json, or pass --format csv|ndjson|json',
     });
   }
@@ -54,7 +54,7 @@ export function parseConcurrency(text: string): number {
   const value = /^\d+$/.test(trimmed) ? Number(trimmed) : Number.NaN;
   if (!(value >= 1 && value <= MAX_CONCURRENCY)) {
     throw new UsageError(
-      `--concurrency must be a whole number from 1 to ${MAX_CONCURRENCY}, got ${quote(text)}`,
+      message`--concurrency must be a whole number from 1 to ${MAX_CONCURRENCY}, got "${text}"`,
       { hint: `the default is ${DEFAULT_CONCURRENCY} requests in flight` },
     );
   }

@@ -5,7 +5,7 @@
 import { UsageError } from '../errors.js';
 import { escapeControls, unicodeEscape } from '../platform/io.js';
 import { duplicateJsonKey, jsonNestingDepth } from '../text/json-lexer.js';
-import { quote } from '../text/message.js';
+import { message, quote } from '../text/message.js';
 
 /** Kept here too: most flag-value errors quote what was typed. */
 export { quote };
@@ -20,13 +20,13 @@ export type JsonObject = Record<string, unknown>;
 export function parseKeyValue(text: string, flag: string): [string, string] {
   const at = text.indexOf('=');
   if (at === -1) {
-    throw new UsageError(`${flag} expects key=value, got ${quote(text)}`, {
+    throw new UsageError(message`${flag} expects key=value, got "${text}"`, {
       hint: `for example: ${flag} warehouse=analytics_prod`,
     });
   }
   const key = text.slice(0, at);
   if (key.trim() === '') {
-    throw new UsageError(`${flag} has an empty key in ${quote(text)}`);
+    throw new UsageError(message`${flag} has an empty key in "${text}"`);
   }
   return [key, text.slice(at + 1)];
 }
@@ -37,7 +37,7 @@ export function collectKeyValues(items: readonly string[], flag: string): String
   for (const item of items) {
     const [key, value] = parseKeyValue(item, flag);
     if (Object.hasOwn(result, key)) {
-      throw new UsageError(`${flag} sets ${quote(key)} more than once`);
+      throw new UsageError(message`${flag} sets "${key}" more than once`);
     }
     result[key] = value;
   }
@@ -74,9 +74,10 @@ export function parseJsonObject(text: string, flag: string, origin: string): Jso
   try {
     value = JSON.parse(text);
   } catch (error) {
-    // V8 quotes the offending text in its message: raw, it would reach the terminal.
-    const detail = escapeControls(error instanceof Error ? error.message : String(error));
-    throw new UsageError(`${flag}: ${origin} is not valid JSON (${detail})`, {
+    // V8 quotes the offending text in its message: the template escapes it, raw it would reach
+    // the terminal.
+    const detail = error instanceof Error ? error.message : String(error);
+    throw new UsageError(message`${flag}: ${origin} is not valid JSON (${detail})`, {
       hint: `pass a JSON object, e.g. ${flag} '{"plan":"pro"}'`,
     });
   }
@@ -98,7 +99,7 @@ export function parseStringMap(value: JsonObject, flag: string): StringMap {
   for (const [key, entry] of Object.entries(value)) {
     if (typeof entry !== 'string') {
       throw new UsageError(
-        `${flag}: the value of ${quote(key)} must be a string, got ${describeJson(entry)}`,
+        message`${flag}: the value of "${key}" must be a string, got ${describeJson(entry)}`,
       );
     }
     if (key === '') throw new UsageError(`${flag} has an empty key`);
@@ -130,7 +131,7 @@ export function mergeObjects<T>(
   const merged: Record<string, T> = { ...fromJson };
   for (const [key, value] of Object.entries(fromPairs)) {
     if (fromJson !== undefined && Object.hasOwn(fromJson, key)) {
-      throw new UsageError(`${quote(key)} is set by both ${jsonFlag} and ${pairFlag}`);
+      throw new UsageError(message`"${key}" is set by both ${jsonFlag} and ${pairFlag}`);
     }
     setOwn(merged, key, value);
   }
@@ -145,14 +146,14 @@ const MIN_TIMEOUT_SECONDS = 0.001;
 export function parseTimeoutSeconds(text: string): number {
   const trimmed = text.trim();
   if (!/^(\d+(\.\d*)?|\.\d+)$/.test(trimmed)) {
-    throw new UsageError(`--timeout expects a number of seconds, got ${quote(text)}`, {
+    throw new UsageError(message`--timeout expects a number of seconds, got "${text}"`, {
       hint: 'for example: --timeout 10',
     });
   }
   const seconds = Number(trimmed);
   if (!(seconds >= MIN_TIMEOUT_SECONDS) || seconds > MAX_TIMEOUT_SECONDS) {
     throw new UsageError(
-      `--timeout must be at least ${MIN_TIMEOUT_SECONDS} and at most ${MAX_TIMEOUT_SECONDS} seconds, got ${quote(text)}`,
+      message`--timeout must be at least ${MIN_TIMEOUT_SECONDS} and at most ${MAX_TIMEOUT_SECONDS} seconds, got "${text}"`,
     );
   }
   return seconds;
@@ -208,7 +209,7 @@ const MAX_DURATION_MS = 7 * 24 * 3_600_000;
 export function parseDuration(text: string, flag: string): number {
   const trimmed = text.trim();
   const usage = (why: string) =>
-    new UsageError(`${flag} ${why}, got ${quote(text)}`, {
+    new UsageError(message`${flag} ${why}, got "${text}"`, {
       hint: `for example: ${flag} 90s, ${flag} 10m or ${flag} 1h`,
     });
   const read = /^(\d+(\.\d*)?|\.\d+)$/.test(trimmed)
@@ -242,7 +243,7 @@ export function parseBaseUrl(text: string, options: { insecureHttp: boolean }): 
   const bare = BARE_ADDRESS.exec(address);
   if (bare !== null) {
     throw new UsageError(
-      `invalid base URL ${quote(redactUrl(text))}: it needs https:// (or http:// for this machine) in front`,
+      message`invalid base URL "${redactUrl(text)}": it needs https:// (or http:// for this machine) in front`,
       {
         hint: isLoopbackHost(bare[1] ?? '')
           ? `use http://${address} (a service on this machine)`
@@ -254,17 +255,17 @@ export function parseBaseUrl(text: string, options: { insecureHttp: boolean }): 
   try {
     url = new URL(address);
   } catch {
-    throw new UsageError(`invalid base URL ${quote(redactUrl(text))}`, {
+    throw new UsageError(message`invalid base URL "${redactUrl(text)}"`, {
       hint: 'use a full URL, e.g. --base-url https://analytics.example.com',
     });
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
     throw new UsageError(
-      `base URL must use https:// (or http:// to this machine), got ${quote(url.protocol)}`,
+      message`base URL must use https:// (or http:// to this machine), got "${url.protocol}"`,
     );
   }
   if (url.hostname === '') {
-    throw new UsageError(`base URL ${quote(redactUrl(text))} has no host`);
+    throw new UsageError(message`base URL "${redactUrl(text)}" has no host`);
   }
   if (url.username !== '' || url.password !== '') {
     throw new UsageError('base URL must not contain a user name or password', {
@@ -272,7 +273,7 @@ export function parseBaseUrl(text: string, options: { insecureHttp: boolean }): 
     });
   }
   if (url.search !== '' || url.hash !== '') {
-    throw new UsageError(`base URL must not have a query or fragment: ${quote(redactUrl(text))}`);
+    throw new UsageError(message`base URL must not have a query or fragment: "${redactUrl(text)}"`);
   }
   if (url.protocol === 'http:' && !options.insecureHttp && !isLoopbackHost(url.hostname)) {
     throw new UsageError(`refusing to send the API token over plain http to ${url.host}`, {
@@ -357,7 +358,7 @@ export const MAX_JSON_DEPTH = 64;
 
 /** `["limits", "plan"]` as `"limits"."plan"`, for a message. */
 export function formatJsonPath(path: readonly string[]): string {
-  return path.map((part) => (/^\[\d+\]$/.test(part) ? part : quote(part))).join('.');
+  return path.map((part) => (/^\[\d+\]$/.test(part) ? part : message`"${part}"`)).join('.');
 }
 
 /**

@@ -1,7 +1,6 @@
 /** Reading what the user pointed a flag at: a file, stdin, or the flag's own text. */
 import { UsageError } from '../errors.js';
 import {
-  escapeControls,
   FileTooLargeError,
   formatBytes,
   type IO,
@@ -9,7 +8,8 @@ import {
   readStdin,
   stripBom,
 } from '../platform/io.js';
-import { type JsonObject, type JsonSource, parseJsonObject, quote } from './parse.js';
+import { message } from '../text/message.js';
+import { type JsonObject, type JsonSource, parseJsonObject } from './parse.js';
 
 /** Large enough for any sensible properties object, small enough not to exhaust memory. */
 const MAX_INPUT_BYTES = 1024 * 1024;
@@ -31,32 +31,32 @@ export async function readJsonSource(
       return parseJsonObject(
         await readTextFile(source.path, flag),
         flag,
-        `file ${quote(source.path)}`,
+        message`file "${source.path}"`,
       );
   }
 }
 
 async function readTextFile(path: string, flag: string): Promise<string> {
-  const shown = escapeControls(path);
   try {
     return stripBom((await readFileCapped(path, MAX_INPUT_BYTES)).toString('utf8'));
   } catch (error) {
     if (error instanceof FileTooLargeError) {
       throw new UsageError(
-        `${flag} @${shown}: file is larger than ${formatBytes(MAX_INPUT_BYTES)}`,
+        message`${flag} @${path}: file is larger than ${formatBytes(MAX_INPUT_BYTES)}`,
       );
     }
     const code =
       typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
-    if (code === 'EISDIR') throw new UsageError(`${flag} @${shown}: is a directory, not a file`);
+    if (code === 'EISDIR')
+      throw new UsageError(message`${flag} @${path}: is a directory, not a file`);
     const reason =
       code === 'ENOENT'
         ? 'no such file'
         : code === 'EACCES' || code === 'EPERM'
           ? 'permission denied'
           : error instanceof Error
-            ? escapeControls(error.message)
-            : escapeControls(String(error));
-    throw new UsageError(`${flag} @${shown}: cannot read the file (${reason})`);
+            ? error.message
+            : String(error);
+    throw new UsageError(message`${flag} @${path}: cannot read the file (${reason})`);
   }
 }

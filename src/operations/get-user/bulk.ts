@@ -4,10 +4,11 @@ import { sentValue } from '../../bulk/records.js';
 import type { BulkSpec, RecordOutcome } from '../../bulk/spec.js';
 import { groupText, typeOf } from '../../bulk/validate.js';
 import type { RowFields } from '../../input/bulk-options.js';
-import { type JsonObject, quote, quoteVisible, type StringMap } from '../../input/parse.js';
+import { type JsonObject, quoteVisible, type StringMap } from '../../input/parse.js';
 import { isPlainObject } from '../../platform/guards.js';
 import type { ServiceResult } from '../../service/user-group.js';
 import { otherGroupOf } from '../../service/user-group.js';
+import { message } from '../../text/message.js';
 import {
   GET_COLUMNS,
   GET_MARKS,
@@ -71,7 +72,7 @@ export const spec: BulkSpec<GetRow> = {
       // Another customer's token must not be stored as this row's: the record keeps none.
       return {
         status: 'failed',
-        error: `the service answered for user group ${quote(other)}, not ${quote(row.user_group_id)}: its answer is not used`,
+        error: message`the service answered for user group "${other}", not "${row.user_group_id}": its answer is not used`,
         http_status: result.status ?? null,
       };
     }
@@ -104,7 +105,7 @@ function getRow(
         if (key === '') problems.push('mapping has an empty key');
         else if (typeof entry !== 'string') {
           problems.push(
-            `mapping: the value of ${quote(key)} must be a string, got ${typeOf(entry)}`,
+            message`mapping: the value of "${key}" must be a string, got ${typeOf(entry)}`,
           );
         }
       }
@@ -149,7 +150,7 @@ function demoFlag(value: unknown, problems: string[]): boolean | undefined {
     const word = value.trim().toLowerCase();
     if (word === 'true') return true;
     if (word === 'false') return false;
-    problems.push(`is_demo_group must be true or false, got ${quote(value)}`);
+    problems.push(message`is_demo_group must be true or false, got "${value}"`);
     return undefined;
   }
   problems.push(`is_demo_group must be true or false, got ${typeOf(value)}`);

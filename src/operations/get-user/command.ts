@@ -24,7 +24,6 @@ import {
   parseJsonSource,
   parseKeyValue,
   parseStringMap,
-  quote,
   type StringMap,
   setOwn,
 } from '../../input/parse.js';
@@ -38,8 +37,9 @@ import {
   type ResultRecord,
   withJsonErrorBody,
 } from '../../output/results.js';
-import { canPrompt, escapeControls } from '../../platform/io.js';
+import { canPrompt } from '../../platform/io.js';
 import { otherGroupOf, type ServiceResult, userGroupRecord } from '../../service/user-group.js';
+import { message } from '../../text/message.js';
 import { type GetUserRequest, getUser, mustExistProblem } from './operation.js';
 
 export interface GetOptions {
@@ -227,7 +227,7 @@ export async function runGet(opts: GetOptions, deps: Deps): Promise<void> {
   const result = await withProgress(
     deps,
     opts.format,
-    `Creating or finding ${escapeControls(request.user_group_id)}`,
+    message`Creating or finding ${request.user_group_id}`,
     () =>
       withJsonErrorBody(deps.output, opts.format, () =>
         recorded(deps, target, getUser, request, () => client.getUser(request)),
@@ -245,17 +245,17 @@ export async function runGet(opts: GetOptions, deps: Deps): Promise<void> {
       });
     }
   }
-  const id = escapeControls(formatValue(result.userGroup.provided_id ?? request.user_group_id));
+  const id = formatValue(result.userGroup.provided_id ?? request.user_group_id);
   await printResult(deps.output, {
     format: opts.format,
     body: result.body,
     record: vouchedRecord(result, request, opts.format),
     headline: (style) => [
       result.created === true
-        ? style.green(`Created user group ${id}`)
+        ? style.green(message`Created user group ${id}`)
         : result.created === false
-          ? `Found user group ${id}`
-          : `User group ${id}`,
+          ? message`Found user group ${id}`
+          : message`User group ${id}`,
     ],
   });
   if (result.created === false && opts.format.kind === 'table') {
@@ -366,7 +366,7 @@ export function answeredForAnother(
   status: number | undefined,
 ): ApiError {
   return new ApiError(
-    `the service answered for user group ${quote(answered)}, not ${quote(requested)}: its answer is not used`,
+    message`the service answered for user group "${answered}", not "${requested}": its answer is not used`,
     {
       ...(status !== undefined && { status }),
       hint: "the answer's provided_id must be the user_group_id sent; report this to the service owner",

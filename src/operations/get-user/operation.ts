@@ -1,7 +1,8 @@
 /** Get User: gets a user group by the caller's id, creating it when the id is new. */
 import type { Fields } from '../../history/record.js';
-import { type JsonObject, quote, type StringMap } from '../../input/parse.js';
+import type { JsonObject, StringMap } from '../../input/parse.js';
 import { otherGroupOf, readUserGroup, type ServiceResult } from '../../service/user-group.js';
+import { message } from '../../text/message.js';
 import type { OperationDescriptor } from '../descriptor.js';
 
 export interface GetUserRequest {
@@ -88,12 +89,12 @@ export function mustExistProblem(
   if (created === false) return undefined;
   if (created === true) {
     return {
-      message: `--must-exist: user group ${quote(id)} did not exist, so the service created it: it now exists, and ugs cannot remove it`,
+      message: message`--must-exist: user group "${id}" did not exist, so the service created it: it now exists, and ugs cannot remove it`,
       hint: 'check the id for a typo; the service has no delete: only its owner can remove the group',
     };
   }
   return {
-    message: `--must-exist: the service did not say whether user group ${quote(id)} existed (its answer has no new_user_group), so it may have been created now`,
+    message: message`--must-exist: the service did not say whether user group "${id}" existed (its answer has no new_user_group), so it may have been created now`,
     hint: 'this service cannot be checked with --must-exist; ask its owner whether the group is new',
   };
 }

@@ -9,8 +9,9 @@ import type { BulkSpec, RecordOutcome, Settled } from '../../bulk/spec.js';
 import { groupText, typeOf } from '../../bulk/validate.js';
 import { ApiError } from '../../errors.js';
 import type { RowFields } from '../../input/bulk-options.js';
-import { groupTextProblem, quote } from '../../input/parse.js';
+import { groupTextProblem } from '../../input/parse.js';
 import { isUnrotated, otherGroupOf, type ServiceResult } from '../../service/user-group.js';
+import { message } from '../../text/message.js';
 import {
   GET_COLUMNS,
   GET_MARKS,
@@ -81,7 +82,7 @@ export const spec: BulkSpec<RotateRow> = {
       http_status: settled ? null : (result.status ?? null),
       ...(settled && { settled_by: 'get' as const }),
       ...(other !== undefined && {
-        error: `the rotation answer names user group ${quote(other)}, not this row's ${quote(row.user_group_id ?? '')}: the token was rotated (the new token is recorded); check which group it belongs to`,
+        error: message`the rotation answer names user group "${other}", not this row's "${row.user_group_id ?? ''}": the token was rotated (the new token is recorded); check which group it belongs to`,
       }),
     };
   },
@@ -114,13 +115,13 @@ export const spec: BulkSpec<RotateRow> = {
       if (other !== undefined) {
         return {
           kind: 'unknown',
-          why: `reading the group back answered for user group ${quote(other)}, so whether this row rotated is not known`,
+          why: message`reading the group back answered for user group "${other}", so whether this row rotated is not known`,
         };
       }
       if (current.created === true) {
         return {
           kind: 'unknown',
-          why: `no group had user_group_id ${id} (ugs get created it), so the token's group is not known`,
+          why: message`no group had user_group_id ${id} (ugs get created it), so the token's group is not known`,
         };
       }
       if (current.userGroup.token !== row.current_token)
@@ -176,7 +177,7 @@ const CURRENT_TOKEN_STATUSES = new Set(['created', 'found', 'rotated']);
 function rotateRowFromResults(record: RowFields): RowFields | string {
   const status = typeof record.status === 'string' ? record.status : String(record.status);
   if (!CURRENT_TOKEN_STATUSES.has(status)) {
-    return `its last status in the results is ${quote(status)}, not created, found or rotated: it has no current token to rotate (settle it first, e.g. with --resume of the run that wrote it)`;
+    return message`its last status in the results is "${status}", not created, found or rotated: it has no current token to rotate (settle it first, e.g. with --resume of the run that wrote it)`;
   }
   const fields: RowFields = { current_token: record.token };
   if (record.user_group_id !== undefined && record.user_group_id !== null) {

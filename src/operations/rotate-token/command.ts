@@ -24,7 +24,6 @@ import {
   checkGroupText,
   endpointUrl,
   pasteProblem,
-  quote,
   quoteVisible,
   shellWord,
   UNPASTEABLE,
@@ -36,18 +35,12 @@ import {
   printResult,
   withJsonErrorBody,
 } from '../../output/results.js';
-import {
-  canPrompt,
-  escapeControls,
-  flushOutput,
-  InFlight,
-  readStdin,
-  unicodeEscape,
-} from '../../platform/io.js';
+import { canPrompt, flushOutput, InFlight, readStdin, unicodeEscape } from '../../platform/io.js';
 import type { ServiceClient } from '../../service/client.js';
 import type { Target } from '../../service/target.js';
 import { USER_PATH } from '../../service/target.js';
 import { isUnrotated, otherGroupOf, userGroupRecord } from '../../service/user-group.js';
+import { message } from '../../text/message.js';
 import { fingerprint, REDACTED } from '../../text/redact.js';
 import { answeredForAnother } from '../get-user/command.js';
 import { READ_CURRENT_TOKEN_HINT, ROTATION_ANSWER_FIELDS, rotateToken } from './operation.js';
@@ -149,7 +142,7 @@ export function parseRotateFlags(given: RotateFlags): RotateOptions {
     !(ROTATION_ANSWER_FIELDS as readonly string[]).includes(format.name)
   ) {
     throw new UsageError(
-      `--field ${quote(format.name)} is not a field of the rotation answer; nothing was sent`,
+      message`--field "${format.name}" is not a field of the rotation answer; nothing was sent`,
       {
         hint: `fields: ${ROTATION_ANSWER_FIELDS.join(', ')} (e.g. --field token)`,
       },
@@ -255,7 +248,7 @@ export async function runRotate(opts: RotateOptions, deps: Deps): Promise<void> 
       ),
   );
   if (isUnrotated(result, currentToken)) throw notRotated(result.status);
-  const id = escapeControls(formatValue(result.userGroup.provided_id ?? ''));
+  const id = formatValue(result.userGroup.provided_id ?? '');
   try {
     if (opts.format.kind !== 'table') {
       await printMessage(deps.output, PREVIOUS_TOKEN_WARNING, 'warning');
@@ -265,8 +258,9 @@ export async function runRotate(opts: RotateOptions, deps: Deps): Promise<void> 
       body: result.body,
       record: userGroupRecord(result),
       headline: (style) => [
-        style.green(`Rotated token of user group ${id}`),
-        `New token: ${style.bold(escapeControls(result.userGroup.token))}`,
+        style.green(message`Rotated token of user group ${id}`),
+        // Not one template: the bold styling must stay ANSI, only the token is escaped.
+        `New token: ${style.bold(message`${result.userGroup.token}`)}`,
         style.yellow(PREVIOUS_TOKEN_WARNING),
       ],
     });
@@ -300,10 +294,11 @@ export async function runRotate(opts: RotateOptions, deps: Deps): Promise<void> 
  * and that the old one stops working, which is what breaks dashboards.
  */
 function confirmationQuestion(currentToken: string, id: string | undefined): string {
+  const print = fingerprint(currentToken);
   const what =
     id === undefined
       ? tokenPhrase(currentToken, 'this token')
-      : `the token of user group ${quoteVisible(id)}${fingerprint(currentToken) === REDACTED ? '' : ` (ending in ${escapeControls(fingerprint(currentToken))})`}`;
+      : `the token of user group ${quoteVisible(id)}${print === REDACTED ? '' : message` (ending in ${print})`}`;
   return `Rotate ${what}? The old token stops working once it is rotated: dashboards that embed it need the new one.`;
 }
 
@@ -318,8 +313,7 @@ async function readGroupToken(
   client: ServiceClient,
   deps: Deps,
 ): Promise<string> {
-  const shown = escapeControls(group.id);
-  const result = await withProgress(deps, format, `Reading the token of ${shown}`, () =>
+  const result = await withProgress(deps, format, message`Reading the token of ${group.id}`, () =>
     withJsonErrorBody(deps.output, format, () =>
       client.getUser({ name: group.name, user_group_id: group.id }),
     ),
@@ -328,7 +322,7 @@ async function readGroupToken(
   if (other !== undefined) throw answeredForAnother(group.id, other, result.status);
   if (result.created === true) {
     throw new ApiError(
-      `user group ${quote(group.id)} did not exist and was created now (the get that reads its token creates a new group); nothing was rotated`,
+      message`user group "${group.id}" did not exist and was created now (the get that reads its token creates a new group); nothing was rotated`,
       {
         ...(result.status !== undefined && { status: result.status }),
         hint: 'check the id for a typo; the service has no delete: only its owner can remove the group',
@@ -341,7 +335,7 @@ async function readGroupToken(
 /** "the token ending in …a1b2", or `unnamed` for a token too short to show any of. */
 function tokenPhrase(token: string, unnamed: string): string {
   const print = fingerprint(token);
-  return print === REDACTED ? unnamed : `the token ending in ${escapeControls(print)}`;
+  return print === REDACTED ? unnamed : message`the token ending in ${print}`;
 }
 
 /**
