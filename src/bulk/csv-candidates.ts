@@ -4,10 +4,9 @@
  * quote a cell.
  */
 import { UsageError } from '../errors.js';
-import { quote } from '../input/parse.js';
 import { errorCode } from '../platform/guards.js';
 import { formatBytes } from '../platform/io.js';
-import { message } from '../text/message.js';
+import { message, quote } from '../text/message.js';
 import { type InputItem, MAX_ROW_CHARS } from './row-candidates.js';
 
 /**

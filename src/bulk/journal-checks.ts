@@ -8,10 +8,9 @@ import { promisify } from 'node:util';
 import { UsageError } from '../errors.js';
 import { UnsafeFileError } from '../fs/durable-file.js';
 import { FileLock, LockBusyError } from '../fs/file-lock.js';
-import { quote } from '../input/parse.js';
 import { errorCode } from '../platform/guards.js';
 import { escapeControls } from '../platform/io.js';
-import { message } from '../text/message.js';
+import { message, quote } from '../text/message.js';
 import type { AppendFs } from './append-fs.js';
 import {
   csvHeaders,

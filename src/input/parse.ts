@@ -7,9 +7,6 @@ import { escapeControls, unicodeEscape } from '../platform/io.js';
 import { duplicateJsonKey, jsonNestingDepth } from '../text/json-lexer.js';
 import { message, quote } from '../text/message.js';
 
-/** Kept here too: most flag-value errors quote what was typed. */
-export { quote };
-
 export type StringMap = Record<string, string>;
 export type JsonObject = Record<string, unknown>;
 

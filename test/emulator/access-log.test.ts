@@ -3,7 +3,7 @@
  * and what came of it (created, found, rotated, refused), and never a token.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { quote } from '../../src/input/parse.js';
+import { quote } from '../../src/text/message.js';
 import {
   getUser,
   logLines,
