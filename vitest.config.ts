@@ -2,7 +2,8 @@ import { configDefaults, defineConfig } from 'vitest/config';
 
 /**
  * Two projects. `fast`: the tests that run in this process (the kit's `runMain`, a command's `run`
- * with fakes, the in-process emulator), `npm run test:fast`, for before every commit. `process`:
+ * with fakes, the in-process emulator), `npm run test:fast`, for before every commit; they run
+ * src/ as it is, so they need no build. `process`:
  * the tests that start processes (the built binary, a pseudo-terminal, signals, Django, the OS
  * keyring, the npm package and the single executable), named `*.process.test.ts` beside the fast
  * tests of the same feature. `npm test` runs both.
@@ -11,7 +12,6 @@ const PROCESS_TESTS = 'test/**/*.process.test.ts';
 
 export default defineConfig({
   test: {
-    globalSetup: ['./test/kit/built.ts'],
     testTimeout: 20_000,
     hookTimeout: 30_000,
     // Four workers on two cores: much of the suite waits (child processes, servers, timers), and
@@ -33,7 +33,11 @@ export default defineConfig({
           exclude: [...configDefaults.exclude, PROCESS_TESTS],
         },
       },
-      { extends: true, test: { name: 'process', include: [PROCESS_TESTS] } },
+      {
+        extends: true,
+        // Only these run the built binary or read dist/: a missing build fails them at once.
+        test: { name: 'process', include: [PROCESS_TESTS], globalSetup: ['./test/kit/built.ts'] },
+      },
     ],
   },
 });

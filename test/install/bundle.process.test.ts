@@ -1,12 +1,29 @@
 // Start-up speed comes from the shape of dist/, which these checks pin down (timings
 // themselves are measured by `npm run bench`, never in tests: machines are noisy).
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DIST_MAIN, ROOT, runUgs } from '../kit/index.js';
 
 describe('the bundled build', () => {
+  // --debug maps a stack trace back to src/ through these.
+  it('the build ships a source map beside every bundle', () => {
+    const bundles = [
+      join(ROOT, 'dist', 'main.cjs'),
+      ...readdirSync(join(ROOT, 'dist', 'vendor'))
+        .filter((name) => name.endsWith('.js'))
+        .map((name) => join(ROOT, 'dist', 'vendor', name)),
+    ];
+    const files = new Set([
+      ...readdirSync(join(ROOT, 'dist')).map((name) => join(ROOT, 'dist', name)),
+      ...readdirSync(join(ROOT, 'dist', 'vendor')).map((name) =>
+        join(ROOT, 'dist', 'vendor', name),
+      ),
+    ]);
+    for (const bundle of bundles) expect(files.has(`${bundle}.map`), bundle).toBe(true);
+  });
+
   it('runs: `ugs --version` prints the package version', async () => {
     const result = await runUgs(['--version']);
     const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));

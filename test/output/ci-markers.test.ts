@@ -17,48 +17,19 @@ import {
   writeCiCommand,
 } from '../../src/output/ci.js';
 import { Capture, makeIO } from '../kit/fakes.js';
+import { json, runShell, startServer, type TestServer, tempDir } from '../kit/index.js';
 import {
-  describeRun,
-  json,
-  makeSandbox,
-  type ReplyContext,
-  runShell,
-  sendJson,
-  startServer,
-  type TestServer,
-  tempDir,
-  UGS_SHELL,
-} from '../kit/index.js';
-
-const RUNNERS: Record<string, Record<string, string>> = {
-  'Azure Pipelines': { TF_BUILD: 'True' },
-  'GitHub Actions': { GITHUB_ACTIONS: 'true' },
-};
-
-/** Every marker, in the places the runners look for them. */
-const AZURE = '##vso[task.prependpath]/tmp/evil';
-const GITHUB_OLD = '##[set-env name=PATH;]/tmp/evil';
-const GITHUB_LINE = '::set-env name=PATH::/tmp/evil';
-const EVIL_NAME = `Acme ${AZURE} ${GITHUB_OLD}`;
-const EVIL_ID = `acme-${GITHUB_OLD}`;
-
-/** ugs's own commands: the prefix is ours; what follows it is checked like any other text. */
-const OWN_COMMAND =
-  /^(::add-mask::|::error title=ugs::|##vso\[task\.setsecret\]|##vso\[task\.logissue type=error\]ugs: )/;
-
-/** Lines (as a runner splits them) that carry a marker not of ugs's own making. */
-function offendingLines(text: string): string[] {
-  return text.split(/\r\n|\r|\n/).filter((line) => {
-    const own = OWN_COMMAND.exec(line);
-    const rest = own === null ? line : line.slice(own[0].length);
-    return /##(vso)?\[/i.test(rest) || (own === null && /^[\s\u0085]*::/.test(rest));
-  });
-}
-
-function expectNoInjection(result: { stdout: string; stderr: string }, context: string): void {
-  expect(offendingLines(result.stdout), context).toEqual([]);
-  expect(offendingLines(result.stderr), context).toEqual([]);
-}
+  AZURE,
+  EVIL_ID,
+  EVIL_NAME,
+  expectNoInjection,
+  GITHUB_LINE,
+  GITHUB_OLD,
+  hostileAnswer,
+  offendingLines,
+  RUNNERS,
+  sent,
+} from './ci-markers-fixture.js';
 
 const SYSTEM = {
   platform: 'linux' as const,
@@ -69,29 +40,6 @@ const SYSTEM = {
 };
 
 let server: TestServer;
-/** The bodies the server sent, in order: `--json` must parse to them. */
-const sent: unknown[] = [];
-
-/** A hostile service: every field of the group it answers carries the markers. */
-function hostileAnswer(ctx: ReplyContext): void {
-  const request = JSON.parse(ctx.request.body || '{}') as Record<string, unknown>;
-  const body = {
-    success: 1,
-    new_user_group: true,
-    user_group: {
-      team_id: 7,
-      token: `tok-${ctx.index}-0123456789abcdef`,
-      name: request.name ?? EVIL_NAME,
-      provided_id: request.user_group_id ?? EVIL_ID,
-      properties: { note: AZURE, [GITHUB_LINE]: GITHUB_LINE },
-      api_environment_tag: `Customer ${AZURE}`,
-      // A key the table prints at the start of its line.
-      [GITHUB_LINE]: 'set',
-    },
-  };
-  sent.push(body);
-  sendJson(ctx.res, 200, body);
-}
 
 beforeAll(async () => {
   server = await startServer(hostileAnswer);
@@ -294,20 +242,6 @@ for (const [runner, env] of Object.entries(RUNNERS)) {
       } finally {
         server.script(hostileAnswer);
       }
-    });
-
-    it('the built binary, stdout and stderr merged as the runner reads them', async () => {
-      const sandbox = makeSandbox();
-      const result = await runShell(
-        `${UGS_SHELL} get --id 'x ${GITHUB_OLD}' --name '${EVIL_NAME}' 2>&1; ${UGS_SHELL} get --id 'x' --name '${EVIL_NAME}' --field name 2>&1; echo "exit $?"`,
-        {
-          sandbox,
-          env: { ...env, UGS_BASE_URL: server.url, UGS_API_TOKEN: 'api-token-0123456789' },
-        },
-      );
-      expect(result.stdout, describeRun(result)).toMatch(/exit 1\n$/);
-      expect(result.stdout, describeRun(result)).toMatch(/Acme \\u0023#vso/);
-      expect(offendingLines(result.stdout), describeRun(result)).toEqual([]);
     });
   });
 }

@@ -3,9 +3,8 @@
  * anywhere (table, --json, --field, the rotation's headline, bulk records on stdout or in
  * --output files) is preceded by its mask command on stderr, and errors are also annotations.
  * Workflow-command data is escaped, so a hostile answer cannot issue a command of its own.
+ * The built binary with both streams in one pipe: ci-mask.process.test.ts.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   describeRun,
@@ -15,11 +14,8 @@ import {
   makeSandbox,
   okBody,
   runMain,
-  runShell,
-  type Sandbox,
   startEmulator,
   startServer,
-  UGS_SHELL,
   userGroup,
 } from '../kit/index.js';
 
@@ -56,26 +52,7 @@ function expectAllMasked(stderr: string, texts: readonly string[], context: stri
   return [...tokens];
 }
 
-/**
- * Runs ugs with stdout and stderr merged into one pipe (`2>&1`), as the runner reads a step:
- * the first time each token appears must be inside its own mask line.
- */
-async function expectMaskedFirst(sandbox: Sandbox, args: string, env: EnvChanges, stdin = '') {
-  const input = join(sandbox.root, `stdin-${Math.random().toString(36).slice(2)}`);
-  writeFileSync(input, stdin);
-  const result = await runShell(`${UGS_SHELL} ${args} < '${input}' 2>&1`, { sandbox, env });
-  const merged = result.stdout;
-  const tokens = new Set(merged.match(TOKEN) ?? []);
-  expect(tokens.size, describeRun(result)).toBeGreaterThan(0);
-  for (const token of tokens) {
-    expect(merged.indexOf(token), `${token} printed before its mask\n${merged}`).toBe(
-      merged.indexOf(`${GITHUB_MASK}${token}`) + GITHUB_MASK.length,
-    );
-  }
-  return result;
-}
-
-async function newGroupToken(sandbox: Sandbox, id: string): Promise<string> {
+async function newGroupToken(sandbox: ReturnType<typeof makeSandbox>, id: string): Promise<string> {
   const created = await runMain(['get', '--id', id, '--name', id, '--field', 'token'], {
     sandbox,
     env: ciEnv({ GITHUB_ACTIONS: undefined }),
@@ -106,26 +83,6 @@ describe('GitHub Actions: tokens are masked before they are written', () => {
     expect(field.stdout).toMatch(/^[0-9a-f]{64}\n$/);
   });
 
-  it('get and rotate: in one merged stream, each token first appears inside its mask line', async () => {
-    const sandbox = makeSandbox();
-    const env = ciEnv();
-    for (const extra of ['', '--json', '--field token']) {
-      await expectMaskedFirst(sandbox, `get --id ci-order --name 'CI Order' ${extra}`, env);
-    }
-    for (const extra of ['', '--json', '--field token']) {
-      const current = await newGroupToken(sandbox, `ci-rot-${extra.length}`);
-      const result = await expectMaskedFirst(
-        sandbox,
-        `rotate --current-token-stdin --yes ${extra}`,
-        env,
-        current,
-      );
-      expect(result.code, describeRun(result)).toBe(0);
-      // The token given to rotate is masked too, although ugs never prints it.
-      expect(result.stdout).toContain(`${GITHUB_MASK}${current}\n`);
-    }
-  });
-
   it('rotate: the new token of the headline and table is masked on stderr', async () => {
     const sandbox = makeSandbox();
     const current = await newGroupToken(sandbox, 'ci-rotate');
@@ -141,39 +98,6 @@ describe('GitHub Actions: tokens are masked before they are written', () => {
       tokens.filter((t) => t !== current),
       context,
     ).toHaveLength(1);
-  });
-
-  it('bulk get --from (stdout and --output) and rotate --from --output mask every record token', async () => {
-    const sandbox = makeSandbox();
-    const rows = ['user_group_id,name', 'b-1,One', 'b-2,Two', 'b-3,Three'].join('\n');
-    const groups = join(sandbox.root, 'groups.csv');
-    writeFileSync(groups, `${rows}\n`);
-
-    const toStdout = await expectMaskedFirst(sandbox, `get --from '${groups}'`, ciEnv());
-    expect(toStdout.code, describeRun(toStdout)).toBe(0);
-
-    const results = join(sandbox.root, 'results.ndjson');
-    const toFile = await runMain(['get', '--from', groups, '--output', results], {
-      sandbox,
-      env: ciEnv(),
-    });
-    expect(toFile.code, describeRun(toFile)).toBe(0);
-    const fileText = readFileSync(results, 'utf8');
-    expect(expectAllMasked(toFile.stderr, [fileText], describeRun(toFile))).toHaveLength(3);
-
-    const tokens = join(sandbox.root, 'tokens.csv');
-    const current = (fileText.match(TOKEN) ?? []).join('\n');
-    writeFileSync(tokens, `current_token\n${current}\n`);
-    const rotated = join(sandbox.root, 'rotated.csv');
-    const rotate = await runMain(['rotate', '--from', tokens, '--output', rotated, '--yes'], {
-      sandbox,
-      env: ciEnv(),
-    });
-    const context = describeRun(rotate);
-    expect(rotate.code, context).toBe(0);
-    const rotatedText = readFileSync(rotated, 'utf8');
-    const newTokens = expectAllMasked(rotate.stderr, [rotatedText], context);
-    expect(newTokens, context).toHaveLength(3);
   });
 
   it('an error is also an ::error annotation (after the error and hint lines)', async () => {

@@ -2,10 +2,9 @@
  * `--debug` as a user reads it: the trace starts with the profile, the base URL and the API path
  * and where each came from, then the API token's source and fingerprint; every line of a
  * multi-line body carries the prefix; tokens are fingerprints (`…a1b2`), never whole; and stack
- * traces point at src/*.ts through the source maps, which only --debug loads.
+ * traces point at src/*.ts through the source maps, which only --debug loads (that the build
+ * ships them is checked with the bundles, in test/install/bundle.process.test.ts).
  */
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { StreamTracer } from '../../src/output/debug.js';
 import { Capture } from '../kit/fakes.js';
@@ -14,7 +13,6 @@ import {
   describeRun,
   json,
   makeSandbox,
-  ROOT,
   runMain,
   STACK_LINE,
   startServer,
@@ -157,21 +155,5 @@ describe('--debug stack traces', () => {
     } finally {
       await server.close();
     }
-  });
-
-  it('the build ships a source map beside every bundle', () => {
-    const bundles = [
-      join(ROOT, 'dist', 'main.cjs'),
-      ...readdirSync(join(ROOT, 'dist', 'vendor'))
-        .filter((name) => name.endsWith('.js'))
-        .map((name) => join(ROOT, 'dist', 'vendor', name)),
-    ];
-    const files = new Set([
-      ...readdirSync(join(ROOT, 'dist')).map((name) => join(ROOT, 'dist', name)),
-      ...readdirSync(join(ROOT, 'dist', 'vendor')).map((name) =>
-        join(ROOT, 'dist', 'vendor', name),
-      ),
-    ]);
-    for (const bundle of bundles) expect(files.has(`${bundle}.map`), bundle).toBe(true);
   });
 });
