@@ -98,7 +98,7 @@ function importsOfSrc(): Import[] {
       .map(({ fileName }) => fileName)
       .filter((spec) => spec.startsWith('.'))
       .map((spec) => join(dirname(file), spec).replace(/\.js$/, '.ts'))
-      .filter((target) => target.startsWith(SRC + '/'))
+      .filter((target) => target.startsWith(`${SRC}/`))
       .map((target) => ({
         from: relative(SRC, file).split('\\').join(posix.sep),
         to: relative(SRC, target).split('\\').join(posix.sep),
