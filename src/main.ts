@@ -135,8 +135,8 @@ export function buildProgram(
       'path of the API under the base URL, e.g. /api/user/ (default: /api/user, env: UGS_API_PATH)',
     )
     .option(
-      '--dialect <interface|explo>',
-      "the service's wire format: interface, or explo for the vendor's hosted API (env: UGS_DIALECT)",
+      '--dialect <interface|explo|customer>',
+      "the service's wire format: interface, explo for the vendor's hosted API, or customer for its Customer API (env: UGS_DIALECT)",
     )
     .option('--timeout <seconds>', 'give up on a request after this long', '30')
     .option('--no-input', 'never prompt; fail on a missing value instead')

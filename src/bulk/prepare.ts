@@ -13,7 +13,7 @@ import type { RowSchema } from '../input/bulk-options.js';
 import { printNote } from '../output/messages.js';
 import { canPrompt } from '../platform/io.js';
 import type { ServiceClient } from '../service/client.js';
-import { EXPLO_RATE, EXPLO_THROTTLE_WAIT_MS } from '../service/dialect.js';
+import { EXPLO_RATE, EXPLO_THROTTLE_WAIT_MS, isVendorDialect } from '../service/dialect.js';
 import { message } from '../text/message.js';
 import { inputSource, isStdinPath, stdinSource } from './input-source.js';
 import { ResultFile } from './journal.js';
@@ -81,7 +81,7 @@ export async function prepareRun(
   const target = await resolveTarget(deps);
   // The vendor publishes its limit (180 requests a minute per client IP): a run in its dialect
   // keeps to it unless told otherwise, since a 429 there costs a whole minute.
-  const rate = opts.rate ?? (target.dialect === 'explo' ? EXPLO_RATE : undefined);
+  const rate = opts.rate ?? (isVendorDialect(target.dialect) ? EXPLO_RATE : undefined);
   const pacer = rate === undefined ? undefined : new Pacer(rate, hooks.clock);
   const gate = new RequestGate(pacer);
   // Loading the HTTP stack (undici and its parser) overlaps the validation pass: nothing is
@@ -126,7 +126,7 @@ export async function prepareRun(
     opts.from === '-' || isStdinPath(opts.from)
       ? await stdinSource(io.stdin, io.stdinIsTTY)
       : await inputSource(opts.from, { keep: risk !== undefined });
-  const rows = target.dialect === 'explo' ? spec.rows : withoutExploFields(spec.rows);
+  const rows = isVendorDialect(target.dialect) ? spec.rows : withoutExploFields(spec.rows);
   const input = await openBulkInput(source, opts.format, rows, check, {
     delimiter: opts.delimiter,
     strictColumns: opts.strictColumns,
@@ -205,7 +205,7 @@ export async function prepareRun(
       pacing: {
         pacer,
         gate,
-        throttleWaitMs: target.dialect === 'explo' ? EXPLO_THROTTLE_WAIT_MS : undefined,
+        throttleWaitMs: isVendorDialect(target.dialect) ? EXPLO_THROTTLE_WAIT_MS : undefined,
       },
       history,
     },

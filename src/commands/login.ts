@@ -25,6 +25,7 @@ import { canPrompt, readStdin } from '../platform/io.js';
 import {
   DEFAULT_DIALECT,
   EXPLO_BASE_URL,
+  isVendorDialect,
   NOT_THE_VENDOR_API,
   profileDialect,
 } from '../service/dialect.js';
@@ -57,6 +58,7 @@ export function loginCommand(makeDeps: DepsFactory, run = runLogin): Command {
     'ugs login --secure-storage                   # the token goes to the OS credential store',
     'ugs login --no-verify                        # save without asking the service (offline)',
     "ugs login --dialect explo                    # the vendor's hosted API (https://api.explo.co)",
+    "ugs login --dialect customer                 # the vendor's Customer API, same host",
   ])
     .option('--with-token', 'read the API token from stdin instead of prompting')
     .option(
@@ -99,11 +101,13 @@ export async function runLogin(opts: LoginOptions, deps: Deps): Promise<void> {
   // The vendor's hosted service is where the explo dialect is spoken: its address is the default.
   // A profile's saved address still wins when it was saved for this dialect; one saved for the
   // interface (switching with `--dialect explo`) belongs to another service.
+  // The customer dialect is the same vendor's other API, on the same host.
+  const vendor = isVendorDialect(dialect.value);
   const savedBaseUrl =
-    dialect.value === 'explo' && profileDialect(credentials.profile) !== 'explo'
+    vendor && !isVendorDialect(profileDialect(credentials.profile))
       ? undefined
       : credentials.profile?.baseUrl;
-  const defaultBaseUrl = savedBaseUrl || (dialect.value === 'explo' ? EXPLO_BASE_URL : undefined);
+  const defaultBaseUrl = savedBaseUrl || (vendor ? EXPLO_BASE_URL : undefined);
   // `--with-token` with a terminal on stdin must fail before the base URL prompt, not after the
   // user has answered it (readStdin refuses a terminal at once).
   if (opts.withToken && io.stdinIsTTY) await readStdin(io, '--with-token');
@@ -185,11 +189,11 @@ export async function runLogin(opts: LoginOptions, deps: Deps): Promise<void> {
     } = current ?? {};
     // The explo dialect has its own paths: an API path saved by an earlier login would be unused.
     const { apiPath: _oldPath, ...withoutPath } = kept;
-    const rest: Profile = dialect.value === 'explo' ? withoutPath : kept;
+    const rest: Profile = vendor ? withoutPath : kept;
     return {
       ...rest,
       // Saved only when it is not the default, so a profile file without it means `interface`.
-      ...(dialect.value === 'explo' && { dialect: 'explo' as const }),
+      ...(dialect.value !== 'interface' && { dialect: dialect.value }),
       baseUrl: saved,
       ...(opts.secureStorage ? { tokenStore: 'keyring' as const } : { apiToken }),
       // --api-path (or UGS_API_PATH) is remembered for the profile; without it the saved one stays.
@@ -199,7 +203,7 @@ export async function runLogin(opts: LoginOptions, deps: Deps): Promise<void> {
     };
   };
   const notes = [
-    dialect.value === 'explo' ? 'dialect explo' : undefined,
+    vendor ? `dialect ${dialect.value}` : undefined,
     settings.apiPath === undefined ? undefined : `API path ${settings.apiPath}`,
     settings.caFile === undefined ? undefined : message`CA ${resolve(settings.caFile)}`,
   ].filter((note): note is string => note !== undefined);
@@ -282,8 +286,9 @@ async function verifyToken(deps: Deps, target: Target): Promise<void> {
   const tried = new URL(result.path, endpointUrl(target.baseUrl, target.apiPath ?? '/'));
   // The method the dialect sent: GET with the interface, POST with explo.
   const where = message`${result.method} ${redactUrl(tried.href)}`;
-  const explo = target.dialect === 'explo';
-  // `--api-path` is the interface's one path; with explo it is refused, so never suggested.
+  const explo = isVendorDialect(target.dialect);
+  // `--api-path` is the interface's one path; with the vendor's dialects it is refused, so never
+  // suggested.
   const check = explo ? 'check --base-url' : 'check --base-url and --api-path';
   const said = result.detail === undefined ? '' : message` (${result.detail.slice(0, 200)})`;
   switch (result.verdict) {
@@ -325,7 +330,7 @@ async function verifyToken(deps: Deps, target: Target): Promise<void> {
           ? 'the service had a problem; try again later'
           : `that does not look like the User Group Service: ${check}`);
       throw new ApiError(
-        `could not check the API token: ${answered}, expected 400 (token accepted) or 401/403 (token refused); nothing was saved`,
+        `could not check the API token: ${answered}, expected ${target.dialect === 'customer' ? '400 or 404' : '400'} (token accepted) or 401/403 (token refused); nothing was saved`,
         { status: result.status, hint: `${reason}; or ${offline}` },
       );
     }

@@ -17,6 +17,7 @@ import type { DepsFactory } from '../cli/shared.js';
 import type { ServedOperations } from '../emulator/handler.js';
 import type { Route } from '../emulator/route.js';
 import type { OperationFacts } from '../operations/descriptor.js';
+import { getCustomer } from '../operations/get-customer/operation.js';
 import { getCommand } from '../operations/get-user/command.js';
 import { getUser } from '../operations/get-user/operation.js';
 import { rotateCommand } from '../operations/rotate-token/command.js';
@@ -54,6 +55,11 @@ export const registry = {
     bulk: () => import('../operations/rotate-token/bulk.js'),
     commands: { rotate: rotateCommand },
   },
+  // The Customer API's read-one: no command of its own (get --must-exist and rotate --id use it).
+  getCustomer: {
+    operation: getCustomer,
+    route: () => import('../operations/get-customer/route.js'),
+  },
   // Doctor's probe: no command of its own (doctor runs it), no route (get's answers it).
   probe: { operation: probe },
 } satisfies { [Name in OperationName]: Entry<ServiceOperations[Name]> };
@@ -73,6 +79,7 @@ export const servedOperations: ServedOperations = Object.values(registry).map(
   (entry: Entry<ServiceOperations[OperationName]> & { route?: Entry<unknown>['route'] }) => ({
     method: entry.operation.method,
     explo: entry.operation.explo,
+    customer: entry.operation.customer,
     ...(entry.route !== undefined && { route: entry.route }),
   }),
 );

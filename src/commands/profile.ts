@@ -9,7 +9,7 @@ import { printLine, printMessage } from '../output/messages.js';
 import { printJson } from '../output/results.js';
 import { padColumns } from '../output/text.js';
 import { canPrompt, writeLine } from '../platform/io.js';
-import { type Dialect, profileDialect } from '../service/dialect.js';
+import { type Dialect, isVendorDialect, profileDialect } from '../service/dialect.js';
 import { loginCommandFor, USER_PATH } from '../service/target.js';
 import { message } from '../text/message.js';
 import { removeFromStore } from './logout.js';
@@ -101,7 +101,7 @@ export function collectProfiles(deps: Deps): ProfileEntry[] {
       // Shown as status and doctor show it: a password or query values in it are masked.
       baseUrl: profile.baseUrl ? redactUrl(profile.baseUrl) : null,
       dialect,
-      apiPath: dialect === 'explo' ? null : profile.apiPath || USER_PATH,
+      apiPath: isVendorDialect(dialect) ? null : profile.apiPath || USER_PATH,
       tokenLocation: tokenLocationOf(profile),
     };
   });

@@ -185,7 +185,7 @@ export async function runServe(opts: ServeOptions, deps: ServeDeps): Promise<voi
     writeLine(io.stdout, 'API tokens:');
     // One per line, so a token is copied with a double click and nothing else.
     for (const t of running.apiTokens) writeLine(io.stdout, `  ${t.environment}  ${t.token}`);
-    const dialect = opts.dialect === 'explo' ? ' --dialect explo' : '';
+    const dialect = opts.dialect === 'interface' ? '' : ` --dialect ${opts.dialect}`;
     writeLine(
       io.stdout,
       `Next: ugs login${dialect} --base-url ${local}   (paste one of the tokens)`,

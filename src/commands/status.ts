@@ -16,7 +16,7 @@ import type { ProfileSource } from '../context/settings.js';
 import { AuthError, UgsError } from '../errors.js';
 import { redactUrl } from '../input/parse.js';
 import { printFieldTable, printJson } from '../output/results.js';
-import type { Dialect, DialectSource } from '../service/dialect.js';
+import { type Dialect, type DialectSource, isVendorDialect } from '../service/dialect.js';
 import { loginCommandFor, type TokenSource } from '../service/target.js';
 import { message } from '../text/message.js';
 import { maskToken } from '../text/redact.js';
@@ -122,11 +122,11 @@ export async function runStatus(opts: StatusOptions, deps: Deps): Promise<void> 
       ],
       ['base URL', status.baseUrl ? `${status.baseUrl} (${status.baseUrlSource})` : null],
       ['dialect', `${status.dialect} (${status.dialectSource})`],
-      // The explo dialect has a path per operation (the vendor's); --api-path does not apply.
+      // The vendor's dialects have a path per operation (its own); --api-path does not apply.
       [
         'API path',
-        status.dialect === 'explo'
-          ? "the vendor's (explo dialect)"
+        isVendorDialect(status.dialect)
+          ? `the vendor's (${status.dialect} dialect)`
           : `${status.apiPath} (${status.apiPathSource})`,
       ],
       ...(status.caFile === undefined

@@ -32,8 +32,8 @@ export interface Profile {
   caFile?: string;
   /** `ugs login --secure-storage`: the API token is in the OS credential store, not in this file. */
   tokenStore?: 'keyring';
-  /** `ugs login --dialect explo`: the vendor's wire format; absent means `interface`. */
-  dialect?: 'interface' | 'explo';
+  /** `ugs login --dialect explo|customer`: the vendor's wire format; absent means `interface`. */
+  dialect?: 'interface' | 'explo' | 'customer';
 }
 
 export interface ConfigStore {
@@ -266,7 +266,7 @@ export function confOptions(dir: string) {
             apiPath: { type: 'string' },
             caFile: { type: 'string' },
             tokenStore: { enum: ['keyring'] },
-            dialect: { enum: ['interface', 'explo'] },
+            dialect: { enum: ['interface', 'explo', 'customer'] },
           },
         },
       },
@@ -359,9 +359,13 @@ function parseConfigFile(text: string, path: string): ConfigFile {
     if (
       profile.dialect !== undefined &&
       profile.dialect !== 'interface' &&
-      profile.dialect !== 'explo'
+      profile.dialect !== 'explo' &&
+      profile.dialect !== 'customer'
     ) {
-      throw corrupt(path, message`"dialect" of profile "${name}" must be "interface" or "explo"`);
+      throw corrupt(
+        path,
+        message`"dialect" of profile "${name}" must be "interface", "explo" or "customer"`,
+      );
     }
   }
   return data as ConfigFile;

@@ -14,6 +14,7 @@ import {
   type Dialect,
   type DialectSource,
   isDialect,
+  isVendorDialect,
 } from '../service/dialect.js';
 import { loginCommandFor, type Target, type TokenSource, USER_PATH } from '../service/target.js';
 import { message } from '../text/message.js';
@@ -147,21 +148,26 @@ export function resolveDialect(
 }
 
 /**
- * `--api-path` (or UGS_API_PATH) names the one endpoint of the `interface` dialect; the `explo`
- * dialect has a fixed path per operation, so a path given for it would be silently ignored:
+ * `--api-path` (or UGS_API_PATH) names the one endpoint of the `interface` dialect; the vendor's
+ * dialects (`explo`, `customer`) have a fixed path per operation, so a path given for it would be silently ignored:
  * refused instead. A path saved in the profile by an earlier login is simply not used.
  */
 export function checkApiPathForDialect(settings: Settings, dialect: DialectSetting): void {
-  if (dialect.value !== 'explo' || settings.apiPath === undefined) return;
+  if (!isVendorDialect(dialect.value) || settings.apiPath === undefined) return;
+  const name = dialect.value;
   const given = settings.apiPathSource === 'env' ? 'UGS_API_PATH' : '--api-path';
   const chosen =
     dialect.source === 'flag'
-      ? '--dialect explo'
+      ? `--dialect ${name}`
       : dialect.source === 'env'
-        ? 'UGS_DIALECT=explo'
-        : 'the explo dialect of the profile';
+        ? `UGS_DIALECT=${name}`
+        : `the ${name} dialect of the profile`;
+  const paths =
+    name === 'customer'
+      ? '/api/create_customer/, /api/get_customer/, /api/refresh_customer_token/'
+      : '/api/create_user_group/, /api/refresh_user_group_token/';
   throw new UsageError(`${given} applies to the interface dialect only, not with ${chosen}`, {
-    hint: `the explo dialect uses the vendor's paths (/api/create_user_group/, /api/refresh_user_group_token/): ${settings.apiPathSource === 'env' ? 'unset UGS_API_PATH' : 'drop --api-path'}, or pass --dialect interface`,
+    hint: `the ${name} dialect uses the vendor's paths (${paths}): ${settings.apiPathSource === 'env' ? 'unset UGS_API_PATH' : 'drop --api-path'}, or pass --dialect interface`,
   });
 }
 

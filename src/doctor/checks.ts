@@ -30,9 +30,9 @@ import {
 } from '../input/parse.js';
 import { errorCode, errorCodeInChain, isNotTlsCode } from '../platform/guards.js';
 import { readFileCapped } from '../platform/io.js';
-import { DEFAULT_DIALECT, NOT_THE_VENDOR_API } from '../service/dialect.js';
+import { DEFAULT_DIALECT, isVendorDialect, NOT_THE_VENDOR_API } from '../service/dialect.js';
 import { wireOf } from '../service/operation.js';
-import { expectedRefusal, type ProbeResult, probe } from '../service/probe.js';
+import { expectedRefusal, type ProbeResult, probe, probeBodyText } from '../service/probe.js';
 import { loginCommandFor, type Target } from '../service/target.js';
 import { message } from '../text/message.js';
 import { maskToken } from '../text/redact.js';
@@ -223,7 +223,7 @@ function checkProfile(
   const dialect = resolveDialect(settings, credentials);
   const sources = [
     `base URL ${credentials.baseUrl ? `from ${sourceName(credentials.baseUrl.source, '--base-url', 'UGS_BASE_URL')}` : 'not set'}`,
-    dialect.value === 'explo'
+    isVendorDialect(dialect.value)
       ? "API path the vendor's"
       : `API path ${apiPath === undefined ? 'invalid' : apiPath.source === 'default' ? 'default' : `from ${sourceName(apiPath.source, '--api-path', 'UGS_API_PATH')}`}`,
     `dialect ${dialect.value} (${dialect.source === 'default' ? 'default' : `from ${sourceName(dialect.source, '--dialect', 'UGS_DIALECT')}`})`,
@@ -247,9 +247,9 @@ function safeApiPath(deps: Deps, credentials: Credentials) {
   const { settings } = deps;
   try {
     const dialect = resolveDialect(settings, credentials);
-    if (dialect.value === 'explo') {
+    if (isVendorDialect(dialect.value)) {
       if (settings.apiPath !== undefined) return undefined;
-      return { value: wireOf(probe, 'explo').path ?? '', source: 'default' as const };
+      return { value: wireOf(probe, dialect.value)?.path ?? '', source: 'default' as const };
     }
     return resolveApiPath(settings, credentials);
   } catch {
@@ -287,8 +287,9 @@ function checkBaseUrl(
   }
   const apiPath = credentials ? safeApiPath(deps, credentials) : undefined;
   if (apiPath === undefined) {
-    const explo =
-      credentials !== undefined && resolveDialect(settings, credentials).value === 'explo';
+    const vendorDialect =
+      credentials === undefined ? undefined : resolveDialect(settings, credentials).value;
+    const explo = isVendorDialect(vendorDialect);
     return {
       check: fail(
         'base-url',
@@ -297,7 +298,7 @@ function checkBaseUrl(
           ? '--api-path (or UGS_API_PATH) applies to the interface dialect only'
           : 'the API path of the profile is invalid',
         explo
-          ? "drop --api-path / unset UGS_API_PATH: the explo dialect uses the vendor's paths"
+          ? `drop --api-path / unset UGS_API_PATH: the ${vendorDialect} dialect uses the vendor's paths`
           : 'run `ugs login --api-path <path>` again, or pass --api-path',
       ),
       url: undefined,
@@ -629,14 +630,15 @@ async function checkProbe(
   }
   const time = elapsed(deps.network, started);
   const said = result.detail === undefined ? '' : message` (${result.detail.slice(0, 120)})`;
-  const where = message`${result.method} ${result.path} with {}`;
-  const explo = target.dialect === 'explo';
+  const sent = probeBodyText(target.dialect ?? DEFAULT_DIALECT);
+  const where = message`${result.method} ${result.path} with ${sent}`;
+  const explo = isVendorDialect(target.dialect);
   switch (result.verdict) {
     case 'accepted':
       return pass(
         'probe',
         title,
-        `${where}: HTTP 400 in ${time}, the token was accepted (an empty request changes nothing)`,
+        `${where}: HTTP ${result.status} in ${time}, the token was accepted (an empty request changes nothing)`,
       );
     case 'refused':
       return fail(
@@ -660,7 +662,7 @@ async function checkProbe(
           };
       // The whole URL: an unexpected answer (a 404 above all) must name what was asked for, so
       // a doubled /api or a wrong host is seen at once.
-      const tried = message`${result.method} ${url.origin}${result.path} with {}`;
+      const tried = message`${result.method} ${url.origin}${result.path} with ${sent}`;
       const answered = message`${tried}: HTTP ${result.status} with ${result.contentType}${said}`;
       if (result.status === 400) {
         // The verdict of login: a 400 that is not the service's own refusal of `{}` says

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type Dialect, tokenHeader } from '../service/dialect.js';
-import { type Operation, wireOf } from '../service/operation.js';
+import { type Wires, wireOf } from '../service/operation.js';
 import { fingerprint } from '../text/redact.js';
 import type { HttpMethod } from '../transport/http.js';
 import type { Authenticator } from './auth.js';
@@ -18,7 +18,7 @@ const API_PATH = '/api/user';
 const API_PATH_SLASH = '/api/user/';
 
 /** The operations the emulator serves (its caller's registry): each one's route answers it. */
-export type ServedOperations = readonly (Pick<Operation<never, unknown>, 'method' | 'explo'> & {
+export type ServedOperations = readonly (Wires & {
   /**
    * Its route (`./route.ts` of the operation's folder), loaded on first use: only `ugs serve`
    * runs it. Absent for a request that is another operation's route seen from elsewhere.
@@ -35,8 +35,9 @@ export interface HandlerDeps {
   /** Route only `/api/user/` and redirect `/api/user` to it, as Django's APPEND_SLASH does. */
   trailingSlash: boolean;
   /**
-   * Which wire format it serves: `interface` (one API path) or `explo` (the vendor's paths, each
-   * ending in `/`, the others redirected there; the token in `Explo-Authorization`).
+   * Which wire format it serves: `interface` (one API path), or `explo` or `customer` (the
+   * vendor's paths, each ending in `/`, the others redirected there; the token in
+   * `Explo-Authorization`).
    */
   dialect: Dialect;
   /** `--rate-limit`: DRF's throttle, per client IP, after authentication. */
@@ -87,6 +88,8 @@ function pathsOf(
   for (const operation of operations) {
     if (operation.route === undefined) continue;
     const wire = wireOf(operation, dialect);
+    // An operation of another dialect only (the Customer API's read-one) is not served here.
+    if (wire === undefined) continue;
     const path = wire.path ?? (trailingSlash ? API_PATH_SLASH : API_PATH);
     let methods = paths.get(path);
     if (methods === undefined) {

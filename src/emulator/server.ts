@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import path from 'node:path';
+import { isDialect } from '../service/dialect.js';
 import { message, quote } from '../text/message.js';
 import { type ApiToken, Authenticator, type Environment, resolveApiTokens } from './auth.js';
 import { EmulatorStartError } from './errors.js';
@@ -55,8 +56,10 @@ function checkOptions(opts: EmulatorOptions): FaultSpec[] {
   ) {
     throw new EmulatorStartError('rateLimit needs a positive whole count and a positive window');
   }
-  if (opts.dialect !== undefined && opts.dialect !== 'interface' && opts.dialect !== 'explo') {
-    throw new EmulatorStartError(`dialect ${String(opts.dialect)} is not interface or explo`);
+  if (opts.dialect !== undefined && !isDialect(opts.dialect)) {
+    throw new EmulatorStartError(
+      `dialect ${String(opts.dialect)} is not interface, explo or customer`,
+    );
   }
   if (opts.seed !== undefined && !Number.isFinite(opts.seed)) {
     throw new EmulatorStartError(`seed ${opts.seed} must be a finite number`);

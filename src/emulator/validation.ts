@@ -135,11 +135,24 @@ function optionalObject(
   return undefined;
 }
 
-export function parseGetUserBody(text: string): GetOrCreateInput {
+/**
+ * Get User's body; `idField` is `provided_id` in the Customer API (`--dialect customer`), whose
+ * `hierarchy_level_name` and `parent_provided_id` are taken as optional strings (the emulator
+ * keeps no hierarchy).
+ */
+export function parseGetUserBody(text: string, idField = 'user_group_id'): GetOrCreateInput {
   const body = parseJsonObject(text);
   const errors = new FieldErrors();
   const name = requiredString(body, 'name', errors);
-  const userGroupId = requiredString(body, 'user_group_id', errors);
+  const userGroupId = requiredString(body, idField, errors);
+  if (idField === 'provided_id') {
+    for (const field of ['hierarchy_level_name', 'parent_provided_id']) {
+      const value = body[field];
+      if (Object.hasOwn(body, field) && value !== null && typeof value !== 'string') {
+        errors.add(field, ['Not a valid string.']);
+      }
+    }
+  }
 
   let mapping: Record<string, string> | undefined;
   const rawMapping = optionalObject(body, 'mapping', errors);
@@ -186,6 +199,15 @@ export function parseGetUserBody(text: string): GetOrCreateInput {
  * unknown one with DRF's 404 "Not found." (well-formed, but no such user group in the caller's
  * environment), so a client has to handle both kinds of refusal.
  */
+/** The Customer API's read-one: `{provided_id}`, required and not blank, as a DRF CharField. */
+export function parseGetCustomerBody(text: string): string {
+  const body = parseJsonObject(text);
+  const errors = new FieldErrors();
+  const id = requiredString(body, 'provided_id', errors);
+  errors.throwIfAny();
+  return id;
+}
+
 export function parseRotateBody(text: string): string {
   const body = parseJsonObject(text);
   const errors = new FieldErrors();

@@ -2,16 +2,25 @@
  * The dialect of the service: how the same two operations look on the wire. `interface` is the
  * interface ugs was written from (`GET`/`POST` on one path, `Authorization: Token`); `explo` is
  * the vendor's published End User Group API (a `POST` path per operation, each ending in `/`,
- * and `Explo-Authorization: Token`). Each operation says its method and path per dialect
+ * and `Explo-Authorization: Token`); `customer` is the vendor's Customer API (the same host and
+ * header, its own paths and field names). Each operation says its method and path per dialect
  * (`operations/<op>/operation.ts`); this module holds what is the dialect's own: its name, the
  * header that carries the API token, its default base URL and its rate limit.
  */
 import { UsageError } from '../errors.js';
 import { message } from '../text/message.js';
 
-export type Dialect = 'interface' | 'explo';
+export type Dialect = 'interface' | 'explo' | 'customer';
 
-export const DIALECTS: readonly Dialect[] = ['interface', 'explo'];
+export const DIALECTS: readonly Dialect[] = ['interface', 'explo', 'customer'];
+
+/**
+ * The vendor's dialects (`explo`, `customer`): its host, its `Explo-Authorization` header, its
+ * fixed paths (no `--api-path`) and its published rate limit.
+ */
+export function isVendorDialect(dialect: Dialect | undefined): boolean {
+  return dialect === 'explo' || dialect === 'customer';
+}
 
 export const DEFAULT_DIALECT: Dialect = 'interface';
 
@@ -42,19 +51,19 @@ export const NOT_THE_VENDOR_API =
 
 /** The request header (lower case, as undici sends it) that carries `Token <API token>`. */
 export function tokenHeader(dialect: Dialect | undefined): string {
-  return dialect === 'explo' ? 'explo-authorization' : 'authorization';
+  return isVendorDialect(dialect) ? 'explo-authorization' : 'authorization';
 }
 
 export function isDialect(value: unknown): value is Dialect {
-  return value === 'interface' || value === 'explo';
+  return value === 'interface' || value === 'explo' || value === 'customer';
 }
 
 /** `--dialect` or `UGS_DIALECT`: one of the names, case and surrounding spaces forgiven. */
 export function parseDialect(text: string, source: string): Dialect {
   const value = text.trim().toLowerCase();
   if (isDialect(value)) return value;
-  throw new UsageError(message`${source} must be interface or explo, got "${text}"`, {
-    hint: "interface: the User Group Service interface (GET/POST /api/user); explo: the vendor's published End User Group API",
+  throw new UsageError(message`${source} must be interface, explo or customer, got "${text}"`, {
+    hint: "interface: the User Group Service interface (GET/POST /api/user); explo: the vendor's published End User Group API; customer: the vendor's Customer API",
   });
 }
 

@@ -6,19 +6,39 @@
  * On the wire it depends on the dialect (`dialect.ts`): with `interface` every operation goes to
  * the one configured endpoint (`--api-path`, `/api/user` by default), its method telling them
  * apart, as the interface documents; with `explo` each has its own path (`wire.explo`), as the
- * vendor publishes it. `wireOf` says which, for the client and the emulator alike.
+ * vendor publishes it; with `customer` (the vendor's Customer API) each has its path there too,
+ * and may name its fields differently (`customer.body`, `customer.read`). An operation that exists
+ * in one dialect only (the Customer API's read-one) leaves the others out. `wireOf` says which,
+ * for the client and the emulator alike.
  */
 
 import type { JsonObject } from '../input/parse.js';
 import type { HttpMethod, RetryPolicy } from '../transport/http.js';
 import type { Dialect } from './dialect.js';
 
-/** What every operation declares, however its answer is read. */
-interface OperationBase<Input> {
-  /** Its method in the `interface` dialect, on the configured API path. */
+/** An operation's method and path in one of the vendor's dialects. */
+export interface VendorWire {
   method: HttpMethod;
-  /** Its method and path in the vendor's published API (`--dialect explo`). */
-  explo: { method: HttpMethod; path: string };
+  path: string;
+}
+
+/**
+ * An operation in the vendor's Customer API (`--dialect customer`): its path, and where its
+ * fields are named differently (`provided_id`, `customer`), its own body and reading of the answer.
+ */
+export interface CustomerWire<Input, Result> extends VendorWire {
+  body?(input: Input): JsonObject;
+  read?(answer: SuccessAnswer): Result | Unreadable;
+}
+
+/** What every operation declares, however its answer is read. */
+interface OperationBase<Input, Result> {
+  /** Its method in the `interface` dialect, on the configured API path; absent: not there. */
+  method?: HttpMethod;
+  /** Its method and path in the vendor's published API (`--dialect explo`); absent: not there. */
+  explo?: VendorWire;
+  /** Its form in the vendor's Customer API (`--dialect customer`); absent: not there. */
+  customer?: CustomerWire<Input, Result>;
   /** Which failures may be retried: only those that cannot make the operation happen twice. */
   retry: RetryPolicy;
   /** The JSON request body. */
@@ -38,7 +58,7 @@ interface OperationBase<Input> {
  * An operation of the service's interface: its success is HTTP 2xx with `success: 1`, and every
  * other answer is one typed error (`service.ts` words it, with the operation's hints).
  */
-export interface EnvelopeOperation<Input, Result> extends OperationBase<Input> {
+export interface EnvelopeOperation<Input, Result> extends OperationBase<Input, Result> {
   /** The result in a `success: 1` answer, or why it is not one this operation can use. */
   read(answer: SuccessAnswer): Result | Unreadable;
   readAnswer?: never;
@@ -49,7 +69,7 @@ export interface EnvelopeOperation<Input, Result> extends OperationBase<Input> {
  * is the good news). Everything before an answer is the same as for any operation: the headers,
  * the transport, the one slash redirect (any other redirect is an error, as it is for `get`).
  */
-export interface AnswerOperation<Input, Result> extends OperationBase<Input> {
+export interface AnswerOperation<Input, Result> extends OperationBase<Input, Result> {
   readAnswer(answer: ReceivedAnswer): Result;
   read?: never;
 }
@@ -64,13 +84,23 @@ export interface Wire {
   path: string | undefined;
 }
 
-export function wireOf(
-  operation: Pick<OperationBase<never>, 'method' | 'explo'>,
-  dialect: Dialect | undefined,
-): Wire {
-  return dialect === 'explo'
-    ? { method: operation.explo.method, path: operation.explo.path }
-    : { method: operation.method, path: undefined };
+/** The parts of an operation that say how it goes on the wire in each dialect. */
+export type Wires = Pick<OperationBase<never, unknown>, 'method' | 'explo' | 'customer'>;
+
+/** Its wire in a dialect, or undefined when the operation is not part of that dialect. */
+export function wireOf(operation: Wires, dialect: Dialect | undefined): Wire | undefined {
+  switch (dialect) {
+    case 'explo':
+      return operation.explo && { method: operation.explo.method, path: operation.explo.path };
+    case 'customer':
+      return (
+        operation.customer && { method: operation.customer.method, path: operation.customer.path }
+      );
+    default:
+      return operation.method === undefined
+        ? undefined
+        : { method: operation.method, path: undefined };
+  }
 }
 
 /** Any answer that is not a redirect, as received, and where it came from. */

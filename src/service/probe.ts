@@ -1,7 +1,8 @@
 /**
  * Doctor's probe (`ugs doctor --probe`, and `ugs login` before it saves a token): a GET of the
  * API path with the body `{}` (with the explo dialect a POST of `{}` to the vendor's token
- * refresh path, with no token to rotate), which changes nothing. A DRF-style service checks the token before the
+ * refresh path, with no token to rotate; with the customer dialect a POST of `{"provided_id": ""}`
+ * to the Customer API's read-one, which never creates), which changes nothing. A DRF-style service checks the token before the
  * fields, so it answers 400 (fields missing) to a good token and 401/403 to a bad one. Sent by
  * `service.ts` like every operation, so the probe tests what `get` and `rotate` will meet: the
  * same headers, transport (proxy, CA, deadline) and the one slash redirect, no other.
@@ -18,7 +19,10 @@ import type { Dialect } from './dialect.js';
 import type { Operation, ReceivedAnswer } from './operation.js';
 
 export type ProbeVerdict =
-  /** 400 in the service's own words: the token passed, and the empty request was refused. */
+  /**
+   * 400 in the service's own words (with the customer dialect also its JSON 404: no customer has
+   * an empty id): the token passed, and the empty request was refused.
+   */
   | 'accepted'
   /** 401 or 403: the token was refused. */
   | 'refused'
@@ -52,6 +56,8 @@ const REQUEST_FIELDS: Readonly<Record<Dialect, readonly string[]>> = {
   interface: ['name', 'user_group_id', 'mapping', 'properties'],
   // The vendor's refresh_user_group_token takes only the token to rotate.
   explo: ['current_token'],
+  // The Customer API's get_customer takes only the id to read.
+  customer: ['provided_id'],
 };
 
 /**
@@ -67,6 +73,9 @@ export const probe: Operation<void, ProbeResult> & {
   // (400) once the token was accepted. Not its get-or-create: the vendor's documentation marks
   // none of that call's fields as required, so `{}` there might create a group without an id.
   explo: { method: 'POST', path: '/api/refresh_user_group_token/' },
+  // The Customer API's read-one, for an empty id: it reads, and never creates, whatever it
+  // answers (a 400 for the blank field, or a 404 for no such customer) once the token passed.
+  customer: { method: 'POST', path: '/api/get_customer/', body: () => ({ provided_id: '' }) },
   // Never repeated: a retried 429 or 503 would hide the answer the user asked to see.
   retry: { maxRetries: 0, retryStatuses: new Set(), retryErrorCodes: new Set() },
   body: () => ({}),
@@ -96,7 +105,10 @@ export type ProbeAnswer = Pick<ReceivedAnswer, 'status' | 'headers' | 'text'>;
 export function probeVerdict(answer: ProbeAnswer, dialect: Dialect): ProbeVerdict {
   const { status } = answer;
   if (status === 401 || status === 403) return 'refused';
-  if (status !== 400 || !isJsonMediaType(answer.headers['content-type'])) return 'unexpected';
+  // The Customer API's read-one answers an id it does not know with DRF's 404, after the token.
+  const notFound = dialect === 'customer' && status === 404;
+  if ((status !== 400 && !notFound) || !isJsonMediaType(answer.headers['content-type']))
+    return 'unexpected';
   let body: unknown;
   try {
     body = JSON.parse(answer.text);
@@ -105,13 +117,27 @@ export function probeVerdict(answer: ProbeAnswer, dialect: Dialect): ProbeVerdic
   }
   if (!isPlainObject(body)) return 'unexpected';
   if (successOf(body.success) === false) return 'accepted';
+  if (notFound) return isDrfDetail(body) ? 'accepted' : 'unexpected';
   return isFieldErrors(body, REQUEST_FIELDS[dialect]) ? 'accepted' : 'unexpected';
 }
 
 /** What a 400 must look like to be accepted, for a message about one that did not. */
 export function expectedRefusal(dialect: Dialect): string {
   const fields = REQUEST_FIELDS[dialect].join(', ');
-  return `a JSON error with "success": 0, or field errors for ${fields}`;
+  const notFound = dialect === 'customer' ? ', or a 404 {"detail": ...}' : '';
+  return `a JSON error with "success": 0, or field errors for ${fields}${notFound}`;
+}
+
+/** The probe's request body as sent in a dialect, for messages that name what was sent. */
+export function probeBodyText(dialect: Dialect): string {
+  const body = dialect === 'customer' ? probe.customer?.body : undefined;
+  return JSON.stringify((body ?? probe.body)());
+}
+
+/** DRF's refusal of a whole request: `{"detail": "..."}` and nothing else. */
+function isDrfDetail(body: Record<string, unknown>): boolean {
+  const keys = Object.keys(body);
+  return keys.length === 1 && typeof body.detail === 'string';
 }
 
 function isFieldErrors(body: Record<string, unknown>, fields: readonly string[]): boolean {

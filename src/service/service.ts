@@ -5,7 +5,7 @@
  * call for.
  */
 
-import { ApiError, AuthError, OutcomeUnknownError, type UgsError } from '../errors.js';
+import { ApiError, AuthError, OutcomeUnknownError, type UgsError, UsageError } from '../errors.js';
 import { endpointUrl, redactUrl, repeatedSegment } from '../input/parse.js';
 import { rememberJsonText } from '../text/json-text.js';
 import { message } from '../text/message.js';
@@ -17,8 +17,14 @@ import {
 } from '../transport/http.js';
 import { type Answer, classifyAnswer, retryAfterText, successOf } from './answer.js';
 import type { OperationName, ServiceClient } from './client.js';
-import { DEFAULT_DIALECT, type Dialect, NOT_THE_VENDOR_API, tokenHeader } from './dialect.js';
-import { isUnreadable, type Operation, wireOf } from './operation.js';
+import {
+  DEFAULT_DIALECT,
+  type Dialect,
+  isVendorDialect,
+  NOT_THE_VENDOR_API,
+  tokenHeader,
+} from './dialect.js';
+import { isUnreadable, type Operation, type Wire, wireOf } from './operation.js';
 import { loginCommandFor, type Target, type TokenSource, USER_PATH } from './target.js';
 
 export type { ServiceClient } from './client.js';
@@ -86,24 +92,27 @@ export class HttpServiceClient {
   }
 
   async call<Input, Result>(operation: Operation<Input, Result>, input: Input): Promise<Result> {
+    const dialect = this.target.dialect ?? DEFAULT_DIALECT;
+    const wire = wireIn(operation, dialect);
     const secrets = [this.target.apiToken, ...operation.secrets(input)];
+    // The Customer API names some fields its own way: its body and its answer, where it says so.
+    const customer = dialect === 'customer' ? operation.customer : undefined;
+    const body = (customer?.body ?? operation.body)(input);
     let response: HttpResponse;
     let url: URL;
     try {
-      ({ response, url } = await this.send(operation, JSON.stringify(operation.body(input))));
+      ({ response, url } = await this.send(operation, wire, JSON.stringify(body)));
     } catch (error) {
       throw deliveryFailure(error, operation);
     }
+    const { method } = wire;
     if (operation.readAnswer !== undefined) {
-      const dialect = this.target.dialect ?? DEFAULT_DIALECT;
-      const { method } = wireOf(operation, dialect);
       return operation.readAnswer({ ...response, url, secrets, method, dialect });
     }
-    // The method that went on the wire: with the explo dialect every operation is a POST.
-    const { method } = wireOf(operation, this.target.dialect);
+    // The method that went on the wire: with the vendor's dialects every operation is a POST.
     let answer: Answer = classifyAnswer(response, secrets, { method, url });
     if (answer.kind === 'ok') {
-      const result = operation.read(answer);
+      const result = (customer?.read ?? operation.read)(answer);
       if (!isUnreadable(result)) {
         // A success body is the user's own data: printed by `--json` as sent, nothing cut out.
         if (this.keepJsonText) rememberJsonText(answer.body, answer.text);
@@ -118,7 +127,7 @@ export class HttpServiceClient {
         body: answer.body,
       };
     }
-    throw answerError(answer, operation, this.hintContext());
+    throw answerError(answer, operation, wire, this.hintContext());
   }
 
   private hintContext(): HintContext {
@@ -139,16 +148,16 @@ export class HttpServiceClient {
    */
   private async send(
     operation: Operation<never, unknown>,
+    wire: Wire,
     body: string,
   ): Promise<{ response: HttpResponse; url: URL }> {
-    const wire = wireOf(operation, this.target.dialect);
     const apiPath = wire.path ?? this.target.apiPath ?? USER_PATH;
     let url = this.urls.get(apiPath);
     if (url === undefined) {
       url = endpointUrl(this.target.baseUrl, apiPath);
       this.urls.set(apiPath, url);
     }
-    const first = await this.sendTo(url, body, operation);
+    const first = await this.sendTo(url, body, operation, wire);
     if (!isRedirect(first.status)) return { response: first, url };
     const location = redirectTarget(first, url);
     if (
@@ -158,7 +167,7 @@ export class HttpServiceClient {
     ) {
       throw redirectError(first, operation, this.target.dialect);
     }
-    // `--api-path` sets the interface's one path; the explo dialect's paths are the vendor's.
+    // `--api-path` sets the interface's one path; the vendor's dialects have their own paths.
     const skip =
       wire.path === undefined ? message` (pass --api-path ${apiPath}/ to skip the redirect)` : '';
     if (this.learnRedirect) {
@@ -176,7 +185,7 @@ export class HttpServiceClient {
         `the service redirected ${url.pathname} to ${location.pathname}; the request was sent there${skip}`,
       );
     }
-    const second = await this.sendTo(location, body, operation);
+    const second = await this.sendTo(location, body, operation, wire);
     if (isRedirect(second.status)) throw redirectError(second, operation, this.target.dialect);
     return { response: second, url: location };
   }
@@ -185,6 +194,7 @@ export class HttpServiceClient {
     url: URL,
     body: string,
     operation: Operation<never, unknown>,
+    wire: Wire,
   ): Promise<HttpResponse> {
     // The same for every request: made once (a bulk run sends thousands), never changed after.
     this.headers ??= {
@@ -195,10 +205,22 @@ export class HttpServiceClient {
       'user-agent': this.userAgent,
     };
     return this.http.send(
-      { method: wireOf(operation, this.target.dialect).method, url, headers: this.headers, body },
+      { method: wire.method, url, headers: this.headers, body },
       operation.retry,
     );
   }
+}
+
+/**
+ * The operation's wire in the dialect spoken. An operation of one dialect only (the Customer API's
+ * read-one) is never sent in another: the commands ask for it only there, so this is a bug.
+ */
+function wireIn(operation: Operation<never, unknown>, dialect: Dialect): Wire {
+  const wire = wireOf(operation, dialect);
+  if (wire === undefined) {
+    throw new UsageError(`this request is not part of the ${dialect} dialect; nothing was sent`);
+  }
+  return wire;
 }
 
 function isRedirect(status: number): boolean {
@@ -244,7 +266,7 @@ function redirectError(
     `the service answered HTTP ${response.status}, a redirect ${where}, which ugs does not follow${outcome}`,
     {
       status: response.status,
-      hint: `check --base-url (https:// rather than http://? the right host and path prefix?)${dialect === 'explo' ? '' : ' and --api-path'}`,
+      hint: `check --base-url (https:// rather than http://? the right host and path prefix?)${isVendorDialect(dialect) ? '' : ' and --api-path'}`,
     },
   );
 }
@@ -288,6 +310,7 @@ interface HintContext {
 function answerError(
   answer: Exclude<Answer, { kind: 'ok' }>,
   operation: Operation<never, unknown>,
+  wire: Wire,
   context: HintContext,
 ): UgsError {
   const { risk } = operation;
@@ -322,7 +345,7 @@ function answerError(
         {
           status: answer.status,
           body: answer.body,
-          hint: hintForHttpError(answer, operation, context),
+          hint: hintForHttpError(answer, operation, wire, context),
           retryAfter: answer.retryAfter,
           unavailable: answer.unavailable,
         },
@@ -354,6 +377,7 @@ function authHint(context: HintContext): string {
 function hintForHttpError(
   answer: Extract<Answer, { kind: 'http-error' }>,
   operation: Operation<never, unknown>,
+  wire: Wire,
   context: HintContext,
 ): string | undefined {
   const { status, body } = answer;
@@ -371,10 +395,10 @@ function hintForHttpError(
   }
   const fromView = status === 404 && body !== undefined ? operation.hints?.jsonNotFound : undefined;
   if (fromView !== undefined) return fromView;
-  // With the explo dialect the path is the vendor's, fixed: `--api-path` is refused there, so
+  // With the vendor's dialects the path is the vendor's, fixed: `--api-path` is refused there, so
   // no hint may suggest it.
-  const explo = context.dialect === 'explo';
-  const path = wireOf(operation, context.dialect).path ?? context.apiPath;
+  const explo = isVendorDialect(context.dialect);
+  const path = wire.path ?? context.apiPath;
   // The vendor rejects a path without its trailing slash as "Method not allowed".
   if (status === 405 && !explo && !path.endsWith('/')) {
     return message`the service may want a trailing slash: try --api-path ${path}/`;

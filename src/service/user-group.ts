@@ -38,13 +38,31 @@ export const USER_GROUP_FIELD_ORDER: readonly string[] = [
 ];
 
 export function readUserGroup(answer: SuccessAnswer): ServiceResult | Unreadable {
+  return readGroup(answer, 'user_group', 'new_user_group');
+}
+
+/**
+ * The vendor's Customer API (`--dialect customer`): its `customer` object is the user group, kept
+ * as sent (`token`, `name`, `provided_id`, `emails`, `hierarchy_level`, ...), and `new_customer`
+ * says whether it was created.
+ */
+export function readCustomer(answer: SuccessAnswer): ServiceResult | Unreadable {
+  return readGroup(answer, 'customer', 'new_customer');
+}
+
+function readGroup(
+  answer: SuccessAnswer,
+  key: string,
+  createdKey: string,
+): ServiceResult | Unreadable {
   const { body, text } = answer;
-  const userGroup = body.user_group;
-  if (!isPlainObject(userGroup)) return { unreadable: 'the answer has no "user_group" object' };
+  const userGroup = body[key];
+  if (!isPlainObject(userGroup)) return { unreadable: `the answer has no "${key}" object` };
   if (typeof userGroup.token !== 'string' || userGroup.token === '') {
-    return { unreadable: 'the answer\'s "user_group" has no "token" string' };
+    return { unreadable: `the answer's "${key}" has no "token" string` };
   }
-  const created = typeof body.new_user_group === 'boolean' ? body.new_user_group : undefined;
+  const flag = body[createdKey];
+  const created = typeof flag === 'boolean' ? flag : undefined;
   return { body, text, userGroup: userGroup as UserGroup, created, status: answer.status };
 }
 

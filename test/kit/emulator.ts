@@ -262,7 +262,8 @@ export interface UserGroupReply {
 
 /** The user_group of a successful reply; fails loudly otherwise. */
 export function userGroupOf(reply: RawReply): UserGroupReply {
-  const group = reply.json?.user_group;
+  // The Customer API (`--dialect customer`) answers its group as `customer`.
+  const group = reply.json?.user_group ?? reply.json?.customer;
   if (reply.status !== 200 || reply.json?.success !== 1 || typeof group !== 'object' || !group) {
     throw new Error(`expected a successful reply, got ${reply.status} ${reply.text}`);
   }

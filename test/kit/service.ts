@@ -53,8 +53,11 @@ export interface Service {
 /** The emulator accepting `apiTokens` (as Customer tokens), behind a recording server. */
 export interface ServiceOptions {
   prefix?: string;
-  /** `explo`: the emulator speaks the vendor's API (`ugs serve --dialect explo`). */
-  dialect?: 'interface' | 'explo';
+  /**
+   * `explo`: the emulator speaks the vendor's API (`ugs serve --dialect explo`); `customer`: its
+   * Customer API (`ugs serve --dialect customer`).
+   */
+  dialect?: 'interface' | 'explo' | 'customer';
 }
 
 /** The service of a test file (startService, started before its tests and closed after). */
@@ -68,9 +71,11 @@ export async function startService(
 ): Promise<Service> {
   const prefix = options.prefix ?? '';
   const explo = options.dialect === 'explo';
+  const customer = options.dialect === 'customer';
   const emulator = await startEmulator({
     apiTokens: apiTokens.map((token): ApiToken => ({ token, environment: 'Customer' })),
-    ...(explo && { dialect: 'explo' as const }),
+    ...(options.dialect !== undefined &&
+      options.dialect !== 'interface' && { dialect: options.dialect }),
   });
   const answers: ForwardedAnswer[] = [];
   const forward = forwardTo(emulator.url, answers, prefix);
@@ -79,6 +84,15 @@ export async function startService(
   const direct = (id: string, name: string) => {
     if (token === undefined) throw new Error('a service without API tokens has no groups');
     const body = { user_group_id: id, name };
+    if (customer) {
+      return call(emulator.url, {
+        method: 'POST',
+        path: '/api/create_customer/',
+        token: null,
+        headers: { 'explo-authorization': `Token ${token}` },
+        body: { provided_id: id, name },
+      });
+    }
     if (!explo) return getUser(emulator.url, token, body);
     return call(emulator.url, {
       method: 'POST',
@@ -100,14 +114,20 @@ export async function startService(
     failAlways: (reply) => server.script(reply),
     createdIds: () =>
       answers.flatMap(({ body }) => {
-        const answer = body as { new_user_group?: unknown; user_group?: { provided_id?: unknown } };
-        const id = answer?.user_group?.provided_id;
-        return answer?.new_user_group === true && typeof id === 'string' ? [id] : [];
+        const answer = body as {
+          new_user_group?: unknown;
+          user_group?: { provided_id?: unknown };
+          new_customer?: unknown;
+          customer?: { provided_id?: unknown };
+        };
+        const id = (answer?.user_group ?? answer?.customer)?.provided_id;
+        const created = answer?.new_user_group ?? answer?.new_customer;
+        return created === true && typeof id === 'string' ? [id] : [];
       }),
     seed: async (id, name) => userGroupOf(await direct(id, name)),
     async group(id) {
       const reply = await direct(id, 'looked up by the test');
-      if (reply.json?.new_user_group !== false) {
+      if ((reply.json?.new_user_group ?? reply.json?.new_customer) !== false) {
         throw new Error(`the service held no group ${id} (the look-up created it)`);
       }
       return userGroupOf(reply);

@@ -172,10 +172,10 @@ describe('--dialect and --api-path', () => {
   it('an unknown dialect is a usage error naming the choices', async () => {
     const result = await runMain(['--dialect', 'vendor', 'status']);
     expect(result.code, describeRun(result)).toBe(2);
-    expect(result.stderr).toContain('--dialect must be interface or explo, got "vendor"');
+    expect(result.stderr).toContain('--dialect must be interface, explo or customer, got "vendor"');
     const fromEnv = await runMain(['status'], { env: { UGS_DIALECT: 'xml' } });
     expect(fromEnv.code).toBe(2);
-    expect(fromEnv.stderr).toContain('UGS_DIALECT must be interface or explo');
+    expect(fromEnv.stderr).toContain('UGS_DIALECT must be interface, explo or customer');
   });
 });
 

@@ -115,7 +115,10 @@ describe('the generic call path runs any declared operation', () => {
   });
 
   it('every registered operation is a client method sending its own method and policy', async () => {
-    const names = Object.keys(operations) as (keyof typeof operations)[];
+    // Those of the interface dialect (the Customer API's read-one is not part of it).
+    const names = (Object.keys(operations) as (keyof typeof operations)[]).filter(
+      (name) => operations[name].method !== undefined,
+    );
     // The registry's order, with the operations this code base has now among them.
     expect(names).toEqual(expect.arrayContaining(['getUser', 'rotateToken', 'probe']));
     const ok = json(200, { success: 1, user_group: { token: 'ugt_1234567890' } });
@@ -165,6 +168,30 @@ describe('the generic call path runs any declared operation', () => {
     }
     expect(JSON.parse(sent[0]?.body ?? '')).toMatchObject({ is_demo_group: true });
     expect(sent[2]?.body).toBe('{}');
+  });
+
+  it('with --dialect customer each operation goes to its Customer API path, with provided_id', async () => {
+    const ok = json(200, {
+      success: 1,
+      customer: { token: 'ugt_1234567890', provided_id: 'acme' },
+    });
+    const { http, sent } = scriptedHttp(ok, ok, ok, json(400, {}));
+    const customer = { ...target, apiPath: '/api/user', dialect: 'customer' as const };
+    const client = new HttpServiceClient(http, customer, 'ugs/test', { operations });
+    const got = await client.getUser({ user_group_id: 'acme', name: 'Acme' });
+    await client.rotateToken('old-token-123');
+    await client.getCustomer('acme');
+    await client.probe();
+    expect(sent.map((request) => `${request.method} ${request.url.href} ${request.body}`)).toEqual([
+      'POST https://ugs.example/api/create_customer/ {"provided_id":"acme","name":"Acme"}',
+      'POST https://ugs.example/api/refresh_customer_token/ {"current_token":"old-token-123"}',
+      'POST https://ugs.example/api/get_customer/ {"provided_id":"acme"}',
+      'POST https://ugs.example/api/get_customer/ {"provided_id":""}',
+    ]);
+    expect(got.userGroup.token).toBe('ugt_1234567890');
+    for (const request of sent) {
+      expect(request.headers['explo-authorization']).toBe('Token api-token-0123456789');
+    }
   });
 
   it("a refusal carries the operation's hint; an unusable success is an ApiError", async () => {

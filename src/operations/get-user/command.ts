@@ -38,8 +38,10 @@ import {
   withJsonErrorBody,
 } from '../../output/results.js';
 import { canPrompt } from '../../platform/io.js';
+import { isVendorDialect } from '../../service/dialect.js';
 import { otherGroupOf, type ServiceResult, userGroupRecord } from '../../service/user-group.js';
 import { message } from '../../text/message.js';
+import { getCustomer, readExisting, readsWithoutCreating } from '../get-customer/operation.js';
 import { type GetUserRequest, getUser, mustExistProblem } from './operation.js';
 
 export interface GetOptions {
@@ -198,7 +200,7 @@ export async function runGet(opts: GetOptions, deps: Deps): Promise<void> {
     if (opts.name === undefined) throw missingFlag('--name', 'the user group name');
   }
   const target = await resolveTarget(deps);
-  if (opts.demo === true && target.dialect !== 'explo') {
+  if (opts.demo === true && !isVendorDialect(target.dialect)) {
     // The interface has no such field: sent there, it would be ignored and the group billed.
     throw new UsageError('--demo needs the explo dialect: the interface has no is_demo_group', {
       hint: "pass --dialect explo (or log in with it) for the vendor's API, or drop --demo",
@@ -224,13 +226,19 @@ export async function runGet(opts: GetOptions, deps: Deps): Promise<void> {
   if (interactive && opts.yes !== true) await confirmNewId(request.user_group_id, deps);
 
   const client = await deps.connect(target);
+  // `--must-exist` where the service can read a group without creating it (the Customer API's
+  // get_customer): read it, so a mistyped id creates nothing and is just "no user group".
+  const readOnly = opts.mustExist === true && readsWithoutCreating(target.dialect);
+  const id = request.user_group_id;
   const result = await withProgress(
     deps,
     opts.format,
-    message`Creating or finding ${request.user_group_id}`,
+    readOnly ? message`Reading ${id}` : message`Creating or finding ${id}`,
     () =>
       withJsonErrorBody(deps.output, opts.format, () =>
-        recorded(deps, target, getUser, request, () => client.getUser(request)),
+        readOnly
+          ? recorded(deps, target, getCustomer, id, () => readExisting(client, id))
+          : recorded(deps, target, getUser, request, () => client.getUser(request)),
       ),
   );
   const other = otherGroupOf(result, request.user_group_id);
@@ -245,25 +253,26 @@ export async function runGet(opts: GetOptions, deps: Deps): Promise<void> {
       });
     }
   }
-  const id = formatValue(result.userGroup.provided_id ?? request.user_group_id);
+  const shownId = formatValue(result.userGroup.provided_id ?? request.user_group_id);
   await printResult(deps.output, {
     format: opts.format,
     body: result.body,
     record: vouchedRecord(result, request, opts.format),
     headline: (style) => [
       result.created === true
-        ? style.green(message`Created user group ${id}`)
+        ? style.green(message`Created user group ${shownId}`)
         : result.created === false
-          ? message`Found user group ${id}`
-          : message`User group ${id}`,
+          ? message`Found user group ${shownId}`
+          : message`User group ${shownId}`,
     ],
   });
-  if (result.created === false && opts.format.kind === 'table') {
+  // A read sent no name, mapping or properties: nothing to warn about.
+  if (result.created === false && opts.format.kind === 'table' && !readOnly) {
     // The service returns an existing group unchanged ("no action will be taken"); a person who
     // just typed a new name or properties would otherwise believe they were saved.
     await printWarningNote(
       deps.output,
-      `user group ${id} already existed: the name, mapping and properties were sent, not applied (the service leaves an existing group as it is, and its answer echoes what was sent, so the table leaves them out)`,
+      `user group ${shownId} already existed: the name, mapping and properties were sent, not applied (the service leaves an existing group as it is, and its answer echoes what was sent, so the table leaves them out)`,
     );
   }
 }

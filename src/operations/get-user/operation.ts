@@ -1,7 +1,12 @@
 /** Get User: gets a user group by the caller's id, creating it when the id is new. */
 import type { Fields } from '../../history/record.js';
 import type { JsonObject, StringMap } from '../../input/parse.js';
-import { otherGroupOf, readUserGroup, type ServiceResult } from '../../service/user-group.js';
+import {
+  otherGroupOf,
+  readCustomer,
+  readUserGroup,
+  type ServiceResult,
+} from '../../service/user-group.js';
 import { message } from '../../text/message.js';
 import type { OperationDescriptor } from '../descriptor.js';
 
@@ -18,6 +23,13 @@ export const getUser: OperationDescriptor<GetUserRequest> = {
   // A GET with a JSON body: that is the service's interface (undici's request() sends it).
   method: 'GET',
   explo: { method: 'POST', path: '/api/create_user_group/' },
+  // The Customer API's get-or-create: the id is `provided_id`, the answer's group `customer`.
+  customer: {
+    method: 'POST',
+    path: '/api/create_customer/',
+    body: ({ user_group_id, ...rest }) => ({ provided_id: user_group_id, ...rest }),
+    read: readCustomer,
+  },
   // Get-or-create by id: repeating it cannot create a second group, so a lost answer is retried.
   retry: {
     maxRetries: 2,

@@ -1,13 +1,22 @@
 /** Get User in the emulator: get-or-create by the caller's id, as the service does. */
 
+import { customerObject } from '../../emulator/customer.js';
 import type { Route } from '../../emulator/route.js';
 import { parseGetUserBody } from '../../emulator/validation.js';
 
 export const route: Route = {
   async handle({ store, environment, dialect, text, markChanged, durable }) {
-    const input = parseGetUserBody(text);
+    const customer = dialect === 'customer';
+    // The Customer API's create_customer names the id `provided_id`.
+    const input = parseGetUserBody(text, customer ? 'provided_id' : 'user_group_id');
     const { created, group } = store.getOrCreate(environment, input);
     if (created) markChanged();
+    if (customer) {
+      // The customer as stored: an existing one is answered as it is.
+      const body = { success: 1, new_customer: created, customer: customerObject(group) };
+      await durable();
+      return { status: 200, body, outcome: created ? 'created' : 'found', id: group.providedId };
+    }
     // Rules 1 and 3 of Get User: name and properties are the request's own, whatever was
     // stored first; the stored group itself is never changed by a later get. The answer is
     // taken before waiting, so it shows exactly the state the wait covers even if the group is

@@ -42,6 +42,7 @@ import { USER_PATH } from '../../service/target.js';
 import { isUnrotated, otherGroupOf, userGroupRecord } from '../../service/user-group.js';
 import { message } from '../../text/message.js';
 import { fingerprint, REDACTED } from '../../text/redact.js';
+import { readExisting, readsWithoutCreating } from '../get-customer/operation.js';
 import { answeredForAnother } from '../get-user/command.js';
 import { READ_CURRENT_TOKEN_HINT, ROTATION_ANSWER_FIELDS, rotateToken } from './operation.js';
 
@@ -215,7 +216,13 @@ export async function runRotate(opts: RotateOptions, deps: Deps): Promise<void> 
   if (opts.group === undefined) currentToken = await readCurrentToken(opts, deps);
   else {
     client = await deps.connect(target);
-    currentToken = await readGroupToken(opts.group, opts.format, client, deps);
+    currentToken = await readGroupToken(
+      opts.group,
+      opts.format,
+      client,
+      deps,
+      readsWithoutCreating(target.dialect),
+    );
   }
   deps.tracer.addSecret(currentToken);
   deps.output.maskSecret(currentToken);
@@ -312,10 +319,15 @@ async function readGroupToken(
   format: OutputFormat,
   client: ServiceClient,
   deps: Deps,
+  readOnly: boolean,
 ): Promise<string> {
+  // Where the service can read a group without creating it (the Customer API's get_customer),
+  // a mistyped id is "no user group" and nothing is created.
   const result = await withProgress(deps, format, message`Reading the token of ${group.id}`, () =>
     withJsonErrorBody(deps.output, format, () =>
-      client.getUser({ name: group.name, user_group_id: group.id }),
+      readOnly
+        ? readExisting(client, group.id)
+        : client.getUser({ name: group.name, user_group_id: group.id }),
     ),
   );
   const other = otherGroupOf(result, group.id);

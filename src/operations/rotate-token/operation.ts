@@ -1,6 +1,11 @@
 /** Create User (token rotation): replaces a user group's token, given the current one. */
 import type { Fields } from '../../history/record.js';
-import { isUnrotated, readUserGroup, type ServiceResult } from '../../service/user-group.js';
+import {
+  isUnrotated,
+  readCustomer,
+  readUserGroup,
+  type ServiceResult,
+} from '../../service/user-group.js';
 import type { OperationDescriptor } from '../descriptor.js';
 
 /**
@@ -28,6 +33,8 @@ export const ROTATION_ANSWER_FIELDS = [
 export const rotateToken: OperationDescriptor<string> = {
   method: 'POST',
   explo: { method: 'POST', path: '/api/refresh_user_group_token/' },
+  // The Customer API's rotation: the same body, the group answered as `customer`.
+  customer: { method: 'POST', path: '/api/refresh_customer_token/', read: readCustomer },
   // Not idempotent: a repeat would rotate the new token (or fail on the old one). Only a refused
   // connection proves the server never saw the request.
   retry: { maxRetries: 2, retryStatuses: new Set(), retryErrorCodes: new Set(['ECONNREFUSED']) },
