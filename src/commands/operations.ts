@@ -20,6 +20,8 @@ import type { OperationFacts } from '../operations/descriptor.js';
 import { getCustomer } from '../operations/get-customer/operation.js';
 import { getCommand } from '../operations/get-user/command.js';
 import { getUser } from '../operations/get-user/operation.js';
+import { listCommand } from '../operations/list-customers/command.js';
+import { listCustomers } from '../operations/list-customers/operation.js';
 import { rotateCommand } from '../operations/rotate-token/command.js';
 import { rotateToken } from '../operations/rotate-token/operation.js';
 import type { OperationName, ServiceClient, ServiceOperations } from '../service/client.js';
@@ -59,6 +61,11 @@ export const registry = {
   getCustomer: {
     operation: getCustomer,
     route: () => import('../operations/get-customer/route.js'),
+  },
+  listCustomers: {
+    operation: listCustomers,
+    route: () => import('../operations/list-customers/route.js'),
+    commands: { list: listCommand },
   },
   // Doctor's probe: no command of its own (doctor runs it), no route (get's answers it).
   probe: { operation: probe },

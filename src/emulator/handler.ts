@@ -353,6 +353,7 @@ export class RequestHandler {
       environment,
       dialect: this.deps.dialect,
       text,
+      query: new URL(req.url ?? '/', 'http://emulator.invalid').searchParams,
       markChanged: () => this.deps.markChanged(),
       durable: () => this.durable(),
     });

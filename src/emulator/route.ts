@@ -17,6 +17,8 @@ export interface RouteContext {
   dialect: Dialect;
   /** The request body (possibly empty), already checked to be JSON when not empty. */
   text: string;
+  /** The URL's query parameters (a GET's, such as a list's page). */
+  query: URLSearchParams;
   /** Records that the store changed in memory. */
   markChanged(): void;
   /** Resolves once every change so far is durable; a 500 when it cannot be. */

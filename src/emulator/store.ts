@@ -104,7 +104,8 @@ export class CorruptStateError extends Error {
  * so a check and the change that depends on it can never interleave with another request.
  *
  * A route (operations/<op>/route.ts) works on the generic primitives (`find`, `findByToken`,
- * `create` through `getOrCreate`, `update`, `replaceToken` through `rotate`, `remove`), each of
+ * `create` through `getOrCreate`, `update`, `replaceToken` through `rotate`, `remove`; and
+ * `inEnvironment`, which lists and changes nothing), each of
  * which keeps the indexes and records its change for the data file: a new operation needs no
  * new method here.
  */
@@ -136,6 +137,14 @@ export class Store {
   /** The group with this id in this environment (ids are unique per environment). */
   find(environment: Environment, providedId: string): UserGroup | undefined {
     return this.byProvidedId.get(providedIdKey(environment, providedId));
+  }
+
+  /**
+   * The groups of this environment in a stable order, the order they were created in (a list
+   * pages through them: a page must not shift while nothing is created or removed).
+   */
+  inEnvironment(environment: Environment): UserGroup[] {
+    return this.groups.filter((group) => group.environment === environment);
   }
 
   /**

@@ -46,16 +46,25 @@ export interface AnsweredRequest {
   url: URL;
 }
 
-/** `secrets`: the API token and any secret input, cut out of the server's words before shown. */
+/**
+ * `secrets`: the API token and any secret input, cut out of the server's words before shown.
+ * `bare`: the operation's answer has no `success` envelope (a DRF list): any 2xx object is one.
+ */
 export function classifyAnswer(
   response: HttpResponse,
   secrets: readonly string[],
   request?: AnsweredRequest,
+  bare = false,
 ): Answer {
   const { status } = response;
   const parsed = parseJson(response.text);
   const body = isPlainObject(parsed) ? parsed : undefined;
-  if (status >= 200 && status < 300 && body !== undefined && successOf(body.success) === true) {
+  if (
+    status >= 200 &&
+    status < 300 &&
+    body !== undefined &&
+    (bare || successOf(body.success) === true)
+  ) {
     // A success: the server's words are for failures only (a bulk run reads thousands of these).
     return { kind: 'ok', status, body, text: response.text };
   }

@@ -29,6 +29,16 @@ export interface VendorWire {
 export interface CustomerWire<Input, Result> extends VendorWire {
   body?(input: Input): JsonObject;
   read?(answer: SuccessAnswer): Result | Unreadable;
+  /**
+   * A GET whose parameters go in the URL's query (the Customer API's list): no body is sent,
+   * since a server may ignore, or refuse, a GET's body.
+   */
+  query?(input: Input): Readonly<Record<string, string>>;
+  /**
+   * Its success is any 2xx JSON object: DRF's list views answer with no `success` envelope.
+   * Every other answer is read as any operation's (a 401, a 404's `detail`, ...).
+   */
+  bare?: true;
 }
 
 /** What every operation declares, however its answer is read. */

@@ -97,11 +97,14 @@ export class HttpServiceClient {
     const secrets = [this.target.apiToken, ...operation.secrets(input)];
     // The Customer API names some fields its own way: its body and its answer, where it says so.
     const customer = dialect === 'customer' ? operation.customer : undefined;
-    const body = (customer?.body ?? operation.body)(input);
+    // A query operation sends its parameters in the URL and no body at all.
+    const query = customer?.query?.(input);
+    const body =
+      query === undefined ? JSON.stringify((customer?.body ?? operation.body)(input)) : '';
     let response: HttpResponse;
     let url: URL;
     try {
-      ({ response, url } = await this.send(operation, wire, JSON.stringify(body)));
+      ({ response, url } = await this.send(operation, wire, body, query));
     } catch (error) {
       throw deliveryFailure(error, operation);
     }
@@ -110,7 +113,12 @@ export class HttpServiceClient {
       return operation.readAnswer({ ...response, url, secrets, method, dialect });
     }
     // The method that went on the wire: with the vendor's dialects every operation is a POST.
-    let answer: Answer = classifyAnswer(response, secrets, { method, url });
+    let answer: Answer = classifyAnswer(
+      response,
+      secrets,
+      { method, url },
+      customer?.bare === true,
+    );
     if (answer.kind === 'ok') {
       const result = (customer?.read ?? operation.read)(answer);
       if (!isUnreadable(result)) {
@@ -150,13 +158,15 @@ export class HttpServiceClient {
     operation: Operation<never, unknown>,
     wire: Wire,
     body: string,
+    query?: Readonly<Record<string, string>>,
   ): Promise<{ response: HttpResponse; url: URL }> {
     const apiPath = wire.path ?? this.target.apiPath ?? USER_PATH;
-    let url = this.urls.get(apiPath);
-    if (url === undefined) {
-      url = endpointUrl(this.target.baseUrl, apiPath);
-      this.urls.set(apiPath, url);
+    let endpoint = this.urls.get(apiPath);
+    if (endpoint === undefined) {
+      endpoint = endpointUrl(this.target.baseUrl, apiPath);
+      this.urls.set(apiPath, endpoint);
     }
+    const url = query === undefined ? endpoint : withQuery(endpoint, query);
     const first = await this.sendTo(url, body, operation, wire);
     if (!isRedirect(first.status)) return { response: first, url };
     const location = redirectTarget(first, url);
@@ -173,7 +183,7 @@ export class HttpServiceClient {
     if (this.learnRedirect) {
       // Checked above: the same origin, path and query, one slash more. Every later row goes
       // there directly; the rows already in flight each follow their own redirect, unnoted.
-      this.urls.set(apiPath, location);
+      this.urls.set(apiPath, query === undefined ? location : withQuery(location, {}));
       if (!this.redirectNoted) {
         this.redirectNoted = true;
         this.notify(
@@ -221,6 +231,13 @@ function wireIn(operation: Operation<never, unknown>, dialect: Dialect): Wire {
     throw new UsageError(`this request is not part of the ${dialect} dialect; nothing was sent`);
   }
   return wire;
+}
+
+/** The endpoint with exactly these query parameters (whatever query it had is replaced). */
+function withQuery(endpoint: URL, query: Readonly<Record<string, string>>): URL {
+  const url = new URL(endpoint);
+  url.search = new URLSearchParams(query).toString();
+  return url;
 }
 
 function isRedirect(status: number): boolean {

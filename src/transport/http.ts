@@ -210,7 +210,8 @@ export class HttpClient {
       answer = await this.undici.exchange(this.dispatcherFor(request.url), request.url, {
         method: request.method,
         headers: request.headers,
-        body: request.body,
+        // An empty body is none: a GET with its parameters in the query sends no body at all.
+        body: request.body === '' ? undefined : request.body,
         reset: this.options.reuseConnections === true ? false : undefined,
         timeoutMs: this.options.timeoutMs,
         maxBytes: this.maxResponseBytes,

@@ -1,0 +1,240 @@
+/**
+ * `ugs list` (`--dialect customer` only): the user groups of the API key's environment, a page at
+ * a time (List Customers). At a terminal a table with each token cut to its last 4; `--json` and
+ * `--ndjson` print the customers as the service sent them, whole tokens included (masked under a
+ * CI runner first). `--all` follows every page at the dialect's rate, streaming with `--ndjson`
+ * and `--json` so that no more than one page is held.
+ */
+import type { Command } from 'commander';
+import { type DepsFactory, newCommand } from '../../cli/shared.js';
+import { resolveTarget } from '../../context/credentials.js';
+import type { Deps } from '../../context/factory.js';
+import { UsageError } from '../../errors.js';
+import type { JsonObject } from '../../input/parse.js';
+import { printLine } from '../../output/messages.js';
+import { withJsonErrorBody } from '../../output/results.js';
+import { padColumns } from '../../output/text.js';
+import { writeLine } from '../../platform/io.js';
+import { EXPLO_RATE } from '../../service/dialect.js';
+import { wireOf } from '../../service/operation.js';
+import { compactJson } from '../../text/json-text.js';
+import { message } from '../../text/message.js';
+import { fingerprint } from '../../text/redact.js';
+import {
+  type CustomerPage,
+  DEFAULT_PAGE_SIZE,
+  type ListCustomersRequest,
+  listCustomers,
+  MAX_PAGE_SIZE,
+} from './operation.js';
+
+export type ListFormat = 'table' | 'json' | 'ndjson';
+
+export interface ListOptions {
+  page: number;
+  pageSize: number;
+  parent?: string;
+  level?: string;
+  /** `--all`: every page from `page` on. */
+  all: boolean;
+  format: ListFormat;
+}
+
+interface ListFlags {
+  page?: string;
+  pageSize?: string;
+  parent?: string;
+  level?: string;
+  all?: boolean;
+  json?: boolean;
+  ndjson?: boolean;
+}
+
+export function listCommand(makeDeps: DepsFactory, run = runList): Command {
+  return newCommand('list', 'List the user groups (--dialect customer only)', [
+    'ugs list',
+    'ugs list --page 2 --page-size 100',
+    'ugs list --all --ndjson > groups.ndjson     # every group, one JSON object per line',
+    'ugs list --level Region --json | jq ".[].provided_id"',
+  ])
+    .option('--page <n>', 'the page to show, from 1', undefined)
+    .option(
+      `--page-size <n>`,
+      `groups per page, 1 to ${MAX_PAGE_SIZE} (default ${DEFAULT_PAGE_SIZE}; ${MAX_PAGE_SIZE} with --all)`,
+    )
+    .option('--parent <id>', 'only the groups under this parent (parent_provided_id)')
+    .option('--level <name>', 'only the groups of this hierarchy level (hierarchy_level)')
+    .option('--all', "follow every page (paced to the dialect's rate limit)")
+    .option('--json', 'print the groups as one JSON array, as the service sent them')
+    .option('--ndjson', 'print one group per line as JSON, as each page arrives')
+    .action(async (flags: ListFlags, cmd: Command) => {
+      const options = parseListFlags(flags);
+      await run(options, makeDeps(cmd));
+    });
+}
+
+/** Flags to options: every usage error is found here, before anything is sent. */
+export function parseListFlags(flags: ListFlags): ListOptions {
+  if (flags.json === true && flags.ndjson === true) {
+    throw new UsageError('--json and --ndjson cannot be used together');
+  }
+  if (flags.all === true && flags.page !== undefined) {
+    throw new UsageError('--all and --page cannot be used together: --all reads every page');
+  }
+  const page =
+    flags.page === undefined ? 1 : count(flags.page, '--page', 1, Number.MAX_SAFE_INTEGER);
+  const pageSize =
+    flags.pageSize === undefined
+      ? flags.all === true
+        ? MAX_PAGE_SIZE
+        : DEFAULT_PAGE_SIZE
+      : count(flags.pageSize, '--page-size', 1, MAX_PAGE_SIZE);
+  return {
+    page,
+    pageSize,
+    ...(flags.parent !== undefined && { parent: flags.parent }),
+    ...(flags.level !== undefined && { level: flags.level }),
+    all: flags.all === true,
+    format: flags.json === true ? 'json' : flags.ndjson === true ? 'ndjson' : 'table',
+  };
+}
+
+function count(text: string, flag: string, min: number, max: number): number {
+  const value = /^\d+$/.test(text.trim()) ? Number(text.trim()) : Number.NaN;
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `at least ${min}` : `${min} to ${max}`;
+    throw new UsageError(message`${flag} must be a whole number, ${range}, got "${text}"`);
+  }
+  return value;
+}
+
+export async function runList(opts: ListOptions, deps: Deps): Promise<void> {
+  const target = await resolveTarget(deps);
+  // Only the Customer API lists its groups. Checked before connecting: nothing is sent.
+  if (wireOf(listCustomers, target.dialect) === undefined) {
+    throw new UsageError(
+      `list needs the customer dialect: the ${target.dialect ?? 'interface'} dialect has no way to list user groups; nothing was sent`,
+      { hint: "pass --dialect customer (or log in with it) for the vendor's Customer API" },
+    );
+  }
+  const client = await deps.connect(target);
+  const out = deps.output;
+  const request: ListCustomersRequest = {
+    page: opts.page,
+    pageSize: opts.pageSize,
+    ...(opts.parent !== undefined && { parent: opts.parent }),
+    ...(opts.level !== undefined && { level: opts.level }),
+  };
+  const fetch = (page: number) =>
+    withJsonErrorBody(out, { kind: opts.format === 'table' ? 'table' : 'json' }, () =>
+      client.listCustomers({ ...request, page }),
+    );
+  const writer = pageWriter(deps, opts.format);
+  let shown = 0;
+  let total = 0;
+  if (!opts.all) {
+    const first =
+      opts.format === 'table'
+        ? await deps.progress.during('Listing user groups', () => fetch(opts.page))
+        : await fetch(opts.page);
+    writer.page(first);
+    shown = first.customers.length;
+    total = first.totalCount;
+  } else {
+    // Paced as a bulk run is in this dialect (the vendor's 180/min): the pages of a large
+    // environment would otherwise run into its rate limit. Loaded for --all only.
+    const { Pacer } = await import('../../bulk/pacing.js');
+    const pacer = new Pacer(EXPLO_RATE);
+    for (let page = opts.page; ; page++) {
+      await pacer.slot();
+      const answer = await fetch(page);
+      writer.page(answer);
+      shown += answer.customers.length;
+      total = answer.totalCount;
+      // At a terminal only: a script reading stderr wants no counter in it.
+      if (out.stderrIsTTY) printLine(out, `read ${shown} of ${total}`);
+      // The last page is short, or reaches the count (an exact multiple of the page size).
+      if (answer.customers.length < opts.pageSize || page * opts.pageSize >= total) break;
+    }
+  }
+  writer.end();
+  if (opts.format === 'table') {
+    printLine(
+      out,
+      opts.all
+        ? `showing ${shown} of ${total}`
+        : `showing ${shown} of ${total}; --all for every group`,
+    );
+  }
+}
+
+interface PageWriter {
+  page(answer: CustomerPage): void;
+  end(): void;
+}
+
+/**
+ * Where each page goes as it arrives. `--ndjson` and `--json` write it at once (`--json` as one
+ * array opened before the first page and closed after the last), so `--all` holds one page at a
+ * time; the table needs every row for its column widths, and holds only the short cells.
+ */
+function pageWriter(deps: Deps, format: ListFormat): PageWriter {
+  const out = deps.output;
+  // Under a CI runner every token is masked before any of it is written.
+  const emit = (customers: readonly JsonObject[], write: (customer: JsonObject) => void) => {
+    out.maskTokensIn(customers);
+    for (const customer of customers) write(customer);
+  };
+  switch (format) {
+    case 'ndjson':
+      return {
+        page: ({ customers }) => emit(customers, (c) => writeLine(out.stdout, compactJson(c))),
+        end: () => {},
+      };
+    case 'json': {
+      // Opened with the first customer, so a failed first page leaves only the error body.
+      let first = true;
+      return {
+        page: ({ customers }) =>
+          emit(customers, (c) => {
+            out.stdout.write(`${first ? '[\n  ' : ',\n  '}${compactJson(c)}`);
+            first = false;
+          }),
+        end: () => writeLine(out.stdout, first ? '[]' : '\n]'),
+      };
+    }
+    case 'table': {
+      const rows: string[][] = [['id', 'name', 'demo', 'level', 'token']];
+      return {
+        page: ({ customers }) => {
+          for (const customer of customers) rows.push(tableRow(customer));
+        },
+        end: () => {
+          for (const line of padColumns(rows)) writeLine(out.stdout, line);
+        },
+      };
+    }
+  }
+}
+
+/** A customer's cells: its token by its last 4 only (`…abcd`), never whole on a screen. */
+function tableRow(customer: JsonObject): string[] {
+  const text = (value: unknown) =>
+    value === null || value === undefined
+      ? ''
+      : typeof value === 'string'
+        ? value
+        : compactJson(value);
+  const token = customer.token;
+  return [
+    text(customer.provided_id),
+    text(customer.name),
+    customer.is_demo_group === true
+      ? 'yes'
+      : customer.is_demo_group === false
+        ? 'no'
+        : text(customer.is_demo_group),
+    text(customer.hierarchy_level),
+    typeof token === 'string' ? fingerprint(token) : '',
+  ];
+}

@@ -1,0 +1,151 @@
+/**
+ * `ugs list` (`--dialect customer`): List Customers, `GET /v2/api/customers/?page=N&page_size=M`
+ * with no body. A table with tokens by their last 4 and a "showing N of TOTAL" line; `--json`
+ * and `--ndjson` the customers as sent; `--all` every page; usage errors and the other dialects
+ * refused before anything is sent.
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  describeRun,
+  makeSandbox,
+  runMain,
+  type Service,
+  serviceWithProfile,
+  writeConfig,
+} from '../kit/index.js';
+
+const API_TOKEN = 'apitoken-list-test-9876wxyz';
+
+const customerService = () =>
+  serviceWithProfile(API_TOKEN, { dialect: 'customer' }, { dialect: 'customer' });
+
+/** Creates groups `cust-0001`... straight in the emulator (not through the recorded service). */
+async function seed(service: Service, count: number): Promise<void> {
+  const ids = Array.from({ length: count }, (_, i) => `cust-${String(i + 1).padStart(4, '0')}`);
+  for (let at = 0; at < ids.length; at += 100) {
+    await Promise.all(ids.slice(at, at + 100).map((id) => service.seed(id, `Name ${id}`)));
+  }
+}
+
+describe('ugs list', () => {
+  it('shows one page as a table with tokens by their last 4, then "showing N of TOTAL"', async () => {
+    const { sb, service } = await customerService();
+    await seed(service, 25);
+    const first = await service.group('cust-0001');
+    const result = await runMain(['list'], { sandbox: sb, tty: true, columns: 120 });
+    expect(result.code, describeRun(result)).toBe(0);
+    const lines = result.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^id\s+name\s+demo\s+level\s+token$/);
+    expect(lines).toHaveLength(21);
+    expect(lines[1]).toMatch(
+      new RegExp(`^cust-0001\\s+Name cust-0001\\s+no\\s+…${first.token.slice(-4)}$`),
+    );
+    expect(result.stdout).not.toContain(first.token);
+    expect(result.stderr).toContain('showing 20 of 25; --all for every group');
+    expect(service.requests.map((r) => `${r.method} ${r.url} [${r.body}]`)).toEqual([
+      'GET /v2/api/customers/?page=1&page_size=20 []',
+    ]);
+    expect(service.requests[0]?.headers['explo-authorization']).toBe(`Token ${API_TOKEN}`);
+  });
+
+  it('--page and --page-size choose the page, --parent and --level go in the query', async () => {
+    const { sb, service } = await customerService();
+    await seed(service, 5);
+    const page = await runMain(['list', '--page', '2', '--page-size', '3'], { sandbox: sb });
+    expect(page.code, describeRun(page)).toBe(0);
+    expect(page.stdout).toContain('cust-0004');
+    expect(page.stdout).not.toContain('cust-0001');
+    expect(page.stderr).toContain('showing 2 of 5');
+    const filtered = await runMain(['list', '--parent', 'acme', '--level', 'Region', '--json'], {
+      sandbox: sb,
+    });
+    expect(filtered.code, describeRun(filtered)).toBe(0);
+    // The emulator keeps no hierarchy: nothing is under a parent or at a level.
+    expect(JSON.parse(filtered.stdout)).toEqual([]);
+    expect(service.requests[1]?.url).toBe(
+      '/v2/api/customers/?page=1&page_size=20&parent_provided_id=acme&hierarchy_level=Region',
+    );
+  });
+
+  it.each([
+    ['--page-size', '1001'],
+    ['--page-size', '0'],
+    ['--page', '0'],
+  ])('%s %s is exit 2 with nothing sent', async (flag, value) => {
+    const { sb, service } = await customerService();
+    const result = await runMain(['list', flag, value], { sandbox: sb });
+    expect(result.code, describeRun(result)).toBe(2);
+    expect(result.stderr).toContain(flag);
+    expect(service.requests).toEqual([]);
+  });
+
+  it.each(['interface', 'explo'])(
+    'with the %s dialect is exit 2 naming customer, nothing sent',
+    async (dialect) => {
+      const { service } = await customerService();
+      const sb = makeSandbox();
+      writeConfig(sb, {
+        profiles: { default: { baseUrl: service.url, apiToken: API_TOKEN, dialect } },
+      });
+      const result = await runMain(['list'], { sandbox: sb });
+      expect(result.code, describeRun(result)).toBe(2);
+      expect(result.stderr).toContain('customer dialect');
+      expect(service.requests).toEqual([]);
+    },
+  );
+
+  it('--json prints the customers exactly as the service sent them', async () => {
+    const { sb, service } = await customerService();
+    await seed(service, 3);
+    const result = await runMain(['list', '--json'], { sandbox: sb });
+    expect(result.code, describeRun(result)).toBe(0);
+    const sent = service.answers[0]?.body as { results: { customers: unknown[] } };
+    expect(JSON.parse(result.stdout)).toEqual(sent.results.customers);
+    expect(sent.results.customers).toHaveLength(3);
+    expect(result.stderr).toBe('');
+  });
+
+  it('--all --json returns all 2,500 groups in 3 requests of 1000', async () => {
+    const { sb, service } = await customerService();
+    await seed(service, 2500);
+    const result = await runMain(['list', '--all', '--json'], { sandbox: sb });
+    expect(result.code, describeRun(result)).toBe(0);
+    const customers = JSON.parse(result.stdout) as { provided_id: string; token: string }[];
+    expect(customers).toHaveLength(2500);
+    expect(new Set(customers.map((c) => c.provided_id)).size).toBe(2500);
+    expect(customers[2499]?.provided_id).toBe('cust-2500');
+    expect(service.requests.map((r) => r.url)).toEqual([
+      '/v2/api/customers/?page=1&page_size=1000',
+      '/v2/api/customers/?page=2&page_size=1000',
+      '/v2/api/customers/?page=3&page_size=1000',
+    ]);
+    // Whole tokens with --json: a script takes them from here.
+    expect(customers[0]?.token).toBe((await service.group('cust-0001')).token);
+  });
+
+  it('--all --ndjson writes one line per group, 2,500 lines', async () => {
+    const { sb, service } = await customerService();
+    await seed(service, 2500);
+    const result = await runMain(['list', '--all', '--ndjson'], { sandbox: sb });
+    expect(result.code, describeRun(result)).toBe(0);
+    const lines = result.stdout.trimEnd().split('\n');
+    expect(lines).toHaveLength(2500);
+    expect(JSON.parse(lines[1234] as string)).toMatchObject({ provided_id: 'cust-1235' });
+    expect(service.requests).toHaveLength(3);
+  });
+
+  it('--json under GitHub Actions masks every token before printing it', async () => {
+    const { sb, service } = await customerService();
+    await seed(service, 2);
+    const result = await runMain(['list', '--json'], {
+      sandbox: sb,
+      env: { GITHUB_ACTIONS: 'true' },
+    });
+    expect(result.code, describeRun(result)).toBe(0);
+    for (const id of ['cust-0001', 'cust-0002']) {
+      const { token } = await service.group(id);
+      expect(result.stderr).toContain(`::add-mask::${token}`);
+      expect(result.stdout).toContain(token);
+    }
+  });
+});
