@@ -17,6 +17,7 @@ import type { DepsFactory } from '../cli/shared.js';
 import type { ServedOperations } from '../emulator/handler.js';
 import type { Route } from '../emulator/route.js';
 import type { OperationFacts } from '../operations/descriptor.js';
+import { showCommand } from '../operations/get-customer/command.js';
 import { getCustomer } from '../operations/get-customer/operation.js';
 import { getCommand } from '../operations/get-user/command.js';
 import { getUser } from '../operations/get-user/operation.js';
@@ -55,10 +56,11 @@ export const registry = {
     bulk: () => import('../operations/rotate-token/bulk.js'),
     commands: { rotate: rotateCommand },
   },
-  // The Customer API's read-one: no command of its own (get --must-exist and rotate --id use it).
+  // The Customer API's read-one: `show` (get --must-exist and rotate --id use it too).
   getCustomer: {
     operation: getCustomer,
     route: () => import('../operations/get-customer/route.js'),
+    commands: { show: showCommand },
   },
   // Doctor's probe: no command of its own (doctor runs it), no route (get's answers it).
   probe: { operation: probe },

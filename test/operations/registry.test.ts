@@ -114,9 +114,12 @@ describe('the registry of operations', () => {
       expect(typeof entry.operation.history?.error).toBe('function');
       expect(typeof (await entry.route?.())?.route.handle).toBe('function');
       const commands = Object.keys(entry.commands ?? {});
-      // An operation other commands use (the Customer API's read-one) has no command of its own,
-      // and so no command.ts and no bulk spec: its operation and its route.
-      const files = commands.length > 0 ? ['command.ts', 'bulk.ts'] : [];
+      // An operation with no command of its own (doctor's probe aside, none today) has no
+      // command.ts; one whose commands take no --from (`show`) has no bulk spec.
+      const files = [
+        ...(commands.length > 0 ? ['command.ts'] : []),
+        ...(entry.bulk !== undefined ? ['bulk.ts'] : []),
+      ];
       for (const file of ['operation.ts', 'route.ts', ...files]) {
         expect(existsSync(join(folder, file)), `${folderOf(id)}/${file}`).toBe(true);
       }
@@ -128,7 +131,11 @@ describe('the registry of operations', () => {
       for (const command of commands) {
         expect(changesData.has(command), command).toBe(entry.operation.changesData);
       }
-      const spec = (await entry.bulk?.())?.spec;
+      if (entry.bulk === undefined) {
+        expect(existsSync(join(folder, 'bulk.ts')), `${folderOf(id)}/bulk.ts`).toBe(false);
+        return;
+      }
+      const spec = (await entry.bulk())?.spec;
       expect(commands).toContain(spec?.records.command);
       expect(spec?.records.marks.statuses.length).toBeGreaterThan(0);
     },
