@@ -79,6 +79,42 @@ describe('ugs show in the customer dialect', () => {
   });
 });
 
+describe('ugs show outside the customer dialect', () => {
+  it.each([
+    ['interface', {}, []],
+    ['explo', { dialect: 'explo' }, []],
+    ['interface, by --dialect', { dialect: 'customer' }, ['--dialect', 'interface']],
+  ] as const)('%s: exit 2 naming the customer dialect, nothing sent', async (_, profile, flags) => {
+    const { sb, service } = await serviceWithProfile(API_TOKEN, {}, profile);
+    await service.seed('acme', 'Acme');
+    const before = service.requests.length;
+    const result = await runMain([...flags, 'show', '--id', 'acme'], { sandbox: sb });
+    expect(result.code, describeRun(result)).toBe(2);
+    expect(result.stderr).toMatch(/error: show is not part of the (interface|explo) dialect/);
+    expect(result.stderr).toContain('offered by the customer dialect only');
+    expect(result.stderr).toContain('hint: pass --dialect customer');
+    expect(result.stdout).toBe('');
+    expect(service.requests.slice(before)).toEqual([]);
+  });
+
+  it('is refused before the id prompt at a terminal', async () => {
+    const deps = makeDeps({ io: terminalIO(), service: fakeService() });
+    await expect(runShow({ id: undefined, format: { kind: 'table' } }, deps)).rejects.toThrow(
+      /offered by the customer dialect only/,
+    );
+    expect(deps.prompter.asked).toEqual([]);
+    expect(deps.targets).toEqual([]);
+  });
+
+  it('show --help says it is offered by the customer dialect only', async () => {
+    const result = await runMain(['show', '--help']);
+    expect(result.code, describeRun(result)).toBe(0);
+    expect(result.stdout.replace(/\s+/g, ' ')).toContain(
+      'Offered by the customer dialect only (--dialect customer',
+    );
+  });
+});
+
 describe('runShow', () => {
   const customer = {
     default: { baseUrl: 'https://ugs.example.com', apiToken: 'k', dialect: 'customer' as const },

@@ -4,6 +4,7 @@
  * alone. It prints what it read as `get` prints a group (table, `--json`, `--field`).
  */
 import type { Command } from 'commander';
+import { checkOffered, offeredIn } from '../../cli/dialects.js';
 import {
   addOutputFlags,
   type DepsFactory,
@@ -34,13 +35,17 @@ interface ShowFlags {
   field?: string;
 }
 
+/** Its name, as the dialect refusal says it. */
+const SHOW = 'show';
+
 export function showCommand(makeDeps: DepsFactory, run = runShow): Command {
-  const command = newCommand('show', 'Show a user group as it is, without creating it', [
+  const command = newCommand(SHOW, 'Show a user group as it is, without creating it', [
     'ugs show --id acme',
     'ugs show --id acme --field token',
     'ugs show --id acme --json | jq .customer',
   ]).option('--id <user_group_id>', 'your id for the user group (provided_id)');
-  addOutputFlags(command).action(async (flags: ShowFlags, cmd: Command) => {
+  // In the Customer API only (its descriptor has no other wire): the help says so.
+  addOutputFlags(offeredIn(command, getCustomer)).action(async (flags: ShowFlags, cmd: Command) => {
     await run(parseShowFlags(flags), makeDeps(cmd));
   });
   return command;
@@ -56,6 +61,8 @@ export function parseShowFlags(flags: ShowFlags): ShowOptions {
 }
 
 export async function runShow(opts: ShowOptions, deps: Deps): Promise<void> {
+  // Another dialect has no such read: exit 2 before any prompt or request.
+  checkOffered(deps, SHOW, getCustomer);
   const interactive = canPrompt(deps.io, deps.settings.noInput);
   if (!interactive && opts.id === undefined) throw missingFlag('--id', 'the user group id');
   const target = await resolveTarget(deps);
