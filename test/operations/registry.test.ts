@@ -8,7 +8,8 @@ import { dirname, join, posix, relative } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { changesData } from '../../src/commands/index.js';
-import { entries } from '../../src/commands/operations.js';
+import { entries, groupReader } from '../../src/commands/operations.js';
+import { fakeService } from '../kit/fakes.js';
 
 const SRC = join(import.meta.dirname, '..', '..', 'src');
 
@@ -179,6 +180,13 @@ describe('the registry of operations', () => {
       "x.ts:4 '../operations/get-user/route.js'",
       'x.ts:5 getUser',
     ]);
+  });
+
+  it('reads a group with the read that creates nothing where the dialect has one', () => {
+    const client = fakeService();
+    expect(groupReader(client, 'customer', 'a', 'A')?.createsMissing).toBe(false);
+    expect(groupReader(client, 'interface', 'a', 'A')?.createsMissing).toBe(true);
+    expect(groupReader(client, 'explo', 'a', 'A')?.createsMissing).toBe(true);
   });
 
   it('nothing below the commands imports a command', () => {

@@ -147,6 +147,21 @@ describe('--dialect customer on the wire', () => {
     expect(service.createdIds()).toEqual([]);
   });
 
+  it('whois --check reads the group with get_customer/, never create_customer/', async () => {
+    const { sb, service } = await customerService();
+    const first = await runMain(['get', '--id', 'acme', '--name', 'Acme', '--field', 'token'], {
+      sandbox: sb,
+    });
+    expect(first.code, describeRun(first)).toBe(0);
+    const token = first.stdout.trim();
+    const sent = service.requests.length;
+    const check = await runMain(['whois', '-', '--check'], { sandbox: sb, stdin: token });
+    expect(check.code, describeRun(check)).toBe(0);
+    expect(check.stdout).toContain("IS the group's current token");
+    expect(wire(service).slice(sent)).toEqual(['POST /api/get_customer/ {"provided_id":"acme"}']);
+    expect(service.createdIds()).toEqual(['acme']);
+  });
+
   it('UGS_DIALECT=customer is accepted, and --api-path is refused with it', async () => {
     const { sb, service } = await customerService({});
     const viaEnv = await runMain(['get', '--id', 'a', '--name', 'A', '--field', 'token'], {
