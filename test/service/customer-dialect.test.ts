@@ -147,6 +147,20 @@ describe('--dialect customer on the wire', () => {
     expect(service.createdIds()).toEqual([]);
   });
 
+  it('rotate --id needs no --name: the group is read by its id alone', async () => {
+    const { sb, service } = await customerService();
+    const before = await service.seed('acme', 'Acme');
+    const result = await runMain(['rotate', '--id', 'acme', '--yes', '--field', 'token'], {
+      sandbox: sb,
+    });
+    expect(result.code, describeRun(result)).toBe(0);
+    expect(wire(service)).toEqual([
+      'POST /api/get_customer/ {"provided_id":"acme"}',
+      `POST /api/refresh_customer_token/ ${JSON.stringify({ current_token: before.token })}`,
+    ]);
+    expect(result.stdout.trim()).toBe((await service.group('acme')).token);
+  });
+
   it('whois --check reads the group with get_customer/, never create_customer/', async () => {
     const { sb, service } = await customerService();
     const first = await runMain(['get', '--id', 'acme', '--name', 'Acme', '--field', 'token'], {
