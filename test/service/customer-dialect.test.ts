@@ -4,6 +4,8 @@
  * `get --must-exist` and `rotate --id` read with get_customer/, so a missing id creates nothing;
  * login and doctor's probe read an empty id, never create_customer/.
  */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   call,
@@ -159,6 +161,29 @@ describe('--dialect customer on the wire', () => {
       `POST /api/refresh_customer_token/ ${JSON.stringify({ current_token: before.token })}`,
     ]);
     expect(result.stdout.trim()).toBe((await service.group('acme')).token);
+  });
+
+  it('get --from --must-exist reads each row with get_customer/ and creates nothing', async () => {
+    const { sb, service } = await customerService();
+    const group = await service.seed('acme', 'Acme');
+    const from = join(sb.root, 'rows.csv');
+    writeFileSync(from, 'user_group_id,name\nacme,Acme\nacmee,Acme\n');
+    const result = await runMain(['get', '--from', from, '--must-exist'], { sandbox: sb });
+    expect(result.code, describeRun(result)).toBe(1);
+    expect([...wire(service)].sort()).toEqual([
+      'POST /api/get_customer/ {"provided_id":"acme"}',
+      'POST /api/get_customer/ {"provided_id":"acmee"}',
+    ]);
+    const records = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { user_group_id: string; status: string; token: unknown });
+    expect(records.find((r) => r.user_group_id === 'acme')).toMatchObject({
+      status: 'found',
+      token: group.token,
+    });
+    expect(records.find((r) => r.user_group_id === 'acmee')).toMatchObject({ status: 'failed' });
+    expect(service.createdIds()).toEqual([]);
   });
 
   it('whois --check reads the group with get_customer/, never create_customer/', async () => {
