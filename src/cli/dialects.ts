@@ -8,6 +8,7 @@ import type { Command } from 'commander';
 import { resolveCredentials, resolveDialect } from '../context/credentials.js';
 import type { Deps } from '../context/factory.js';
 import { UsageError } from '../errors.js';
+import { wrapText } from '../output/text.js';
 import { DIALECTS, type Dialect } from '../service/dialect.js';
 import { dialectsOf, type Wires } from '../service/operation.js';
 
@@ -25,10 +26,14 @@ export function offeredIn(command: Command, operation: Wires): Command {
   const dialects = dialectsOf(operation);
   if (dialects.length === DIALECTS.length) return command;
   const flags = dialects.map((dialect) => `--dialect ${dialect}`).join(' or ');
-  return command.addHelpText(
-    'after',
-    `\nOffered by ${dialectWords(dialects)} only (${flags}, or a profile logged in with it); in any other dialect it is a usage error and nothing is sent.\n`,
-  );
+  const text = `Offered by ${dialectWords(dialects)} only (${flags}, or a profile logged in with it); in any other dialect it is a usage error and nothing is sent.`;
+  // Fitted to the help's width (main sets it, at most 80 columns), as the examples are.
+  return command.addHelpText('after', ({ command: shown }) => {
+    const width = shown.configureHelp().helpWidth ?? 80;
+    return `\n${wrapText(text, width, width)
+      .map((piece) => piece.text)
+      .join('\n')}\n`;
+  });
 }
 
 /**
