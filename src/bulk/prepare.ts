@@ -71,14 +71,15 @@ export async function prepareRun(
 ): Promise<PreparedRun> {
   const { io } = deps;
   const interactive = canPrompt(io, deps.settings.noInput);
-  const { spec } = opts;
-  const risk = spec.risk;
+  const risk = opts.spec.risk;
   if (risk !== undefined && !opts.yes && !interactive) {
     throw new UsageError(risk.needsYes.message, { hint: risk.needsYes.hint });
   }
   const outputFormat: OutputFormat | undefined =
     opts.output === undefined ? undefined : outputFormatFor(opts.output);
   const target = await resolveTarget(deps);
+  // The run's spec in its dialect: the rest of the run, settling included, uses this one.
+  const spec = opts.spec.forDialect?.(target.dialect) ?? opts.spec;
   // The vendor publishes its limit (180 requests a minute per client IP): a run in its dialect
   // keeps to it unless told otherwise, since a 429 there costs a whole minute.
   const rate = opts.rate ?? (isVendorDialect(target.dialect) ? EXPLO_RATE : undefined);
@@ -197,7 +198,7 @@ export async function prepareRun(
       ? undefined
       : { batch: deps.history.batch(), base: entryBase(deps, target) };
   return {
-    plan: { opts, input, resume: plan, alreadyDone },
+    plan: { opts: { ...opts, spec }, input, resume: plan, alreadyDone },
     parts: {
       deps,
       file,

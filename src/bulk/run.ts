@@ -57,7 +57,7 @@ export async function runBulk(opts: BulkOptions, deps: Deps, hooks: BulkHooks = 
 async function runUnlocked(opts: BulkOptions, deps: Deps, hooks: BulkHooks): Promise<void> {
   const { plan, parts, input, connecting } = await prepareRun(opts, deps, hooks);
   const { file, history } = parts;
-  const risk = opts.spec.risk;
+  const risk = plan.opts.spec.risk;
   const run = new BulkRun(plan, parts, hooks);
   try {
     const client = run.watch.tracked(await connecting);

@@ -7,6 +7,7 @@
 
 import type { BulkRow, RowSchema } from '../input/bulk-options.js';
 import type { ServiceClient } from '../service/client.js';
+import type { Dialect } from '../service/dialect.js';
 import type { DeliveryRisk } from '../service/operation.js';
 import type { ServiceResult } from '../service/user-group.js';
 import type { BulkRecord, RecordSchema, RecordStatus } from './records.js';
@@ -38,6 +39,11 @@ export interface BulkSpec<Row extends BulkRow = BulkRow> {
   noteLookalikeIds?: boolean;
   /** The operation's risk: rows are journaled before they are sent and settled after. */
   risk?: AtRisk<Row>;
+  /**
+   * The spec as a run in `dialect` uses it, once the run's dialect is known: a dialect may read
+   * a group differently (the Customer API reads one without creating it). Absent: the same.
+   */
+  forDialect?(dialect: Dialect | undefined): BulkSpec<Row>;
 }
 
 export interface AtRisk<Row extends BulkRow> {

@@ -17,6 +17,7 @@ import type { DepsFactory } from '../cli/shared.js';
 import type { ServedOperations } from '../emulator/handler.js';
 import type { Route } from '../emulator/route.js';
 import type { OperationFacts } from '../operations/descriptor.js';
+import { showCommand } from '../operations/get-customer/command.js';
 import { getCustomer } from '../operations/get-customer/operation.js';
 import { getCommand } from '../operations/get-user/command.js';
 import { getUser } from '../operations/get-user/operation.js';
@@ -25,6 +26,8 @@ import { listCustomers } from '../operations/list-customers/operation.js';
 import { rotateCommand } from '../operations/rotate-token/command.js';
 import { rotateToken } from '../operations/rotate-token/operation.js';
 import type { OperationName, ServiceClient, ServiceOperations } from '../service/client.js';
+import type { Dialect } from '../service/dialect.js';
+import { type Wires, wireOf } from '../service/operation.js';
 import { probe } from '../service/probe.js';
 import type { ServiceResult } from '../service/user-group.js';
 
@@ -57,10 +60,11 @@ export const registry = {
     bulk: () => import('../operations/rotate-token/bulk.js'),
     commands: { rotate: rotateCommand },
   },
-  // The Customer API's read-one: no command of its own (get --must-exist and rotate --id use it).
+  // The Customer API's read-one: `show` (get --must-exist and rotate --id use it too).
   getCustomer: {
     operation: getCustomer,
     route: () => import('../operations/get-customer/route.js'),
+    commands: { show: showCommand },
   },
   listCustomers: {
     operation: listCustomers,
@@ -73,9 +77,10 @@ export const registry = {
 
 /** An entry as the generic code reads it: the facts of any operation, whatever its input. */
 interface AnyEntry extends Omit<Entry<unknown>, 'operation'> {
-  operation: Omit<OperationFacts<unknown, ServiceResult>, 'readsGroup'> & {
-    readsGroup?: (id: string, name: string) => unknown;
-  };
+  operation: Omit<OperationFacts<unknown, ServiceResult>, 'readsGroup'> &
+    Wires & {
+      readsGroup?: { input: (id: string, name: string) => unknown; createsMissing: boolean };
+    };
 }
 
 /** Every entry with its name, in the registry's order. */
@@ -131,35 +136,45 @@ export const suggestedWords: readonly {
 });
 
 /**
- * The operation that reads a user group's current state by its id (its `readsGroup`): how to
- * ask it with a client, and what to record of it. Undefined when no operation does.
+ * The operation that reads a user group's current state by its id (its `readsGroup`), in the
+ * dialect spoken: how to ask it with a client, and what to record of it. Of two, the one that
+ * creates no missing group (the Customer API's read-one) over a get-or-create. Undefined when
+ * no operation of the dialect does.
  */
 export interface GroupReader<Input = unknown> {
   operation: OperationFacts<Input, ServiceResult>;
   input: Input;
+  /** Whether asking may create the group (a get-or-create); when not, a 404 is "none". */
+  createsMissing: boolean;
   send(): Promise<ServiceResult>;
 }
 
 export function groupReader(
   client: ServiceClient,
+  dialect: Dialect | undefined,
   id: string,
   name: string,
 ): GroupReader | undefined {
-  for (const [opName, entry] of entries) {
-    const reads = entry.operation.readsGroup;
-    if (reads === undefined) continue;
-    const input = reads(id, name);
-    // The client's method of this name takes this operation's input (service.ts makes one per
-    // entry), and an operation that reads a group answers a group: TypeScript cannot follow
-    // the name through the loop.
-    const method = client[opName] as (input: unknown) => Promise<ServiceResult>;
-    return {
-      operation: entry.operation,
-      input,
-      send: () => method.call(client, input),
-    };
-  }
-  return undefined;
+  const readers = entries.filter(
+    ([, entry]) =>
+      entry.operation.readsGroup !== undefined && wireOf(entry.operation, dialect) !== undefined,
+  );
+  const chosen =
+    readers.find(([, entry]) => entry.operation.readsGroup?.createsMissing === false) ?? readers[0];
+  const reads = chosen?.[1].operation.readsGroup;
+  if (chosen === undefined || reads === undefined) return undefined;
+  const [opName, entry] = chosen;
+  const input = reads.input(id, name);
+  // The client's method of this name takes this operation's input (service.ts makes one per
+  // entry), and an operation that reads a group answers a group: TypeScript cannot follow
+  // the name through the loop.
+  const method = client[opName] as (input: unknown) => Promise<ServiceResult>;
+  return {
+    operation: entry.operation,
+    input,
+    createsMissing: reads.createsMissing,
+    send: () => method.call(client, input),
+  };
 }
 
 export type { OperationName, ServiceClient } from '../service/client.js';

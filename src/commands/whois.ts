@@ -18,6 +18,7 @@ import { recorded } from '../history/record.js';
 import { formatBaseUrl } from '../input/parse.js';
 import { printNote } from '../output/messages.js';
 import { canPrompt, readStdin } from '../platform/io.js';
+import type { ServiceResult } from '../service/user-group.js';
 import { message } from '../text/message.js';
 import { requireHistoryLocation, shortTime } from './history.js';
 import { groupReader } from './operations.js';
@@ -55,6 +56,8 @@ interface CheckResult {
   current_fingerprint: string | null;
   current_last4: string | null;
   created?: boolean;
+  /** Read with a read that creates nothing, the service has no such group. */
+  missing?: boolean;
 }
 
 export async function runWhois(opts: WhoisOptions, deps: Deps): Promise<void> {
@@ -156,9 +159,30 @@ async function checkGroup(
   const client = await deps.connect(target);
   // The operation that reads a group by its id (its descriptor's `readsGroup`), recorded as any
   // single request of it is.
-  const reader = groupReader(client, group.user_group_id, group.name ?? group.user_group_id);
+  // In a dialect with a read that creates nothing (the Customer API), that one is asked.
+  const reader = groupReader(
+    client,
+    target.dialect,
+    group.user_group_id,
+    group.name ?? group.user_group_id,
+  );
   if (reader === undefined) throw new UsageError('no operation of the service reads a group');
-  const result = await recorded(deps, target, reader.operation, reader.input, reader.send);
+  let result: ServiceResult;
+  try {
+    result = await recorded(deps, target, reader.operation, reader.input, reader.send);
+  } catch (error) {
+    // A read that creates nothing answers 404 for a group the service does not have: the token
+    // is not current there, and nothing was created.
+    if (reader.createsMissing || !(error instanceof ApiError) || error.status !== 404) throw error;
+    return {
+      user_group_id: group.user_group_id,
+      base_url: group.base_url,
+      current: false,
+      current_fingerprint: null,
+      current_last4: null,
+      missing: true,
+    };
+  }
   const token = result.userGroup.token;
   deps.output.maskSecret(token);
   const print = key === undefined ? null : await fingerprintWith(key, token);
@@ -212,11 +236,13 @@ function describeAnswer(
     }
     for (const check of checks.filter((c) => c.user_group_id === group.user_group_id)) {
       lines.push(
-        check.created === true
-          ? message`  checked: the group did not exist at ${check.base_url} (the get created it now): the token is not current`
-          : check.current
-            ? message`  checked: it IS the group's current token at ${check.base_url}`
-            : message`  checked: it is NOT the group's current token, which is …${check.current_last4 ?? '?'} (${check.current_fingerprint ?? '?'})`,
+        check.missing === true
+          ? message`  checked: the group does not exist at ${check.base_url} (nothing was created): the token is not current`
+          : check.created === true
+            ? message`  checked: the group did not exist at ${check.base_url} (the get created it now): the token is not current`
+            : check.current
+              ? message`  checked: it IS the group's current token at ${check.base_url}`
+              : message`  checked: it is NOT the group's current token, which is …${check.current_last4 ?? '?'} (${check.current_fingerprint ?? '?'})`,
       );
     }
   }

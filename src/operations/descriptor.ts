@@ -28,9 +28,11 @@ export interface OperationFacts<Input, Result> {
   suggestedFor?: { words: readonly string[]; note: string };
   /**
    * For an operation that reads a user group's current state by its id: its input for that
-   * (`whois --check` asks it whether a token is still the group's).
+   * (`whois --check` asks it whether a token is still the group's), and whether it creates a
+   * group the service does not know (a get-or-create does; a read-one answers 404). Where a
+   * dialect has both, the one that creates nothing is asked.
    */
-  readsGroup?: (id: string, name: string) => Input;
+  readsGroup?: { input: (id: string, name: string) => Input; createsMissing: boolean };
 }
 
 /** An operation and its facts: what `operation.ts` exports. */

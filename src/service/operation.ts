@@ -14,7 +14,7 @@
 
 import type { JsonObject } from '../input/parse.js';
 import type { HttpMethod, RetryPolicy } from '../transport/http.js';
-import type { Dialect } from './dialect.js';
+import { DIALECTS, type Dialect } from './dialect.js';
 
 /** An operation's method and path in one of the vendor's dialects. */
 export interface VendorWire {
@@ -111,6 +111,15 @@ export function wireOf(operation: Wires, dialect: Dialect | undefined): Wire | u
         ? undefined
         : { method: operation.method, path: undefined };
   }
+}
+
+/**
+ * The dialects an operation is part of: those it has a wire in. A command of an operation that
+ * is not in every dialect (the Customer API's read-one) is refused, and its help says so, from
+ * this alone (the command kit's `cli/dialects.ts`).
+ */
+export function dialectsOf(operation: Wires): Dialect[] {
+  return DIALECTS.filter((dialect) => wireOf(operation, dialect) !== undefined);
 }
 
 /** Any answer that is not a redirect, as received, and where it came from. */

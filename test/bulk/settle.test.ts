@@ -12,7 +12,7 @@ import { type BulkOptions, runBulk } from '../../src/bulk/run.js';
 import { ApiError, OutcomeUnknownError } from '../../src/errors.js';
 import type { ServiceResult } from '../../src/service/service.js';
 import { bulkSpecs } from '../kit/bulk.js';
-import { FakeService, groupResult, makeDeps, rejection } from '../kit/fakes.js';
+import { FakeService, fakeService, groupResult, makeDeps, rejection } from '../kit/fakes.js';
 import { tempDir } from '../kit/index.js';
 
 interface Rec {
@@ -398,5 +398,56 @@ describe('a CSV results file written before records carried their time', () => {
     const [header, sending] = readFileSync(fresh, 'utf8').split('\n');
     expect(header).toBe(`${OLD_HEADER},at`);
     expect(sending).toMatch(/^1,acme,acme,sending,.*,\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  });
+});
+
+describe('settling a rotation in the customer dialect', () => {
+  const customer = {
+    default: { baseUrl: 'https://ugs.example.com', apiToken: 'k', dialect: 'customer' as const },
+  };
+
+  it('reads the group back with get_customer/, never the get-or-create', async () => {
+    const opts = rotateRun([{ current_token: 't-acme', user_group_id: 'acme', name: 'acme' }]);
+    let rotations = 0;
+    const service = fakeService({
+      rotateToken: () => {
+        rotations++;
+        if (rotations === 1) {
+          throw new OutcomeUnknownError('the rotation request was sent but no answer came back');
+        }
+        return groupResult({ provided_id: 'acme', name: 'acme', token: 'new-acme' });
+      },
+      getCustomer: () => groupResult({ provided_id: 'acme', name: 'acme', token: 't-acme' }),
+    });
+    await runBulk(opts, makeDeps({ service, profiles: customer }), noTimer);
+    expect(service.calls.map((call) => call.operation)).toEqual([
+      'rotateToken',
+      'getCustomer',
+      'rotateToken',
+    ]);
+    expect(records(opts.output ?? '').at(-1)).toMatchObject({
+      status: 'rotated',
+      token: 'new-acme',
+    });
+  });
+
+  it('leaves a row whose group is not there unknown, creating nothing', async () => {
+    const opts = rotateRun([{ current_token: 't-acme', user_group_id: 'acme', name: 'acme' }]);
+    const service = fakeService({
+      rotateToken: () => {
+        throw new OutcomeUnknownError('the rotation request was sent but no answer came back');
+      },
+      getCustomer: () => {
+        throw new ApiError('not found', { status: 404 });
+      },
+    });
+    const error = await rejection(
+      runBulk(opts, makeDeps({ service, profiles: customer }), noTimer),
+    );
+    expect((error as { exitCode?: number }).exitCode).toBe(5);
+    expect(service.calls.some((call) => call.operation === 'getUser')).toBe(false);
+    const last = records(opts.output ?? '').at(-1) as Rec & { error: string };
+    expect(last.status).toBe('unknown');
+    expect(last.error).toContain('nothing was created');
   });
 });

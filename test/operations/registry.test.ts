@@ -8,7 +8,8 @@ import { dirname, join, posix, relative } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { changesData } from '../../src/commands/index.js';
-import { entries } from '../../src/commands/operations.js';
+import { entries, groupReader } from '../../src/commands/operations.js';
+import { fakeService } from '../kit/fakes.js';
 
 const SRC = join(import.meta.dirname, '..', '..', 'src');
 
@@ -134,9 +135,12 @@ describe('the registry of operations', () => {
       }
       expect(typeof entry.operation.history?.answer).toBe('function');
       expect(typeof entry.operation.history?.error).toBe('function');
-      // An operation other commands use (the Customer API's read-one) has no command of its own,
-      // and so no command.ts and no bulk spec: its operation and its route.
-      const files = commands.length > 0 ? ['command.ts', 'bulk.ts'] : [];
+      // An operation with no command of its own (doctor's probe aside, none today) has no
+      // command.ts; one whose commands take no --from (`show`) has no bulk spec.
+      const files = [
+        ...(commands.length > 0 ? ['command.ts'] : []),
+        ...(entry.bulk !== undefined ? ['bulk.ts'] : []),
+      ];
       for (const file of ['operation.ts', 'route.ts', ...files]) {
         expect(existsSync(join(folder, file)), `${folderOf(id)}/${file}`).toBe(true);
       }
@@ -148,7 +152,11 @@ describe('the registry of operations', () => {
       for (const command of commands) {
         expect(changesData.has(command), command).toBe(entry.operation.changesData);
       }
-      const spec = (await entry.bulk?.())?.spec;
+      if (entry.bulk === undefined) {
+        expect(existsSync(join(folder, 'bulk.ts')), `${folderOf(id)}/bulk.ts`).toBe(false);
+        return;
+      }
+      const spec = (await entry.bulk())?.spec;
       expect(commands).toContain(spec?.records.command);
       expect(spec?.records.marks.statuses.length).toBeGreaterThan(0);
     },
@@ -193,6 +201,13 @@ describe('the registry of operations', () => {
       "x.ts:4 '../operations/get-user/route.js'",
       'x.ts:5 getUser',
     ]);
+  });
+
+  it('reads a group with the read that creates nothing where the dialect has one', () => {
+    const client = fakeService();
+    expect(groupReader(client, 'customer', 'a', 'A')?.createsMissing).toBe(false);
+    expect(groupReader(client, 'interface', 'a', 'A')?.createsMissing).toBe(true);
+    expect(groupReader(client, 'explo', 'a', 'A')?.createsMissing).toBe(true);
   });
 
   it('nothing below the commands imports a command', () => {

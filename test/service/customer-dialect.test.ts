@@ -4,6 +4,8 @@
  * `get --must-exist` and `rotate --id` read with get_customer/, so a missing id creates nothing;
  * login and doctor's probe read an empty id, never create_customer/.
  */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   call,
@@ -145,6 +147,58 @@ describe('--dialect customer on the wire', () => {
     expect(missing.code, describeRun(missing)).toBe(1);
     expect(missing.stderr).toContain('no user group "nobody"');
     expect(service.createdIds()).toEqual([]);
+  });
+
+  it('rotate --id needs no --name: the group is read by its id alone', async () => {
+    const { sb, service } = await customerService();
+    const before = await service.seed('acme', 'Acme');
+    const result = await runMain(['rotate', '--id', 'acme', '--yes', '--field', 'token'], {
+      sandbox: sb,
+    });
+    expect(result.code, describeRun(result)).toBe(0);
+    expect(wire(service)).toEqual([
+      'POST /api/get_customer/ {"provided_id":"acme"}',
+      `POST /api/refresh_customer_token/ ${JSON.stringify({ current_token: before.token })}`,
+    ]);
+    expect(result.stdout.trim()).toBe((await service.group('acme')).token);
+  });
+
+  it('get --from --must-exist reads each row with get_customer/ and creates nothing', async () => {
+    const { sb, service } = await customerService();
+    const group = await service.seed('acme', 'Acme');
+    const from = join(sb.root, 'rows.csv');
+    writeFileSync(from, 'user_group_id,name\nacme,Acme\nacmee,Acme\n');
+    const result = await runMain(['get', '--from', from, '--must-exist'], { sandbox: sb });
+    expect(result.code, describeRun(result)).toBe(1);
+    expect([...wire(service)].sort()).toEqual([
+      'POST /api/get_customer/ {"provided_id":"acme"}',
+      'POST /api/get_customer/ {"provided_id":"acmee"}',
+    ]);
+    const records = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { user_group_id: string; status: string; token: unknown });
+    expect(records.find((r) => r.user_group_id === 'acme')).toMatchObject({
+      status: 'found',
+      token: group.token,
+    });
+    expect(records.find((r) => r.user_group_id === 'acmee')).toMatchObject({ status: 'failed' });
+    expect(service.createdIds()).toEqual([]);
+  });
+
+  it('whois --check reads the group with get_customer/, never create_customer/', async () => {
+    const { sb, service } = await customerService();
+    const first = await runMain(['get', '--id', 'acme', '--name', 'Acme', '--field', 'token'], {
+      sandbox: sb,
+    });
+    expect(first.code, describeRun(first)).toBe(0);
+    const token = first.stdout.trim();
+    const sent = service.requests.length;
+    const check = await runMain(['whois', '-', '--check'], { sandbox: sb, stdin: token });
+    expect(check.code, describeRun(check)).toBe(0);
+    expect(check.stdout).toContain("IS the group's current token");
+    expect(wire(service).slice(sent)).toEqual(['POST /api/get_customer/ {"provided_id":"acme"}']);
+    expect(service.createdIds()).toEqual(['acme']);
   });
 
   it('UGS_DIALECT=customer is accepted, and --api-path is refused with it', async () => {

@@ -35,6 +35,8 @@ export const getCustomer: OperationDescriptor<string> = {
   read: readCustomer,
   fields: ['provided_id'],
   changesData: false,
+  // A read by id that never creates: whois --check asks it in this dialect, not create_customer/.
+  readsGroup: { input: (id) => id, createsMissing: false },
   history: {
     answer: foundFields,
     error: (outcome, id) => ({ userGroupId: id, name: null, outcome }),

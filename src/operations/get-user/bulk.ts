@@ -9,6 +9,7 @@ import { isPlainObject } from '../../platform/guards.js';
 import type { ServiceResult } from '../../service/user-group.js';
 import { otherGroupOf } from '../../service/user-group.js';
 import { message } from '../../text/message.js';
+import { readExisting, readsWithoutCreating } from '../get-customer/operation.js';
 import {
   GET_COLUMNS,
   GET_MARKS,
@@ -131,6 +132,13 @@ function getRow(
 export function mustExistSpec(base: BulkSpec<GetRow>): BulkSpec<GetRow> {
   return {
     ...base,
+    // Where the service reads a group without creating it (the Customer API's get_customer), a
+    // row is read with that, as the single `get --must-exist` is: a missing id is `failed`
+    // ("no user group"), and nothing is created.
+    forDialect(dialect) {
+      if (!readsWithoutCreating(dialect)) return this;
+      return { ...this, send: (client, row) => readExisting(client, row.user_group_id) };
+    },
     outcome(row, result, settled) {
       const outcome = base.outcome(row, result, settled);
       if (outcome.status !== 'created' && outcome.status !== 'found') return outcome;

@@ -253,19 +253,13 @@ export async function runGet(opts: GetOptions, deps: Deps): Promise<void> {
       });
     }
   }
-  const shownId = formatValue(result.userGroup.provided_id ?? request.user_group_id);
-  await printResult(deps.output, {
-    format: opts.format,
-    body: result.body,
-    record: vouchedRecord(result, request, opts.format),
-    headline: (style) => [
-      result.created === true
-        ? style.green(message`Created user group ${shownId}`)
-        : result.created === false
-          ? message`Found user group ${shownId}`
-          : message`User group ${shownId}`,
-    ],
-  });
+  const shownId = await printGroup(
+    deps,
+    opts.format,
+    result,
+    request.user_group_id,
+    vouchedRecord(result, request, opts.format),
+  );
   // A read sent no name, mapping or properties: nothing to warn about.
   if (result.created === false && opts.format.kind === 'table' && !readOnly) {
     // The service returns an existing group unchanged ("no action will be taken"); a person who
@@ -275,6 +269,34 @@ export async function runGet(opts: GetOptions, deps: Deps): Promise<void> {
       `user group ${shownId} already existed: the name, mapping and properties were sent, not applied (the service leaves an existing group as it is, and its answer echoes what was sent, so the table leaves them out)`,
     );
   }
+}
+
+/**
+ * A group as `get` prints it: a table at a terminal (headed by whether it was created or
+ * found), the server's JSON text with `--json`, one field with `--field`; its token is masked
+ * for a CI runner. `show` prints what it read the same way. Returns the id as shown.
+ */
+export async function printGroup(
+  deps: Deps,
+  format: OutputFormat,
+  result: ServiceResult,
+  requestedId: string,
+  record: ResultRecord = userGroupRecord(result),
+): Promise<string> {
+  const shownId = formatValue(result.userGroup.provided_id ?? requestedId);
+  await printResult(deps.output, {
+    format,
+    body: result.body,
+    record,
+    headline: (style) => [
+      result.created === true
+        ? style.green(message`Created user group ${shownId}`)
+        : result.created === false
+          ? message`Found user group ${shownId}`
+          : message`User group ${shownId}`,
+    ],
+  });
+  return shownId;
 }
 
 /**
@@ -307,20 +329,7 @@ async function promptForRequest(opts: GetOptions, prompter: Prompter): Promise<G
   // and invisible characters, U+FFFD from bad bytes), as the URL and token prompts are: the
   // person corrects it at the prompt instead of starting over after a usage error. The check
   // after the prompt stays, for a prompter that does not run the validator.
-  const groupText = (kind: 'id' | 'name', label: string) => (value: string) => {
-    if (value.trim() === '') return `${label} is required`;
-    const problem = groupTextProblem(value, kind);
-    return (
-      problem === undefined || `the ${kind} ${problem}: type it as the service should store it`
-    );
-  };
-  const id =
-    opts.id ??
-    checkGroupText(
-      await prompter.input('User group id:', { validate: groupText('id', 'an id') }),
-      'the user group id',
-      'id',
-    );
+  const id = opts.id ?? (await promptForId(prompter));
   const name =
     opts.name ??
     checkGroupText(
@@ -337,6 +346,29 @@ async function promptForRequest(opts: GetOptions, prompter: Prompter): Promise<G
     ...(mapping && { mapping }),
     ...(properties && { properties }),
   };
+}
+
+/** A prompt's check of an id or a name, as the flags' (`checkGroupText`), worded for typing. */
+function groupText(kind: 'id' | 'name', label: string) {
+  return (value: string): true | string => {
+    if (value.trim() === '') return `${label} is required`;
+    const problem = groupTextProblem(value, kind);
+    return (
+      problem === undefined || `the ${kind} ${problem}: type it as the service should store it`
+    );
+  };
+}
+
+/**
+ * The id of a group, asked at a terminal: held to the flags' rule as it is typed (see
+ * promptForRequest), and checked again after, for a prompter that does not run the validator.
+ */
+export async function promptForId(prompter: Prompter): Promise<string> {
+  return checkGroupText(
+    await prompter.input('User group id:', { validate: groupText('id', 'an id') }),
+    'the user group id',
+    'id',
+  );
 }
 
 /** Asks for `k=v` pairs one at a time until an empty answer; each is checked as it is typed. */
@@ -383,7 +415,7 @@ export function answeredForAnother(
   );
 }
 
-function missingFlag(flag: string, what: string): UsageError {
+export function missingFlag(flag: string, what: string): UsageError {
   return new UsageError(`missing ${flag}: ${what} is required`, {
     hint: `pass ${flag} <value> (prompts are off: no terminal, CI is set, or --no-input)`,
   });

@@ -65,8 +65,9 @@ export const getUser: OperationDescriptor<GetUserRequest> = {
     words: ['create', 'new', 'add', 'provision'],
     note: 'get creates the user group when it does not exist',
   },
-  // The service has no read-only lookup: a get returns an existing group as it is.
-  readsGroup: (id, name) => ({ user_group_id: id, name }),
+  // A get returns an existing group as it is, and creates a missing one: where the dialect has
+  // a read that creates nothing (the Customer API's get_customer), that one is asked instead.
+  readsGroup: { input: (id, name) => ({ user_group_id: id, name }), createsMissing: true },
 };
 
 /** A get's answer: `created` or `found`; an answer about another group is `failed`, tokenless. */

@@ -12,6 +12,7 @@ import type { RowFields } from '../../input/bulk-options.js';
 import { groupTextProblem } from '../../input/parse.js';
 import { isUnrotated, otherGroupOf, type ServiceResult } from '../../service/user-group.js';
 import { message } from '../../text/message.js';
+import { readExisting, readsWithoutCreating } from '../get-customer/operation.js';
 import {
   GET_COLUMNS,
   GET_MARKS,
@@ -104,32 +105,70 @@ export const spec: BulkSpec<RotateRow> = {
       row.user_group_id === undefined || row.name === undefined
         ? `the row has no user_group_id and name to check it with (${READ_CURRENT_TOKEN_HINT})`
         : undefined,
-    /**
-     * The group's current token says: another token than the row's means the rotation happened;
-     * the same token means it did not.
-     */
+    /** The group's current token, read back with Get User, says (settleWith). */
     async settle(client, row): Promise<Settled> {
-      const id = row.user_group_id ?? '';
-      const current = await client.getUser({ user_group_id: id, name: row.name ?? '' });
-      const other = otherGroupOf(current, id);
-      if (other !== undefined) {
-        return {
-          kind: 'unknown',
-          why: message`reading the group back answered for user group "${other}", so whether this row rotated is not known`,
-        };
-      }
-      if (current.created === true) {
-        return {
-          kind: 'unknown',
-          why: message`no group had user_group_id ${id} (ugs get created it), so the token's group is not known`,
-        };
-      }
-      if (current.userGroup.token !== row.current_token)
-        return { kind: 'happened', result: current };
-      return { kind: 'not-happened' };
+      return settleWith(row, await client.getUser(groupOf(row)));
     },
   },
+  // In the Customer API the group is read back with get_customer/, which creates nothing: a
+  // group that is not there leaves the row unknown, and no group is made by the check.
+  forDialect(dialect) {
+    if (!readsWithoutCreating(dialect) || this.risk === undefined) return this;
+    return {
+      ...this,
+      risk: {
+        ...this.risk,
+        // A customer read sends the id alone: a row without a name can be settled too.
+        unsettleable: (row) =>
+          row.user_group_id === undefined
+            ? `the row has no user_group_id to check it with (${READ_CURRENT_TOKEN_HINT})`
+            : undefined,
+        async settle(client, row): Promise<Settled> {
+          const id = row.user_group_id ?? '';
+          let current: ServiceResult;
+          try {
+            current = await readExisting(client, id);
+          } catch (error) {
+            if (!(error instanceof ApiError) || error.status !== 404) throw error;
+            return {
+              kind: 'unknown',
+              why: message`no group has user_group_id ${id} (nothing was created), so the token's group is not known`,
+            };
+          }
+          return settleWith(row, current);
+        },
+      },
+    };
+  },
 };
+
+/** The row's group, as Get User reads it (its id and name). */
+function groupOf(row: RotateRow): { user_group_id: string; name: string } {
+  return { user_group_id: row.user_group_id ?? '', name: row.name ?? '' };
+}
+
+/**
+ * The group's current token says: another token than the row's means the rotation happened;
+ * the same token means it did not.
+ */
+function settleWith(row: RotateRow, current: ServiceResult): Settled {
+  const id = row.user_group_id ?? '';
+  const other = otherGroupOf(current, id);
+  if (other !== undefined) {
+    return {
+      kind: 'unknown',
+      why: message`reading the group back answered for user group "${other}", so whether this row rotated is not known`,
+    };
+  }
+  if (current.created === true) {
+    return {
+      kind: 'unknown',
+      why: message`no group had user_group_id ${id} (ugs get created it), so the token's group is not known`,
+    };
+  }
+  if (current.userGroup.token !== row.current_token) return { kind: 'happened', result: current };
+  return { kind: 'not-happened' };
+}
 
 function rotateRow(
   row: number,

@@ -52,8 +52,11 @@ export interface RotateOptions {
   currentTokenFromStdin: boolean;
   yes: boolean;
   format: OutputFormat;
-  /** `--id` and `--name`: the current token is read with Get User first. */
-  group?: { id: string; name: string };
+  /**
+   * `--id` and `--name`: the current token is read first (Get User, or Get Customer where the
+   * dialect has it; that one sends no name, so `--name` may be left out there).
+   */
+  group?: { id: string; name: string | undefined };
 }
 
 interface RotateFlags extends BulkFlags {
@@ -91,7 +94,10 @@ export function rotateCommand(makeDeps: DepsFactory, run = runRotate): Command {
       'the user group token to replace, or - to read it from stdin (a token here is visible in process lists)',
     )
     .option('--current-token-stdin', 'read the user group token to replace from stdin')
-    .option('--id <user_group_id>', "rotate this group's token, read first with get (needs --name)")
+    .option(
+      '--id <user_group_id>',
+      "rotate this group's token, read first with get (needs --name, except with --dialect customer)",
+    )
     .option('--name <name>', 'with --id: the name get sends (an existing group keeps its own)')
     .option('-y, --yes', 'rotate without asking for confirmation (required without a terminal)');
   addBulkFlags(addOutputFlags(command), BULK).action(async (flags: RotateFlags, cmd: Command) => {
@@ -162,7 +168,7 @@ export function parseRotateFlags(given: RotateFlags): RotateOptions {
  * `--id` with `--name`: Get User needs both (the name is only stored for a new group, and a new
  * group is refused below), and the token then comes from its answer, so no token flag goes with them.
  */
-function parseGroupFlags(flags: RotateFlags): { id: string; name: string } | undefined {
+function parseGroupFlags(flags: RotateFlags): { id: string; name: string | undefined } | undefined {
   if (flags.id === undefined && flags.name === undefined) return undefined;
   if (flags.currentToken !== undefined || flags.currentTokenStdin) {
     const token = flags.currentToken !== undefined ? '--current-token' : '--current-token-stdin';
@@ -170,16 +176,27 @@ function parseGroupFlags(flags: RotateFlags): { id: string; name: string } | und
       `use either --id/--name or ${token}, not both: with --id the token is read with get`,
     );
   }
-  if (flags.id === undefined || flags.name === undefined) {
-    throw new UsageError(
-      `${flags.id === undefined ? '--name needs --id' : '--id needs --name'}: rotate reads the group's token with get, which sends both`,
-      { hint: 'pass --id <user_group_id> --name <name> (an existing group keeps its stored name)' },
-    );
+  if (flags.id === undefined) {
+    throw new UsageError("--name needs --id: rotate reads the group's token by its id", {
+      hint: 'pass --id <user_group_id> --name <name> (an existing group keeps its stored name)',
+    });
   }
+  // A missing --name is known to be wrong only once the dialect is (runRotate): the Customer
+  // API reads the group by its id alone.
   return {
     id: checkGroupText(flags.id, '--id', 'id'),
-    name: checkGroupText(flags.name, '--name', 'name'),
+    name: flags.name === undefined ? undefined : checkGroupText(flags.name, '--name', 'name'),
   };
+}
+
+/** `--id` without `--name` where the group is read with get, which sends both. */
+function idNeedsName(): UsageError {
+  return new UsageError(
+    "--id needs --name: rotate reads the group's token with get, which sends both",
+    {
+      hint: 'pass --id <user_group_id> --name <name> (an existing group keeps its stored name); the customer dialect needs no --name',
+    },
+  );
 }
 
 export async function runRotate(opts: RotateOptions, deps: Deps): Promise<void> {
@@ -211,18 +228,14 @@ export async function runRotate(opts: RotateOptions, deps: Deps): Promise<void> 
     );
   }
   const target = await resolveTarget(deps);
+  const readOnly = readsWithoutCreating(target.dialect);
+  if (opts.group !== undefined && opts.group.name === undefined && !readOnly) throw idNeedsName();
   let client: ServiceClient | undefined;
   let currentToken: string;
   if (opts.group === undefined) currentToken = await readCurrentToken(opts, deps);
   else {
     client = await deps.connect(target);
-    currentToken = await readGroupToken(
-      opts.group,
-      opts.format,
-      client,
-      deps,
-      readsWithoutCreating(target.dialect),
-    );
+    currentToken = await readGroupToken(opts.group, opts.format, client, deps, readOnly);
   }
   deps.tracer.addSecret(currentToken);
   deps.output.maskSecret(currentToken);
@@ -315,7 +328,7 @@ function confirmationQuestion(currentToken: string, id: string | undefined): str
  * new anyway, and nobody embeds it), and the message says the group exists now.
  */
 async function readGroupToken(
-  group: { id: string; name: string },
+  group: { id: string; name: string | undefined },
   format: OutputFormat,
   client: ServiceClient,
   deps: Deps,
@@ -327,7 +340,8 @@ async function readGroupToken(
     withJsonErrorBody(deps.output, format, () =>
       readOnly
         ? readExisting(client, group.id)
-        : client.getUser({ name: group.name, user_group_id: group.id }),
+        : // runRotate refused --id without --name where the read is a get.
+          client.getUser({ name: group.name ?? '', user_group_id: group.id }),
     ),
   );
   const other = otherGroupOf(result, group.id);
