@@ -6,6 +6,7 @@
  * and `--json` so that no more than one page is held.
  */
 import type { Command } from 'commander';
+import { checkOffered, offeredIn } from '../../cli/dialects.js';
 import { type DepsFactory, newCommand } from '../../cli/shared.js';
 import { resolveTarget } from '../../context/credentials.js';
 import type { Deps } from '../../context/factory.js';
@@ -16,7 +17,6 @@ import { withJsonErrorBody } from '../../output/results.js';
 import { padColumns } from '../../output/text.js';
 import { writeLine } from '../../platform/io.js';
 import { EXPLO_RATE } from '../../service/dialect.js';
-import { wireOf } from '../../service/operation.js';
 import { compactJson } from '../../text/json-text.js';
 import { message } from '../../text/message.js';
 import { fingerprint } from '../../text/redact.js';
@@ -51,7 +51,7 @@ interface ListFlags {
 }
 
 export function listCommand(makeDeps: DepsFactory, run = runList): Command {
-  return newCommand('list', 'List the user groups (--dialect customer only)', [
+  const command = newCommand('list', 'List the user groups (--dialect customer only)', [
     'ugs list',
     'ugs list --page 2 --page-size 100',
     'ugs list --all --ndjson > groups.ndjson     # every group, one JSON object per line',
@@ -66,11 +66,11 @@ export function listCommand(makeDeps: DepsFactory, run = runList): Command {
     .option('--level <name>', 'only the groups of this hierarchy level (hierarchy_level)')
     .option('--all', "follow every page (paced to the dialect's rate limit)")
     .option('--json', 'print the groups as one JSON array, as the service sent them')
-    .option('--ndjson', 'print one group per line as JSON, as each page arrives')
-    .action(async (flags: ListFlags, cmd: Command) => {
-      const options = parseListFlags(flags);
-      await run(options, makeDeps(cmd));
-    });
+    .option('--ndjson', 'print one group per line as JSON, as each page arrives');
+  return offeredIn(command, listCustomers).action(async (flags: ListFlags, cmd: Command) => {
+    const options = parseListFlags(flags);
+    await run(options, makeDeps(cmd));
+  });
 }
 
 /** Flags to options: every usage error is found here, before anything is sent. */
@@ -109,14 +109,9 @@ function count(text: string, flag: string, min: number, max: number): number {
 }
 
 export async function runList(opts: ListOptions, deps: Deps): Promise<void> {
+  // Only the Customer API lists its groups: exit 2 in another dialect, before anything is sent.
+  checkOffered(deps, 'list', listCustomers);
   const target = await resolveTarget(deps);
-  // Only the Customer API lists its groups. Checked before connecting: nothing is sent.
-  if (wireOf(listCustomers, target.dialect) === undefined) {
-    throw new UsageError(
-      `list needs the customer dialect: the ${target.dialect ?? 'interface'} dialect has no way to list user groups; nothing was sent`,
-      { hint: "pass --dialect customer (or log in with it) for the vendor's Customer API" },
-    );
-  }
   const client = await deps.connect(target);
   const out = deps.output;
   const request: ListCustomersRequest = {
