@@ -5,6 +5,7 @@
  * refused before anything is sent.
  */
 import { describe, expect, it } from 'vitest';
+import { parseListFlags } from '../../src/operations/list-customers/command.js';
 import {
   describeRun,
   makeSandbox,
@@ -105,10 +106,20 @@ describe('ugs list', () => {
     expect(result.stderr).toBe('');
   });
 
+  it("--all is paced at the vendor's 180/min unless --rate says otherwise", () => {
+    expect(parseListFlags({ all: true }).rate).toEqual({ count: 180, windowMs: 60_000 });
+    expect(parseListFlags({ all: true, rate: '100/s' }).rate).toEqual({
+      count: 100,
+      windowMs: 1000,
+    });
+    expect(() => parseListFlags({ all: true, rate: '0/s' })).toThrow(/--rate must be/);
+  });
+
+  // At 100/s: the vendor's 180/min would make each of these wait a second for its pages.
   it('--all --json returns all 2,500 groups in 3 requests of 1000', async () => {
     const { sb, service } = await customerService();
     await seed(service, 2500);
-    const result = await runMain(['list', '--all', '--json'], { sandbox: sb });
+    const result = await runMain(['list', '--all', '--json', '--rate', '100/s'], { sandbox: sb });
     expect(result.code, describeRun(result)).toBe(0);
     const customers = JSON.parse(result.stdout) as { provided_id: string; token: string }[];
     expect(customers).toHaveLength(2500);
@@ -126,7 +137,7 @@ describe('ugs list', () => {
   it('--all --ndjson writes one line per group, 2,500 lines', async () => {
     const { sb, service } = await customerService();
     await seed(service, 2500);
-    const result = await runMain(['list', '--all', '--ndjson'], { sandbox: sb });
+    const result = await runMain(['list', '--all', '--ndjson', '--rate', '100/s'], { sandbox: sb });
     expect(result.code, describeRun(result)).toBe(0);
     const lines = result.stdout.trimEnd().split('\n');
     expect(lines).toHaveLength(2500);

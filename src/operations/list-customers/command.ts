@@ -17,6 +17,7 @@ import { withJsonErrorBody } from '../../output/results.js';
 import { padColumns } from '../../output/text.js';
 import { writeLine } from '../../platform/io.js';
 import { EXPLO_RATE } from '../../service/dialect.js';
+import { parseRate, type Rate } from '../../service/rate.js';
 import { compactJson } from '../../text/json-text.js';
 import { message } from '../../text/message.js';
 import { fingerprint } from '../../text/redact.js';
@@ -37,10 +38,13 @@ export interface ListOptions {
   level?: string;
   /** `--all`: every page from `page` on. */
   all: boolean;
+  /** `--all` starts its requests at this rate: `--rate`, else the vendor's 180/min. */
+  rate: Rate;
   format: ListFormat;
 }
 
 interface ListFlags {
+  rate?: string;
   page?: string;
   pageSize?: string;
   parent?: string;
@@ -65,6 +69,7 @@ export function listCommand(makeDeps: DepsFactory, run = runList): Command {
     .option('--parent <id>', 'only the groups under this parent (parent_provided_id)')
     .option('--level <name>', 'only the groups of this hierarchy level (hierarchy_level)')
     .option('--all', "follow every page (paced to the dialect's rate limit)")
+    .option('--rate <n/s|n/min>', 'with --all: request pages at this rate (default: 180/min)')
     .option('--json', 'print the groups as one JSON array, as the service sent them')
     .option('--ndjson', 'print one group per line as JSON, as each page arrives');
   return offeredIn(command, listCustomers).action(async (flags: ListFlags, cmd: Command) => {
@@ -95,6 +100,7 @@ export function parseListFlags(flags: ListFlags): ListOptions {
     ...(flags.parent !== undefined && { parent: flags.parent }),
     ...(flags.level !== undefined && { level: flags.level }),
     all: flags.all === true,
+    rate: flags.rate === undefined ? EXPLO_RATE : parseRate(flags.rate, '--rate'),
     format: flags.json === true ? 'json' : flags.ndjson === true ? 'ndjson' : 'table',
   };
 }
@@ -139,7 +145,7 @@ export async function runList(opts: ListOptions, deps: Deps): Promise<void> {
     // Paced as a bulk run is in this dialect (the vendor's 180/min): the pages of a large
     // environment would otherwise run into its rate limit. Loaded for --all only.
     const { Pacer } = await import('../../bulk/pacing.js');
-    const pacer = new Pacer(EXPLO_RATE);
+    const pacer = new Pacer(opts.rate);
     for (let page = opts.page; ; page++) {
       await pacer.slot();
       const answer = await fetch(page);
