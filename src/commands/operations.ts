@@ -25,6 +25,8 @@ import { listCommand } from '../operations/list-customers/command.js';
 import { listCustomers } from '../operations/list-customers/operation.js';
 import { rotateCommand } from '../operations/rotate-token/command.js';
 import { rotateToken } from '../operations/rotate-token/operation.js';
+import { updateCommand } from '../operations/update-user-group/command.js';
+import { updateUserGroup } from '../operations/update-user-group/operation.js';
 import type { OperationName, ServiceClient, ServiceOperations } from '../service/client.js';
 import type { Dialect } from '../service/dialect.js';
 import { type Wires, wireOf } from '../service/operation.js';
@@ -70,6 +72,12 @@ export const registry = {
     operation: listCustomers,
     route: () => import('../operations/list-customers/route.js'),
     commands: { list: listCommand },
+  },
+  // The vendor's update (explo and customer dialects): `update`.
+  updateUserGroup: {
+    operation: updateUserGroup,
+    route: () => import('../operations/update-user-group/route.js'),
+    commands: { update: updateCommand },
   },
   // Doctor's probe: no command of its own (doctor runs it), no route (get's answers it).
   probe: { operation: probe },

@@ -40,8 +40,9 @@ interface StoredGroup {
   environment: Environment;
   mapping: Record<string, string>;
   properties: JsonObject | null;
-  /** Only when true: a file without it is the same as before the field existed. */
-  is_demo_group?: true;
+  /** Only when true in a snapshot (a file without it is the same as before the field existed); an
+   * update's change may set it false. */
+  is_demo_group?: boolean;
 }
 
 /**
@@ -91,9 +92,14 @@ export type StoreChange =
   | { op: 'update'; team_id: number; fields: Partial<Pick<StoredGroup, UpdatableField>> }
   | { op: 'delete'; team_id: number };
 
-/** What `update` may change: the group's own data, never its identity or its token. */
-type UpdatableField = 'name' | 'mapping' | 'properties';
-export type GroupUpdate = Partial<Pick<UserGroup, UpdatableField>>;
+/**
+ * What `update` may change: the group's own data and its id (an update may rename it, as the
+ * Customer API's `new_provided_id` does), never its token or its environment.
+ */
+type UpdatableField = 'name' | 'mapping' | 'properties' | 'is_demo_group' | 'provided_id';
+export type GroupUpdate = Partial<
+  Pick<UserGroup, 'name' | 'mapping' | 'properties' | 'isDemoGroup' | 'providedId'>
+>;
 
 export class CorruptStateError extends Error {
   override name = 'CorruptStateError';
@@ -219,14 +225,30 @@ export class Store {
     }
   }
 
-  /** Changes a group's own data (name, mapping, properties); its id and token stay. */
+  /**
+   * Changes a group's own data (name, mapping, properties, demo flag) and, given a new id, its
+   * id; its token stays. A new id another group of the environment holds throws: the route
+   * checks that first and refuses the request.
+   */
   update(group: UserGroup, fields: GroupUpdate): void {
     this.owned(group);
-    const change: GroupUpdate = {};
-    if (fields.name !== undefined) change.name = fields.name;
-    if (fields.mapping !== undefined) change.mapping = fields.mapping;
-    if (fields.properties !== undefined) change.properties = fields.properties;
-    Object.assign(group, change);
+    const change: Partial<Pick<StoredGroup, UpdatableField>> = {};
+    if (fields.name !== undefined) change.name = group.name = fields.name;
+    if (fields.mapping !== undefined) change.mapping = group.mapping = fields.mapping;
+    if (fields.properties !== undefined) change.properties = group.properties = fields.properties;
+    if (fields.isDemoGroup !== undefined) {
+      group.isDemoGroup = fields.isDemoGroup;
+      change.is_demo_group = fields.isDemoGroup;
+    }
+    if (fields.providedId !== undefined && fields.providedId !== group.providedId) {
+      const key = providedIdKey(group.environment, fields.providedId);
+      if (this.byProvidedId.has(key)) {
+        throw new Error(`id ${fields.providedId} is taken in ${group.environment}`);
+      }
+      this.byProvidedId.delete(providedIdKey(group.environment, group.providedId));
+      this.byProvidedId.set(key, group);
+      change.provided_id = group.providedId = fields.providedId;
+    }
     this.onChange?.({ op: 'update', team_id: group.teamId, fields: change });
   }
 
@@ -412,11 +434,14 @@ function replay(data: unknown, changes: readonly unknown[]): unknown {
     } else if (change.op === 'update' && isPlainObject(change.fields)) {
       const group = byTeamId.get(change.team_id);
       if (!group) throw new CorruptStateError(`${where} updates a group that does not exist`);
-      const { name, mapping, properties } = change.fields;
-      // Only these fields: a change cannot rewrite a group's identity or token this way.
+      const { name, mapping, properties, is_demo_group, provided_id } = change.fields;
+      // Only these fields: a change cannot rewrite a group's token or environment this way (a
+      // duplicate id is refused by fromJSON, as in any snapshot).
       if (name !== undefined) group.name = name;
       if (mapping !== undefined) group.mapping = mapping;
       if (properties !== undefined) group.properties = properties;
+      if (is_demo_group !== undefined) group.is_demo_group = is_demo_group;
+      if (provided_id !== undefined) group.provided_id = provided_id;
     } else if (change.op === 'delete') {
       const group = byTeamId.get(change.team_id);
       if (!group) throw new CorruptStateError(`${where} deletes a group that does not exist`);

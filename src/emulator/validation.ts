@@ -215,3 +215,84 @@ export function parseRotateBody(text: string): string {
   errors.throwIfAny();
   return token;
 }
+
+/** An update's body: the group it names and the fields it changes (absent ones stay). */
+export interface UpdateInput {
+  id: string;
+  name?: string;
+  mapping?: Record<string, string>;
+  properties?: JsonObject;
+  isDemoGroup?: boolean;
+  /** The Customer API's rename (`new_provided_id`). */
+  newId?: string;
+}
+
+/**
+ * Update User Group (`user_group_id`) or the Customer API's Update Customer (`provided_id`):
+ * every field optional but the id, each checked as a DRF serializer would. The Customer API's
+ * `emails`, `group_tags`, `hierarchy_level` and `parent_provided_id` are checked and dropped:
+ * the emulator keeps no such data.
+ */
+export function parseUpdateBody(text: string, customer: boolean): UpdateInput {
+  const body = parseJsonObject(text);
+  const errors = new FieldErrors();
+  const id = requiredString(body, customer ? 'provided_id' : 'user_group_id', errors);
+  const name = Object.hasOwn(body, 'name') ? requiredString(body, 'name', errors) : undefined;
+  const newId =
+    customer && Object.hasOwn(body, 'new_provided_id')
+      ? requiredString(body, 'new_provided_id', errors)
+      : undefined;
+  const mapping = stringMap(optionalObject(body, 'mapping', errors), errors);
+  const properties = optionalObject(body, 'properties', errors) as JsonObject | undefined;
+  let isDemoGroup: boolean | undefined;
+  if (Object.hasOwn(body, 'is_demo_group')) {
+    if (typeof body.is_demo_group === 'boolean') isDemoGroup = body.is_demo_group;
+    else errors.add('is_demo_group', ['Must be a valid boolean.']);
+  }
+  if (customer) {
+    for (const field of ['emails', 'group_tags']) {
+      if (!Object.hasOwn(body, field)) continue;
+      const value = body[field];
+      if (!Array.isArray(value)) {
+        errors.add(field, [`Expected a list of items but got type "${pythonType(value)}".`]);
+      } else if (!value.every((item) => typeof item === 'string')) {
+        errors.add(field, ['Not a valid string.']);
+      }
+    }
+    for (const field of ['hierarchy_level', 'parent_provided_id']) {
+      const value = body[field];
+      if (Object.hasOwn(body, field) && value !== null && typeof value !== 'string') {
+        errors.add(field, ['Not a valid string.']);
+      }
+    }
+  }
+  errors.throwIfAny();
+  return {
+    id,
+    ...(name !== undefined && { name }),
+    ...(mapping !== undefined && { mapping }),
+    ...(properties !== undefined && { properties }),
+    ...(isDemoGroup !== undefined && { isDemoGroup }),
+    ...(newId !== undefined && { newId }),
+  };
+}
+
+/** A mapping's values must be strings; each one that is not is its own error, as DRF says it. */
+function stringMap(
+  raw: Record<string, unknown> | undefined,
+  errors: FieldErrors,
+): Record<string, string> | undefined {
+  if (raw === undefined) return undefined;
+  const mapping: Record<string, string> = {};
+  const valueErrors: Record<string, string[]> = {};
+  let bad = false;
+  for (const [key, value] of Object.entries(raw)) {
+    if (typeof value === 'string') setOwn(mapping, key, value);
+    else {
+      setOwn(valueErrors, key, ['Not a valid string.']);
+      bad = true;
+    }
+  }
+  if (bad) errors.add('mapping', valueErrors);
+  return mapping;
+}

@@ -5,13 +5,24 @@
  */
 import { lastFour as tokenTail } from '../text/redact.js';
 
-/** What a request came to. `stale`: a rotation refused because the token was not current. */
-export type HistoryOutcome = 'created' | 'found' | 'rotated' | 'unknown' | 'failed' | 'stale';
+/**
+ * What a request came to. `stale`: a rotation refused because the token was not current.
+ * `updated`: an update changed the group's data (its token stays).
+ */
+export type HistoryOutcome =
+  | 'created'
+  | 'found'
+  | 'rotated'
+  | 'updated'
+  | 'unknown'
+  | 'failed'
+  | 'stale';
 
 export const HISTORY_OUTCOMES: readonly HistoryOutcome[] = [
   'created',
   'found',
   'rotated',
+  'updated',
   'unknown',
   'failed',
   'stale',

@@ -311,7 +311,11 @@ export function whois(
         group.status = 'rotated';
         group.ended_by = event;
       } else if (
-        (event.outcome === 'found' || event.outcome === 'created' || event.outcome === 'rotated') &&
+        // An update's answer carries the group's token as it is now, as a get's does.
+        (event.outcome === 'found' ||
+          event.outcome === 'created' ||
+          event.outcome === 'rotated' ||
+          event.outcome === 'updated') &&
         event.token_fingerprint !== null &&
         event.token_fingerprint !== group.fingerprint
       ) {
@@ -500,7 +504,7 @@ async function forEachLineBytes(
   }
 }
 
-const OUTCOME_KNOWN = ['created', 'found', 'rotated'].map((outcome) =>
+const OUTCOME_KNOWN = ['created', 'found', 'rotated', 'updated'].map((outcome) =>
   Buffer.from(`"outcome":"${outcome}"`),
 );
 const ID_KEY = Buffer.from('"user_group_id":"');

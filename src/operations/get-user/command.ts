@@ -58,13 +58,9 @@ export interface GetOptions {
   yes?: boolean;
 }
 
-interface GetFlags extends BulkFlags {
+interface GetFlags extends BulkFlags, DataFlags {
   id?: string;
   name?: string;
-  mapping: string[];
-  mappingJson?: string;
-  property: string[];
-  properties?: string;
   mustExist?: boolean;
   demo?: boolean;
   json?: boolean;
@@ -143,14 +139,41 @@ function singleRowFlags(flags: GetFlags): string[] {
 /** Flags to options: every usage error is found here, before any prompt or request. */
 export async function parseGetFlags(flags: GetFlags, deps: Deps): Promise<GetOptions> {
   const format = outputFormat(flags);
-  if (flags.mappingJson === '-' && flags.properties === '-') {
-    throw new UsageError('--mapping-json and --properties cannot both read stdin');
-  }
   for (const [flag, value, kind] of [
     ['--id', flags.id, 'id'],
     ['--name', flags.name, 'name'],
   ] as const) {
     if (value !== undefined) checkGroupText(value, flag, kind);
+  }
+  return {
+    id: flags.id,
+    name: flags.name,
+    ...(await parseDataFlags(flags, deps)),
+    ...(flags.demo === true && { demo: true }),
+    format,
+    ...(flags.mustExist === true && { mustExist: true }),
+    ...(flags.yes === true && { yes: true }),
+  };
+}
+
+/** The flags that give a group's data (`get` and `update` take them alike). */
+export interface DataFlags {
+  mapping: string[];
+  mappingJson?: string;
+  property: string[];
+  properties?: string;
+}
+
+/**
+ * `--mapping`/`--mapping-json` and `--property`/`--properties` to the mapping and properties
+ * sent (undefined: none given); every usage error of them is found here, before any request.
+ */
+export async function parseDataFlags(
+  flags: DataFlags,
+  deps: Deps,
+): Promise<{ mapping: StringMap | undefined; properties: JsonObject | undefined }> {
+  if (flags.mappingJson === '-' && flags.properties === '-') {
+    throw new UsageError('--mapping-json and --properties cannot both read stdin');
   }
   const mappingJson =
     flags.mappingJson === undefined
@@ -172,8 +195,6 @@ export async function parseGetFlags(flags: GetFlags, deps: Deps): Promise<GetOpt
           deps.io,
         );
   return {
-    id: flags.id,
-    name: flags.name,
     mapping: mergeObjects(
       mappingJson,
       collectKeyValues(flags.mapping, '--mapping'),
@@ -186,10 +207,6 @@ export async function parseGetFlags(flags: GetFlags, deps: Deps): Promise<GetOpt
       '--properties',
       '--property',
     ),
-    ...(flags.demo === true && { demo: true }),
-    format,
-    ...(flags.mustExist === true && { mustExist: true }),
-    ...(flags.yes === true && { yes: true }),
   };
 }
 
