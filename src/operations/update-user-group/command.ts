@@ -20,6 +20,7 @@ import { UsageError } from '../../errors.js';
 import { recorded } from '../../history/record.js';
 import { checkGroupText } from '../../input/parse.js';
 import { type OutputFormat, withJsonErrorBody } from '../../output/results.js';
+import { wrapText } from '../../output/text.js';
 import { canPrompt } from '../../platform/io.js';
 import { otherGroupOf } from '../../service/user-group.js';
 import { message } from '../../text/message.js';
@@ -100,10 +101,15 @@ export function updateCommand(makeDeps: DepsFactory, run = runUpdate): Command {
     .option('--no-tags', 'remove every tag of the group (customer dialect only)')
     .option('--level <name>', 'its hierarchy level (customer dialect only)')
     .option('--parent <user_group_id>', 'the id of its parent group (customer dialect only)');
-  command.addHelpText(
-    'after',
-    '\nOnly the fields given are sent; the others stay as they are. The vendor does not document whether --property/--properties merge into the stored properties or replace them (nor --mapping the mapping): give the whole object to be sure.\n',
-  );
+  const note =
+    'Only the fields given are sent; the others stay as they are. The vendor does not document whether --property/--properties merge into the stored properties or replace them (nor --mapping the mapping): give the whole object to be sure.';
+  // Fitted to the help's width (main sets it, at most 80 columns), as the examples are.
+  command.addHelpText('after', ({ command: shown }) => {
+    const width = shown.configureHelp().helpWidth ?? 80;
+    return `\n${wrapText(note, width, width)
+      .map((piece) => piece.text)
+      .join('\n')}\n`;
+  });
   // In the vendor's dialects only (its descriptor has no interface wire): the help says so.
   addOutputFlags(offeredIn(command, updateUserGroup)).action(
     async (flags: UpdateFlags, cmd: Command) => {
