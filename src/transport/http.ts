@@ -58,6 +58,24 @@ export interface RetryPolicy {
   retryErrorCodes: ReadonlySet<string>;
 }
 
+/**
+ * For a request that is safe to send again (a read, a get-or-create by id): a lost answer, a
+ * gateway's 502-504 or a 429 is retried twice; nothing a second send could do twice.
+ */
+export const REPEATABLE_RETRY: RetryPolicy = {
+  maxRetries: 2,
+  retryStatuses: new Set([429, 502, 503, 504]),
+  retryErrorCodes: new Set([
+    'ECONNREFUSED',
+    'ECONNRESET',
+    'EPIPE',
+    'UND_ERR_SOCKET',
+    'UND_ERR_CONNECT_TIMEOUT',
+    'EAI_AGAIN',
+    'ETIMEDOUT',
+  ]),
+};
+
 const MAX_RESPONSE_BYTES = 1024 * 1024;
 /** One cap for every wait a server asks for, single requests and bulk runs alike. */
 export const MAX_RETRY_AFTER_MS = 30_000;

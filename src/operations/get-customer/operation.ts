@@ -11,25 +11,14 @@ import type { Dialect } from '../../service/dialect.js';
 import { wireOf } from '../../service/operation.js';
 import { readCustomer, type ServiceResult } from '../../service/user-group.js';
 import { message } from '../../text/message.js';
+import { REPEATABLE_RETRY } from '../../transport/http.js';
 import type { OperationDescriptor } from '../descriptor.js';
 
 export const getCustomer: OperationDescriptor<string> = {
   // Only in the Customer API: no `method` (interface) and no `explo` wire.
   customer: { method: 'POST', path: '/api/get_customer/' },
   // A read: repeating it cannot change anything, so a lost answer is retried like a get's.
-  retry: {
-    maxRetries: 2,
-    retryStatuses: new Set([429, 502, 503, 504]),
-    retryErrorCodes: new Set([
-      'ECONNREFUSED',
-      'ECONNRESET',
-      'EPIPE',
-      'UND_ERR_SOCKET',
-      'UND_ERR_CONNECT_TIMEOUT',
-      'EAI_AGAIN',
-      'ETIMEDOUT',
-    ]),
-  },
+  retry: REPEATABLE_RETRY,
   body: (id) => ({ provided_id: id }),
   secrets: () => [],
   read: readCustomer,

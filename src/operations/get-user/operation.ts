@@ -8,6 +8,7 @@ import {
   type ServiceResult,
 } from '../../service/user-group.js';
 import { message } from '../../text/message.js';
+import { REPEATABLE_RETRY } from '../../transport/http.js';
 import type { OperationDescriptor } from '../descriptor.js';
 
 export interface GetUserRequest {
@@ -31,19 +32,7 @@ export const getUser: OperationDescriptor<GetUserRequest> = {
     read: readCustomer,
   },
   // Get-or-create by id: repeating it cannot create a second group, so a lost answer is retried.
-  retry: {
-    maxRetries: 2,
-    retryStatuses: new Set([429, 502, 503, 504]),
-    retryErrorCodes: new Set([
-      'ECONNREFUSED',
-      'ECONNRESET',
-      'EPIPE',
-      'UND_ERR_SOCKET',
-      'UND_ERR_CONNECT_TIMEOUT',
-      'EAI_AGAIN',
-      'ETIMEDOUT',
-    ]),
-  },
+  retry: REPEATABLE_RETRY,
   body: (request) => ({ ...request }),
   secrets: () => [],
   read: readUserGroup,

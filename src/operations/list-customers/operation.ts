@@ -8,6 +8,7 @@
 import type { JsonObject } from '../../input/parse.js';
 import { isPlainObject } from '../../platform/guards.js';
 import type { SuccessAnswer, Unreadable } from '../../service/operation.js';
+import { REPEATABLE_RETRY } from '../../transport/http.js';
 import type { OperationDescriptor } from '../descriptor.js';
 
 /** The vendor's page size when none is sent, and the most one page may hold. */
@@ -35,19 +36,7 @@ export const listCustomers: OperationDescriptor<ListCustomersRequest, CustomerPa
   // Only in the Customer API: no `method` (interface) and no `explo` wire.
   customer: { method: 'GET', path: '/v2/api/customers/', query: queryOf, bare: true },
   // A read: repeating it cannot change anything, so a lost answer is retried like a get's.
-  retry: {
-    maxRetries: 2,
-    retryStatuses: new Set([429, 502, 503, 504]),
-    retryErrorCodes: new Set([
-      'ECONNREFUSED',
-      'ECONNRESET',
-      'EPIPE',
-      'UND_ERR_SOCKET',
-      'UND_ERR_CONNECT_TIMEOUT',
-      'EAI_AGAIN',
-      'ETIMEDOUT',
-    ]),
-  },
+  retry: REPEATABLE_RETRY,
   // Never sent: the query carries the parameters (`customer.query`).
   body: () => ({}),
   secrets: () => [],
