@@ -74,17 +74,12 @@ const BULK: BulkFlagSpec = {
   fromHelp: 'one group per row from a CSV, NDJSON or JSON file (- for stdin)',
 };
 
-export function getCommand(makeDeps: DepsFactory, run = runGet): Command {
-  const command = newCommand('get', 'Get a user group, creating it if its id is new', [
-    'ugs get --id acme --name "Acme Corp"',
-    'ugs get --id acme --name "Acme Corp" --mapping sales=acme_db --property plan=pro',
-    'ugs get --id acme --name Acme --properties @props.json --field token',
-    'ugs get --id acme --name Acme --json | jq .user_group.team_id',
-    'ugs get --from groups.csv --output results.ndjson     # one group per row',
-    'ugs get --id acme --name Acme --must-exist --field token   # exit 1 if acme was new',
-  ])
-    .option('--id <user_group_id>', 'your id for the user group (user_group_id)')
-    .option('--name <name>', 'name of the user group')
+/**
+ * The flags that set a group's data, shared by every command that sends it (`get` creates with
+ * them, `update` changes them), so that each spells and documents them alike.
+ */
+export function addDataFlags(command: Command): Command {
+  return command
     .option(
       '--mapping <schema_id=source>',
       'map a schema to a data source (repeatable)',
@@ -93,7 +88,22 @@ export function getCommand(makeDeps: DepsFactory, run = runGet): Command {
     )
     .option('--mapping-json <json|@file|->', 'the whole mapping as a JSON object of strings')
     .option('--property <key=value>', 'set a property to a string value (repeatable)', collect, [])
-    .option('--properties <json|@file|->', 'the properties as a JSON object')
+    .option('--properties <json|@file|->', 'the properties as a JSON object');
+}
+
+export function getCommand(makeDeps: DepsFactory, run = runGet): Command {
+  const command = addDataFlags(
+    newCommand('get', 'Get a user group, creating it if its id is new', [
+      'ugs get --id acme --name "Acme Corp"',
+      'ugs get --id acme --name "Acme Corp" --mapping sales=acme_db --property plan=pro',
+      'ugs get --id acme --name Acme --properties @props.json --field token',
+      'ugs get --id acme --name Acme --json | jq .user_group.team_id',
+      'ugs get --from groups.csv --output results.ndjson     # one group per row',
+      'ugs get --id acme --name Acme --must-exist --field token   # exit 1 if acme was new',
+    ])
+      .option('--id <user_group_id>', 'your id for the user group (user_group_id)')
+      .option('--name <name>', 'name of the user group'),
+  )
     .option(
       '--must-exist',
       'fail (exit 1) when the service says the id is new (it has created the group by then)',

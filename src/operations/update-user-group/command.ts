@@ -25,6 +25,7 @@ import { canPrompt } from '../../platform/io.js';
 import { otherGroupOf } from '../../service/user-group.js';
 import { message } from '../../text/message.js';
 import {
+  addDataFlags,
   answeredForAnother,
   type DataFlags,
   missingFlag,
@@ -66,23 +67,16 @@ interface UpdateFlags extends DataFlags {
 const UPDATE = 'update';
 
 export function updateCommand(makeDeps: DepsFactory, run = runUpdate): Command {
-  const command = newCommand(UPDATE, "Change an existing user group's data", [
-    'ugs update --id acme --name "Acme Corp"',
-    'ugs update --id acme --property plan=enterprise --mapping sales=acme_db',
-    'ugs update --id acme --tag eu --tag paying      # customer dialect: replaces the tags',
-    'ugs update --id acme --new-id acme-corp         # customer dialect: renames the id',
-  ])
-    .option('--id <user_group_id>', 'your id for the user group to change')
-    .option('--name <name>', 'the new name')
-    .option(
-      '--mapping <schema_id=source>',
-      'map a schema to a data source (repeatable)',
-      collect,
-      [],
-    )
-    .option('--mapping-json <json|@file|->', 'the whole mapping as a JSON object of strings')
-    .option('--property <key=value>', 'set a property to a string value (repeatable)', collect, [])
-    .option('--properties <json|@file|->', 'the properties as a JSON object')
+  const command = addDataFlags(
+    newCommand(UPDATE, "Change an existing user group's data", [
+      'ugs update --id acme --name "Acme Corp"',
+      'ugs update --id acme --property plan=enterprise --mapping sales=acme_db',
+      'ugs update --id acme --tag eu --tag paying      # customer dialect: replaces the tags',
+      'ugs update --id acme --new-id acme-corp         # customer dialect: renames the id',
+    ])
+      .option('--id <user_group_id>', 'your id for the user group to change')
+      .option('--name <name>', 'the new name'),
+  )
     .option('--demo', 'make it a demo group (is_demo_group: true)')
     .option('--no-demo', 'make it a billed group (is_demo_group: false)')
     .option('--new-id <user_group_id>', 'rename the group to this id (customer dialect only)')
