@@ -5,38 +5,19 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   describeRun,
   type EnvChanges,
-  type InProcessEmulator,
   makeSandbox,
   runMain,
   runShell,
   type Sandbox,
-  startEmulator,
   UGS_SHELL,
 } from '../kit/index.js';
+import { expectAllMasked, GITHUB_MASK, TOKEN, useCiEmulator } from './ci-mask-fixture.js';
 
-const TOKEN = /[0-9a-f]{64}/g;
-const GITHUB_MASK = '::add-mask::';
-
-let emulator: InProcessEmulator;
-beforeAll(async () => {
-  emulator = await startEmulator();
-});
-afterAll(async () => {
-  await emulator.close();
-});
-
-function ciEnv(extra: EnvChanges = {}): EnvChanges {
-  return {
-    GITHUB_ACTIONS: 'true',
-    UGS_BASE_URL: emulator.url,
-    UGS_API_TOKEN: emulator.tokenFor('Customer'),
-    ...extra,
-  };
-}
+const { ciEnv, newGroupToken } = useCiEmulator();
 
 async function expectMaskedFirst(sandbox: Sandbox, args: string, env: EnvChanges, stdin = '') {
   const input = join(sandbox.root, `stdin-${Math.random().toString(36).slice(2)}`);
@@ -51,28 +32,6 @@ async function expectMaskedFirst(sandbox: Sandbox, args: string, env: EnvChanges
     );
   }
   return result;
-}
-
-/** Every 64-hex token in `texts` has its mask line on stderr. Returns the tokens seen. */
-function expectAllMasked(stderr: string, texts: readonly string[], context: string): string[] {
-  const tokens = new Set(texts.flatMap((text) => text.match(TOKEN) ?? []));
-  const masks = new Set(
-    stderr
-      .split('\n')
-      .filter((line) => line.startsWith(GITHUB_MASK))
-      .map((line) => line.slice(GITHUB_MASK.length)),
-  );
-  for (const token of tokens) expect(masks, `${token} not masked\n${context}`).toContain(token);
-  return [...tokens];
-}
-
-async function newGroupToken(sandbox: Sandbox, id: string): Promise<string> {
-  const created = await runMain(['get', '--id', id, '--name', id, '--field', 'token'], {
-    sandbox,
-    env: ciEnv({ GITHUB_ACTIONS: undefined }),
-  });
-  expect(created.code, describeRun(created)).toBe(0);
-  return created.stdout.trim();
 }
 
 describe('GitHub Actions: tokens are masked before they are written', () => {

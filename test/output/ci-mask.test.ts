@@ -5,61 +5,19 @@
  * Workflow-command data is escaped, so a hostile answer cannot issue a command of its own.
  * The built binary with both streams in one pipe: ci-mask.process.test.ts.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   describeRun,
-  type EnvChanges,
-  type InProcessEmulator,
   json,
   makeSandbox,
   okBody,
   runMain,
-  startEmulator,
   startServer,
   userGroup,
 } from '../kit/index.js';
+import { expectAllMasked, useCiEmulator } from './ci-mask-fixture.js';
 
-const TOKEN = /[0-9a-f]{64}/g;
-const GITHUB_MASK = '::add-mask::';
-
-let emulator: InProcessEmulator;
-beforeAll(async () => {
-  emulator = await startEmulator();
-});
-afterAll(async () => {
-  await emulator.close();
-});
-
-function ciEnv(extra: EnvChanges = {}): EnvChanges {
-  return {
-    GITHUB_ACTIONS: 'true',
-    UGS_BASE_URL: emulator.url,
-    UGS_API_TOKEN: emulator.tokenFor('Customer'),
-    ...extra,
-  };
-}
-
-/** Every 64-hex token in `texts` has its mask line on stderr. Returns the tokens seen. */
-function expectAllMasked(stderr: string, texts: readonly string[], context: string): string[] {
-  const tokens = new Set(texts.flatMap((text) => text.match(TOKEN) ?? []));
-  const masks = new Set(
-    stderr
-      .split('\n')
-      .filter((line) => line.startsWith(GITHUB_MASK))
-      .map((line) => line.slice(GITHUB_MASK.length)),
-  );
-  for (const token of tokens) expect(masks, `${token} not masked\n${context}`).toContain(token);
-  return [...tokens];
-}
-
-async function newGroupToken(sandbox: ReturnType<typeof makeSandbox>, id: string): Promise<string> {
-  const created = await runMain(['get', '--id', id, '--name', id, '--field', 'token'], {
-    sandbox,
-    env: ciEnv({ GITHUB_ACTIONS: undefined }),
-  });
-  expect(created.code, describeRun(created)).toBe(0);
-  return created.stdout.trim();
-}
+const { ciEnv, newGroupToken } = useCiEmulator();
 
 describe('GitHub Actions: tokens are masked before they are written', () => {
   it('get: table, --json and --field token each mask the token first (pipe capture)', async () => {
