@@ -21,9 +21,6 @@ import {
   validatedRows,
 } from './row-check.js';
 
-// The operations' row rules (src/operations/*/bulk.ts) take these from here.
-export { groupText, typeOf } from './row-fields.js';
-
 /** The widest id `widestId` measures. */
 const MAX_ID_WIDTH = 32;
 /** Rows a batch of `batches()` holds: a bulk run pays per batch, not per row, to move them. */

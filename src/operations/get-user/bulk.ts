@@ -1,8 +1,8 @@
 /** `ugs get --from`: one group per row, got or created; nothing to settle (safe to repeat). */
 
 import { sentValue } from '../../bulk/records.js';
+import { groupText, typeOf } from '../../bulk/row-fields.js';
 import type { BulkSpec, RecordOutcome } from '../../bulk/spec.js';
-import { groupText, typeOf } from '../../bulk/validate.js';
 import type { RowFields } from '../../input/bulk-options.js';
 import { type JsonObject, quoteVisible, type StringMap } from '../../input/parse.js';
 import { isPlainObject } from '../../platform/guards.js';

@@ -5,8 +5,8 @@
  */
 
 import { sentValue } from '../../bulk/records.js';
+import { groupText, typeOf } from '../../bulk/row-fields.js';
 import type { BulkSpec, RecordOutcome, Settled } from '../../bulk/spec.js';
-import { groupText, typeOf } from '../../bulk/validate.js';
 import { ApiError } from '../../errors.js';
 import type { RowFields } from '../../input/bulk-options.js';
 import { groupTextProblem } from '../../input/parse.js';
