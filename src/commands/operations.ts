@@ -16,6 +16,8 @@ import type { BulkSpec } from '../bulk/spec.js';
 import type { DepsFactory } from '../cli/shared.js';
 import type { ServedOperations } from '../emulator/handler.js';
 import type { Route } from '../emulator/route.js';
+import { deleteCommand } from '../operations/delete-user-group/command.js';
+import { deleteUserGroup } from '../operations/delete-user-group/operation.js';
 import type { OperationFacts } from '../operations/descriptor.js';
 import { showCommand } from '../operations/get-customer/command.js';
 import { getCustomer } from '../operations/get-customer/operation.js';
@@ -78,6 +80,12 @@ export const registry = {
     operation: updateUserGroup,
     route: () => import('../operations/update-user-group/route.js'),
     commands: { update: updateCommand },
+  },
+  // The vendor's delete (explo and customer dialects): `delete`.
+  deleteUserGroup: {
+    operation: deleteUserGroup,
+    route: () => import('../operations/delete-user-group/route.js'),
+    commands: { delete: deleteCommand },
   },
   // Doctor's probe: no command of its own (doctor runs it), no route (get's answers it).
   probe: { operation: probe },

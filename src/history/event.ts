@@ -7,13 +7,15 @@ import { lastFour as tokenTail } from '../text/redact.js';
 
 /**
  * What a request came to. `stale`: a rotation refused because the token was not current.
- * `updated`: an update changed the group's data (its token stays).
+ * `updated`: an update changed the group's data (its token stays). `deleted`: the group of
+ * the token sent was removed (its token matches nothing any more).
  */
 export type HistoryOutcome =
   | 'created'
   | 'found'
   | 'rotated'
   | 'updated'
+  | 'deleted'
   | 'unknown'
   | 'failed'
   | 'stale';
@@ -23,6 +25,7 @@ export const HISTORY_OUTCOMES: readonly HistoryOutcome[] = [
   'found',
   'rotated',
   'updated',
+  'deleted',
   'unknown',
   'failed',
   'stale',

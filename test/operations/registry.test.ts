@@ -46,13 +46,14 @@ const REGISTRY = 'commands/operations.ts';
 
 /**
  * Literals that are an operation's name but not about the operation, each with why. The
- * emulator's store journals its own primitives `rotate` (a change of a group's token) and
- * `update` (a change of its data) in its data file: a format on disk, not the `rotate` and
- * `update` commands.
+ * emulator's store journals its own primitives `rotate` (a change of a group's token),
+ * `update` (a change of its data) and `delete` (a group removed) in its data file: a format on
+ * disk, not the `rotate`, `update` and `delete` commands.
  */
 const NOT_ABOUT_THE_OPERATION: readonly { file: string; literal: string }[] = [
   { file: 'emulator/store.ts', literal: 'rotate' },
   { file: 'emulator/store.ts', literal: 'update' },
+  { file: 'emulator/store.ts', literal: 'delete' },
 ];
 
 /**
