@@ -225,6 +225,10 @@ function describeAnswer(
       lines.push(
         message`  not current: the group answered another token ${shortTime(end.time)} (${who(end)}, ${end.outcome}): …${end.token_last4 ?? '?'} (${end.token_fingerprint ?? '?'})`,
       );
+    } else if (group.status === 'deleted' && end !== undefined) {
+      lines.push(
+        message`  deleted ${shortTime(end.time)} by ${who(end)} (profile ${end.profile}): the group is gone, and none of its tokens works`,
+      );
     } else if (group.status === 'stale' && end !== undefined) {
       lines.push(
         message`  not current: a rotation of it was refused ${shortTime(end.time)} (${who(end)}): the service did not know it`,
@@ -246,10 +250,15 @@ function describeAnswer(
       );
     }
   }
-  const loose = answer.events.filter((event) => event.user_group_id === null);
+  // A delete by token that ended a group above is said there already.
+  const said = new Set(answer.groups.map((group) => group.ended_by));
+  const loose = answer.events.filter((event) => event.user_group_id === null && !said.has(event));
   for (const event of loose) {
+    // Sent with no id known: a rotation, or a delete by token (whose event says `deleted`).
     lines.push(
-      message`sent in a rotation ${shortTime(event.time)} by ${who(event)} (profile ${event.profile}): ${event.outcome}`,
+      event.outcome === 'deleted'
+        ? message`its user group was deleted ${shortTime(event.time)} by ${who(event)} (profile ${event.profile}) at ${event.base_url}`
+        : message`sent ${shortTime(event.time)} by ${who(event)} (profile ${event.profile}): ${event.outcome}`,
     );
   }
   return `${lines.join('\n')}\n`;

@@ -224,10 +224,11 @@ export interface TokenGroup {
   /**
    * `current`: nothing in this history replaced it; `rotated`: a rotation replaced it;
    * `superseded`: the group answered another token later (rotated elsewhere); `stale`: a rotation
-   * of it was refused because it was not current.
+   * of it was refused because it was not current; `deleted`: its group was deleted (by this
+   * token, or by its id with whichever token it had then).
    */
-  status: 'current' | 'rotated' | 'superseded' | 'stale';
-  /** The event that ended it (rotated, superseded, stale). */
+  status: 'current' | 'rotated' | 'superseded' | 'stale' | 'deleted';
+  /** The event that ended it (rotated, superseded, stale, deleted). */
   ended_by?: HistoryEvent;
 }
 
@@ -299,13 +300,24 @@ export function whois(
     });
   }
   for (const group of groups.values()) {
+    // A delete by token names no group (the service knows it by the token alone): it is the
+    // group's when it sent this token to the same service.
     const later = events.filter(
       (event) =>
-        groupKey(event) === groupKey(group) &&
+        (groupKey(event) === groupKey(group) ||
+          (event.outcome === 'deleted' &&
+            event.base_url === group.base_url &&
+            event.sent_fingerprint === group.fingerprint)) &&
         Date.parse(event.time) >= Date.parse(group.first_seen),
     );
     for (const event of later) {
       if (event.name !== null && event.outcome !== 'failed') group.name = event.name;
+      // Once deleted, nothing older matters: every token of the group is dead.
+      if (event.outcome === 'deleted') {
+        group.status = 'deleted';
+        group.ended_by = event;
+        continue;
+      }
       if (group.status !== 'current') continue;
       if (event.outcome === 'rotated' && event.sent_fingerprint === group.fingerprint) {
         group.status = 'rotated';

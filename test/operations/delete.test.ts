@@ -213,3 +213,56 @@ describe('ugs delete in the interface dialect', () => {
     );
   });
 });
+
+describe('whois of a deleted group', () => {
+  it('a token whose group was deleted by id: deleted, when and by whom', async () => {
+    const { sb, service } = await setup('customer');
+    await service.seed('acme', 'Acme');
+    const shown = await runMain(['show', '--id', 'acme', '--field', 'token'], { sandbox: sb });
+    const token = shown.stdout.trim();
+    const deleted = await runMain(['delete', '--id', 'acme', '--yes'], { sandbox: sb });
+    expect(deleted.code, describeRun(deleted)).toBe(0);
+    const whois = await runMain(['whois', '-'], { sandbox: sb, stdin: token });
+    expect(whois.code, describeRun(whois)).toBe(0);
+    expect(whois.stdout).toContain('belonged to user group "acme"');
+    expect(whois.stdout).toMatch(
+      /\n {2}deleted \d{4}-\d\d-\d\d \d\d:\d\d(:\d\d)?Z? by \S+@\S+ \(profile default\)/,
+    );
+    const json = await runMain(['whois', '-', '--json'], { sandbox: sb, stdin: token });
+    const answer = JSON.parse(json.stdout) as { groups: { status: string }[] };
+    expect(answer.groups.map((group) => group.status)).toEqual(['deleted']);
+  });
+
+  it('a token deleted by token, seen before with its group: the group is named deleted', async () => {
+    const { sb, service } = await setup('explo');
+    await service.seed('acme', 'Acme');
+    const got = await runMain(['get', '--id', 'acme', '--name', 'Acme', '--field', 'token'], {
+      sandbox: sb,
+    });
+    const token = got.stdout.trim();
+    const deleted = await runMain(['delete', '--current-token-stdin', '--yes'], {
+      sandbox: sb,
+      stdin: token,
+    });
+    expect(deleted.code, describeRun(deleted)).toBe(0);
+    const whois = await runMain(['whois', '-'], { sandbox: sb, stdin: token });
+    expect(whois.code, describeRun(whois)).toBe(0);
+    expect(whois.stdout).toContain('belonged to user group "acme"');
+    expect(whois.stdout).toMatch(/\n {2}deleted .* by \S+@\S+/);
+    // Said once, under its group.
+    expect(whois.stdout).not.toContain('its user group was deleted');
+  });
+
+  it('a token only ever sent in a delete: its user group was deleted, when and by whom', async () => {
+    const { sb, service } = await setup('customer');
+    const { token } = await service.seed('acme', 'Acme');
+    const deleted = await runMain(['delete', '--current-token-stdin', '--yes'], {
+      sandbox: sb,
+      stdin: token,
+    });
+    expect(deleted.code, describeRun(deleted)).toBe(0);
+    const whois = await runMain(['whois', '-'], { sandbox: sb, stdin: token });
+    expect(whois.code, describeRun(whois)).toBe(0);
+    expect(whois.stdout).toMatch(/^its user group was deleted .* by \S+@\S+ \(profile default\)/);
+  });
+});
