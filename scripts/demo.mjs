@@ -62,6 +62,7 @@ try {
     expectCode: 1,
   });
   if (refused !== 1) throw new Error(`expected exit code 1 for the old token, got ${refused}`);
+  await customerApi();
   say('Done: every command above ran against the local emulator.');
 } catch (error) {
   failed = true;
@@ -72,6 +73,61 @@ try {
   rmSync(configDir, { recursive: true, force: true });
 }
 process.exitCode = failed ? 1 : 0;
+
+/**
+ * The vendor's Customer API (`ugs serve --dialect customer`, a second emulator): what only it
+ * offers, listing, reading without creating, changing and deleting groups, under a profile of
+ * its own.
+ */
+async function customerApi() {
+  const vendor = spawn(
+    process.execPath,
+    [bin, 'serve', '--port', '0', '--json', '--dialect', 'customer'],
+    { env, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  try {
+    const { url, apiTokens } = await firstJsonLine(vendor);
+    const apiToken = apiTokens.find((t) => t.environment === 'Customer').token;
+    say(
+      `A second emulator speaks the vendor's Customer API on ${url}: list, show, update, delete.`,
+    );
+    await show(
+      ['login', '-p', 'vendor', '--dialect', 'customer', '--base-url', url, '--with-token'],
+      {
+        stdin: apiToken,
+        shown: `printenv API_TOKEN | ugs login -p vendor --dialect customer --base-url ${url} --with-token`,
+      },
+    );
+    for (const [id, name] of [
+      ['acme', 'Acme Corp'],
+      ['globex', 'Globex'],
+      ['initech', 'Initech'],
+    ]) {
+      await run(['get', '-p', 'vendor', '--id', id, '--name', name]);
+    }
+    say('Three groups were created with `ugs get -p vendor --id ... --name ...`.');
+    await show(['list', '-p', 'vendor']);
+    await show([
+      'update',
+      '-p',
+      'vendor',
+      '--id',
+      'acme',
+      '--name',
+      'Acme Corporation',
+      '--tag',
+      'eu',
+    ]);
+    await show(['show', '-p', 'vendor', '--id', 'acme']);
+    await show(['delete', '-p', 'vendor', '--id', 'initech', '--yes']);
+    await show(['list', '-p', 'vendor', '--json']);
+    say('A group that was deleted is gone: show is exit 1, and nothing is created.');
+    await show(['show', '-p', 'vendor', '--id', 'initech'], { expectCode: 1 });
+  } finally {
+    vendor.kill('SIGTERM');
+    await new Promise((resolve) => vendor.once('exit', resolve));
+  }
+}
 
 function say(text) {
   console.log(`\n${text}`);
