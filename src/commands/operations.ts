@@ -77,6 +77,7 @@ export const registry = {
   updateUserGroup: {
     operation: updateUserGroup,
     route: () => import('../operations/update-user-group/route.js'),
+    bulk: () => import('../operations/update-user-group/bulk.js'),
     commands: { update: updateCommand },
   },
   // Doctor's probe: no command of its own (doctor runs it), no route (get's answers it).
