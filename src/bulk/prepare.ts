@@ -13,7 +13,12 @@ import type { RowSchema } from '../input/bulk-options.js';
 import { printNote } from '../output/messages.js';
 import { canPrompt } from '../platform/io.js';
 import type { ServiceClient } from '../service/client.js';
-import { EXPLO_RATE, EXPLO_THROTTLE_WAIT_MS, isVendorDialect } from '../service/dialect.js';
+import {
+  type Dialect,
+  EXPLO_RATE,
+  EXPLO_THROTTLE_WAIT_MS,
+  isVendorDialect,
+} from '../service/dialect.js';
 import { message } from '../text/message.js';
 import { inputSource, isStdinPath, stdinSource } from './input-source.js';
 import { ResultFile } from './journal.js';
@@ -127,7 +132,7 @@ export async function prepareRun(
     opts.from === '-' || isStdinPath(opts.from)
       ? await stdinSource(io.stdin, io.stdinIsTTY)
       : await inputSource(opts.from, { keep: risk !== undefined });
-  const rows = isVendorDialect(target.dialect) ? spec.rows : withoutExploFields(spec.rows);
+  const rows = withDialectFields(spec.rows, target.dialect);
   const input = await openBulkInput(source, opts.format, rows, check, {
     delimiter: opts.delimiter,
     strictColumns: opts.strictColumns,
@@ -216,20 +221,35 @@ export async function prepareRun(
 }
 
 /**
- * The schema for a run in the `interface` dialect: a row that sets a field only the vendor's API
- * has (`is_demo_group`) is refused with the others' problems, as the interface would ignore it.
+ * The schema for a run in `dialect`: a row that sets a field its dialect has not (`is_demo_group`
+ * outside the vendor's APIs, a Customer API field outside `customer`) is refused with the others'
+ * problems, as the service would ignore it or refuse it.
  */
-function withoutExploFields<Row extends BulkRow>(schema: RowSchema<Row>): RowSchema<Row> {
-  const fields = schema.exploOnly ?? [];
-  if (fields.length === 0) return schema;
+function withDialectFields<Row extends BulkRow>(
+  schema: RowSchema<Row>,
+  dialect: Dialect | undefined,
+): RowSchema<Row> {
+  const refused = [
+    ...(isVendorDialect(dialect)
+      ? []
+      : (schema.exploOnly ?? []).map((field) => ({
+          field,
+          needs: 'needs --dialect explo (the interface has no such field)',
+        }))),
+    ...(dialect === 'customer'
+      ? []
+      : (schema.customerOnly ?? []).map((field) => ({
+          field,
+          needs: `needs --dialect customer (the ${dialect ?? 'interface'} dialect has no such field)`,
+        }))),
+  ];
+  if (refused.length === 0) return schema;
   return {
     ...schema,
     check(row, line, values, problems) {
-      for (const field of fields) {
+      for (const { field, needs } of refused) {
         const value = values[field];
-        if (value !== undefined && value !== null) {
-          problems.push(`${field} needs --dialect explo (the interface has no such field)`);
-        }
+        if (value !== undefined && value !== null) problems.push(`${field} ${needs}`);
       }
       const checked = schema.check(row, line, values, problems);
       return problems.length > 0 ? undefined : checked;

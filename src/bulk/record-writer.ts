@@ -75,6 +75,7 @@ export class RecordWriter {
       error: null,
       http_status: null,
     };
+    if (this.spec.rowFields !== undefined) Object.assign(record, this.spec.rowFields(row));
     // (as a spread would, but without building a second object per row; `status` is the same)
     if (extra !== undefined) Object.assign(record, extra);
     // A request's record says when it went out: --resume waits until it cannot be in flight.
@@ -111,8 +112,13 @@ export class RecordWriter {
     const outcome = this.spec.outcome(row, result, settled);
     const record = this.record(row, outcome.status, outcome);
     const answeredId = result.userGroup.provided_id;
-    // A mismatch rotated the group the answer names: the history says so, not the row's id.
-    if (outcome.status === 'mismatch' && typeof answeredId === 'string') {
+    // A mismatch rotated the group the answer names, and an update that renamed a group answers
+    // its new id: the history names the group as it is now, as the single commands record it.
+    // (The record keeps the row's id: --resume matches records to the input's rows by it.)
+    if (
+      (outcome.status === 'mismatch' || outcome.status === 'updated') &&
+      typeof answeredId === 'string'
+    ) {
       const pending = this.historyEntries.get(row.row);
       if (pending?.record === record) pending.entry.userGroupId = answeredId;
     }
@@ -193,6 +199,7 @@ const HISTORY_OUTCOME: Partial<Record<RecordStatus, HistoryOutcome>> = {
   created: 'created',
   found: 'found',
   rotated: 'rotated',
+  updated: 'updated',
   mismatch: 'rotated',
   stale: 'stale',
   failed: 'failed',

@@ -12,6 +12,8 @@ export type RecordStatus =
   | 'created'
   | 'found'
   | 'rotated'
+  /** An update's answer: the group's data was changed (its token stays). */
+  | 'updated'
   /**
    * Rotate: the answer names another group than the row's `user_group_id`. The rotation did
    * happen (the new token is recorded), but the run counts the row as failed.
@@ -33,6 +35,7 @@ export const RECORD_STATUSES: readonly RecordStatus[] = [
   'created',
   'found',
   'rotated',
+  'updated',
   'mismatch',
   'stale',
   'failed',
@@ -52,12 +55,13 @@ export function isDone(status: RecordStatus): boolean {
     status === 'created' ||
     status === 'found' ||
     status === 'rotated' ||
+    status === 'updated' ||
     status === 'mismatch' ||
     status === 'stale'
   );
 }
 
-/** Outcomes that `--resume` must settle (did the rotation happen?) before sending anything. */
+/** Outcomes that `--resume` must settle (did the request happen?) before sending anything. */
 export function needsSettling(status: RecordStatus): boolean {
   return status === 'sending' || status === 'unknown';
 }
@@ -80,6 +84,11 @@ export interface BulkRecord {
    * back after the rotation's answer was lost (the rotation had happened), not from its answer.
    */
   settled_by?: SettledBy;
+  /**
+   * Update records only: the fields the row changes, space-separated (`name properties`), so a
+   * results file says what each row was to change; null in a record that does not know it.
+   */
+  changed?: string | null;
   error: string | null;
   http_status: number | null;
   /**
@@ -119,7 +128,7 @@ export function outputFormatFor(path: string): OutputFormat {
 export type RecordColumn = keyof BulkRecord;
 
 /** The fields a command's records add to the common ones. */
-export type ExtraField = 'api_environment_tag' | 'new_user_group' | 'settled_by';
+export type ExtraField = 'api_environment_tag' | 'new_user_group' | 'settled_by' | 'changed';
 
 /** A command's result records: its CSV columns and the fields only its records have. */
 export interface RecordSchema {

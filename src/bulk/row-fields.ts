@@ -7,8 +7,10 @@ import type { BulkRow, RowFields, RowSchema } from '../input/bulk-options.js';
 import {
   formatJsonPath,
   groupTextProblem,
+  type JsonObject,
   MAX_JSON_DEPTH,
   quoteVisible,
+  type StringMap,
   setOwn,
 } from '../input/parse.js';
 import { isPlainObject } from '../platform/guards.js';
@@ -273,6 +275,7 @@ export function groupText(
   field: string,
   required: boolean,
   problems: string[],
+  kind: 'id' | 'name' = field === 'name' ? 'name' : 'id',
 ): string | undefined {
   const value = fields[field];
   if (value === undefined || value === null) {
@@ -283,7 +286,7 @@ export function groupText(
     problems.push(`${field} must be a string, got ${typeOf(value)}`);
     return undefined;
   }
-  const problem = groupTextProblem(value, field === 'name' ? 'name' : 'id');
+  const problem = groupTextProblem(value, kind);
   if (problem !== undefined) {
     problems.push(
       value.trim() === '' ? `${field} ${problem}` : `${field} ${quoteVisible(value)} ${problem}`,
@@ -291,4 +294,57 @@ export function groupText(
     return undefined;
   }
   return value;
+}
+
+/** `true`/`false`: a JSON boolean, or the words (any case) as a CSV cell holds them. */
+export function booleanField(
+  fields: RowFields,
+  field: string,
+  problems: string[],
+): boolean | undefined {
+  const value = fields[field];
+  if (value === undefined || value === null || typeof value === 'boolean') {
+    return value ?? undefined;
+  }
+  if (typeof value === 'string') {
+    const word = value.trim().toLowerCase();
+    if (word === 'true') return true;
+    if (word === 'false') return false;
+    problems.push(message`${field} must be true or false, got "${value}"`);
+    return undefined;
+  }
+  problems.push(`${field} must be true or false, got ${typeOf(value)}`);
+  return undefined;
+}
+
+/** A JSON object field (`properties`): absent, or an object. */
+export function objectField(
+  fields: RowFields,
+  field: string,
+  problems: string[],
+): JsonObject | undefined {
+  const value = fields[field];
+  if (value === undefined || value === null) return undefined;
+  if (!isPlainObject(value)) {
+    problems.push(`${field} must be a JSON object, got ${typeOf(value)}`);
+    return undefined;
+  }
+  return value as JsonObject;
+}
+
+/** `mapping`: absent, or an object of strings with no empty key. */
+export function mappingField(fields: RowFields, problems: string[]): StringMap | undefined {
+  const mapping = fields.mapping;
+  if (mapping === undefined || mapping === null) return undefined;
+  if (!isPlainObject(mapping)) {
+    problems.push(`mapping must be a JSON object, got ${typeOf(mapping)}`);
+    return undefined;
+  }
+  for (const [key, entry] of Object.entries(mapping)) {
+    if (key === '') problems.push('mapping has an empty key');
+    else if (typeof entry !== 'string') {
+      problems.push(message`mapping: the value of "${key}" must be a string, got ${typeOf(entry)}`);
+    }
+  }
+  return mapping as StringMap;
 }

@@ -220,18 +220,19 @@ class BulkRun {
     input: BulkInput<RowOf>,
     risk: AtRisk<RowOf>,
   ): Promise<void> {
+    // A row in doubt that its spec sends again on --resume (the same values set twice) is not
+    // read back: it is sent with the rows not sent yet.
+    const resent = (row: RowOf) => risk.resendOnResume?.(row) === true;
+    const toSettle = (row: RowOf) => this.plan.settle.has(row.row) && !resent(row);
     // --resume: rows whose request may have happened unseen are settled before anything else.
-    if (this.plan.settle.size > 0) {
+    if (this.plan.settle.size > 0 && (await some(filterRows(input.batches(), toSettle)))) {
       await this.settler.waitForEarlierRequests();
       if (this.stopper.stopping) return;
       const settleTask = async (row: RowOf): Promise<Attempt<BulkRecord>> => {
         this.writer.knownRowSecrets(row);
         return done(await this.settler.settle(client, row, risk, risk.unanswered));
       };
-      await this.drive(
-        settleTask,
-        filterRows(input.batches(), (row) => this.plan.settle.has(row.row)),
-      );
+      await this.drive(settleTask, filterRows(input.batches(), toSettle));
       if (this.stopper.stopping) return;
     }
     const task = (row: RowOf, attempt: number): Promise<Attempt<BulkRecord>> =>
@@ -239,7 +240,7 @@ class BulkRun {
     const toSend =
       this.plan.settle.size === 0
         ? this.notDone(input.batches())
-        : filterRows(this.notDone(input.batches()), (row) => !this.plan.settle.has(row.row));
+        : filterRows(this.notDone(input.batches()), (row) => !toSettle(row));
     if (this.file === undefined) throw new Error('a bulk run at risk runs with --output only');
     await this.drive(task, toSend);
   }
@@ -277,6 +278,14 @@ class BulkRun {
       // settled by reading its group back, never sent again blind; during an outage that read
       // waits until the service answers again.
       if (error instanceof OutcomeUnknownError) {
+        // Not read back, and not sent again unasked: `--resume` sends it again.
+        if (risk.resendOnResume?.(row) === true) {
+          return done(
+            this.writer.record(row, 'unknown', {
+              error: `${error.message}; ${risk.resendNote ?? ''}`,
+            }),
+          );
+        }
         return done(await this.settler.settle(client, row, risk, error.message));
       }
       if (risk.spent(error) && risk.unsettleable(row) === undefined) {
@@ -371,4 +380,10 @@ async function* filterRows<R>(
     const kept = batch.filter(keep);
     if (kept.length > 0) yield kept;
   }
+}
+
+/** Whether the batches hold a row (only the first batch is read). */
+async function some<R>(batches: AsyncIterable<readonly R[]>): Promise<boolean> {
+  for await (const batch of batches) if (batch.length > 0) return true;
+  return false;
 }

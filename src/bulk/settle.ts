@@ -23,8 +23,9 @@ import type { AtRisk, BulkRow, BulkSpec, Settled } from './spec.js';
 import type { RunStop } from './stop.js';
 
 /**
- * Rounds of "read the token, rotate again" for one row; then one final read decides (`failed` when
- * the token is unchanged, `rotated` when not), and only a failing read leaves it `unknown`.
+ * Rounds of "read the state, send again" for one row (for a rotation: read the token, rotate
+ * again); then one final read decides (`failed` when nothing changed, done when it did), and only
+ * a failing read leaves it `unknown`.
  */
 const MAX_SETTLE_ROUNDS = 3;
 
@@ -122,7 +123,7 @@ export class Settler {
         if (error instanceof RequestNotSent) return this.notReadBack(row, lastWhy);
         if (error instanceof AuthError) {
           this.stopper.stop('auth', error, row.row);
-          return this.unreadable(row, lastWhy, error);
+          return this.unreadable(row, risk, lastWhy, error);
         }
         // One read failed: the final read below decides (or names this cause when it fails too).
         break;
@@ -132,9 +133,10 @@ export class Settler {
       }
       if (settled.kind === 'happened') return this.writer.answered(row, settled.result, true);
       // Not done: sending it once more cannot make it happen twice.
+      const words = risk.checked;
       if (this.stopper.stopping) {
         return this.writer.record(row, 'skipped', {
-          error: 'not rotated (checked); the run stopped before rotating it again',
+          error: `${words.notDone} (checked); the run stopped before ${words.doingAgain}`,
         });
       }
       try {
@@ -142,7 +144,7 @@ export class Settler {
       } catch (error) {
         if (this.file?.failed === undefined) throw error;
         return this.writer.record(row, 'skipped', {
-          error: 'not rotated (checked); the results file could not be written to rotate it again',
+          error: `${words.notDone} (checked); the results file could not be written to ${words.doAgain}`,
         });
       }
       try {
@@ -150,7 +152,7 @@ export class Settler {
       } catch (error) {
         if (error instanceof RequestNotSent) {
           return this.writer.record(row, 'skipped', {
-            error: 'not rotated (checked); the run stopped before rotating it again',
+            error: `${words.notDone} (checked); the run stopped before ${words.doingAgain}`,
           });
         }
         // Refused as spent after an earlier try of this run: that try did it, unseen.
@@ -181,14 +183,14 @@ export class Settler {
     } catch (error) {
       if (error instanceof RequestNotSent) return this.notReadBack(row, lastWhy);
       if (error instanceof AuthError) this.stopper.stop('auth', error, row.row);
-      return this.unreadable(row, lastWhy, error);
+      return this.unreadable(row, risk, lastWhy, error);
     }
     if (settled.kind === 'happened') return this.writer.answered(row, settled.result, true);
     if (settled.kind === 'unknown') {
       return this.writer.record(row, 'unknown', { error: `${lastWhy}; ${settled.why}` });
     }
     return this.writer.record(row, 'failed', {
-      error: `not rotated (checked): the last try ended "${lastWhy}", and reading the group back still finds the row's token`,
+      error: `${risk.checked.notDone} (checked): the last try ended "${lastWhy}", and ${risk.checked.unchanged}`,
     });
   }
   /**
@@ -218,12 +220,10 @@ export class Settler {
         return failed('the run stopped before the group was read back');
       }
       if (readError instanceof AuthError) this.stopper.stop('auth', readError, row.row);
-      return failed(`reading the group's token failed: ${messageOf(readError)}`);
+      return failed(`${risk.checked.reading} failed: ${messageOf(readError)}`);
     }
     if (settled.kind === 'unknown') return failed(settled.why);
-    if (settled.kind === 'not-happened') {
-      return failed("reading the group back still finds the row's token");
-    }
+    if (settled.kind === 'not-happened') return failed(risk.checked.unchanged);
     if (sentBefore) return this.writer.answered(row, settled.result, true);
     const {
       status: _done,
@@ -237,9 +237,14 @@ export class Settler {
     });
   }
   /** Reading the state back failed: whether the request happened is not known. */
-  private unreadable(row: BulkRow, lastWhy: string, error: unknown): BulkRecord {
+  private unreadable(
+    row: BulkRow,
+    risk: AtRisk<BulkRow>,
+    lastWhy: string,
+    error: unknown,
+  ): BulkRecord {
     return this.writer.record(row, 'unknown', {
-      error: `${lastWhy}; reading the group's token failed: ${messageOf(error)}`,
+      error: `${lastWhy}; ${risk.checked.reading} failed: ${messageOf(error)}`,
     });
   }
   /** The run stopped before the group was read back: `--resume` settles the row. */

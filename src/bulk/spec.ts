@@ -30,6 +30,11 @@ export interface BulkSpec<Row extends BulkRow = BulkRow> {
   secrets(row: Row): readonly string[];
   /** Sends the row's request. */
   send(client: ServiceClient, row: Row): Promise<ServiceResult>;
+  /**
+   * Fields every record of the row carries, from the row alone (update: what it changes), so its
+   * `sending`, `failed` and `skipped` records say them too. Absent: none.
+   */
+  rowFields?(row: Row): Partial<BulkRecord>;
   /** The row's record from an answer; `settled`: read back after the answer was lost. */
   outcome(row: Row, result: ServiceResult, settled: boolean): RecordOutcome;
   /**
@@ -55,6 +60,24 @@ export interface AtRisk<Row extends BulkRow> {
   cancelled: string;
   /** Why `--resume` settles a row last seen as sent: `an earlier run sent this rotation ...`. */
   unanswered: string;
+  /** What one request is called when counting them: `rotation`, `rotations`. */
+  noun: { one: string; many: string };
+  /** How records word a row checked by reading back (`not rotated`, `rotating it again`). */
+  checked: CheckedWords;
+  /**
+   * A row whose request, sent twice, leaves what sending it once leaves (an update that sets the
+   * same values again) and that this dialect cannot read back: `--resume` sends it again instead
+   * of settling it, and within a run a lost answer leaves it `unknown` with `resendNote`, so no
+   * request is repeated without the person asking for it. Absent: every row is settled.
+   */
+  resendOnResume?(row: Row): boolean;
+  /** Said after a lost answer of a row `resendOnResume` takes (what `--resume` will do). */
+  resendNote?: string;
+  /**
+   * Whether an `unknown` record lacks what settling it needs (the exit hint asks for it);
+   * absent: a record without user_group_id or name.
+   */
+  lacksCheck?(record: BulkRecord): boolean;
   /** Did the row's request happen? Reads the current state back (may throw the call's error). */
   settle(client: ServiceClient, row: Row): Promise<Settled>;
   /** Why a row cannot be settled (it lacks what reading back needs), or undefined. */
@@ -67,4 +90,18 @@ export interface AtRisk<Row extends BulkRow> {
   spent(error: unknown): boolean;
   /** A `stale` record's error: what the refusal and the state read back mean. */
   stale: string;
+}
+
+/** How a row checked by reading back is worded in its record. */
+export interface CheckedWords {
+  /** `not rotated`: the request did not happen. */
+  notDone: string;
+  /** `rotating it again`, as in "the run stopped before rotating it again". */
+  doingAgain: string;
+  /** `rotate it again`, as in "could not be written to rotate it again". */
+  doAgain: string;
+  /** What the read found when it did not happen: "reading the group back still finds ...". */
+  unchanged: string;
+  /** `reading the group's token`, as in "... failed: HTTP 500". */
+  reading: string;
 }

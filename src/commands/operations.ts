@@ -79,6 +79,7 @@ export const registry = {
   updateUserGroup: {
     operation: updateUserGroup,
     route: () => import('../operations/update-user-group/route.js'),
+    bulk: () => import('../operations/update-user-group/bulk.js'),
     commands: { update: updateCommand },
   },
   // The vendor's delete (explo and customer dialects): `delete`.

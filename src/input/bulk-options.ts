@@ -98,6 +98,11 @@ export interface RowSchema<Row extends BulkRow> {
    * that sets one is refused before anything is sent.
    */
   exploOnly?: readonly string[];
+  /**
+   * Fields only the Customer API has (`--dialect customer`): in any other dialect, a row that
+   * sets one is refused before anything is sent (an empty cell sets nothing).
+   */
+  customerOnly?: readonly string[];
   /** Whether a JSON error may quote the row's text (not when a row holds a secret). */
   quoteJsonErrors: boolean;
   /** The row, or undefined with `problems` said. */

@@ -1,6 +1,6 @@
 /**
- * The results files of `get --from` and `rotate --from`: both hold user group records, so each
- * command's spec knows the other's columns, to refuse its files by name.
+ * The results files of `get --from`, `rotate --from` and `update --from`: all hold user group
+ * records, so each command's spec knows the others' columns, to refuse their files by name.
  */
 import type { RecordColumn, RecordMarks } from '../bulk/records.js';
 
@@ -34,6 +34,19 @@ export const ROTATE_COLUMNS_BEFORE_AT: readonly RecordColumn[] = [
 export const ROTATE_COLUMNS: readonly RecordColumn[] = [...ROTATE_COLUMNS_BEFORE_AT, 'at'];
 
 /**
+ * `update --from`: `changed` says which fields each row changes; `settled_by` a row whose answer
+ * was lost and whose group was read back; `at` when a `sending` record was written.
+ */
+export const UPDATE_COLUMNS: readonly RecordColumn[] = [
+  ...GROUP_COLUMNS,
+  'changed',
+  'error',
+  'http_status',
+  'settled_by',
+  'at',
+];
+
+/**
  * What marks each command's NDJSON records (the engine's `writerOf` tells them apart by it):
  * every version of ugs writes `new_user_group` in each get record and never in a rotate one;
  * `created` and `found` are get outcomes only, `rotated` and `sending` rotate ones only. A record
@@ -41,3 +54,8 @@ export const ROTATE_COLUMNS: readonly RecordColumn[] = [...ROTATE_COLUMNS_BEFORE
  */
 export const GET_MARKS: RecordMarks = { field: 'new_user_group', statuses: ['created', 'found'] };
 export const ROTATE_MARKS: RecordMarks = { statuses: ['rotated', 'sending'] };
+/**
+ * Every update record has `changed` (null when not known), which no get or rotate record has;
+ * `updated` is its outcome alone, and its `sending` records carry `changed` too.
+ */
+export const UPDATE_MARKS: RecordMarks = { field: 'changed', statuses: ['updated', 'sending'] };

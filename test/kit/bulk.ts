@@ -7,13 +7,23 @@ import type { BulkOptions } from '../../src/bulk/run.js';
 import { openBulkInput, type RowCheck } from '../../src/bulk/validate.js';
 import { type GetRow, spec as getSpec } from '../../src/operations/get-user/bulk.js';
 import { type RotateRow, spec as rotateSpec } from '../../src/operations/rotate-token/bulk.js';
+import {
+  holdsChanges,
+  type UpdateRow,
+  spec as updateSpec,
+} from '../../src/operations/update-user-group/bulk.js';
 
-export type { GetRow, RotateRow };
+export type { GetRow, RotateRow, UpdateRow };
+export { holdsChanges };
 
-export const bulkSpecs = { get: getSpec, rotate: rotateSpec } as const;
+export const bulkSpecs = { get: getSpec, rotate: rotateSpec, update: updateSpec } as const;
 
 export function openGetInput(source: ByteSource, format: InputFormat, check?: RowCheck) {
   return openBulkInput(source, format, getSpec.rows, check);
+}
+
+export function openUpdateInput(source: ByteSource, format: InputFormat, check?: RowCheck) {
+  return openBulkInput(source, format, updateSpec.rows, check);
 }
 
 export function openRotateInput(source: ByteSource, format: InputFormat, check?: RowCheck) {

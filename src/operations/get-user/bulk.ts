@@ -1,11 +1,10 @@
 /** `ugs get --from`: one group per row, got or created; nothing to settle (safe to repeat). */
 
 import { sentValue } from '../../bulk/records.js';
-import { groupText, typeOf } from '../../bulk/row-fields.js';
+import { booleanField, groupText, mappingField, objectField } from '../../bulk/row-fields.js';
 import type { BulkSpec, RecordOutcome } from '../../bulk/spec.js';
 import type { RowFields } from '../../input/bulk-options.js';
 import { type JsonObject, quoteVisible, type StringMap } from '../../input/parse.js';
-import { isPlainObject } from '../../platform/guards.js';
 import type { ServiceResult } from '../../service/user-group.js';
 import { otherGroupOf } from '../../service/user-group.js';
 import { message } from '../../text/message.js';
@@ -16,6 +15,8 @@ import {
   ROTATE_COLUMNS,
   ROTATE_COLUMNS_BEFORE_AT,
   ROTATE_MARKS,
+  UPDATE_COLUMNS,
+  UPDATE_MARKS,
 } from '../user-group-records.js';
 import { type GetUserRequest, mustExistProblem } from './operation.js';
 
@@ -54,6 +55,7 @@ export const spec: BulkSpec<GetRow> = {
     others: [
       { command: 'rotate', columns: ROTATE_COLUMNS, marks: ROTATE_MARKS },
       { command: 'rotate', columns: ROTATE_COLUMNS_BEFORE_AT, marks: ROTATE_MARKS },
+      { command: 'update', columns: UPDATE_COLUMNS, marks: UPDATE_MARKS },
     ],
   },
   secrets: () => [],
@@ -97,29 +99,11 @@ function getRow(
   const user_group_id = groupText(fields, 'user_group_id', true, problems);
   const name = groupText(fields, 'name', true, problems);
   const result: GetRow = { row, line, user_group_id: user_group_id ?? '', name: name ?? '' };
-  const mapping = fields.mapping;
-  if (mapping !== undefined && mapping !== null) {
-    if (!isPlainObject(mapping))
-      problems.push(`mapping must be a JSON object, got ${typeOf(mapping)}`);
-    else {
-      for (const [key, entry] of Object.entries(mapping)) {
-        if (key === '') problems.push('mapping has an empty key');
-        else if (typeof entry !== 'string') {
-          problems.push(
-            message`mapping: the value of "${key}" must be a string, got ${typeOf(entry)}`,
-          );
-        }
-      }
-      result.mapping = mapping as StringMap;
-    }
-  }
-  const properties = fields.properties;
-  if (properties !== undefined && properties !== null) {
-    if (!isPlainObject(properties)) {
-      problems.push(`properties must be a JSON object, got ${typeOf(properties)}`);
-    } else result.properties = properties;
-  }
-  const demo = demoFlag(fields.is_demo_group, problems);
+  const mapping = mappingField(fields, problems);
+  if (mapping !== undefined) result.mapping = mapping;
+  const properties = objectField(fields, 'properties', problems);
+  if (properties !== undefined) result.properties = properties;
+  const demo = booleanField(fields, 'is_demo_group', problems);
   if (demo !== undefined) result.is_demo_group = demo;
   return problems.length > 0 ? undefined : result;
 }
@@ -147,20 +131,4 @@ export function mustExistSpec(base: BulkSpec<GetRow>): BulkSpec<GetRow> {
       return { ...outcome, status: 'failed', token: null, error: problem.message };
     },
   };
-}
-
-/** `true`/`false`: a JSON boolean, or the words (any case) as a CSV cell holds them. */
-function demoFlag(value: unknown, problems: string[]): boolean | undefined {
-  if (value === undefined || value === null || typeof value === 'boolean') {
-    return value ?? undefined;
-  }
-  if (typeof value === 'string') {
-    const word = value.trim().toLowerCase();
-    if (word === 'true') return true;
-    if (word === 'false') return false;
-    problems.push(message`is_demo_group must be true or false, got "${value}"`);
-    return undefined;
-  }
-  problems.push(`is_demo_group must be true or false, got ${typeOf(value)}`);
-  return undefined;
 }

@@ -19,6 +19,8 @@ import {
   ROTATE_COLUMNS,
   ROTATE_COLUMNS_BEFORE_AT,
   ROTATE_MARKS,
+  UPDATE_COLUMNS,
+  UPDATE_MARKS,
 } from '../user-group-records.js';
 import { READ_CURRENT_TOKEN_HINT, rotateToken } from './operation.js';
 
@@ -55,7 +57,10 @@ export const spec: BulkSpec<RotateRow> = {
       { field: 'settled_by', always: false, resume: false },
     ],
     marks: ROTATE_MARKS,
-    others: [{ command: 'get', columns: GET_COLUMNS, marks: GET_MARKS }],
+    others: [
+      { command: 'get', columns: GET_COLUMNS, marks: GET_MARKS },
+      { command: 'update', columns: UPDATE_COLUMNS, marks: UPDATE_MARKS },
+    ],
   },
   secrets: (row) => rotateToken.secrets(row.current_token),
   send: (client, row) => client.rotateToken(row.current_token),
@@ -97,6 +102,14 @@ export const spec: BulkSpec<RotateRow> = {
       `Rotate the tokens of ${count} user ${count === 1 ? 'group' : 'groups'}? Dashboards using the old tokens may stop working.`,
     cancelled: 'rotation cancelled; nothing was sent',
     unanswered: 'an earlier run sent this rotation without an answer',
+    noun: { one: 'rotation', many: 'rotations' },
+    checked: {
+      notDone: 'not rotated',
+      doingAgain: 'rotating it again',
+      doAgain: 'rotate it again',
+      unchanged: "reading the group back still finds the row's token",
+      reading: "reading the group's token",
+    },
     // DRF's get_object_or_404: the service does not know the token (its hint says so).
     spent: (error) => error instanceof ApiError && error.status === 404,
     stale:

@@ -5,6 +5,7 @@
  * in that dialect alone. Only what is given is sent: a field left out stays as it is.
  */
 import type { Command } from 'commander';
+import { addBulkFlags, type BulkFlags, parseBulkFlags } from '../../cli/bulk-flags.js';
 import { checkOffered, offeredIn } from '../../cli/dialects.js';
 import {
   addOutputFlags,
@@ -18,6 +19,7 @@ import { resolveTarget } from '../../context/credentials.js';
 import type { Deps } from '../../context/factory.js';
 import { UsageError } from '../../errors.js';
 import { recorded } from '../../history/record.js';
+import type { BulkFlagSpec } from '../../input/bulk-options.js';
 import { checkGroupText } from '../../input/parse.js';
 import { type OutputFormat, withJsonErrorBody } from '../../output/results.js';
 import { wrapText } from '../../output/text.js';
@@ -47,7 +49,7 @@ export interface UpdateOptions {
   format: OutputFormat;
 }
 
-interface UpdateFlags extends DataFlags {
+interface UpdateFlags extends DataFlags, BulkFlags {
   id?: string;
   name?: string;
   /** `--demo` true, `--no-demo` false, neither undefined. */
@@ -66,6 +68,16 @@ interface UpdateFlags extends DataFlags {
 /** Its name, as the dialect refusal says it. */
 const UPDATE = 'update';
 
+/** `update --from`: its flags' words (the spec itself, bulk.ts, loads only for --from). */
+const BULK: BulkFlagSpec = {
+  command: UPDATE,
+  fromHelp:
+    'one group per row (user_group_id, then the fields to change; an empty cell changes nothing) from a CSV, NDJSON or JSON file (- for stdin)',
+  // Every row is at risk (updateUserGroup's `risk`): its record reaches a file before it is sent.
+  outputRequired:
+    'each row is written to the file before it is sent, so a run stopped midway can be resumed without sending a row twice',
+};
+
 export function updateCommand(makeDeps: DepsFactory, run = runUpdate): Command {
   const command = addDataFlags(
     newCommand(UPDATE, "Change an existing user group's data", [
@@ -73,6 +85,7 @@ export function updateCommand(makeDeps: DepsFactory, run = runUpdate): Command {
       'ugs update --id acme --property plan=enterprise --mapping sales=acme_db',
       'ugs update --id acme --tag eu --tag paying      # customer dialect: replaces the tags',
       'ugs update --id acme --new-id acme-corp         # customer dialect: renames the id',
+      'ugs update --from changes.csv --output updated.csv   # one group per row',
     ])
       .option('--id <user_group_id>', 'your id for the user group to change')
       .option('--name <name>', 'the new name'),
@@ -105,13 +118,53 @@ export function updateCommand(makeDeps: DepsFactory, run = runUpdate): Command {
       .join('\n')}\n`;
   });
   // In the vendor's dialects only (its descriptor has no interface wire): the help says so.
-  addOutputFlags(offeredIn(command, updateUserGroup)).action(
+  addBulkFlags(addOutputFlags(offeredIn(command, updateUserGroup)), BULK).action(
     async (flags: UpdateFlags, cmd: Command) => {
+      // No confirmation, as for the single update: the file is what the person asked for.
+      const bulk = parseBulkFlags(flags, BULK, singleRowFlags(flags), true);
       const deps = makeDeps(cmd);
-      await run(await parseUpdateFlags(flags, deps), deps);
+      if (bulk) {
+        // The interface has no update: exit 2 before the file is read or anything is sent.
+        checkOffered(deps, UPDATE, updateUserGroup);
+        // The bulk engine and this operation's spec load only for --from.
+        const [{ runBulk }, { spec }] = await Promise.all([
+          import('../../bulk/run.js'),
+          import('./bulk.js'),
+        ]);
+        await runBulk({ ...bulk, spec }, deps);
+      } else await run(await parseUpdateFlags(flags, deps), deps);
     },
   );
   return command;
+}
+
+/**
+ * The single update's flags given with --from: refused (exit 2), since each row carries its own
+ * values; a flag for every row (say `--demo`) would hide which rows it changed.
+ */
+function singleRowFlags(flags: UpdateFlags): string[] {
+  return (
+    [
+      ['--id', flags.id !== undefined],
+      ['--name', flags.name !== undefined],
+      ['--mapping', flags.mapping.length > 0],
+      ['--mapping-json', flags.mappingJson !== undefined],
+      ['--property', flags.property.length > 0],
+      ['--properties', flags.properties !== undefined],
+      ['--demo', flags.demo === true],
+      ['--no-demo', flags.demo === false],
+      ['--new-id', flags.newId !== undefined],
+      ['--email', flags.email.length > 0],
+      ['--tag', flags.tag.length > 0],
+      ['--no-tags', !flags.tags],
+      ['--level', flags.level !== undefined],
+      ['--parent', flags.parent !== undefined],
+      ['--json', flags.json === true],
+      ['--field', flags.field !== undefined],
+    ] as const
+  )
+    .filter(([, given]) => given)
+    .map(([flag]) => flag);
 }
 
 /** Flags to options: every usage error of the flags is found here, before any request. */
