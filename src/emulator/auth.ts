@@ -8,6 +8,12 @@ const ENVIRONMENTS: readonly Environment[] = ['Customer', 'Testing'];
 export interface ApiToken {
   token: string;
   environment: Environment;
+  /**
+   * A read-only token (`--api-token KEY:ENV:ro`), as the vendor's service has them ("An API
+   * token is read-write or read-only"): refused every call that may change data. Absent: it
+   * reads and writes, as every token did before, so tokens saved in a data file stay as they were.
+   */
+  readOnly?: boolean;
 }
 
 export function isEnvironment(value: unknown): value is Environment {
@@ -21,16 +27,35 @@ export function randomToken(): string {
 // Whitespace or control characters could never round-trip through "Authorization: Token <t>".
 const BAD_TOKEN_CHAR = /[\s\p{Cc}]/u;
 
-/** Parses "<token>:<Customer|Testing>"; splits on the last colon so tokens may contain colons. */
+/**
+ * Parses "<token>:<Customer|Testing>[:ro|:rw]" (`ro`: read-only; `rw`, or nothing: read-write).
+ * Split from the end so tokens may contain colons: the last part is the environment, or, when it
+ * is not one but the part before it is, the access. A token spec never appears in a message.
+ */
 export function parseApiTokenSpec(text: string): ApiToken {
-  const at = text.lastIndexOf(':');
-  if (at < 0) {
+  let rest = text;
+  let access: string | undefined;
+  const last = rest.slice(rest.lastIndexOf(':') + 1);
+  if (rest.includes(':') && !isEnvironment(last)) {
+    const head = rest.slice(0, rest.lastIndexOf(':'));
+    if (head.includes(':') && isEnvironment(head.slice(head.lastIndexOf(':') + 1))) {
+      access = last;
+      rest = head;
+    }
+  }
+  if (access !== undefined && access !== 'ro' && access !== 'rw') {
     throw new EmulatorSpecError(
-      'invalid API token spec: expected <token>:<Customer|Testing>, e.g. "s3cret:Testing"',
+      `invalid API token spec: access "${access}" must be ro (read-only) or rw (read-write)`,
     );
   }
-  const token = text.slice(0, at);
-  const environment = text.slice(at + 1);
+  const at = rest.lastIndexOf(':');
+  if (at < 0) {
+    throw new EmulatorSpecError(
+      'invalid API token spec: expected <token>:<Customer|Testing>[:ro|:rw], e.g. "s3cret:Testing"',
+    );
+  }
+  const token = rest.slice(0, at);
+  const environment = rest.slice(at + 1);
   if (token === '') {
     throw new EmulatorSpecError('invalid API token spec: the token before the last ":" is empty');
   }
@@ -44,7 +69,7 @@ export function parseApiTokenSpec(text: string): ApiToken {
       `invalid API token spec: environment "${environment}" must be Customer or Testing`,
     );
   }
-  return { token, environment };
+  return { token, environment, ...(access === 'ro' && { readOnly: true }) };
 }
 
 /** Uses the given tokens, or makes one per environment so a bare emulator is usable at once. */
@@ -68,7 +93,11 @@ export function resolveApiTokens(given: readonly ApiToken[] | undefined): ApiTok
     if (seen.has(token)) throw new EmulatorStartError('the same API token is given twice');
     seen.add(token);
   }
-  return given.map(({ token, environment }) => ({ token, environment }));
+  return given.map(({ token, environment, readOnly }) => ({
+    token,
+    environment,
+    ...(readOnly === true && { readOnly }),
+  }));
 }
 
 function digest(text: string): Buffer {
