@@ -16,6 +16,12 @@ export interface ApiToken {
   readOnly?: boolean;
 }
 
+/** Who an accepted API token is: its environment, and whether it may only read. */
+export interface Caller {
+  environment: Environment;
+  readOnly: boolean;
+}
+
 export function isEnvironment(value: unknown): value is Environment {
   return value === 'Customer' || value === 'Testing';
 }
@@ -110,18 +116,21 @@ function digest(text: string): Buffer {
  * timing independent of how much of a guess was right.
  */
 export class Authenticator {
-  private readonly known: { hash: Buffer; environment: Environment }[];
+  private readonly known: { hash: Buffer; caller: Caller }[];
 
   constructor(tokens: readonly ApiToken[]) {
-    this.known = tokens.map(({ token, environment }) => ({ hash: digest(token), environment }));
+    this.known = tokens.map(({ token, environment, readOnly }) => ({
+      hash: digest(token),
+      caller: { environment, readOnly: readOnly === true },
+    }));
   }
 
   /**
-   * The caller's environment, or the reason DRF's TokenAuthentication gives for refusing the
+   * The caller (environment, read-only or not), or the reason DRF's TokenAuthentication gives for refusing the
    * header (its own words, so a client sees locally what the real service answers). A header
    * with another scheme counts as no credentials at all, as in DRF.
    */
-  authenticate(authorization: string | undefined): Environment | { refused: string } {
+  authenticate(authorization: string | undefined): Caller | { refused: string } {
     const parts = (authorization ?? '').trim().split(/\s+/);
     if (parts[0]?.toLowerCase() !== 'token') {
       return { refused: 'Authentication credentials were not provided.' };
@@ -131,9 +140,9 @@ export class Authenticator {
       return { refused: 'Invalid token header. Token string should not contain spaces.' };
     }
     const hash = digest(parts[1] ?? '');
-    let found: Environment | undefined;
+    let found: Caller | undefined;
     for (const entry of this.known) {
-      if (timingSafeEqual(entry.hash, hash)) found = entry.environment;
+      if (timingSafeEqual(entry.hash, hash)) found = entry.caller;
     }
     return found ?? { refused: 'Invalid token.' };
   }
