@@ -166,8 +166,9 @@ export async function runLogin(opts: LoginOptions, deps: Deps): Promise<void> {
     });
   }
 
+  let readOnly: string | undefined;
   if (opts.verify) {
-    await verifyToken(deps, {
+    readOnly = await verifyToken(deps, {
       baseUrl,
       apiToken,
       apiPath: resolveApiPath(settings, credentials).value,
@@ -230,6 +231,7 @@ export async function runLogin(opts: LoginOptions, deps: Deps): Promise<void> {
       'note: the token was not checked (--no-verify); `ugs doctor --probe` checks it against the service',
     );
   }
+  if (readOnly !== undefined) await printMessage(deps.output, readOnly, 'warning');
   if (io.env.UGS_API_TOKEN) {
     await printMessage(
       deps.output,
@@ -254,12 +256,13 @@ function nextCommand(deps: Deps): string {
 
 /**
  * Sends the probe to `target` and returns only when the service accepted the token (it refused
- * the empty request with its own 400: see probeVerdict). Every other outcome throws, and nothing
- * has been saved yet: refused (401/403) exit 3; no answer exit 4; any other answer (a 404 or 405
+ * the empty request with its own 400: see probeVerdict), with a warning to print once saved when
+ * the token looks read-only. Every other outcome throws, and nothing has been saved yet: refused
+ * (401/403) exit 3; no answer exit 4; any other answer (a 404 or 405
  * from a wrong base URL or API path, a 400 from a proxy or another server, a 5xx, a redirect ugs
  * does not follow) exit 1, naming the status, content type and URL tried.
  */
-async function verifyToken(deps: Deps, target: Target): Promise<void> {
+async function verifyToken(deps: Deps, target: Target): Promise<string | undefined> {
   const { settings } = deps;
   const offline = `pass --no-verify to save the token without checking it`;
   let result: ProbeResult;
@@ -293,7 +296,19 @@ async function verifyToken(deps: Deps, target: Target): Promise<void> {
   const said = result.detail === undefined ? '' : message` (${result.detail.slice(0, 200)})`;
   switch (result.verdict) {
     case 'accepted':
-      return;
+      return undefined;
+    case 'read-only': {
+      // DRF's permission 403 comes only after the token was authenticated: the token is good,
+      // but the probe is a call that writes in this dialect (the explo token refresh, the
+      // interface's get-or-create), and a read-only token is refused those. Saved, with a
+      // warning, rather than refused: a read-only key is a real key, good for the calls that
+      // read (the customer dialect's show and list, whose probe reads and passes), and refusing
+      // it would tell the user it is wrong when it is not.
+      const dialectText = isVendorDialect(target.dialect)
+        ? ` with --dialect ${target.dialect}`
+        : '';
+      return `warning: the service accepted the API token but refused the check, a call that changes data${dialectText} (${where} answered HTTP ${result.status}${said}): the token may be read-only, and commands that create or change data will be refused with it; for those, run \`${loginCommandFor(settings.profile)}\` with a read-write API token`;
+    }
     case 'refused':
       throw new AuthError(
         `the service refused the API token: ${where} answered HTTP ${result.status}${said}; nothing was saved`,

@@ -31,7 +31,7 @@ import { updateCommand } from '../operations/update-user-group/command.js';
 import { updateUserGroup } from '../operations/update-user-group/operation.js';
 import type { OperationName, ServiceClient, ServiceOperations } from '../service/client.js';
 import type { Dialect } from '../service/dialect.js';
-import { type Wires, wireOf } from '../service/operation.js';
+import { type Wires, wireOf, writesData } from '../service/operation.js';
 import { probe } from '../service/probe.js';
 import type { ServiceResult } from '../service/user-group.js';
 
@@ -103,12 +103,16 @@ interface AnyEntry extends Omit<Entry<unknown>, 'operation'> {
 /** Every entry with its name, in the registry's order. */
 export const entries = Object.entries(registry) as readonly [OperationName, AnyEntry][];
 
-/** What `ugs serve` serves: each operation's wire and its route, in the registry's order. */
+/**
+ * What `ugs serve` serves: each operation's wire, its route, and whether it writes (`writesData`:
+ * a read-only API token is refused it before its route runs), in the registry's order.
+ */
 export const servedOperations: ServedOperations = Object.values(registry).map(
   (entry: Entry<ServiceOperations[OperationName]> & { route?: Entry<unknown>['route'] }) => ({
     method: entry.operation.method,
     explo: entry.operation.explo,
     customer: entry.operation.customer,
+    writes: writesData(entry.operation),
     ...(entry.route !== undefined && { route: entry.route }),
   }),
 );

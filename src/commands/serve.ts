@@ -47,6 +47,7 @@ export function serveCommand(makeDeps: DepsFactory, run = runServe): Command {
   return newCommand('serve', 'Run a local emulator of the User Group Service', [
     'ugs serve                                    # http://127.0.0.1:4010, prints its API tokens',
     'ugs serve --port 0 --data ./ugs-state.json --api-token dev-token:Testing',
+    'ugs serve --api-token rw-key:Customer --api-token ro-key:Customer:ro   # a read-only key too',
     'ugs serve --fault 502-html:0.2 --fault reset:0.05 --seed 42   # test your scripts against failures',
     "ugs serve --trailing-slash                   # route /api/user/ like the vendor's service",
     "ugs serve --dialect explo --rate-limit 180/min   # the vendor's published API and limit",
@@ -55,8 +56,8 @@ export function serveCommand(makeDeps: DepsFactory, run = runServe): Command {
     .option('--host <addr>', 'address to listen on', '127.0.0.1')
     .option('--data <file>', 'keep state in this file (saved after every change)')
     .option(
-      '--api-token <token:environment>',
-      'accept this API token for Customer or Testing (repeatable; default: one of each, generated)',
+      '--api-token <token:environment[:ro]>',
+      'accept this API token for Customer or Testing; :ro makes it read-only (refused every call that changes data, 403), :rw or nothing read-write (repeatable; default: one read-write token of each environment, generated)',
       collect,
       [],
     )
@@ -143,13 +144,25 @@ export async function runServe(opts: ServeOptions, deps: ServeDeps): Promise<voi
   const { io } = deps;
   // The emulator is loaded only by this command: nothing else pays for it at startup.
   const emulator = await import('../emulator/server.js');
+  // A bad spec names its flag; the spec itself is never quoted: it holds the token.
+  const apiTokens = opts.apiTokens.map((spec) => {
+    try {
+      return emulator.parseApiTokenSpec(spec);
+    } catch (error) {
+      if (!(error instanceof emulator.EmulatorSpecError)) throw error;
+      throw new UsageError(`--api-token: ${error.message}`, {
+        hint: 'give it as <token>:<Customer|Testing>, with :ro for a read-only token, e.g. --api-token dev-token:Testing:ro',
+        cause: error,
+      });
+    }
+  });
   let running: RunningEmulator;
   try {
     const faults: FaultSpec[] = opts.faults.map((spec) => emulator.parseFaultSpec(spec));
     running = await deps.startEmulator({
       host: opts.host,
       port: opts.port,
-      apiTokens: opts.apiTokens.map((spec) => emulator.parseApiTokenSpec(spec)),
+      apiTokens,
       faults,
       ...(opts.dataFile !== undefined && { dataFile: opts.dataFile }),
       ...(opts.seed !== undefined && { seed: opts.seed }),
@@ -183,8 +196,11 @@ export async function runServe(opts: ServeOptions, deps: ServeDeps): Promise<voi
     const where = local === running.url ? '' : ` (every interface; from this machine: ${local})`;
     writeLine(io.stdout, `ugs emulator listening on ${running.url}${where}`);
     writeLine(io.stdout, 'API tokens:');
-    // One per line, so a token is copied with a double click and nothing else.
-    for (const t of running.apiTokens) writeLine(io.stdout, `  ${t.environment}  ${t.token}`);
+    // One per line, so a token is copied with a double click and nothing else; a read-only one
+    // says so before it, so that a login with it is not a surprise when `get` is refused.
+    for (const t of running.apiTokens) {
+      writeLine(io.stdout, `  ${t.environment}  ${t.readOnly ? 'read-only  ' : ''}${t.token}`);
+    }
     const dialect = opts.dialect === 'interface' ? '' : ` --dialect ${opts.dialect}`;
     writeLine(
       io.stdout,

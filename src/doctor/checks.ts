@@ -640,6 +640,17 @@ async function checkProbe(
         title,
         `${where}: HTTP ${result.status} in ${time}, the token was accepted (an empty request changes nothing)`,
       );
+    case 'read-only':
+      // A warning, not a failure: DRF checks permissions only after the token authenticated,
+      // so the token is good; it may only read, and the probe writes in this dialect (the
+      // explo token refresh, the interface's get-or-create). The customer dialect's probe reads
+      // and passes. What works with this token works; what changes data will not.
+      return warn(
+        'probe',
+        title,
+        `${where}: HTTP ${result.status}${said}: the token was accepted, but the service refused this call, which changes data: the token may be read-only`,
+        `commands that create or change data will be refused with it: ${token.source === 'profile' ? `run \`${loginCommandFor(credentials.profileName)}\` with` : 'set UGS_API_TOKEN to'} a read-write API token for them`,
+      );
     case 'refused':
       return fail(
         'probe',

@@ -8,6 +8,18 @@ const ENVIRONMENTS: readonly Environment[] = ['Customer', 'Testing'];
 export interface ApiToken {
   token: string;
   environment: Environment;
+  /**
+   * A read-only token (`--api-token KEY:ENV:ro`), as the vendor's service has them ("An API
+   * token is read-write or read-only"): refused every call that may change data. Absent: it
+   * reads and writes, as every token did before, so tokens saved in a data file stay as they were.
+   */
+  readOnly?: boolean;
+}
+
+/** Who an accepted API token is: its environment, and whether it may only read. */
+export interface Caller {
+  environment: Environment;
+  readOnly: boolean;
 }
 
 export function isEnvironment(value: unknown): value is Environment {
@@ -21,16 +33,35 @@ export function randomToken(): string {
 // Whitespace or control characters could never round-trip through "Authorization: Token <t>".
 const BAD_TOKEN_CHAR = /[\s\p{Cc}]/u;
 
-/** Parses "<token>:<Customer|Testing>"; splits on the last colon so tokens may contain colons. */
+/**
+ * Parses "<token>:<Customer|Testing>[:ro|:rw]" (`ro`: read-only; `rw`, or nothing: read-write).
+ * Split from the end so tokens may contain colons: the last part is the environment, or, when it
+ * is not one but the part before it is, the access. A token spec never appears in a message.
+ */
 export function parseApiTokenSpec(text: string): ApiToken {
-  const at = text.lastIndexOf(':');
-  if (at < 0) {
+  let rest = text;
+  let access: string | undefined;
+  const last = rest.slice(rest.lastIndexOf(':') + 1);
+  if (rest.includes(':') && !isEnvironment(last)) {
+    const head = rest.slice(0, rest.lastIndexOf(':'));
+    if (head.includes(':') && isEnvironment(head.slice(head.lastIndexOf(':') + 1))) {
+      access = last;
+      rest = head;
+    }
+  }
+  if (access !== undefined && access !== 'ro' && access !== 'rw') {
     throw new EmulatorSpecError(
-      'invalid API token spec: expected <token>:<Customer|Testing>, e.g. "s3cret:Testing"',
+      `invalid API token spec: access "${access}" must be ro (read-only) or rw (read-write)`,
     );
   }
-  const token = text.slice(0, at);
-  const environment = text.slice(at + 1);
+  const at = rest.lastIndexOf(':');
+  if (at < 0) {
+    throw new EmulatorSpecError(
+      'invalid API token spec: expected <token>:<Customer|Testing>[:ro|:rw], e.g. "s3cret:Testing"',
+    );
+  }
+  const token = rest.slice(0, at);
+  const environment = rest.slice(at + 1);
   if (token === '') {
     throw new EmulatorSpecError('invalid API token spec: the token before the last ":" is empty');
   }
@@ -44,7 +75,7 @@ export function parseApiTokenSpec(text: string): ApiToken {
       `invalid API token spec: environment "${environment}" must be Customer or Testing`,
     );
   }
-  return { token, environment };
+  return { token, environment, ...(access === 'ro' && { readOnly: true }) };
 }
 
 /** Uses the given tokens, or makes one per environment so a bare emulator is usable at once. */
@@ -68,7 +99,11 @@ export function resolveApiTokens(given: readonly ApiToken[] | undefined): ApiTok
     if (seen.has(token)) throw new EmulatorStartError('the same API token is given twice');
     seen.add(token);
   }
-  return given.map(({ token, environment }) => ({ token, environment }));
+  return given.map(({ token, environment, readOnly }) => ({
+    token,
+    environment,
+    ...(readOnly === true && { readOnly }),
+  }));
 }
 
 function digest(text: string): Buffer {
@@ -81,18 +116,21 @@ function digest(text: string): Buffer {
  * timing independent of how much of a guess was right.
  */
 export class Authenticator {
-  private readonly known: { hash: Buffer; environment: Environment }[];
+  private readonly known: { hash: Buffer; caller: Caller }[];
 
   constructor(tokens: readonly ApiToken[]) {
-    this.known = tokens.map(({ token, environment }) => ({ hash: digest(token), environment }));
+    this.known = tokens.map(({ token, environment, readOnly }) => ({
+      hash: digest(token),
+      caller: { environment, readOnly: readOnly === true },
+    }));
   }
 
   /**
-   * The caller's environment, or the reason DRF's TokenAuthentication gives for refusing the
+   * The caller (environment, read-only or not), or the reason DRF's TokenAuthentication gives for refusing the
    * header (its own words, so a client sees locally what the real service answers). A header
    * with another scheme counts as no credentials at all, as in DRF.
    */
-  authenticate(authorization: string | undefined): Environment | { refused: string } {
+  authenticate(authorization: string | undefined): Caller | { refused: string } {
     const parts = (authorization ?? '').trim().split(/\s+/);
     if (parts[0]?.toLowerCase() !== 'token') {
       return { refused: 'Authentication credentials were not provided.' };
@@ -102,9 +140,9 @@ export class Authenticator {
       return { refused: 'Invalid token header. Token string should not contain spaces.' };
     }
     const hash = digest(parts[1] ?? '');
-    let found: Environment | undefined;
+    let found: Caller | undefined;
     for (const entry of this.known) {
-      if (timingSafeEqual(entry.hash, hash)) found = entry.environment;
+      if (timingSafeEqual(entry.hash, hash)) found = entry.caller;
     }
     return found ?? { refused: 'Invalid token.' };
   }

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type Dialect, tokenHeader } from '../service/dialect.js';
-import { type Wires, wireOf } from '../service/operation.js';
+import { PERMISSION_DENIED_DETAIL, type Wires, wireOf } from '../service/operation.js';
 import { fingerprint } from '../text/redact.js';
 import type { HttpMethod } from '../transport/http.js';
 import type { Authenticator } from './auth.js';
@@ -19,6 +19,11 @@ const API_PATH_SLASH = '/api/user/';
 
 /** The operations the emulator serves (its caller's registry): each one's route answers it. */
 export type ServedOperations = readonly (Wires & {
+  /**
+   * Whether it may change data (the registry's `writesData`): a read-only API token is refused
+   * it with DRF's 403, whichever operation it is and whatever its body.
+   */
+  writes: boolean;
   /**
    * Its route (`./route.ts` of the operation's folder), loaded on first use: only `ugs serve`
    * runs it. Absent for a request that is another operation's route seen from elsewhere.
@@ -319,15 +324,26 @@ export class RequestHandler {
     // The dialect's own header: with explo a request carrying only `Authorization` has sent no
     // credentials at all, as the vendor's service sees it.
     const header = req.headers[tokenHeader(this.deps.dialect)];
-    const environment = this.deps.auth.authenticate(
-      Array.isArray(header) ? header.join(', ') : header,
-    );
-    if (typeof environment !== 'string') {
+    const sent = Array.isArray(header) ? header.join(', ') : header;
+    const caller = this.deps.auth.authenticate(sent);
+    if ('refused' in caller) {
       const presented = /^\s*token\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
-      const error = RequestError.detail(401, environment.refused, { 'WWW-Authenticate': 'Token' });
+      const error = RequestError.detail(401, caller.refused, { 'WWW-Authenticate': 'Token' });
       // Which API token was refused, by its last 4, as `--debug` shows tokens on the client side.
       throw presented === undefined ? error : error.withLog(`token=${fingerprint(presented)}`);
     }
+    // DRF's check_permissions: after authentication (a bad token stays a 401), before the
+    // throttle, the method's handler and the body. A read-only token may call only what reads;
+    // what writes is the operation's own fact, so the store is never touched and the body never
+    // read for a call it may not make. A method no operation takes here is left to the 405.
+    const served = this.paths.get(path)?.get((req.method ?? '') as HttpMethod);
+    if (caller.readOnly && served?.writes === true) {
+      const presented = /^\s*token\s+(\S+)\s*$/i.exec(sent ?? '')?.[1] ?? '';
+      throw RequestError.detail(403, PERMISSION_DENIED_DETAIL).withLog(
+        `token=${fingerprint(presented)} read-only`,
+      );
+    }
+    const { environment } = caller;
     // DRF's check_throttles runs after authentication and before the method is dispatched.
     const verdict = this.deps.throttle?.check(req.socket.remoteAddress ?? '');
     if (verdict !== undefined && !verdict.allowed) {

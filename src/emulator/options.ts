@@ -5,7 +5,7 @@
  */
 import type { Dialect } from '../service/dialect.js';
 import type { Rate } from '../service/rate.js';
-import type { Environment } from './auth.js';
+import type { ApiToken } from './auth.js';
 import type { FaultSpec } from './faults.js';
 
 export interface EmulatorOptions {
@@ -15,9 +15,10 @@ export interface EmulatorOptions {
   port?: number;
   /**
    * None given: one Customer and one Testing token are generated; with a dataFile they are
-   * stored in it and reused on the next start, so a saved login keeps working.
+   * stored in it and reused on the next start, so a saved login keeps working. A given token
+   * may be read-only (`readOnly: true`).
    */
-  apiTokens?: { token: string; environment: Environment }[];
+  apiTokens?: ApiToken[];
   /** Where state is kept across restarts; without it the state lives in memory only. */
   dataFile?: string;
   faults?: FaultSpec[];
@@ -37,6 +38,7 @@ export interface EmulatorOptions {
 
 export interface RunningEmulator {
   url: string;
-  apiTokens: { token: string; environment: Environment }[];
+  /** The tokens accepted, each with `readOnly: true` when it may only read. */
+  apiTokens: ApiToken[];
   close(): Promise<void>;
 }

@@ -17,6 +17,8 @@ export interface OperationFacts<Input, Result> {
    * Whether it changes or removes something that exists (a rotation): a mistyped command is
    * never answered with its command when one that changes nothing is as close. Get-or-create
    * only adds what is missing, which is what a person typing `create` asks for: it does not.
+   * Whether a read-only API token may call it is the wider `writes` (`service/operation.ts`),
+   * which follows this fact unless the operation says otherwise (a get-or-create writes).
    */
   changesData: boolean;
   /** How its requests become token history events; absent: it writes none. */

@@ -49,6 +49,15 @@ interface OperationBase<Input, Result> {
   explo?: VendorWire;
   /** Its form in the vendor's Customer API (`--dialect customer`); absent: not there. */
   customer?: CustomerWire<Input, Result>;
+  /**
+   * Whether a call may add, change or remove the service's data: what a read-only API token is
+   * refused (the emulator answers it DRF's 403 "You do not have permission to perform this
+   * action.", and the client words that 403 as a read-only token). Wider than a descriptor's
+   * `changesData` (changes or removes what exists, for the typo guard): a get-or-create writes,
+   * since it may create. Absent: as `changesData` says (`writesData`), so an operation that
+   * changes data need not say it twice.
+   */
+  writes?: boolean;
   /** Which failures may be retried: only those that cannot make the operation happen twice. */
   retry: RetryPolicy;
   /** The JSON request body. */
@@ -96,6 +105,22 @@ export interface Wire {
 
 /** The parts of an operation that say how it goes on the wire in each dialect. */
 export type Wires = Pick<OperationBase<never, unknown>, 'method' | 'explo' | 'customer'>;
+
+/**
+ * DRF's `PermissionDenied` default detail: its answer (403) to a call the authenticated API
+ * token may not make, such as a read-only token's call that writes.
+ */
+export const PERMISSION_DENIED_DETAIL = 'You do not have permission to perform this action.';
+
+/**
+ * Whether a call of the operation may change the service's data: its `writes`, else its
+ * `changesData` where it declares one (what changes or removes data writes). The one rule both
+ * the emulator (which refuses it to a read-only API token) and the client (which words that
+ * refusal) read, so an operation added later is covered without being named.
+ */
+export function writesData(operation: { writes?: boolean; changesData?: boolean }): boolean {
+  return operation.writes ?? operation.changesData === true;
+}
 
 /** Its wire in a dialect, or undefined when the operation is not part of that dialect. */
 export function wireOf(operation: Wires, dialect: Dialect | undefined): Wire | undefined {

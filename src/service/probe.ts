@@ -16,7 +16,7 @@ import { redactSecrets } from '../text/redact.js';
 import type { HttpMethod } from '../transport/http.js';
 import { successOf } from './answer.js';
 import type { Dialect } from './dialect.js';
-import type { Operation, ReceivedAnswer } from './operation.js';
+import { type Operation, PERMISSION_DENIED_DETAIL, type ReceivedAnswer } from './operation.js';
 
 export type ProbeVerdict =
   /**
@@ -26,6 +26,14 @@ export type ProbeVerdict =
   | 'accepted'
   /** 401 or 403: the token was refused. */
   | 'refused'
+  /**
+   * 403 with DRF's permission detail ("You do not have permission to perform this action."):
+   * the token passed authentication (a bad one gets a 401 before any permission is checked), and
+   * the probe, a call that writes in this dialect (the explo token refresh, the interface's
+   * get-or-create), was refused it: the token is most likely read-only. The Customer API's probe
+   * reads, so a read-only token is accepted there.
+   */
+  | 'read-only'
   /**
    * Anything else: not the service at that address, or something in between. A 400 that is not
    * the service's refusal of the empty request is one of these: nginx, a load balancer or
@@ -104,6 +112,7 @@ export type ProbeAnswer = Pick<ReceivedAnswer, 'status' | 'headers' | 'text'>;
  */
 export function probeVerdict(answer: ProbeAnswer, dialect: Dialect): ProbeVerdict {
   const { status } = answer;
+  if (status === 403 && isPermissionDenied(answer)) return 'read-only';
   if (status === 401 || status === 403) return 'refused';
   // The Customer API's read-one answers an id it does not know with DRF's 404, after the token.
   const notFound = dialect === 'customer' && status === 404;
@@ -132,6 +141,20 @@ export function expectedRefusal(dialect: Dialect): string {
 export function probeBodyText(dialect: Dialect): string {
   const body = dialect === 'customer' ? probe.customer?.body : undefined;
   return JSON.stringify((body ?? probe.body)());
+}
+
+/**
+ * DRF's permission refusal in JSON: its `detail` (beside the interface's `success: 0`, as the
+ * emulator sends it). Any other 403 (a proxy's page, another detail) stays a refused token.
+ */
+function isPermissionDenied(answer: ProbeAnswer): boolean {
+  if (!isJsonMediaType(answer.headers['content-type'])) return false;
+  try {
+    const body: unknown = JSON.parse(answer.text);
+    return isPlainObject(body) && body.detail === PERMISSION_DENIED_DETAIL;
+  } catch {
+    return false;
+  }
 }
 
 /** DRF's refusal of a whole request: `{"detail": "..."}` and nothing else. */

@@ -24,7 +24,14 @@ import {
   NOT_THE_VENDOR_API,
   tokenHeader,
 } from './dialect.js';
-import { isUnreadable, type Operation, type Wire, wireOf } from './operation.js';
+import {
+  isUnreadable,
+  type Operation,
+  PERMISSION_DENIED_DETAIL,
+  type Wire,
+  wireOf,
+  writesData,
+} from './operation.js';
 import { loginCommandFor, type Target, type TokenSource, USER_PATH } from './target.js';
 
 export type { ServiceClient } from './client.js';
@@ -333,6 +340,20 @@ function answerError(
   const { risk } = operation;
   switch (answer.kind) {
     case 'denied':
+      // DRF's permission refusal of a call that writes: the token was accepted (a bad one gets
+      // a 401 first) but may not change data, which is what a read-only API token is refused.
+      // Said so in plain words, since "may not do this" sends people to check a token that is
+      // fine for reading. Still the auth exit code: a token is what must change.
+      if (
+        answer.status === 403 &&
+        writesData(operation) &&
+        answer.body?.detail === PERMISSION_DENIED_DETAIL
+      ) {
+        return new AuthError(
+          `the API token is read-only (or lacks permission) for this call, which changes data: the service refused it (HTTP 403: ${PERMISSION_DENIED_DETAIL})`,
+          { status: answer.status, hint: readWriteHint(context), body: answer.body },
+        );
+      }
       return new AuthError(answer.message, {
         status: answer.status,
         hint: authHint(context),
@@ -389,6 +410,15 @@ function authHint(context: HintContext): string {
     return message`the token comes from UGS_API_TOKEN, which overrides profile "${context.profile}": set it to a valid token, or unset it and run ${login}`;
   }
   return message`run ${login} to save a valid token for profile "${context.profile}" (${context.baseUrl.host}), or set UGS_API_TOKEN`;
+}
+
+/** After a read-only token's 403: where a read-write one goes. */
+function readWriteHint(context: HintContext): string {
+  const login = `\`${loginCommandFor(context.profile)}\``;
+  if (context.tokenSource === 'env UGS_API_TOKEN') {
+    return message`use a read-write API token: the token comes from UGS_API_TOKEN, which overrides profile "${context.profile}": set it to a read-write token, or unset it and run ${login}`;
+  }
+  return message`use a read-write API token: run ${login} to save one for profile "${context.profile}" (${context.baseUrl.host}), or set UGS_API_TOKEN`;
 }
 
 function hintForHttpError(

@@ -12,6 +12,7 @@ import {
   STACK_LINE,
   serviceForTest,
   stall,
+  startEmulator,
   writeConfig,
 } from '../kit/index.js';
 
@@ -143,6 +144,63 @@ describe('exit codes (main in-process)', () => {
     expect(result.code, describeRun(result)).toBe(3);
     expect(result.stderr).toMatch(/^error: .*403.*Not allowed/m);
     expectCleanFailure(result);
+  });
+
+  it("3: a read-only API token's 403 on get, rotate and update says so, with a read-write hint", async () => {
+    const readOnly = 'ro-key-exit-codes-9a8b';
+    const readWrite = 'rw-key-exit-codes-7c6d';
+    const emulator = await startEmulator({
+      dialect: 'customer',
+      apiTokens: [
+        { token: readWrite, environment: 'Customer' },
+        { token: readOnly, environment: 'Customer', readOnly: true },
+      ],
+    });
+    try {
+      const sb = makeSandbox();
+      const profile = { baseUrl: emulator.url, dialect: 'customer' };
+      writeConfig(sb, { profiles: { default: { ...profile, apiToken: readWrite } } });
+      const made = await runMain(['get', '--id', 'acme', '--name', 'Acme', '--field', 'token'], {
+        sandbox: sb,
+      });
+      expect(made.code, describeRun(made)).toBe(0);
+      writeConfig(sb, { profiles: { default: { ...profile, apiToken: readOnly } } });
+      const runs = [
+        await runMain(['get', '--id', 'acme', '--name', 'Acme'], { sandbox: sb }),
+        await runMain(['rotate', '--current-token', made.stdout.trim(), '--yes'], { sandbox: sb }),
+        await runMain(['update', '--id', 'acme', '--name', 'Acme Corp'], { sandbox: sb }),
+      ];
+      for (const result of runs) {
+        const { error, hint } = expectFailure(result, 3);
+        expect(error).toBe(
+          'the API token is read-only (or lacks permission) for this call, which changes data: the service refused it (HTTP 403: You do not have permission to perform this action.)',
+        );
+        expect(hint).toMatch(/^use a read-write API token: run `ugs login`/);
+        expect(result.stderr).not.toContain(readOnly);
+      }
+      // What only reads is answered as for any token.
+      const shown = await runMain(['show', '--id', 'acme', '--field', 'name'], { sandbox: sb });
+      expect(shown.code, describeRun(shown)).toBe(0);
+      expect(shown.stdout).toBe('Acme\n');
+    } finally {
+      await emulator.close();
+    }
+  });
+
+  it('3: a 403 with the permission detail on a call that only reads keeps the general words', async () => {
+    const service = await serviceForTest([API_TOKEN]);
+    const sb = makeSandbox();
+    writeConfig(sb, {
+      profiles: { default: { baseUrl: service.url, apiToken: API_TOKEN, dialect: 'customer' } },
+    });
+    service.failAlways(
+      jsonReply(403, { detail: 'You do not have permission to perform this action.' }),
+    );
+    const result = await runMain(['show', '--id', 'acme'], { sandbox: sb });
+    const { error } = expectFailure(result, 3);
+    expect(error).toBe(
+      'the API token may not do this (HTTP 403: You do not have permission to perform this action.)',
+    );
   });
 
   it('4: connection refused: one error line, a hint, no stack trace', async () => {

@@ -16,6 +16,7 @@ import {
   readConfig,
   runMain,
   type Sandbox,
+  startEmulator,
   text,
   useService,
   writeConfig,
@@ -82,9 +83,10 @@ describe('ugs login verifies the token', () => {
 
   it('refused (403) is exit 3 too', async () => {
     const sb = makeSandbox();
-    service.fail(json(403, { detail: 'You do not have permission to perform this action.' }));
+    // DRF's 403 for an authentication class with no WWW-Authenticate header.
+    service.fail(json(403, { detail: 'Authentication credentials were not provided.' }));
     const { error } = expectFailure(await login(sb, API_TOKEN), 3);
-    expect(error).toContain('HTTP 403 (You do not have permission to perform this action.)');
+    expect(error).toContain('HTTP 403 (Authentication credentials were not provided.)');
     expect(existsSync(sb.configPath)).toBe(false);
   });
 
@@ -199,5 +201,43 @@ describe('ugs login verifies the token', () => {
       profiles: { default: { baseUrl: url, apiToken: WRONG_TOKEN } },
     });
     expect(result.stderr).toMatch(/^note: the token was not checked \(--no-verify\)/m);
+  });
+});
+
+describe('ugs login with a read-only API token', () => {
+  const readOnly = { token: 'ro-key-login-5e4f', environment: 'Customer' as const, readOnly: true };
+
+  it('explo: the probe (a token refresh) gets 403; saved, with a warning that it may be read-only', async () => {
+    const emulator = await startEmulator({ dialect: 'explo', apiTokens: [readOnly] });
+    try {
+      const sb = makeSandbox();
+      const result = await login(sb, readOnly.token, ['--dialect', 'explo'], emulator.url);
+      expect(result.code, describeRun(result)).toBe(0);
+      expect(readConfig(sb)).toMatchObject({
+        profiles: { default: { apiToken: readOnly.token, dialect: 'explo' } },
+      });
+      const warning = result.stderr.split('\n').find((line) => line.startsWith('warning:'));
+      expect(warning).toMatch(
+        /^warning: the service accepted the API token but refused the check, a call that changes data with --dialect explo \(POST http:\/\/127\.0\.0\.1:\d+\/api\/refresh_user_group_token\/ answered HTTP 403 \(You do not have permission to perform this action\.\)\): the token may be read-only/,
+      );
+      expect(warning).toContain('run `ugs login` with a read-write API token');
+      expect(result.stdout).toBe('');
+      expect(result.stderr).not.toContain(readOnly.token);
+    } finally {
+      await emulator.close();
+    }
+  });
+
+  it('customer: the probe reads (get_customer/), so the token is accepted without a warning', async () => {
+    const emulator = await startEmulator({ dialect: 'customer', apiTokens: [readOnly] });
+    try {
+      const sb = makeSandbox();
+      const result = await login(sb, readOnly.token, ['--dialect', 'customer'], emulator.url);
+      expect(result.code, describeRun(result)).toBe(0);
+      expect(result.stderr).toContain('(the service accepted the token)');
+      expect(result.stderr).not.toContain('warning:');
+    } finally {
+      await emulator.close();
+    }
   });
 });

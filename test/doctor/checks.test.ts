@@ -10,6 +10,7 @@ import { noProxyEntry, proxyFor } from '../../src/doctor/proxy.js';
 import { ApiError, ChecksFailedError } from '../../src/errors.js';
 import { redactUrl } from '../../src/input/parse.js';
 import { userAgent } from '../../src/platform/version.js';
+import type { Dialect } from '../../src/service/dialect.js';
 import { type ProbeAnswer, probeVerdict } from '../../src/service/probe.js';
 import { HttpServiceClient } from '../../src/service/service.js';
 import type {
@@ -20,6 +21,7 @@ import type {
 } from '../../src/transport/http.js';
 import type { DoctorNetwork, TlsInfo } from '../../src/transport/network.js';
 import { MemoryCredentialStore, makeDeps, makeIO, rejection, testSystem } from '../kit/fakes.js';
+import { describeRun, makeSandbox, runMain, startEmulator, writeConfig } from '../kit/index.js';
 
 const TOKEN = 'api-token-0123456789-wxyz';
 const NOW = new Date('2026-01-01T00:00:00Z');
@@ -179,6 +181,53 @@ describe('runDoctor', () => {
     const lines = run.out.split('\n');
     expect(lines[lines.indexOf(run.line('probe')) + 1]).toMatch(fix);
     expect(run.out).not.toContain(TOKEN);
+  });
+
+  it('--probe: a 403 for want of permission is a warning (a read-only token?), exit 0', async () => {
+    const run = await doctor({
+      probe: true,
+      network: {
+        probe: () => ({
+          status: 403,
+          headers: { 'content-type': 'application/json' },
+          text: '{"detail":"You do not have permission to perform this action."}',
+        }),
+      },
+    });
+    expect(run.error).toBeUndefined();
+    expect(run.line('probe')).toMatch(
+      /^! probe +GET \/api\/user with \{\}: HTTP 403 \(You do not have permission to perform this action\.\): the token was accepted, but the service refused this call, which changes data: the token may be read-only$/,
+    );
+    const lines = run.out.split('\n');
+    expect(lines[lines.indexOf(run.line('probe')) + 1]).toMatch(
+      /fix: commands that create or change data will be refused with it: run `ugs login` with a read-write API token/,
+    );
+  });
+
+  it.each([
+    ['explo', '!', /POST \/api\/refresh_user_group_token\/ with \{\}: HTTP 403 .*may be read-only/],
+    ['customer', '✓', /POST \/api\/get_customer\/ with \{"provided_id":""\}: HTTP 400 .*accepted/],
+  ])('--probe with a read-only key of `ugs serve --dialect %s`', async (dialect, mark, said) => {
+    const readOnly = {
+      token: 'ro-key-doctor-3c2d',
+      environment: 'Customer' as const,
+      readOnly: true,
+    };
+    const emulator = await startEmulator({ dialect: dialect as Dialect, apiTokens: [readOnly] });
+    try {
+      const sandbox = makeSandbox();
+      writeConfig(sandbox, {
+        profiles: { default: { baseUrl: emulator.url, apiToken: readOnly.token, dialect } },
+      });
+      const run = await runMain(['doctor', '--probe'], { sandbox, env: { LANG: 'C.UTF-8' } });
+      expect(run.code, describeRun(run)).toBe(0);
+      const probe = run.stdout.split('\n').find((l) => l.slice(2).startsWith('probe')) ?? '';
+      expect(probe.slice(0, 1)).toBe(mark);
+      expect(probe).toMatch(said);
+      expect(run.stdout + run.stderr).not.toContain(readOnly.token);
+    } finally {
+      await emulator.close();
+    }
   });
 
   it("--probe follows Django's slash redirect once, as ugs does", async () => {
@@ -607,6 +656,17 @@ describe("probeVerdict: only the service's own refusal of {} says the token was 
     expect(probeVerdict(other, 'explo')).toBe('unexpected');
     expect(probeVerdict(missing, 'interface')).toBe('unexpected');
     expect(probeVerdict(answer(400, 'Bad Request', 'text/plain'), 'explo')).toBe('unexpected');
+  });
+
+  it("read-only: a JSON 403 with DRF's permission detail, the token accepted but not for writing", () => {
+    const denied = '{"detail":"You do not have permission to perform this action."}';
+    expect(probeVerdict(answer(403, denied, JSON_TYPE), 'explo')).toBe('read-only');
+    expect(
+      probeVerdict(answer(403, `{"success":0,${denied.slice(1)}`, JSON_TYPE), 'interface'),
+    ).toBe('read-only');
+    // Another detail, a 401, or the words outside JSON: the token itself was refused.
+    expect(probeVerdict(answer(401, denied, JSON_TYPE), 'explo')).toBe('refused');
+    expect(probeVerdict(answer(403, denied, 'text/html'), 'explo')).toBe('refused');
   });
 
   it.each([401, 403])('refused: %i, whatever its body', (status) => {

@@ -479,6 +479,7 @@ describe('routes from another bundle', () => {
       {
         method: 'GET' as const,
         explo: { method: 'POST' as const, path: '/api/create_user_group/' },
+        writes: true,
         route: async () => ({
           route: {
             handle: async (): Promise<never> => {

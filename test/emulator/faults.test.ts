@@ -224,6 +224,10 @@ describe('parseApiTokenSpec', () => {
     ['abc:Customer', { token: 'abc', environment: 'Customer' }],
     ['abc:Testing', { token: 'abc', environment: 'Testing' }],
     ['a:b:c:Testing', { token: 'a:b:c', environment: 'Testing' }],
+    ['abc:Customer:ro', { token: 'abc', environment: 'Customer', readOnly: true }],
+    ['abc:Testing:rw', { token: 'abc', environment: 'Testing' }],
+    ['a:b:Testing:ro', { token: 'a:b', environment: 'Testing', readOnly: true }],
+    ['a:Testing:Customer', { token: 'a:Testing', environment: 'Customer' }],
   ])('parses %s', (text, expected) => {
     expect(parseApiTokenSpec(text)).toEqual(expected);
   });
@@ -236,6 +240,10 @@ describe('parseApiTokenSpec', () => {
     ['abc:Production', /environment "Production" must be/],
     ['ab c:Testing', /whitespace/],
     ['Testing:abc', /environment "abc" must be/],
+    ['abc:Testing:RO', /access "RO" must be ro \(read-only\) or rw \(read-write\)/],
+    ['abc:Testing:readonly', /access "readonly" must be ro/],
+    ['abc:Testing:', /access "" must be ro/],
+    [':Testing:ro', /token .* is empty/],
   ])('refuses %j', (text, message) => {
     expect(() => parseApiTokenSpec(text)).toThrow(EmulatorStartError);
     expect(() => parseApiTokenSpec(text)).toThrow(message);

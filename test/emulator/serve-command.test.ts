@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { localUrl, runServe, type ServeOptions } from '../../src/commands/serve.js';
 import type { EmulatorOptions, RunningEmulator } from '../../src/emulator/server.js';
 import { makeIO } from '../kit/fakes.js';
+import { runMain } from '../kit/main.js';
 
 const options: ServeOptions = {
   host: '127.0.0.1',
@@ -130,5 +131,62 @@ describe('ugs serve on every interface', () => {
     'http://[fe80::1]:4567',
   ])('keeps a specific address %s as it is', (url) => {
     expect(localUrl(url)).toBe(url);
+  });
+});
+
+describe('ugs serve read-only API tokens', () => {
+  it('--api-token KEY:ENV:ro is passed as read-only; :rw and no suffix read-write', async () => {
+    const { started } = await serve({
+      ...options,
+      apiTokens: ['ro-key-1:Customer:ro', 'rw-key-2:Testing:rw', 'plain-3:Customer'],
+    });
+    expect(started[0]?.apiTokens).toEqual([
+      { token: 'ro-key-1', environment: 'Customer', readOnly: true },
+      { token: 'rw-key-2', environment: 'Testing' },
+      { token: 'plain-3', environment: 'Customer' },
+    ]);
+  });
+
+  it('says which tokens are read-only in the listing and in --json', async () => {
+    const withReadOnly: RunningEmulator = {
+      ...running,
+      apiTokens: [
+        ...running.apiTokens,
+        { token: 'ro-key', environment: 'Customer', readOnly: true },
+      ],
+    };
+    const start = (json: boolean) => {
+      const io = makeIO();
+      return runServe(
+        { ...options, json },
+        {
+          io,
+          startEmulator: () => Promise.resolve(withReadOnly),
+          system: { waitForShutdown: () => Promise.resolve('SIGTERM') },
+        },
+      ).then(() => io.stdout.text);
+    };
+    const lines = (await start(false)).split('\n');
+    expect(lines).toContain('  Customer  c0ffee-customer');
+    expect(lines).toContain('  Customer  read-only  ro-key');
+    expect(JSON.parse(await start(true)).apiTokens).toContainEqual({
+      token: 'ro-key',
+      environment: 'Customer',
+      readOnly: true,
+    });
+  });
+
+  it('refuses another access suffix as a usage error naming --api-token, never the token', async () => {
+    const result = await runMain(['serve', '--port', '0', '--api-token', 'sekret-key:Testing:wo']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('--api-token');
+    expect(result.stderr).toContain('access "wo" must be ro (read-only) or rw (read-write)');
+    expect(result.stderr).not.toContain('sekret-key');
+  });
+
+  it('--help says that :ro makes a token read-only', async () => {
+    const result = await runMain(['serve', '--help']);
+    expect(result.stdout).toMatch(/--api-token <token:environment\[:ro\]>/);
+    expect(result.stdout).toMatch(/read-only/);
   });
 });

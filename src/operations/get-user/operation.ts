@@ -40,6 +40,9 @@ export const getUser: OperationDescriptor<GetUserRequest> = {
   fields: ['name', 'user_group_id', 'mapping', 'properties', 'is_demo_group'],
   // It only adds a group that is missing, and leaves an existing one as it is.
   changesData: false,
+  // But adding one is a write: a read-only API token is refused it, even for a group that exists
+  // (the service decides by the call, before it looks the group up).
+  writes: true,
   history: {
     answer: getAnswerFields,
     error: (outcome, request) => ({
