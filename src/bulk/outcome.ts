@@ -34,8 +34,12 @@ export function throwOutcome(end: EndOfRun): void {
   }
   const unknown = end.tally.counts.unknown ?? 0;
   if (unknown > 0) {
+    // Worded by the operation at risk (`3 rotations have ...: the token may or may not ...`).
+    const risk = end.opts.spec.risk;
+    const noun = risk?.noun ?? { one: 'row', many: 'rows' };
+    const outcome = risk?.delivery.outcome ?? 'the request may or may not have happened';
     throw new OutcomeUnknownError(
-      `${unknown} ${unknown === 1 ? 'rotation has' : 'rotations have'} an unknown outcome: the token may or may not have been rotated`,
+      `${unknown} ${unknown === 1 ? `${noun.one} has` : `${noun.many} have`} an unknown outcome: ${outcome}`,
       { hint: unknownHint(end) },
     );
   }
@@ -116,9 +120,10 @@ function unknownHint(end: EndOfRun): string {
     first === undefined
       ? ''
       : `row ${first.row}: ${first.error ?? 'no answer'}${others > 0 ? ` (and ${others} more: the error field of their records says why)` : ''}; `;
-  const anonymous = end.tally.unknowns.filter(
-    (record) => record.user_group_id === null || record.name === null,
-  ).length;
+  const lacks =
+    end.opts.spec.risk?.lacksCheck ??
+    ((record) => record.user_group_id === null || record.name === null);
+  const anonymous = end.tally.unknowns.filter(lacks).length;
   const missing =
     anonymous === 0
       ? ''

@@ -193,6 +193,7 @@ const HISTORY_OUTCOME: Partial<Record<RecordStatus, HistoryOutcome>> = {
   created: 'created',
   found: 'found',
   rotated: 'rotated',
+  deleted: 'deleted',
   mismatch: 'rotated',
   stale: 'stale',
   failed: 'failed',

@@ -12,6 +12,8 @@ export type RecordStatus =
   | 'created'
   | 'found'
   | 'rotated'
+  /** Delete: the group is gone (its answer said so, or a 404 after an earlier `sending`). */
+  | 'deleted'
   /**
    * Rotate: the answer names another group than the row's `user_group_id`. The rotation did
    * happen (the new token is recorded), but the run counts the row as failed.
@@ -33,6 +35,7 @@ export const RECORD_STATUSES: readonly RecordStatus[] = [
   'created',
   'found',
   'rotated',
+  'deleted',
   'mismatch',
   'stale',
   'failed',
@@ -52,6 +55,7 @@ export function isDone(status: RecordStatus): boolean {
     status === 'created' ||
     status === 'found' ||
     status === 'rotated' ||
+    status === 'deleted' ||
     status === 'mismatch' ||
     status === 'stale'
   );
@@ -76,8 +80,10 @@ export interface BulkRecord {
   /** Get records only. */
   new_user_group?: boolean | null;
   /**
-   * Rotate records only: `get` when the outcome was learnt by reading the group's current token
-   * back after the rotation's answer was lost (the rotation had happened), not from its answer.
+   * Rotate records: `get` when the outcome was learnt by reading the group's current token back
+   * after the rotation's answer was lost (the rotation had happened), not from its answer.
+   * Delete records: `delete` when the delete, sent again after a lost answer, was refused with a
+   * 404 (the earlier request had deleted the group).
    */
   settled_by?: SettledBy;
   error: string | null;

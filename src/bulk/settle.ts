@@ -23,8 +23,9 @@ import type { AtRisk, BulkRow, BulkSpec, Settled } from './spec.js';
 import type { RunStop } from './stop.js';
 
 /**
- * Rounds of "read the token, rotate again" for one row; then one final read decides (`failed` when
- * the token is unchanged, `rotated` when not), and only a failing read leaves it `unknown`.
+ * Rounds of "read the state, send again" for one row (for a rotation: read the token, rotate
+ * again); then one final read decides (`failed` when nothing changed, done when it did), and only
+ * a failing read leaves it `unknown`.
  */
 const MAX_SETTLE_ROUNDS = 3;
 
@@ -122,7 +123,7 @@ export class Settler {
         if (error instanceof RequestNotSent) return this.notReadBack(row, lastWhy);
         if (error instanceof AuthError) {
           this.stopper.stop('auth', error, row.row);
-          return this.unreadable(row, lastWhy, error);
+          return this.unreadable(row, risk, lastWhy, error);
         }
         // One read failed: the final read below decides (or names this cause when it fails too).
         break;
@@ -132,9 +133,10 @@ export class Settler {
       }
       if (settled.kind === 'happened') return this.writer.answered(row, settled.result, true);
       // Not done: sending it once more cannot make it happen twice.
+      const words = risk.checked;
       if (this.stopper.stopping) {
         return this.writer.record(row, 'skipped', {
-          error: 'not rotated (checked); the run stopped before rotating it again',
+          error: `${words.notDone} (checked); the run stopped before ${words.doingAgain}`,
         });
       }
       try {
@@ -142,7 +144,7 @@ export class Settler {
       } catch (error) {
         if (this.file?.failed === undefined) throw error;
         return this.writer.record(row, 'skipped', {
-          error: 'not rotated (checked); the results file could not be written to rotate it again',
+          error: `${words.notDone} (checked); the results file could not be written to ${words.doAgain}`,
         });
       }
       try {
@@ -150,7 +152,7 @@ export class Settler {
       } catch (error) {
         if (error instanceof RequestNotSent) {
           return this.writer.record(row, 'skipped', {
-            error: 'not rotated (checked); the run stopped before rotating it again',
+            error: `${words.notDone} (checked); the run stopped before ${words.doingAgain}`,
           });
         }
         // Refused as spent after an earlier try of this run: that try did it, unseen.
@@ -181,14 +183,14 @@ export class Settler {
     } catch (error) {
       if (error instanceof RequestNotSent) return this.notReadBack(row, lastWhy);
       if (error instanceof AuthError) this.stopper.stop('auth', error, row.row);
-      return this.unreadable(row, lastWhy, error);
+      return this.unreadable(row, risk, lastWhy, error);
     }
     if (settled.kind === 'happened') return this.writer.answered(row, settled.result, true);
     if (settled.kind === 'unknown') {
       return this.writer.record(row, 'unknown', { error: `${lastWhy}; ${settled.why}` });
     }
     return this.writer.record(row, 'failed', {
-      error: `not rotated (checked): the last try ended "${lastWhy}", and reading the group back still finds the row's token`,
+      error: `${risk.checked.notDone} (checked): the last try ended "${lastWhy}", and ${risk.checked.unchanged}`,
     });
   }
   /**
@@ -196,6 +198,7 @@ export class Settler {
    * back says what that means: another token after an earlier `sending` record of the row (a
    * killed or retried run, or an earlier try) is that request having happened, unseen: the row
    * is done, settled. Without one, ugs did not do it: `stale`, with the current state recorded.
+   * A risk whose refusal needs no read (`spentMeansDone`) is done or failed at once.
    */
   async settleSpent(
     client: ServiceClient,
@@ -210,6 +213,17 @@ export class Settler {
         error: `${messageOf(error)}; ${why}`,
         http_status: refused?.status ?? null,
       });
+    // The refusal says it all (a delete's 404): no read, so no request more for the row.
+    const done = risk.spentMeansDone?.(row);
+    if (done !== undefined) {
+      if (!sentBefore) {
+        return this.writer.record(row, 'failed', {
+          error: messageOf(error),
+          http_status: refused?.status ?? null,
+        });
+      }
+      return this.writer.record(row, done.status, done);
+    }
     let settled: Settled;
     try {
       settled = await this.readBack(client, row, risk);
@@ -218,12 +232,10 @@ export class Settler {
         return failed('the run stopped before the group was read back');
       }
       if (readError instanceof AuthError) this.stopper.stop('auth', readError, row.row);
-      return failed(`reading the group's token failed: ${messageOf(readError)}`);
+      return failed(`${risk.checked.reading} failed: ${messageOf(readError)}`);
     }
     if (settled.kind === 'unknown') return failed(settled.why);
-    if (settled.kind === 'not-happened') {
-      return failed("reading the group back still finds the row's token");
-    }
+    if (settled.kind === 'not-happened') return failed(risk.checked.unchanged);
     if (sentBefore) return this.writer.answered(row, settled.result, true);
     const {
       status: _done,
@@ -237,9 +249,14 @@ export class Settler {
     });
   }
   /** Reading the state back failed: whether the request happened is not known. */
-  private unreadable(row: BulkRow, lastWhy: string, error: unknown): BulkRecord {
+  private unreadable(
+    row: BulkRow,
+    risk: AtRisk<BulkRow>,
+    lastWhy: string,
+    error: unknown,
+  ): BulkRecord {
     return this.writer.record(row, 'unknown', {
-      error: `${lastWhy}; reading the group's token failed: ${messageOf(error)}`,
+      error: `${lastWhy}; ${risk.checked.reading} failed: ${messageOf(error)}`,
     });
   }
   /** The run stopped before the group was read back: `--resume` settles the row. */

@@ -55,6 +55,15 @@ export interface AtRisk<Row extends BulkRow> {
   cancelled: string;
   /** Why `--resume` settles a row last seen as sent: `an earlier run sent this rotation ...`. */
   unanswered: string;
+  /** What one request is called when counting them: `rotation`, `rotations`. */
+  noun: { one: string; many: string };
+  /** How records word a row checked by reading back (`not rotated`, `rotating it again`). */
+  checked: CheckedWords;
+  /**
+   * Whether an `unknown` record lacks what settling it needs (the exit hint asks for it);
+   * absent: a record without user_group_id or name.
+   */
+  lacksCheck?(record: BulkRecord): boolean;
   /** Did the row's request happen? Reads the current state back (may throw the call's error). */
   settle(client: ServiceClient, row: Row): Promise<Settled>;
   /** Why a row cannot be settled (it lacks what reading back needs), or undefined. */
@@ -67,4 +76,27 @@ export interface AtRisk<Row extends BulkRow> {
   spent(error: unknown): boolean;
   /** A `stale` record's error: what the refusal and the state read back mean. */
   stale: string;
+  /**
+   * The refusal as spent already says what reading back would (a delete's 404: no group has the
+   * token, so it is gone either way), and nothing is read back: after an earlier `sending` record
+   * of the row the row is done with this outcome (that request did it, unseen); without one the
+   * row failed with the refusal. Absent: the state is read back (`settle`).
+   */
+  spentMeansDone?(row: Row): RecordOutcome;
+  /** The summary's words for rows settled after a lost answer; absent: `by reading the group back`. */
+  settledHow?: string;
+}
+
+/** How a row checked by reading back is worded in its record. */
+export interface CheckedWords {
+  /** `not rotated`: the request did not happen. */
+  notDone: string;
+  /** `rotating it again`, as in "the run stopped before rotating it again". */
+  doingAgain: string;
+  /** `rotate it again`, as in "could not be written to rotate it again". */
+  doAgain: string;
+  /** What the read found when it did not happen: "reading the group back still finds ...". */
+  unchanged: string;
+  /** `reading the group's token`, as in "... failed: HTTP 500". */
+  reading: string;
 }

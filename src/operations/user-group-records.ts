@@ -1,6 +1,6 @@
 /**
- * The results files of `get --from` and `rotate --from`: both hold user group records, so each
- * command's spec knows the other's columns, to refuse its files by name.
+ * The results files of `get --from`, `rotate --from` and `delete --from`: each command's spec
+ * knows the others' columns, to refuse their files by name.
  */
 import type { RecordColumn, RecordMarks } from '../bulk/records.js';
 
@@ -41,3 +41,20 @@ export const ROTATE_COLUMNS: readonly RecordColumn[] = [...ROTATE_COLUMNS_BEFORE
  */
 export const GET_MARKS: RecordMarks = { field: 'new_user_group', statuses: ['created', 'found'] };
 export const ROTATE_MARKS: RecordMarks = { statuses: ['rotated', 'sending'] };
+
+/**
+ * `delete --from`: no token and no group data (a delete answers only `success`, and the token it
+ * sent is dead): the row, the id the row gave, the outcome, and `settled_by`/`at` as for rotate.
+ */
+export const DELETE_COLUMNS: readonly RecordColumn[] = [
+  'row',
+  'user_group_id',
+  'status',
+  'error',
+  'http_status',
+  'settled_by',
+  'at',
+];
+
+/** `deleted` is a delete's outcome alone; its `sending` records look like rotate's. */
+export const DELETE_MARKS: RecordMarks = { statuses: ['deleted', 'sending'] };

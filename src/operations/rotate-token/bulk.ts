@@ -5,15 +5,16 @@
  */
 
 import { sentValue } from '../../bulk/records.js';
-import { groupText, typeOf } from '../../bulk/row-fields.js';
+import { currentTokenField, groupText } from '../../bulk/row-fields.js';
 import type { BulkSpec, RecordOutcome, Settled } from '../../bulk/spec.js';
 import { ApiError } from '../../errors.js';
 import type { RowFields } from '../../input/bulk-options.js';
-import { groupTextProblem } from '../../input/parse.js';
 import { isUnrotated, otherGroupOf, type ServiceResult } from '../../service/user-group.js';
 import { message } from '../../text/message.js';
 import { readExisting, readsWithoutCreating } from '../get-customer/operation.js';
 import {
+  DELETE_COLUMNS,
+  DELETE_MARKS,
   GET_COLUMNS,
   GET_MARKS,
   ROTATE_COLUMNS,
@@ -55,7 +56,10 @@ export const spec: BulkSpec<RotateRow> = {
       { field: 'settled_by', always: false, resume: false },
     ],
     marks: ROTATE_MARKS,
-    others: [{ command: 'get', columns: GET_COLUMNS, marks: GET_MARKS }],
+    others: [
+      { command: 'get', columns: GET_COLUMNS, marks: GET_MARKS },
+      { command: 'delete', columns: DELETE_COLUMNS, marks: DELETE_MARKS },
+    ],
   },
   secrets: (row) => rotateToken.secrets(row.current_token),
   send: (client, row) => client.rotateToken(row.current_token),
@@ -97,6 +101,14 @@ export const spec: BulkSpec<RotateRow> = {
       `Rotate the tokens of ${count} user ${count === 1 ? 'group' : 'groups'}? Dashboards using the old tokens may stop working.`,
     cancelled: 'rotation cancelled; nothing was sent',
     unanswered: 'an earlier run sent this rotation without an answer',
+    noun: { one: 'rotation', many: 'rotations' },
+    checked: {
+      notDone: 'not rotated',
+      doingAgain: 'rotating it again',
+      doAgain: 'rotate it again',
+      unchanged: "reading the group back still finds the row's token",
+      reading: "reading the group's token",
+    },
     // DRF's get_object_or_404: the service does not know the token (its hint says so).
     spent: (error) => error instanceof ApiError && error.status === 404,
     stale:
@@ -176,26 +188,7 @@ function rotateRow(
   fields: RowFields,
   problems: string[],
 ): RotateRow | undefined {
-  const token = fields.current_token;
-  let current_token = '';
-  // The token itself is never shown: messages name the problem only.
-  if (token === undefined || token === null) problems.push('current_token is missing');
-  else if (typeof token !== 'string') {
-    problems.push(`current_token must be a string, got ${typeOf(token)}`);
-  } else {
-    // Trimmed like --current-token: a pasted token often brings a newline or a space along.
-    current_token = token.trim();
-    if (current_token === '') problems.push('current_token is empty');
-    else {
-      // Named by kind only: the token itself is never shown.
-      const problem = groupTextProblem(current_token, 'id');
-      if (problem?.includes('format character')) {
-        problems.push('current_token contains an invisible format character');
-      } else if (problem !== undefined) {
-        problems.push('current_token contains a control character or U+FFFD');
-      }
-    }
-  }
+  const current_token = currentTokenField(fields, problems) ?? '';
   const user_group_id = groupText(fields, 'user_group_id', false, problems);
   const name = groupText(fields, 'name', false, problems);
   if (problems.length > 0) return undefined;
