@@ -129,6 +129,17 @@ describe('delete --from: rows', () => {
     expect(sent).toEqual([]);
   });
 
+  it('a row with a user_group_id but no token is refused by row (exit 2), naming delete --id; nothing sent', async () => {
+    const from = ndjson([{ current_token: 'tok-a-1111' }, { user_group_id: 'acme' }]);
+    const { service, sent } = deletes(() => DELETED);
+    const error = await rejection(runBulk(options(from), makeDeps({ service }), noTimer));
+    expect((error as ApiError).exitCode).toBe(2);
+    expect((error as Error).message).toContain(
+      'current_token is missing: delete --from deletes by token and does not look ids up',
+    );
+    expect(sent).toEqual([]);
+  });
+
   it('a token given twice is refused by row, nothing sent: the second delete could only fail', async () => {
     const from = ndjson([{ current_token: 'tok-a-1111' }, { current_token: 'tok-a-1111' }]);
     const { service, sent } = deletes(() => DELETED);

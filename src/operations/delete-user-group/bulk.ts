@@ -166,8 +166,19 @@ function deleteRow(
   fields: RowFields,
   problems: string[],
 ): DeleteRow | undefined {
-  const current_token = currentTokenField(fields, problems) ?? '';
   const user_group_id = groupText(fields, 'user_group_id', false, problems);
+  // A row naming its group by id alone is not looked up: the explo dialect's only read creates a
+  // missing group, and a token read here would have no journal of its own. Said plainly, with
+  // the command that does delete by id.
+  const idOnly =
+    (fields.current_token === undefined || fields.current_token === null) &&
+    user_group_id !== undefined;
+  if (idOnly) {
+    problems.push(
+      'current_token is missing: delete --from deletes by token and does not look ids up (`ugs delete --id <user_group_id>` deletes one group by its id)',
+    );
+  }
+  const current_token = idOnly ? '' : (currentTokenField(fields, problems) ?? '');
   // Checked as rotate checks it, though not kept: a delete has no name to record.
   groupText(fields, 'name', false, problems);
   if (problems.length > 0) return undefined;
