@@ -137,13 +137,15 @@ export function formatProgressLog(state: ProgressState): string {
  * The last line: `1200 rows in 1.5s (800 rows/s): 1000 created, 150 found, 50 failed`. Rows
  * settled by reading their group back (their rotation's answer was lost) are said after the
  * counts: `10 rotated, 2 failed; 3 settled by reading the group back`; so are the empty rows of
- * a CSV input (`; 4 empty rows skipped`), which are no rows and have no records.
+ * a CSV input (`; 4 empty rows skipped`), which are no rows and have no records. A delete settles
+ * otherwise (its operation's `settledHow`).
  */
 export function formatSummary(
   counts: StatusCounts,
   elapsedMs: number,
   settledByGet = 0,
   blankRows = 0,
+  settledHow = 'by reading the group back',
 ): string {
   let rows = 0;
   for (const status of RECORD_STATUSES) {
@@ -151,7 +153,7 @@ export function formatSummary(
   }
   const speed = formatRate(rows, elapsedMs);
   const parts = formatCounts(counts, (s) => s !== 'sending');
-  const settled = settledByGet > 0 ? `; ${settledByGet} settled by reading the group back` : '';
+  const settled = settledByGet > 0 ? `; ${settledByGet} settled ${settledHow}` : '';
   const blank =
     blankRows > 0 ? `; ${blankRows} empty ${blankRows === 1 ? 'row' : 'rows'} skipped` : '';
   return `${rows} ${rows === 1 ? 'row' : 'rows'} in ${formatDuration(elapsedMs)}${speed ? ` (${speed})` : ''}${parts.length > 0 ? `: ${parts.join(', ')}` : ''}${settled}${blank}`;

@@ -200,6 +200,7 @@ const HISTORY_OUTCOME: Partial<Record<RecordStatus, HistoryOutcome>> = {
   found: 'found',
   rotated: 'rotated',
   updated: 'updated',
+  deleted: 'deleted',
   mismatch: 'rotated',
   stale: 'stale',
   failed: 'failed',

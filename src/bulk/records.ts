@@ -14,6 +14,8 @@ export type RecordStatus =
   | 'rotated'
   /** An update's answer: the group's data was changed (its token stays). */
   | 'updated'
+  /** Delete: the group is gone (its answer said so, or a 404 after an earlier `sending`). */
+  | 'deleted'
   /**
    * Rotate: the answer names another group than the row's `user_group_id`. The rotation did
    * happen (the new token is recorded), but the run counts the row as failed.
@@ -36,6 +38,7 @@ export const RECORD_STATUSES: readonly RecordStatus[] = [
   'found',
   'rotated',
   'updated',
+  'deleted',
   'mismatch',
   'stale',
   'failed',
@@ -56,6 +59,7 @@ export function isDone(status: RecordStatus): boolean {
     status === 'found' ||
     status === 'rotated' ||
     status === 'updated' ||
+    status === 'deleted' ||
     status === 'mismatch' ||
     status === 'stale'
   );
@@ -80,8 +84,10 @@ export interface BulkRecord {
   /** Get records only. */
   new_user_group?: boolean | null;
   /**
-   * Rotate records only: `get` when the outcome was learnt by reading the group's current token
-   * back after the rotation's answer was lost (the rotation had happened), not from its answer.
+   * Rotate records: `get` when the outcome was learnt by reading the group's current token back
+   * after the rotation's answer was lost (the rotation had happened), not from its answer.
+   * Delete records: `delete` when the delete, sent again after a lost answer, was refused with a
+   * 404 (the earlier request had deleted the group).
    */
   settled_by?: SettledBy;
   /**

@@ -37,6 +37,38 @@ export function typeOf(value: unknown): string {
   return `a ${typeof value}`;
 }
 
+/**
+ * A row's `current_token` (rotate, delete): a non-empty string, trimmed like `--current-token`
+ * (a pasted token often brings a newline or a space along). Problems name its kind only: the
+ * token itself is never shown. Undefined when it is missing or has a problem.
+ */
+export function currentTokenField(fields: RowFields, problems: string[]): string | undefined {
+  const token = fields.current_token;
+  if (token === undefined || token === null) {
+    problems.push('current_token is missing');
+    return undefined;
+  }
+  if (typeof token !== 'string') {
+    problems.push(`current_token must be a string, got ${typeOf(token)}`);
+    return undefined;
+  }
+  const current = token.trim();
+  if (current === '') {
+    problems.push('current_token is empty');
+    return undefined;
+  }
+  const problem = groupTextProblem(current, 'id');
+  if (problem?.includes('format character')) {
+    problems.push('current_token contains an invisible format character');
+    return undefined;
+  }
+  if (problem !== undefined) {
+    problems.push('current_token contains a control character or U+FFFD');
+    return undefined;
+  }
+  return current;
+}
+
 /** UTF-8 size of a string without encoding it, when its length alone decides. */
 function exceedsBytes(text: string, max: number): boolean {
   if (text.length > max) return true;

@@ -342,7 +342,14 @@ class BulkRun {
         'tokens are shown by their last 4 characters at a terminal: pass --output FILE, or pipe the output, for the whole records',
       );
     }
-    printLine(this.deps.output, this.tally.summary(this.clock.now() - this.started, this.stopper));
+    printLine(
+      this.deps.output,
+      this.tally.summary(
+        this.clock.now() - this.started,
+        this.stopper,
+        this.opts.spec.risk?.settledHow,
+      ),
+    );
     await this.file?.flush();
   }
 

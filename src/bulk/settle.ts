@@ -198,6 +198,7 @@ export class Settler {
    * back says what that means: another token after an earlier `sending` record of the row (a
    * killed or retried run, or an earlier try) is that request having happened, unseen: the row
    * is done, settled. Without one, ugs did not do it: `stale`, with the current state recorded.
+   * A risk whose refusal needs no read (`spentMeansDone`) is done or failed at once.
    */
   async settleSpent(
     client: ServiceClient,
@@ -212,6 +213,17 @@ export class Settler {
         error: `${messageOf(error)}; ${why}`,
         http_status: refused?.status ?? null,
       });
+    // The refusal says it all (a delete's 404): no read, so no request more for the row.
+    const done = risk.spentMeansDone?.(row);
+    if (done !== undefined) {
+      if (!sentBefore) {
+        return this.writer.record(row, 'failed', {
+          error: messageOf(error),
+          http_status: refused?.status ?? null,
+        });
+      }
+      return this.writer.record(row, done.status, done);
+    }
     let settled: Settled;
     try {
       settled = await this.readBack(client, row, risk);

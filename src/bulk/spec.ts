@@ -90,6 +90,15 @@ export interface AtRisk<Row extends BulkRow> {
   spent(error: unknown): boolean;
   /** A `stale` record's error: what the refusal and the state read back mean. */
   stale: string;
+  /**
+   * The refusal as spent already says what reading back would (a delete's 404: no group has the
+   * token, so it is gone either way), and nothing is read back: after an earlier `sending` record
+   * of the row the row is done with this outcome (that request did it, unseen); without one the
+   * row failed with the refusal. Absent: the state is read back (`settle`).
+   */
+  spentMeansDone?(row: Row): RecordOutcome;
+  /** The summary's words for rows settled after a lost answer; absent: `by reading the group back`. */
+  settledHow?: string;
 }
 
 /** How a row checked by reading back is worded in its record. */

@@ -49,8 +49,8 @@ export class Tally {
   }
 
   /** The last line of the run. */
-  summary(elapsedMs: number, stop: RunStop): string {
-    return `${formatSummary(this.counts, elapsedMs, this.settledByGet, this.blankRows)}${this.authStopText(stop)}`;
+  summary(elapsedMs: number, stop: RunStop, settledHow?: string): string {
+    return `${formatSummary(this.counts, elapsedMs, this.settledByGet, this.blankRows, settledHow)}${this.authStopText(stop)}`;
   }
 
   /**

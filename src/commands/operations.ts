@@ -86,6 +86,7 @@ export const registry = {
   deleteUserGroup: {
     operation: deleteUserGroup,
     route: () => import('../operations/delete-user-group/route.js'),
+    bulk: () => import('../operations/delete-user-group/bulk.js'),
     commands: { delete: deleteCommand },
   },
   // Doctor's probe: no command of its own (doctor runs it), no route (get's answers it).

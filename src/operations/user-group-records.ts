@@ -1,6 +1,6 @@
 /**
- * The results files of `get --from`, `rotate --from` and `update --from`: all hold user group
- * records, so each command's spec knows the others' columns, to refuse their files by name.
+ * The results files of `get --from`, `rotate --from`, `update --from` and `delete --from`: each
+ * command's spec knows the others' columns, to refuse their files by name.
  */
 import type { RecordColumn, RecordMarks } from '../bulk/records.js';
 
@@ -59,3 +59,20 @@ export const ROTATE_MARKS: RecordMarks = { statuses: ['rotated', 'sending'] };
  * `updated` is its outcome alone, and its `sending` records carry `changed` too.
  */
 export const UPDATE_MARKS: RecordMarks = { field: 'changed', statuses: ['updated', 'sending'] };
+
+/**
+ * `delete --from`: no token and no group data (a delete answers only `success`, and the token it
+ * sent is dead): the row, the id the row gave, the outcome, and `settled_by`/`at` as for rotate.
+ */
+export const DELETE_COLUMNS: readonly RecordColumn[] = [
+  'row',
+  'user_group_id',
+  'status',
+  'error',
+  'http_status',
+  'settled_by',
+  'at',
+];
+
+/** `deleted` is a delete's outcome alone; its `sending` records look like rotate's. */
+export const DELETE_MARKS: RecordMarks = { statuses: ['deleted', 'sending'] };

@@ -6,6 +6,7 @@
  * names the group) and a script says `--yes`; without either nothing is sent.
  */
 import type { Command } from 'commander';
+import { addBulkFlags, type BulkFlags, parseBulkFlags } from '../../cli/bulk-flags.js';
 import { checkOffered, offeredIn } from '../../cli/dialects.js';
 import {
   addOutputFlags,
@@ -24,6 +25,7 @@ import {
   UsageError,
 } from '../../errors.js';
 import { recorded } from '../../history/record.js';
+import type { BulkFlagSpec } from '../../input/bulk-options.js';
 import { checkGroupText, quoteVisible, shellWord } from '../../input/parse.js';
 import { type OutputFormat, printResult, withJsonErrorBody } from '../../output/results.js';
 import { canPrompt, InFlight, readStdin } from '../../platform/io.js';
@@ -53,7 +55,7 @@ export interface DeleteOptions {
   format: OutputFormat;
 }
 
-interface DeleteFlags {
+interface DeleteFlags extends BulkFlags {
   currentToken?: string;
   currentTokenStdin?: boolean;
   id?: string;
@@ -65,6 +67,17 @@ interface DeleteFlags {
 /** Its name, as the dialect refusal says it. */
 const DELETE = 'delete';
 
+/** `delete --from`: its flags' words (the spec itself, bulk.ts, loads only for --from). */
+const BULK: BulkFlagSpec = {
+  command: DELETE,
+  fromHelp: 'one current_token per row from a CSV, NDJSON or JSON file (- for stdin)',
+  // Every row is at risk (deleteUserGroup's `risk`): its `sending` record must be on disk before
+  // it is sent. That journal is what lets --resume send no answered row again and settle one
+  // whose answer was lost (a 404 to the repeat is then "deleted", not "no group has that token").
+  outputRequired:
+    'each delete is journaled there before it is sent, so that --resume never sends an answered row again and settles one whose answer was lost',
+};
+
 /** What `--field` can print of a delete (the service answers nothing but `success`). */
 const DELETE_FIELDS = ['user_group_id', 'outcome', 'token_last4'] as const;
 
@@ -73,6 +86,7 @@ export function deleteCommand(makeDeps: DepsFactory, run = runDelete): Command {
     'ugs delete --id acme                        # reads its token, then asks',
     'printenv USER_GROUP_TOKEN | ugs delete --current-token-stdin --yes',
     'ugs delete --current-token - --yes --json < token.txt',
+    'ugs delete --from tokens.csv --output deleted.csv --yes   # one current_token per row',
   ])
     .option(
       '--current-token <token>',
@@ -85,12 +99,40 @@ export function deleteCommand(makeDeps: DepsFactory, run = runDelete): Command {
     )
     .option('-y, --yes', 'delete without asking for confirmation (required without a terminal)');
   // In the vendor's dialects only (its descriptor has no interface wire): the help says so.
-  addOutputFlags(offeredIn(command, deleteUserGroup)).action(
+  addBulkFlags(addOutputFlags(offeredIn(command, deleteUserGroup)), BULK).action(
     async (flags: DeleteFlags, cmd: Command) => {
-      await run(parseDeleteFlags(flags), makeDeps(cmd));
+      const bulk = parseBulkFlags(flags, BULK, singleRowFlags(flags), flags.yes === true);
+      if (bulk === undefined) {
+        await run(parseDeleteFlags(flags), makeDeps(cmd));
+        return;
+      }
+      const deps = makeDeps(cmd);
+      // The interface has no delete: exit 2 before the input is read or anything is sent.
+      checkOffered(deps, DELETE, deleteUserGroup);
+      // The bulk engine and this operation's spec load only for --from.
+      const [{ runBulk }, { spec }] = await Promise.all([
+        import('../../bulk/run.js'),
+        import('./bulk.js'),
+      ]);
+      await runBulk({ ...bulk, spec }, deps);
     },
   );
   return command;
+}
+
+/** The single-row flags given: none goes with --from (each row names its group). */
+function singleRowFlags(flags: DeleteFlags): string[] {
+  return (
+    [
+      ['--current-token', flags.currentToken !== undefined],
+      ['--current-token-stdin', flags.currentTokenStdin === true],
+      ['--id', flags.id !== undefined],
+      ['--json', flags.json === true],
+      ['--field', flags.field !== undefined],
+    ] as const
+  )
+    .filter(([, given]) => given)
+    .map(([flag]) => flag);
 }
 
 /** Flags to options: every usage error of the flags is found here, before any request. */

@@ -10,6 +10,8 @@ import { otherGroupOf } from '../../service/user-group.js';
 import { message } from '../../text/message.js';
 import { readExisting, readsWithoutCreating } from '../get-customer/operation.js';
 import {
+  DELETE_COLUMNS,
+  DELETE_MARKS,
   GET_COLUMNS,
   GET_MARKS,
   ROTATE_COLUMNS,
@@ -56,6 +58,7 @@ export const spec: BulkSpec<GetRow> = {
       { command: 'rotate', columns: ROTATE_COLUMNS, marks: ROTATE_MARKS },
       { command: 'rotate', columns: ROTATE_COLUMNS_BEFORE_AT, marks: ROTATE_MARKS },
       { command: 'update', columns: UPDATE_COLUMNS, marks: UPDATE_MARKS },
+      { command: 'delete', columns: DELETE_COLUMNS, marks: DELETE_MARKS },
     ],
   },
   secrets: () => [],

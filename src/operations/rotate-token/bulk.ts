@@ -5,15 +5,16 @@
  */
 
 import { sentValue } from '../../bulk/records.js';
-import { groupText, typeOf } from '../../bulk/row-fields.js';
+import { currentTokenField, groupText } from '../../bulk/row-fields.js';
 import type { BulkSpec, RecordOutcome, Settled } from '../../bulk/spec.js';
 import { ApiError } from '../../errors.js';
 import type { RowFields } from '../../input/bulk-options.js';
-import { groupTextProblem } from '../../input/parse.js';
 import { isUnrotated, otherGroupOf, type ServiceResult } from '../../service/user-group.js';
 import { message } from '../../text/message.js';
 import { readExisting, readsWithoutCreating } from '../get-customer/operation.js';
 import {
+  DELETE_COLUMNS,
+  DELETE_MARKS,
   GET_COLUMNS,
   GET_MARKS,
   ROTATE_COLUMNS,
@@ -60,6 +61,7 @@ export const spec: BulkSpec<RotateRow> = {
     others: [
       { command: 'get', columns: GET_COLUMNS, marks: GET_MARKS },
       { command: 'update', columns: UPDATE_COLUMNS, marks: UPDATE_MARKS },
+      { command: 'delete', columns: DELETE_COLUMNS, marks: DELETE_MARKS },
     ],
   },
   secrets: (row) => rotateToken.secrets(row.current_token),
@@ -189,26 +191,7 @@ function rotateRow(
   fields: RowFields,
   problems: string[],
 ): RotateRow | undefined {
-  const token = fields.current_token;
-  let current_token = '';
-  // The token itself is never shown: messages name the problem only.
-  if (token === undefined || token === null) problems.push('current_token is missing');
-  else if (typeof token !== 'string') {
-    problems.push(`current_token must be a string, got ${typeOf(token)}`);
-  } else {
-    // Trimmed like --current-token: a pasted token often brings a newline or a space along.
-    current_token = token.trim();
-    if (current_token === '') problems.push('current_token is empty');
-    else {
-      // Named by kind only: the token itself is never shown.
-      const problem = groupTextProblem(current_token, 'id');
-      if (problem?.includes('format character')) {
-        problems.push('current_token contains an invisible format character');
-      } else if (problem !== undefined) {
-        problems.push('current_token contains a control character or U+FFFD');
-      }
-    }
-  }
+  const current_token = currentTokenField(fields, problems) ?? '';
   const user_group_id = groupText(fields, 'user_group_id', false, problems);
   const name = groupText(fields, 'name', false, problems);
   if (problems.length > 0) return undefined;

@@ -31,6 +31,8 @@ import { otherGroupOf, type ServiceResult, type UserGroup } from '../../service/
 import { message } from '../../text/message.js';
 import { readExisting, readsWithoutCreating } from '../get-customer/operation.js';
 import {
+  DELETE_COLUMNS,
+  DELETE_MARKS,
   GET_COLUMNS,
   GET_MARKS,
   ROTATE_COLUMNS,
@@ -106,6 +108,7 @@ export const spec: BulkSpec<UpdateRow> = {
       { command: 'get', columns: GET_COLUMNS, marks: GET_MARKS },
       { command: 'rotate', columns: ROTATE_COLUMNS, marks: ROTATE_MARKS },
       { command: 'rotate', columns: ROTATE_COLUMNS_BEFORE_AT, marks: ROTATE_MARKS },
+      { command: 'delete', columns: DELETE_COLUMNS, marks: DELETE_MARKS },
     ],
   },
   secrets: () => [],
