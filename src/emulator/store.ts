@@ -21,6 +21,18 @@ export interface UserGroup {
   properties: JsonObject | null;
   /** The vendor's demo watermark, set when the group was created (`is_demo_group`). */
   isDemoGroup: boolean;
+  // The Customer API's own data (`--dialect customer`); empty or null for a group of the other
+  // dialects, which have no such fields.
+  emails: string[];
+  groupTags: string[];
+  /** The name of its hierarchy level, or null when it has none. */
+  hierarchyLevel: string | null;
+  /**
+   * Its parent, a group of the same environment, or null. The link is to the group itself, not
+   * to its id, so renaming the parent (`new_provided_id`) leaves its children under it. Never
+   * the group itself or one of its descendants (the store refuses a cycle).
+   */
+  parent: UserGroup | null;
 }
 
 export interface GetOrCreateInput {
@@ -29,6 +41,11 @@ export interface GetOrCreateInput {
   mapping: Record<string, string> | undefined;
   properties: JsonObject | undefined;
   isDemoGroup?: boolean;
+  emails?: string[];
+  groupTags?: string[];
+  hierarchyLevel?: string | null;
+  /** A group of the same environment (the route finds it by its id); never the one created. */
+  parent?: UserGroup | null;
 }
 
 /** A group as the data file holds it. */
@@ -98,7 +115,18 @@ export type StoreChange =
  */
 type UpdatableField = 'name' | 'mapping' | 'properties' | 'is_demo_group' | 'provided_id';
 export type GroupUpdate = Partial<
-  Pick<UserGroup, 'name' | 'mapping' | 'properties' | 'isDemoGroup' | 'providedId'>
+  Pick<
+    UserGroup,
+    | 'name'
+    | 'mapping'
+    | 'properties'
+    | 'isDemoGroup'
+    | 'providedId'
+    | 'emails'
+    | 'groupTags'
+    | 'hierarchyLevel'
+    | 'parent'
+  >
 >;
 
 export class CorruptStateError extends Error {
@@ -177,7 +205,15 @@ export class Store {
       mapping: input.mapping ?? {},
       properties: input.properties ?? null,
       isDemoGroup: input.isDemoGroup === true,
+      emails: input.emails ?? [],
+      groupTags: input.groupTags ?? [],
+      hierarchyLevel: input.hierarchyLevel ?? null,
+      parent: input.parent ?? null,
     };
+    if (group.parent) this.owned(group.parent);
+    if (group.parent && group.parent.environment !== environment) {
+      throw new Error(`team ${group.parent.teamId} is in another environment`);
+    }
     this.nextTeamId += 1;
     this.add(group);
     this.onChange?.({ op: 'create', group: stored(group) });
@@ -226,12 +262,23 @@ export class Store {
   }
 
   /**
-   * Changes a group's own data (name, mapping, properties, demo flag) and, given a new id, its
-   * id; its token stays. A new id another group of the environment holds throws: the route
-   * checks that first and refuses the request.
+   * Changes a group's own data (name, mapping, properties, demo flag, emails, tags, level,
+   * parent) and, given a new id, its id; its token stays. A new id another group of the
+   * environment holds, or a parent that would make a cycle or is in another environment,
+   * throws: the route checks those first and refuses the request.
    */
   update(group: UserGroup, fields: GroupUpdate): void {
     this.owned(group);
+    const parent = fields.parent;
+    if (parent) {
+      this.owned(parent);
+      if (parent.environment !== group.environment) {
+        throw new Error(`team ${parent.teamId} is in another environment`);
+      }
+      if (descendsFrom(parent, group)) {
+        throw new Error(`team ${parent.teamId} is team ${group.teamId} or one of its descendants`);
+      }
+    }
     const change: Partial<Pick<StoredGroup, UpdatableField>> = {};
     if (fields.name !== undefined) change.name = group.name = fields.name;
     if (fields.mapping !== undefined) change.mapping = group.mapping = fields.mapping;
@@ -240,6 +287,11 @@ export class Store {
       group.isDemoGroup = fields.isDemoGroup;
       change.is_demo_group = fields.isDemoGroup;
     }
+    // Copies: the caller's array must not become the stored one behind the store's back.
+    if (fields.emails !== undefined) group.emails = [...fields.emails];
+    if (fields.groupTags !== undefined) group.groupTags = [...fields.groupTags];
+    if (fields.hierarchyLevel !== undefined) group.hierarchyLevel = fields.hierarchyLevel;
+    if (parent !== undefined) group.parent = parent;
     if (fields.providedId !== undefined && fields.providedId !== group.providedId) {
       const key = providedIdKey(group.environment, fields.providedId);
       if (this.byProvidedId.has(key)) {
@@ -252,9 +304,14 @@ export class Store {
     this.onChange?.({ op: 'update', team_id: group.teamId, fields: change });
   }
 
-  /** Removes a group: its token matches nothing any more, and its id can be created again. */
+  /**
+   * Removes a group: its token matches nothing any more, and its id can be created again. Its
+   * children stay, without a parent (Django's `on_delete=SET_NULL`): deleting a customer does
+   * not delete the customers under it, and none is left pointing at a group that is gone.
+   */
   remove(group: UserGroup): void {
     this.owned(group);
+    for (const child of this.groups) if (child.parent === group) child.parent = null;
     this.byToken.delete(group.token);
     this.byProvidedId.delete(providedIdKey(group.environment, group.providedId));
     this.groups.splice(this.groups.indexOf(group), 1);
@@ -347,6 +404,10 @@ export class Store {
         mapping: mapping as Record<string, string>,
         properties: properties as JsonObject | null,
         isDemoGroup: is_demo_group === true,
+        emails: [],
+        groupTags: [],
+        hierarchyLevel: null,
+        parent: null,
       });
     });
     store.nextTeamId = next;
@@ -390,6 +451,18 @@ function stored(g: UserGroup): StoredGroup {
     properties: g.properties,
     ...(g.isDemoGroup && { is_demo_group: true as const }),
   };
+}
+
+/**
+ * Whether `group` is `ancestor` or sits under it: made the parent of `ancestor`, it would close
+ * a cycle (a group its own parent, or its own grandparent, ...).
+ */
+export function descendsFrom(group: UserGroup, ancestor: UserGroup): boolean {
+  // The chain is acyclic (every link is checked when made), so this walk ends.
+  for (let at: UserGroup | null = group; at !== null; at = at.parent) {
+    if (at === ancestor) return true;
+  }
+  return false;
 }
 
 /**
