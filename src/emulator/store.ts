@@ -29,8 +29,9 @@ export interface UserGroup {
   hierarchyLevel: string | null;
   /**
    * Its parent, a group of the same environment, or null. The link is to the group itself, not
-   * to its id, so renaming the parent (`new_provided_id`) leaves its children under it. Never
-   * the group itself or one of its descendants (the store refuses a cycle).
+   * to its id, so renaming the parent (`new_provided_id`) leaves its children under it; the data
+   * file names the parent by its team_id, which never changes either. Never the group itself or
+   * one of its descendants (the store refuses a cycle).
    */
   parent: UserGroup | null;
 }
@@ -60,6 +61,13 @@ interface StoredGroup {
   /** Only when true in a snapshot (a file without it is the same as before the field existed); an
    * update's change may set it false. */
   is_demo_group?: boolean;
+  // The Customer API's data, each only when set, so a file written before these fields existed
+  // is read as groups without them; an update's change may set them empty or null.
+  emails?: string[];
+  group_tags?: string[];
+  hierarchy_level?: string | null;
+  /** The parent by its team_id: it stays the same when the parent is renamed. */
+  parent_team_id?: number | null;
 }
 
 /**
@@ -113,7 +121,16 @@ export type StoreChange =
  * What `update` may change: the group's own data and its id (an update may rename it, as the
  * Customer API's `new_provided_id` does), never its token or its environment.
  */
-type UpdatableField = 'name' | 'mapping' | 'properties' | 'is_demo_group' | 'provided_id';
+type UpdatableField =
+  | 'name'
+  | 'mapping'
+  | 'properties'
+  | 'is_demo_group'
+  | 'provided_id'
+  | 'emails'
+  | 'group_tags'
+  | 'hierarchy_level'
+  | 'parent_team_id';
 export type GroupUpdate = Partial<
   Pick<
     UserGroup,
@@ -288,10 +305,15 @@ export class Store {
       change.is_demo_group = fields.isDemoGroup;
     }
     // Copies: the caller's array must not become the stored one behind the store's back.
-    if (fields.emails !== undefined) group.emails = [...fields.emails];
-    if (fields.groupTags !== undefined) group.groupTags = [...fields.groupTags];
-    if (fields.hierarchyLevel !== undefined) group.hierarchyLevel = fields.hierarchyLevel;
-    if (parent !== undefined) group.parent = parent;
+    if (fields.emails !== undefined) change.emails = group.emails = [...fields.emails];
+    if (fields.groupTags !== undefined) change.group_tags = group.groupTags = [...fields.groupTags];
+    if (fields.hierarchyLevel !== undefined) {
+      change.hierarchy_level = group.hierarchyLevel = fields.hierarchyLevel;
+    }
+    if (parent !== undefined) {
+      group.parent = parent;
+      change.parent_team_id = parent?.teamId ?? null;
+    }
     if (fields.providedId !== undefined && fields.providedId !== group.providedId) {
       const key = providedIdKey(group.environment, fields.providedId);
       if (this.byProvidedId.has(key)) {
@@ -307,7 +329,8 @@ export class Store {
   /**
    * Removes a group: its token matches nothing any more, and its id can be created again. Its
    * children stay, without a parent (Django's `on_delete=SET_NULL`): deleting a customer does
-   * not delete the customers under it, and none is left pointing at a group that is gone.
+   * not delete the customers under it, and none is left pointing at a group that is gone. The
+   * change line is the delete alone: replaying it clears the children's links the same way.
    */
   remove(group: UserGroup): void {
     this.owned(group);
@@ -361,11 +384,30 @@ export class Store {
     }
     const store = new Store();
     const teamIds = new Set<number>();
+    // Parents are linked once every group is read: a parent may come after its child.
+    const parents: { where: string; child: unknown; parent: number }[] = [];
     data.user_groups.forEach((raw: unknown, index) => {
       const where = `user_groups[${index}]`;
       if (!isPlainObject(raw)) throw new CorruptStateError(`${where} is not an object`);
       const { team_id, token, name, provided_id, environment, mapping, properties, is_demo_group } =
         raw;
+      const { emails, group_tags, hierarchy_level, parent_team_id } = raw;
+      if (emails !== undefined && !isStringList(emails)) {
+        throw new CorruptStateError(`${where}.emails is not a list of strings`);
+      }
+      if (group_tags !== undefined && !isStringList(group_tags)) {
+        throw new CorruptStateError(`${where}.group_tags is not a list of strings`);
+      }
+      if (hierarchy_level != null && typeof hierarchy_level !== 'string') {
+        throw new CorruptStateError(`${where}.hierarchy_level is neither a string nor null`);
+      }
+      if (
+        parent_team_id != null &&
+        (typeof parent_team_id !== 'number' || !Number.isSafeInteger(parent_team_id))
+      ) {
+        throw new CorruptStateError(`${where}.parent_team_id is neither an integer nor null`);
+      }
+      if (parent_team_id != null) parents.push({ where, child: team_id, parent: parent_team_id });
       if (is_demo_group !== undefined && typeof is_demo_group !== 'boolean') {
         throw new CorruptStateError(`${where}.is_demo_group is not a boolean`);
       }
@@ -404,18 +446,35 @@ export class Store {
         mapping: mapping as Record<string, string>,
         properties: properties as JsonObject | null,
         isDemoGroup: is_demo_group === true,
-        emails: [],
-        groupTags: [],
-        hierarchyLevel: null,
+        emails: emails ?? [],
+        groupTags: group_tags ?? [],
+        hierarchyLevel: hierarchy_level ?? null,
         parent: null,
       });
     });
+    store.linkParents(parents);
     store.nextTeamId = next;
     store.generatedApiTokens = parseApiTokens(data.api_tokens);
     for (const [digest, previous] of parsePreviousTokens(data.previous_tokens)) {
       store.rememberPrevious(digest, previous);
     }
     return store;
+  }
+
+  /** Links each child to its parent, refusing a parent that is missing, foreign or a cycle. */
+  private linkParents(links: readonly { where: string; child: unknown; parent: number }[]): void {
+    const byTeamId = new Map(this.groups.map((group) => [group.teamId, group]));
+    for (const { where, child, parent } of links) {
+      const group = byTeamId.get(child as number);
+      const found = byTeamId.get(parent);
+      if (!group || !found || found.environment !== group.environment) {
+        throw new CorruptStateError(`${where}.parent_team_id is no group of its environment`);
+      }
+      if (descendsFrom(found, group)) {
+        throw new CorruptStateError(`${where}.parent_team_id makes a cycle of parents`);
+      }
+      group.parent = found;
+    }
   }
 
   private add(group: UserGroup): void {
@@ -450,6 +509,10 @@ function stored(g: UserGroup): StoredGroup {
     mapping: g.mapping,
     properties: g.properties,
     ...(g.isDemoGroup && { is_demo_group: true as const }),
+    ...(g.emails.length > 0 && { emails: [...g.emails] }),
+    ...(g.groupTags.length > 0 && { group_tags: [...g.groupTags] }),
+    ...(g.hierarchyLevel !== null && { hierarchy_level: g.hierarchyLevel }),
+    ...(g.parent !== null && { parent_team_id: g.parent.teamId }),
   };
 }
 
@@ -463,6 +526,10 @@ export function descendsFrom(group: UserGroup, ancestor: UserGroup): boolean {
     if (at === ancestor) return true;
   }
   return false;
+}
+
+function isStringList(value: unknown): value is string[] {
+  return Array.isArray(value) && value.every((item) => typeof item === 'string');
 }
 
 /**
@@ -508,8 +575,14 @@ function replay(data: unknown, changes: readonly unknown[]): unknown {
       const group = byTeamId.get(change.team_id);
       if (!group) throw new CorruptStateError(`${where} updates a group that does not exist`);
       const { name, mapping, properties, is_demo_group, provided_id } = change.fields;
+      const { emails, group_tags, hierarchy_level, parent_team_id } = change.fields;
       // Only these fields: a change cannot rewrite a group's token or environment this way (a
-      // duplicate id is refused by fromJSON, as in any snapshot).
+      // duplicate id, or a parent that is missing or makes a cycle, is refused by fromJSON, as
+      // in any snapshot).
+      if (emails !== undefined) group.emails = emails;
+      if (group_tags !== undefined) group.group_tags = group_tags;
+      if (hierarchy_level !== undefined) group.hierarchy_level = hierarchy_level;
+      if (parent_team_id !== undefined) group.parent_team_id = parent_team_id;
       if (name !== undefined) group.name = name;
       if (mapping !== undefined) group.mapping = mapping;
       if (properties !== undefined) group.properties = properties;
@@ -520,6 +593,10 @@ function replay(data: unknown, changes: readonly unknown[]): unknown {
       if (!group) throw new CorruptStateError(`${where} deletes a group that does not exist`);
       groups.splice(groups.indexOf(group), 1);
       byTeamId.delete(change.team_id);
+      // As Store.remove does: its children stay, without a parent.
+      for (const child of byTeamId.values()) {
+        if (child.parent_team_id === change.team_id) child.parent_team_id = null;
+      }
     } else {
       throw new CorruptStateError(`${where} is not a create, rotate, update or delete`);
     }

@@ -5,22 +5,37 @@
  * the list answer them. A parent must be a group of the
  * caller's environment, never the group itself or one under it.
  */
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { call, type RawReply, type RunningEmulator, startEmulator } from '../kit/index.js';
+import { loadDataFile } from '../../src/emulator/persistence.js';
+import { Store, type StoreChange } from '../../src/emulator/store.js';
+import { call, type RawReply, type RunningEmulator, startEmulator, tempDir } from '../kit/index.js';
 
 const apiTokens = [
   { token: 'fields-customer-token', environment: 'Customer' as const },
   { token: 'fields-testing-token', environment: 'Testing' as const },
 ];
 let emulator: RunningEmulator;
+let dir: string;
+let dataFile: string;
 
 beforeEach(async () => {
-  emulator = await startEmulator({ port: 0, dialect: 'customer', apiTokens });
+  dir = tempDir('customer-fields');
+  dataFile = path.join(dir, 'state.json');
+  emulator = await startEmulator({ port: 0, dialect: 'customer', apiTokens, dataFile });
 });
 
 afterEach(async () => {
   await emulator.close();
+  await rm(dir, { recursive: true, force: true });
 });
+
+/** Stops the emulator and starts another on the same data file. */
+async function restart(): Promise<void> {
+  await emulator.close();
+  emulator = await startEmulator({ port: 0, dialect: 'customer', apiTokens, dataFile });
+}
 
 function send(method: string, path: string, body?: unknown, token = 'fields-customer-token') {
   return call(emulator.url, {
@@ -213,5 +228,116 @@ describe('the explo dialect in the emulator', () => {
     } finally {
       await explo.close();
     }
+  });
+});
+
+describe('the Customer API fields in the data file', () => {
+  it('keeps emails, tags, level and parent across a restart', async () => {
+    await create({ provided_id: 'org', hierarchy_level_name: 'Org' });
+    await create({
+      provided_id: 'team',
+      emails: ['a@b.c'],
+      group_tags: ['eu'],
+      hierarchy_level_name: 'Team',
+      parent_provided_id: 'org',
+    });
+    await create({ provided_id: 'other', group_tags: ['gone'], hierarchy_level_name: 'Team' });
+    await update({ provided_id: 'other', group_tags: [], hierarchy_level: null });
+    await update({ provided_id: 'team', emails: ['x@y.z'] });
+    await update({ provided_id: 'org', new_provided_id: 'org-2' });
+    await restart();
+    expect(await show('team')).toMatchObject({
+      emails: ['x@y.z'],
+      group_tags: ['eu'],
+      hierarchy_level: 'Team',
+    });
+    expect(await show('other')).toMatchObject({ group_tags: [], hierarchy_level: null });
+    // Still under its renamed parent: the parent cannot go under it.
+    const cycle = await update({ provided_id: 'org-2', parent_provided_id: 'team' });
+    expect(cycle.json).toMatchObject({
+      parent_provided_id: ['A customer cannot be the parent of its own ancestor.'],
+    });
+    // The parent is named by its team_id in the file: a rename left nothing to rewrite.
+    const saved = JSON.parse(await readFile(dataFile, 'utf8'));
+    const team = saved.user_groups.find((g: { provided_id: string }) => g.provided_id === 'team');
+    const org = saved.user_groups.find((g: { provided_id: string }) => g.provided_id === 'org-2');
+    expect(team).toMatchObject({ parent_team_id: org.team_id, hierarchy_level: 'Team' });
+  });
+
+  it('loads a data file written before these fields existed: none of them set', async () => {
+    await emulator.close();
+    const group = (id: string, teamId: number) => ({
+      team_id: teamId,
+      token: teamId.toString(16).padStart(64, '0'),
+      name: id,
+      provided_id: id,
+      environment: 'Customer',
+      mapping: {},
+      properties: null,
+    });
+    const old = { version: 1, next_team_id: 3, user_groups: [group('a', 1), group('b', 2)] };
+    await writeFile(dataFile, `${JSON.stringify(old, null, 2)}\n`, { mode: 0o600 });
+    emulator = await startEmulator({ port: 0, dialect: 'customer', apiTokens, dataFile });
+    expect(await show('a')).toMatchObject({ emails: [], group_tags: [], hierarchy_level: null });
+    expect((await update({ provided_id: 'b', parent_provided_id: 'a' })).status).toBe(200);
+    await restart();
+    expect((await update({ provided_id: 'a', parent_provided_id: 'b' })).status).toBe(400);
+  });
+
+  it('journals the fields: the snapshot and its change lines rebuild the same store', () => {
+    const store = new Store();
+    const input = (userGroupId: string) => ({
+      userGroupId,
+      name: 'N',
+      mapping: undefined,
+      properties: undefined,
+    });
+    const org = store.getOrCreate('Customer', { ...input('org'), hierarchyLevel: 'Org' }).group;
+    const snapshot = JSON.parse(JSON.stringify(store));
+    const changes: StoreChange[] = [];
+    store.onChange = (change) => changes.push(JSON.parse(store.changeLine(change)));
+    const team = store.getOrCreate('Customer', { ...input('team'), parent: org }).group;
+    const lone = store.getOrCreate('Customer', { ...input('lone'), parent: org }).group;
+    store.update(team, { emails: ['a@b.c'], groupTags: ['eu'], hierarchyLevel: 'Team' });
+    store.update(lone, { parent: null, groupTags: [] });
+    store.update(org, { providedId: 'org-2' });
+    const sub = store.getOrCreate('Customer', { ...input('sub'), parent: team }).group;
+    store.remove(team);
+    expect(changes[2]).toEqual({
+      op: 'update',
+      team_id: team.teamId,
+      fields: { emails: ['a@b.c'], group_tags: ['eu'], hierarchy_level: 'Team' },
+    });
+    expect(changes[3]).toMatchObject({ fields: { parent_team_id: null, group_tags: [] } });
+    // Deleting the parent left its child without one, in memory and in the file alike.
+    expect(sub.parent).toBeNull();
+    const copy = Store.fromJSON(snapshot, changes);
+    expect(copy.toJSON()).toEqual(store.toJSON());
+    expect(copy.find('Customer', 'sub')?.parent).toBeNull();
+  });
+
+  it('refuses a data file whose parent is missing, in another environment, or a cycle', async () => {
+    await emulator.close();
+    const group = (id: string, teamId: number, more: Record<string, unknown> = {}) => ({
+      team_id: teamId,
+      token: teamId.toString(16).padStart(64, '0'),
+      name: id,
+      provided_id: id,
+      environment: 'Customer',
+      mapping: {},
+      properties: null,
+      ...more,
+    });
+    for (const groups of [
+      [group('a', 1, { parent_team_id: 9 })],
+      [group('a', 1, { parent_team_id: 2 }), group('b', 2, { environment: 'Testing' })],
+      [group('a', 1, { parent_team_id: 2 }), group('b', 2, { parent_team_id: 1 })],
+      [group('a', 1, { parent_team_id: 1 })],
+    ]) {
+      const text = JSON.stringify({ version: 1, next_team_id: 3, user_groups: groups });
+      await writeFile(dataFile, text, { mode: 0o600 });
+      await expect(loadDataFile(dataFile), text).rejects.toThrow(/parent_team_id/);
+    }
+    emulator = await startEmulator({ port: 0, dialect: 'customer', apiTokens });
   });
 });
