@@ -2,7 +2,7 @@
  * The Customer API's own data in the emulator (`ugs serve --dialect customer`): emails, group
  * tags, hierarchy level and parent are kept as the service keeps them, so a rehearsal sees what
  * it sent: create_customer/ sets them, update_customer/ changes the ones sent, get_customer/ and
- * the list answer them. A parent must be a group of the
+ * the list answer them, and the list filters by parent and level. A parent must be a group of the
  * caller's environment, never the group itself or one under it.
  */
 import { readFile, rm, writeFile } from 'node:fs/promises';
@@ -53,6 +53,15 @@ const update = (body: Record<string, unknown>) => send('POST', '/api/update_cust
 const customerOf = (reply: RawReply) => reply.json?.customer as Record<string, unknown>;
 const show = async (id: string) =>
   customerOf(await send('POST', '/api/get_customer/', { provided_id: id }));
+/** The list's ids and total_count for a query. */
+async function listed(query = ''): Promise<{ ids: string[]; total: unknown }> {
+  const reply = await send('GET', `/v2/api/customers/${query}`);
+  expect(reply.status).toBe(200);
+  const results = reply.json?.results as { customers: { provided_id: string }[] } | undefined;
+  const customers = results?.customers ?? [];
+  return { ids: customers.map((c) => c.provided_id), total: reply.json?.total_count };
+}
+
 describe('the Customer API fields in the emulator', () => {
   it('create_customer/ keeps emails, group_tags, hierarchy_level_name and parent_provided_id', async () => {
     expect((await create({ provided_id: 'org' })).status).toBe(200);
@@ -72,6 +81,7 @@ describe('the Customer API fields in the emulator', () => {
     };
     expect(customerOf(created)).toMatchObject(expected);
     expect(await show('team')).toMatchObject(expected);
+    expect((await listed('?parent_provided_id=org')).ids).toEqual(['team']);
     // Kept: the parent cannot now be put under its child.
     expect((await update({ provided_id: 'org', parent_provided_id: 'team' })).status).toBe(400);
     // The vendor's customer object has no parent field: the parent shows in the filter only.
@@ -103,6 +113,7 @@ describe('the Customer API fields in the emulator', () => {
       };
       expect(listedAcme.customers.find((c) => c.provided_id === 'acme')).toMatchObject(expected);
     }
+    expect((await listed('?parent_provided_id=org')).ids).toEqual(['acme']);
     expect((await update({ provided_id: 'org', parent_provided_id: 'acme' })).status).toBe(400);
     // null removes the level and the parent.
     const cleared = await update({
@@ -111,7 +122,41 @@ describe('the Customer API fields in the emulator', () => {
       parent_provided_id: null,
     });
     expect(customerOf(cleared)).toMatchObject({ hierarchy_level: null, emails: ['a@b.c'] });
+    expect((await listed('?parent_provided_id=org')).total).toBe(0);
     expect((await update({ provided_id: 'org', parent_provided_id: 'acme' })).status).toBe(200);
+  });
+
+  it('the list filters by parent (direct children) and level, together as AND', async () => {
+    await create({ provided_id: 'org', hierarchy_level_name: 'Org' });
+    await create({ provided_id: 'eu', hierarchy_level_name: 'Region', parent_provided_id: 'org' });
+    await create({ provided_id: 'us', hierarchy_level_name: 'Region', parent_provided_id: 'org' });
+    await create({ provided_id: 'ops', hierarchy_level_name: 'Team', parent_provided_id: 'org' });
+    await create({ provided_id: 'paris', hierarchy_level_name: 'Team', parent_provided_id: 'eu' });
+    await create({ provided_id: 'loose', hierarchy_level_name: 'Region' });
+    // A group of the other environment, under a parent of the same id, is never listed.
+    await create({ provided_id: 'org' }, 'fields-testing-token');
+    await create({ provided_id: 'x', parent_provided_id: 'org' }, 'fields-testing-token');
+
+    expect(await listed('?parent_provided_id=org')).toEqual({
+      ids: ['eu', 'us', 'ops'],
+      total: 3,
+    });
+    expect(await listed('?hierarchy_level=Region')).toEqual({
+      ids: ['eu', 'us', 'loose'],
+      total: 3,
+    });
+    expect(await listed('?parent_provided_id=org&hierarchy_level=Region&page_size=1')).toEqual({
+      ids: ['eu'],
+      total: 2,
+    });
+    expect(
+      await listed('?parent_provided_id=org&hierarchy_level=Region&page=2&page_size=1'),
+    ).toEqual({ ids: ['us'], total: 2 });
+    expect(await listed('?parent_provided_id=eu')).toEqual({ ids: ['paris'], total: 1 });
+    expect(await listed('?parent_provided_id=nobody')).toEqual({ ids: [], total: 0 });
+    expect(await listed('?hierarchy_level=region')).toEqual({ ids: [], total: 0 });
+    // An empty filter is no filter, as django-filter reads it.
+    expect((await listed('?parent_provided_id=&hierarchy_level=')).total).toBe(6);
   });
 
   it('refuses a parent the environment does not hold: 400 on parent_provided_id, nothing changed', async () => {
@@ -178,6 +223,8 @@ describe('the Customer API fields in the emulator', () => {
     await create({ provided_id: 'org' });
     await create({ provided_id: 'team', parent_provided_id: 'org' });
     expect((await update({ provided_id: 'org', new_provided_id: 'org-2' })).status).toBe(200);
+    expect(await listed('?parent_provided_id=org-2')).toEqual({ ids: ['team'], total: 1 });
+    expect((await listed('?parent_provided_id=org')).total).toBe(0);
     // Still its child: the renamed parent cannot be put under it.
     const cycle = await update({ provided_id: 'org-2', parent_provided_id: 'team' });
     expect(cycle.json).toMatchObject({
@@ -194,6 +241,9 @@ describe('the Customer API fields in the emulator', () => {
     expect(await show('team')).toMatchObject({ provided_id: 'team', hierarchy_level: 'Team' });
     // No longer under top (through mid): top may now go under it.
     expect((await update({ provided_id: 'top', parent_provided_id: 'team' })).status).toBe(200);
+    // A new group of the deleted one's id is not it: the child is not under it.
+    await create({ provided_id: 'mid' });
+    expect((await listed('?parent_provided_id=mid')).total).toBe(0);
   });
 });
 
@@ -252,6 +302,7 @@ describe('the Customer API fields in the data file', () => {
       hierarchy_level: 'Team',
     });
     expect(await show('other')).toMatchObject({ group_tags: [], hierarchy_level: null });
+    expect(await listed('?parent_provided_id=org-2')).toEqual({ ids: ['team'], total: 1 });
     // Still under its renamed parent: the parent cannot go under it.
     const cycle = await update({ provided_id: 'org-2', parent_provided_id: 'team' });
     expect(cycle.json).toMatchObject({
@@ -281,7 +332,7 @@ describe('the Customer API fields in the data file', () => {
     expect(await show('a')).toMatchObject({ emails: [], group_tags: [], hierarchy_level: null });
     expect((await update({ provided_id: 'b', parent_provided_id: 'a' })).status).toBe(200);
     await restart();
-    expect((await update({ provided_id: 'a', parent_provided_id: 'b' })).status).toBe(400);
+    expect(await listed('?parent_provided_id=a')).toEqual({ ids: ['b'], total: 1 });
   });
 
   it('journals the fields: the snapshot and its change lines rebuild the same store', () => {

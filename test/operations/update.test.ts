@@ -75,6 +75,10 @@ describe('ugs update in the customer dialect', () => {
       emails: ['a@b.c'],
       hierarchy_level: 'Team',
     });
+    const children = await runMain(['list', '--parent', 'org', '--json'], { sandbox: sb });
+    expect(children.code, describeRun(children)).toBe(0);
+    const listed: { provided_id: string }[] = JSON.parse(children.stdout);
+    expect(listed.map((c) => c.provided_id)).toEqual(['acme']);
     const unknown = await runMain(['update', '--id', 'acme', '--parent', 'nobody'], {
       sandbox: sb,
     });
