@@ -21,6 +21,19 @@ export interface UserGroup {
   properties: JsonObject | null;
   /** The vendor's demo watermark, set when the group was created (`is_demo_group`). */
   isDemoGroup: boolean;
+  // The Customer API's own data (`--dialect customer`); empty or null for a group of the other
+  // dialects, which have no such fields.
+  emails: string[];
+  groupTags: string[];
+  /** The name of its hierarchy level, or null when it has none. */
+  hierarchyLevel: string | null;
+  /**
+   * Its parent, a group of the same environment, or null. The link is to the group itself, not
+   * to its id, so renaming the parent (`new_provided_id`) leaves its children under it; the data
+   * file names the parent by its team_id, which never changes either. Never the group itself or
+   * one of its descendants (the store refuses a cycle).
+   */
+  parent: UserGroup | null;
 }
 
 export interface GetOrCreateInput {
@@ -29,6 +42,11 @@ export interface GetOrCreateInput {
   mapping: Record<string, string> | undefined;
   properties: JsonObject | undefined;
   isDemoGroup?: boolean;
+  emails?: string[];
+  groupTags?: string[];
+  hierarchyLevel?: string | null;
+  /** A group of the same environment (the route finds it by its id); never the one created. */
+  parent?: UserGroup | null;
 }
 
 /** A group as the data file holds it. */
@@ -43,6 +61,13 @@ interface StoredGroup {
   /** Only when true in a snapshot (a file without it is the same as before the field existed); an
    * update's change may set it false. */
   is_demo_group?: boolean;
+  // The Customer API's data, each only when set, so a file written before these fields existed
+  // is read as groups without them; an update's change may set them empty or null.
+  emails?: string[];
+  group_tags?: string[];
+  hierarchy_level?: string | null;
+  /** The parent by its team_id: it stays the same when the parent is renamed. */
+  parent_team_id?: number | null;
 }
 
 /**
@@ -96,9 +121,29 @@ export type StoreChange =
  * What `update` may change: the group's own data and its id (an update may rename it, as the
  * Customer API's `new_provided_id` does), never its token or its environment.
  */
-type UpdatableField = 'name' | 'mapping' | 'properties' | 'is_demo_group' | 'provided_id';
+type UpdatableField =
+  | 'name'
+  | 'mapping'
+  | 'properties'
+  | 'is_demo_group'
+  | 'provided_id'
+  | 'emails'
+  | 'group_tags'
+  | 'hierarchy_level'
+  | 'parent_team_id';
 export type GroupUpdate = Partial<
-  Pick<UserGroup, 'name' | 'mapping' | 'properties' | 'isDemoGroup' | 'providedId'>
+  Pick<
+    UserGroup,
+    | 'name'
+    | 'mapping'
+    | 'properties'
+    | 'isDemoGroup'
+    | 'providedId'
+    | 'emails'
+    | 'groupTags'
+    | 'hierarchyLevel'
+    | 'parent'
+  >
 >;
 
 export class CorruptStateError extends Error {
@@ -177,7 +222,15 @@ export class Store {
       mapping: input.mapping ?? {},
       properties: input.properties ?? null,
       isDemoGroup: input.isDemoGroup === true,
+      emails: input.emails ?? [],
+      groupTags: input.groupTags ?? [],
+      hierarchyLevel: input.hierarchyLevel ?? null,
+      parent: input.parent ?? null,
     };
+    if (group.parent) this.owned(group.parent);
+    if (group.parent && group.parent.environment !== environment) {
+      throw new Error(`team ${group.parent.teamId} is in another environment`);
+    }
     this.nextTeamId += 1;
     this.add(group);
     this.onChange?.({ op: 'create', group: stored(group) });
@@ -226,12 +279,23 @@ export class Store {
   }
 
   /**
-   * Changes a group's own data (name, mapping, properties, demo flag) and, given a new id, its
-   * id; its token stays. A new id another group of the environment holds throws: the route
-   * checks that first and refuses the request.
+   * Changes a group's own data (name, mapping, properties, demo flag, emails, tags, level,
+   * parent) and, given a new id, its id; its token stays. A new id another group of the
+   * environment holds, or a parent that would make a cycle or is in another environment,
+   * throws: the route checks those first and refuses the request.
    */
   update(group: UserGroup, fields: GroupUpdate): void {
     this.owned(group);
+    const parent = fields.parent;
+    if (parent) {
+      this.owned(parent);
+      if (parent.environment !== group.environment) {
+        throw new Error(`team ${parent.teamId} is in another environment`);
+      }
+      if (descendsFrom(parent, group)) {
+        throw new Error(`team ${parent.teamId} is team ${group.teamId} or one of its descendants`);
+      }
+    }
     const change: Partial<Pick<StoredGroup, UpdatableField>> = {};
     if (fields.name !== undefined) change.name = group.name = fields.name;
     if (fields.mapping !== undefined) change.mapping = group.mapping = fields.mapping;
@@ -239,6 +303,16 @@ export class Store {
     if (fields.isDemoGroup !== undefined) {
       group.isDemoGroup = fields.isDemoGroup;
       change.is_demo_group = fields.isDemoGroup;
+    }
+    // Copies: the caller's array must not become the stored one behind the store's back.
+    if (fields.emails !== undefined) change.emails = group.emails = [...fields.emails];
+    if (fields.groupTags !== undefined) change.group_tags = group.groupTags = [...fields.groupTags];
+    if (fields.hierarchyLevel !== undefined) {
+      change.hierarchy_level = group.hierarchyLevel = fields.hierarchyLevel;
+    }
+    if (parent !== undefined) {
+      group.parent = parent;
+      change.parent_team_id = parent?.teamId ?? null;
     }
     if (fields.providedId !== undefined && fields.providedId !== group.providedId) {
       const key = providedIdKey(group.environment, fields.providedId);
@@ -252,9 +326,15 @@ export class Store {
     this.onChange?.({ op: 'update', team_id: group.teamId, fields: change });
   }
 
-  /** Removes a group: its token matches nothing any more, and its id can be created again. */
+  /**
+   * Removes a group: its token matches nothing any more, and its id can be created again. Its
+   * children stay, without a parent (Django's `on_delete=SET_NULL`): deleting a customer does
+   * not delete the customers under it, and none is left pointing at a group that is gone. The
+   * change line is the delete alone: replaying it clears the children's links the same way.
+   */
   remove(group: UserGroup): void {
     this.owned(group);
+    for (const child of this.groups) if (child.parent === group) child.parent = null;
     this.byToken.delete(group.token);
     this.byProvidedId.delete(providedIdKey(group.environment, group.providedId));
     this.groups.splice(this.groups.indexOf(group), 1);
@@ -304,11 +384,30 @@ export class Store {
     }
     const store = new Store();
     const teamIds = new Set<number>();
+    // Parents are linked once every group is read: a parent may come after its child.
+    const parents: { where: string; child: unknown; parent: number }[] = [];
     data.user_groups.forEach((raw: unknown, index) => {
       const where = `user_groups[${index}]`;
       if (!isPlainObject(raw)) throw new CorruptStateError(`${where} is not an object`);
       const { team_id, token, name, provided_id, environment, mapping, properties, is_demo_group } =
         raw;
+      const { emails, group_tags, hierarchy_level, parent_team_id } = raw;
+      if (emails !== undefined && !isStringList(emails)) {
+        throw new CorruptStateError(`${where}.emails is not a list of strings`);
+      }
+      if (group_tags !== undefined && !isStringList(group_tags)) {
+        throw new CorruptStateError(`${where}.group_tags is not a list of strings`);
+      }
+      if (hierarchy_level != null && typeof hierarchy_level !== 'string') {
+        throw new CorruptStateError(`${where}.hierarchy_level is neither a string nor null`);
+      }
+      if (
+        parent_team_id != null &&
+        (typeof parent_team_id !== 'number' || !Number.isSafeInteger(parent_team_id))
+      ) {
+        throw new CorruptStateError(`${where}.parent_team_id is neither an integer nor null`);
+      }
+      if (parent_team_id != null) parents.push({ where, child: team_id, parent: parent_team_id });
       if (is_demo_group !== undefined && typeof is_demo_group !== 'boolean') {
         throw new CorruptStateError(`${where}.is_demo_group is not a boolean`);
       }
@@ -347,14 +446,35 @@ export class Store {
         mapping: mapping as Record<string, string>,
         properties: properties as JsonObject | null,
         isDemoGroup: is_demo_group === true,
+        emails: emails ?? [],
+        groupTags: group_tags ?? [],
+        hierarchyLevel: hierarchy_level ?? null,
+        parent: null,
       });
     });
+    store.linkParents(parents);
     store.nextTeamId = next;
     store.generatedApiTokens = parseApiTokens(data.api_tokens);
     for (const [digest, previous] of parsePreviousTokens(data.previous_tokens)) {
       store.rememberPrevious(digest, previous);
     }
     return store;
+  }
+
+  /** Links each child to its parent, refusing a parent that is missing, foreign or a cycle. */
+  private linkParents(links: readonly { where: string; child: unknown; parent: number }[]): void {
+    const byTeamId = new Map(this.groups.map((group) => [group.teamId, group]));
+    for (const { where, child, parent } of links) {
+      const group = byTeamId.get(child as number);
+      const found = byTeamId.get(parent);
+      if (!group || !found || found.environment !== group.environment) {
+        throw new CorruptStateError(`${where}.parent_team_id is no group of its environment`);
+      }
+      if (descendsFrom(found, group)) {
+        throw new CorruptStateError(`${where}.parent_team_id makes a cycle of parents`);
+      }
+      group.parent = found;
+    }
   }
 
   private add(group: UserGroup): void {
@@ -389,7 +509,27 @@ function stored(g: UserGroup): StoredGroup {
     mapping: g.mapping,
     properties: g.properties,
     ...(g.isDemoGroup && { is_demo_group: true as const }),
+    ...(g.emails.length > 0 && { emails: [...g.emails] }),
+    ...(g.groupTags.length > 0 && { group_tags: [...g.groupTags] }),
+    ...(g.hierarchyLevel !== null && { hierarchy_level: g.hierarchyLevel }),
+    ...(g.parent !== null && { parent_team_id: g.parent.teamId }),
   };
+}
+
+/**
+ * Whether `group` is `ancestor` or sits under it: made the parent of `ancestor`, it would close
+ * a cycle (a group its own parent, or its own grandparent, ...).
+ */
+export function descendsFrom(group: UserGroup, ancestor: UserGroup): boolean {
+  // The chain is acyclic (every link is checked when made), so this walk ends.
+  for (let at: UserGroup | null = group; at !== null; at = at.parent) {
+    if (at === ancestor) return true;
+  }
+  return false;
+}
+
+function isStringList(value: unknown): value is string[] {
+  return Array.isArray(value) && value.every((item) => typeof item === 'string');
 }
 
 /**
@@ -435,8 +575,14 @@ function replay(data: unknown, changes: readonly unknown[]): unknown {
       const group = byTeamId.get(change.team_id);
       if (!group) throw new CorruptStateError(`${where} updates a group that does not exist`);
       const { name, mapping, properties, is_demo_group, provided_id } = change.fields;
+      const { emails, group_tags, hierarchy_level, parent_team_id } = change.fields;
       // Only these fields: a change cannot rewrite a group's token or environment this way (a
-      // duplicate id is refused by fromJSON, as in any snapshot).
+      // duplicate id, or a parent that is missing or makes a cycle, is refused by fromJSON, as
+      // in any snapshot).
+      if (emails !== undefined) group.emails = emails;
+      if (group_tags !== undefined) group.group_tags = group_tags;
+      if (hierarchy_level !== undefined) group.hierarchy_level = hierarchy_level;
+      if (parent_team_id !== undefined) group.parent_team_id = parent_team_id;
       if (name !== undefined) group.name = name;
       if (mapping !== undefined) group.mapping = mapping;
       if (properties !== undefined) group.properties = properties;
@@ -447,6 +593,10 @@ function replay(data: unknown, changes: readonly unknown[]): unknown {
       if (!group) throw new CorruptStateError(`${where} deletes a group that does not exist`);
       groups.splice(groups.indexOf(group), 1);
       byTeamId.delete(change.team_id);
+      // As Store.remove does: its children stay, without a parent.
+      for (const child of byTeamId.values()) {
+        if (child.parent_team_id === change.team_id) child.parent_team_id = null;
+      }
     } else {
       throw new CorruptStateError(`${where} is not a create, rotate, update or delete`);
     }

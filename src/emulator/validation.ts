@@ -136,23 +136,66 @@ function optionalObject(
 }
 
 /**
- * Get User's body; `idField` is `provided_id` in the Customer API (`--dialect customer`), whose
- * `hierarchy_level_name` and `parent_provided_id` are taken as optional strings (the emulator
- * keeps no hierarchy).
+ * An optional list of strings (`emails`, `group_tags`): undefined when absent, else the list or
+ * a field error worded as DRF's ListField of CharFields.
  */
-export function parseGetUserBody(text: string, idField = 'user_group_id'): GetOrCreateInput {
+function optionalStringList(
+  body: Record<string, unknown>,
+  field: string,
+  errors: FieldErrors,
+): string[] | undefined {
+  if (!Object.hasOwn(body, field)) return undefined;
+  const value = body[field];
+  if (!Array.isArray(value)) {
+    errors.add(field, [`Expected a list of items but got type "${pythonType(value)}".`]);
+  } else if (!value.every((item) => typeof item === 'string')) {
+    errors.add(field, ['Not a valid string.']);
+  } else return value;
+  return undefined;
+}
+
+/**
+ * An optional name that may be null (a hierarchy level, a parent's id): undefined when absent,
+ * null to say "none", else a string that is not blank.
+ */
+function optionalNullableText(
+  body: Record<string, unknown>,
+  field: string,
+  errors: FieldErrors,
+): string | null | undefined {
+  if (!Object.hasOwn(body, field)) return undefined;
+  const value = body[field];
+  if (value === null) return null;
+  if (typeof value !== 'string') errors.add(field, ['Not a valid string.']);
+  else if (value.trim() === '') errors.add(field, ['This field may not be blank.']);
+  else return value;
+  return undefined;
+}
+
+/**
+ * Get User's body, and the Customer API's create_customer/ (`--dialect customer`), whose id is
+ * `provided_id` and which also takes `emails`, `group_tags` (the vendor's own example sends
+ * both), `hierarchy_level_name` and `parent_provided_id`. The parent is named by its id: the
+ * route finds it, and refuses one the environment does not hold.
+ */
+export interface CreateInput extends Omit<GetOrCreateInput, 'parent'> {
+  /** The parent's `provided_id`; undefined or null for none. */
+  parentId?: string | null;
+}
+
+export function parseGetUserBody(text: string, idField = 'user_group_id'): CreateInput {
   const body = parseJsonObject(text);
   const errors = new FieldErrors();
   const name = requiredString(body, 'name', errors);
   const userGroupId = requiredString(body, idField, errors);
-  if (idField === 'provided_id') {
-    for (const field of ['hierarchy_level_name', 'parent_provided_id']) {
-      const value = body[field];
-      if (Object.hasOwn(body, field) && value !== null && typeof value !== 'string') {
-        errors.add(field, ['Not a valid string.']);
-      }
-    }
-  }
+  // The other dialects have none of these fields: left unread there, as before.
+  const customer = idField === 'provided_id';
+  const emails = customer ? optionalStringList(body, 'emails', errors) : undefined;
+  const groupTags = customer ? optionalStringList(body, 'group_tags', errors) : undefined;
+  const hierarchyLevel = customer
+    ? optionalNullableText(body, 'hierarchy_level_name', errors)
+    : undefined;
+  const parentId = customer ? optionalNullableText(body, 'parent_provided_id', errors) : undefined;
 
   let mapping: Record<string, string> | undefined;
   const rawMapping = optionalObject(body, 'mapping', errors);
@@ -190,6 +233,10 @@ export function parseGetUserBody(text: string, idField = 'user_group_id'): GetOr
     mapping,
     properties,
     ...(isDemoGroup !== undefined && { isDemoGroup }),
+    ...(emails !== undefined && { emails }),
+    ...(groupTags !== undefined && { groupTags }),
+    ...(hierarchyLevel !== undefined && { hierarchyLevel }),
+    ...(parentId !== undefined && { parentId }),
   };
 }
 
@@ -225,13 +272,21 @@ export interface UpdateInput {
   isDemoGroup?: boolean;
   /** The Customer API's rename (`new_provided_id`). */
   newId?: string;
+  // The Customer API's own fields; `hierarchyLevel` and `parentId` null remove the level or the
+  // parent.
+  emails?: string[];
+  /** Replaces the group's tags; `[]` clears them. */
+  groupTags?: string[];
+  hierarchyLevel?: string | null;
+  /** The new parent's `provided_id` (the route finds it in the environment). */
+  parentId?: string | null;
 }
 
 /**
  * Update User Group (`user_group_id`) or the Customer API's Update Customer (`provided_id`):
  * every field optional but the id, each checked as a DRF serializer would. The Customer API's
- * `emails`, `group_tags`, `hierarchy_level` and `parent_provided_id` are checked and dropped:
- * the emulator keeps no such data.
+ * `emails`, `group_tags`, `hierarchy_level` and `parent_provided_id` are read in that dialect
+ * only (the explo update has no such fields).
  */
 export function parseUpdateBody(text: string, customer: boolean): UpdateInput {
   const body = parseJsonObject(text);
@@ -249,23 +304,12 @@ export function parseUpdateBody(text: string, customer: boolean): UpdateInput {
     if (typeof body.is_demo_group === 'boolean') isDemoGroup = body.is_demo_group;
     else errors.add('is_demo_group', ['Must be a valid boolean.']);
   }
-  if (customer) {
-    for (const field of ['emails', 'group_tags']) {
-      if (!Object.hasOwn(body, field)) continue;
-      const value = body[field];
-      if (!Array.isArray(value)) {
-        errors.add(field, [`Expected a list of items but got type "${pythonType(value)}".`]);
-      } else if (!value.every((item) => typeof item === 'string')) {
-        errors.add(field, ['Not a valid string.']);
-      }
-    }
-    for (const field of ['hierarchy_level', 'parent_provided_id']) {
-      const value = body[field];
-      if (Object.hasOwn(body, field) && value !== null && typeof value !== 'string') {
-        errors.add(field, ['Not a valid string.']);
-      }
-    }
-  }
+  const emails = customer ? optionalStringList(body, 'emails', errors) : undefined;
+  const groupTags = customer ? optionalStringList(body, 'group_tags', errors) : undefined;
+  const hierarchyLevel = customer
+    ? optionalNullableText(body, 'hierarchy_level', errors)
+    : undefined;
+  const parentId = customer ? optionalNullableText(body, 'parent_provided_id', errors) : undefined;
   errors.throwIfAny();
   return {
     id,
@@ -274,6 +318,10 @@ export function parseUpdateBody(text: string, customer: boolean): UpdateInput {
     ...(properties !== undefined && { properties }),
     ...(isDemoGroup !== undefined && { isDemoGroup }),
     ...(newId !== undefined && { newId }),
+    ...(emails !== undefined && { emails }),
+    ...(groupTags !== undefined && { groupTags }),
+    ...(hierarchyLevel !== undefined && { hierarchyLevel }),
+    ...(parentId !== undefined && { parentId }),
   };
 }
 

@@ -87,7 +87,7 @@ describe('the Customer API list in the emulator', () => {
     expect((await list('?page=0')).status).toBe(404);
   });
 
-  it('filters by parent_provided_id and hierarchy_level: no group has either', async () => {
+  it('filters by parent_provided_id and hierarchy_level: groups created without either match neither', async () => {
     const filtered = await list('?hierarchy_level=Region');
     expect(filtered.status).toBe(200);
     expect(filtered.json).toMatchObject({ total_count: 0, results: { customers: [] } });

@@ -61,7 +61,7 @@ describe('ugs list', () => {
       sandbox: sb,
     });
     expect(filtered.code, describeRun(filtered)).toBe(0);
-    // The emulator keeps no hierarchy: nothing is under a parent or at a level.
+    // Seeded without a parent or a level: none of them matches.
     expect(JSON.parse(filtered.stdout)).toEqual([]);
     expect(service.requests[1]?.url).toBe(
       '/v2/api/customers/?page=1&page_size=20&parent_provided_id=acme&hierarchy_level=Region',

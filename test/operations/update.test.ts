@@ -56,6 +56,36 @@ describe('ugs update in the customer dialect', () => {
     ]);
   });
 
+  it('the emulator keeps --tag, --email, --level and --parent: show --json answers them', async () => {
+    const { sb, service } = await setup('customer');
+    await service.seed('org', 'Org');
+    await service.seed('acme', 'Acme');
+    const result = await runMain(
+      ['update', '--id', 'acme', '--tag', 'eu', '--email', 'a@b.c', '--level', 'Team'],
+      { sandbox: sb },
+    );
+    expect(result.code, describeRun(result)).toBe(0);
+    const parent = await runMain(['update', '--id', 'acme', '--parent', 'org'], { sandbox: sb });
+    expect(parent.code, describeRun(parent)).toBe(0);
+    const shown = await runMain(['show', '--id', 'acme', '--json'], { sandbox: sb });
+    expect(shown.code, describeRun(shown)).toBe(0);
+    expect(JSON.parse(shown.stdout).customer).toMatchObject({
+      provided_id: 'acme',
+      group_tags: ['eu'],
+      emails: ['a@b.c'],
+      hierarchy_level: 'Team',
+    });
+    const children = await runMain(['list', '--parent', 'org', '--json'], { sandbox: sb });
+    expect(children.code, describeRun(children)).toBe(0);
+    const listed: { provided_id: string }[] = JSON.parse(children.stdout);
+    expect(listed.map((c) => c.provided_id)).toEqual(['acme']);
+    const unknown = await runMain(['update', '--id', 'acme', '--parent', 'nobody'], {
+      sandbox: sb,
+    });
+    expect(unknown.code, describeRun(unknown)).toBe(1);
+    expect(unknown.stderr).toContain('parent_provided_id');
+  });
+
   it('--new-id renames the group: the old id is gone, the token stays', async () => {
     const { sb, service } = await setup('customer');
     const group = await service.seed('acme', 'Acme');

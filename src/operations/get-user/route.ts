@@ -1,15 +1,31 @@
 /** Get User in the emulator: get-or-create by the caller's id, as the service does. */
 
-import { customerObject } from '../../emulator/customer.js';
+import { customerObject, parentFor } from '../../emulator/customer.js';
 import type { Route } from '../../emulator/route.js';
-import { parseGetUserBody } from '../../emulator/validation.js';
+import { parseGetUserBody, RequestError } from '../../emulator/validation.js';
 
 export const route: Route = {
   async handle({ store, environment, dialect, text, markChanged, durable }) {
     const customer = dialect === 'customer';
     // The Customer API's create_customer names the id `provided_id`.
-    const input = parseGetUserBody(text, customer ? 'provided_id' : 'user_group_id');
-    const { created, group } = store.getOrCreate(environment, input);
+    const { parentId, ...input } = parseGetUserBody(
+      text,
+      customer ? 'provided_id' : 'user_group_id',
+    );
+    // The parent is checked as the rest of the body is, before the get or create: a request
+    // naming a parent the environment does not hold (or the group itself) is refused, found or
+    // not; a group found is then answered as it is, its parent unchanged.
+    const found =
+      parentId === undefined
+        ? { parent: null }
+        : parentFor(store, environment, parentId, { group: undefined, id: input.userGroupId });
+    if ('error' in found) {
+      throw new RequestError(400, { parent_provided_id: [found.error] }).withLog(
+        'parent refused',
+        input.userGroupId,
+      );
+    }
+    const { created, group } = store.getOrCreate(environment, { ...input, parent: found.parent });
     if (created) markChanged();
     if (customer) {
       // The customer as stored: an existing one is answered as it is.

@@ -12,11 +12,19 @@ export const route: Route = {
   async handle({ store, environment, query }) {
     const pageSize = pageSizeOf(query.get('page_size'));
     const page = pageOf(query.get('page'));
-    const parent = query.get('parent_provided_id');
-    const level = query.get('hierarchy_level');
-    // The emulator keeps no hierarchy: every group is at the top with no level, so a filter by
-    // parent or level matches none of them (as the service does for groups outside it).
-    const groups = parent !== null || level !== null ? [] : store.inEnvironment(environment);
+    // django-filter's way: a filter given empty is no filter; both given, a group must match
+    // both. `parent_provided_id` matches the parent's direct children (an id no group holds
+    // matches none); `hierarchy_level` the level's name, exactly.
+    const parentId = query.get('parent_provided_id') || undefined;
+    const level = query.get('hierarchy_level') || undefined;
+    const parent = parentId === undefined ? undefined : store.find(environment, parentId);
+    const groups = store
+      .inEnvironment(environment)
+      .filter(
+        (group) =>
+          (parentId === undefined || (parent !== undefined && group.parent === parent)) &&
+          (level === undefined || group.hierarchyLevel === level),
+      );
     // Django's Paginator: an empty list still has its page 1.
     const last = Math.max(1, Math.ceil(groups.length / pageSize));
     if (page > last) throw RequestError.detail(404, 'Invalid page.');
