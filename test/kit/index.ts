@@ -44,6 +44,9 @@
  * - proxy.ts    startProxy(mode): a recording CONNECT proxy that tunnels to 127.0.0.1 only.
  * - built.ts    vitest global setup: fails the run at once when `npm run build` was not run.
  * - notices.ts  librariesInSourceMaps(dist)/hasNoticeFor: the bundled libraries, from source maps.
+ * - wine.ts     runWindows/startWindows(args, { via: 'node' | 'exe', sandbox, env, stdin }): ugs for
+ *               Windows under Wine, for the Windows lane only (test/windows/, `npm run
+ *               test:windows`); not exported here, as it needs what that lane's script sets up.
  *
  * Only fakes.ts, wiring.ts, http-client.ts, main.ts and emulator.ts import from src/ (the types and
  * builders they fake or drive): a moved src module is fixed here, not in every test.

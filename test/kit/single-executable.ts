@@ -13,7 +13,8 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ROOT } from './binary.js';
 
-export const BINARY_NAME = `ugs-${process.platform}-${process.arch}${process.platform === 'win32' ? '.exe' : ''}`;
+/** Named as scripts/build-binary.mjs names it: Node's platform names (`win`, not `win32`). */
+export const BINARY_NAME = `ugs-${process.platform === 'win32' ? 'win' : process.platform}-${process.arch}${process.platform === 'win32' ? '.exe' : ''}`;
 export const BUILT_BINARY = join(ROOT, 'dist', 'bin', BINARY_NAME);
 /** For the hooks that wait for a build: copying Node and postject on a loaded 2-core runner. */
 export const BINARY_BUILD_TIMEOUT_MS = 240_000;
