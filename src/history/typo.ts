@@ -42,14 +42,22 @@ async function knownIdsOf(deps: TypoGuardDeps, bulk: boolean): Promise<KnownIds 
 /**
  * Asks "did you mean <known>? create <id>?" when `id` is new to this profile's history and looks
  * like a known id. The caller asks only at a terminal and without `--yes`. A no sends nothing.
+ * `action` is what a yes goes on to do with the id (a rotation by id looks it up first).
  */
-export async function confirmNewId(id: string, deps: TypoGuardDeps): Promise<void> {
+export async function confirmNewId(
+  id: string,
+  deps: TypoGuardDeps,
+  action = 'create',
+): Promise<void> {
   const known = await knownIdsOf(deps, false);
   const similar = known?.similar(id);
   if (similar === undefined) return;
-  const confirmed = await deps.prompter.confirm(message`did you mean ${similar}? create ${id}?`, {
-    default: false,
-  });
+  const confirmed = await deps.prompter.confirm(
+    message`did you mean ${similar}? ${action} ${id}?`,
+    {
+      default: false,
+    },
+  );
   if (!confirmed) {
     throw new CancelledError(
       message`not sent: "${id}" is new here and looks like the known id "${similar}"; nothing was created`,

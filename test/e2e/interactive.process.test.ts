@@ -231,6 +231,24 @@ describe('ugs rotate at a terminal', () => {
   });
 });
 
+describe('ugs rotate --id at a terminal', () => {
+  it('asks first, naming the group, the profile and the base URL; declining sends nothing', async () => {
+    const sandbox = await loggedIn();
+    const id = uniqueId('tty-rot-id');
+    const session = startPty(sandbox, ['rotate', '--id', id, '--name', id], { columns: 200 });
+    await session.waitFor(
+      `Rotate the token of user group "${id}" on profile "default" at ${emulator.url.replace(/\/$/, '')}?`,
+    );
+    await session.type('n\r');
+    const screen = await expectExit(session, 130);
+    expect(screen).toContain('rotation cancelled; nothing was sent');
+    // Had the lookup been sent, it would have created the group: it is new now.
+    const get = await runUgs(['get', '--id', id, '--name', id, '--json'], { sandbox });
+    expect(get.code, describeRun(get)).toBe(0);
+    expect(JSON.parse(get.stdout).new_user_group).toBe(true);
+  });
+});
+
 // A guard for the helper itself: a wait that cannot succeed fails fast instead of hanging.
 it('the pty helper reports a prompt that never comes instead of hanging', async () => {
   const sandbox = makeSandbox();

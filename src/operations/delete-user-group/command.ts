@@ -17,13 +17,7 @@ import {
 } from '../../cli/shared.js';
 import { resolveTarget } from '../../context/credentials.js';
 import type { Deps } from '../../context/factory.js';
-import {
-  ApiError,
-  CancelledError,
-  InterruptedError,
-  OutcomeUnknownError,
-  UsageError,
-} from '../../errors.js';
+import { CancelledError, InterruptedError, OutcomeUnknownError, UsageError } from '../../errors.js';
 import { recorded } from '../../history/record.js';
 import type { BulkFlagSpec } from '../../input/bulk-options.js';
 import { checkGroupText, quoteVisible, shellWord } from '../../input/parse.js';
@@ -37,6 +31,8 @@ import { fingerprint, REDACTED } from '../../text/redact.js';
 import { readExisting, readsWithoutCreating } from '../get-customer/operation.js';
 import { answeredForAnother } from '../get-user/command.js';
 import { getUser } from '../get-user/operation.js';
+// Shared with `rotate --id` (and, through the registry, `whois --check --id`).
+import { deleteByIdCommand, deleteLookupsGroup } from './lookup.js';
 import {
   DELETE_CHECK,
   type DeleteResult,
@@ -302,34 +298,6 @@ async function readGroupToken(
   return result.userGroup.token;
 }
 
-/** The explo lookup created the group it looked for: nothing existed, and the new one goes. */
-async function deleteLookupsGroup(
-  id: string,
-  token: string,
-  client: ServiceClient,
-  deps: Deps,
-  target: Target,
-): Promise<never> {
-  deps.tracer.addSecret(token);
-  deps.output.maskSecret(token);
-  const request: DeleteUserGroupRequest = { current_token: token, user_group_id: id };
-  try {
-    await recorded(deps, target, deleteUserGroup, request, () => sendDelete(client, request));
-  } catch (error) {
-    throw new ApiError(
-      message`no user group "${id}" existed: the lookup of its token (a get, which creates a missing group) created one, and deleting that new group failed: ${error instanceof Error ? error.message : String(error)}`,
-      {
-        hint: `check the id for a typo; the group "${id}" may exist now: \`${deleteByIdCommand(id, target)}\` deletes it`,
-        cause: error,
-      },
-    );
-  }
-  throw new ApiError(
-    message`no user group "${id}" existed: the lookup of its token (a get, which creates a missing group) created one, and ugs deleted that new group again; nothing else was deleted`,
-    { hint: 'check the id for a typo (ugs history lists the ids used before)' },
-  );
-}
-
 /** A delete sent with no usable answer (exit 5): the hint names the group when it is known. */
 async function lostAnswerNamed<T>(
   id: string | undefined,
@@ -352,14 +320,6 @@ function checkHint(id: string | undefined, target: Target): string {
   }
   // The End User Group API has no read that creates nothing: the same delete by id tells.
   return `check with \`${deleteByIdCommand(id, target)}\`: "no user group ... existed" means it was deleted (that check creates the group and deletes it again)`;
-}
-
-function deleteByIdCommand(id: string, target: Target): string {
-  const parts = ['ugs delete --id', shellWord(id), '--yes'];
-  if (target.profile !== undefined && target.profile !== 'default') {
-    parts.push('--profile', shellWord(target.profile));
-  }
-  return parts.join(' ');
 }
 
 /**

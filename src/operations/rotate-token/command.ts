@@ -19,10 +19,12 @@ import {
   UsageError,
 } from '../../errors.js';
 import { recorded } from '../../history/record.js';
+import { confirmNewId } from '../../history/typo.js';
 import type { BulkFlagSpec } from '../../input/bulk-options.js';
 import {
   checkGroupText,
   endpointUrl,
+  formatBaseUrl,
   pasteProblem,
   quoteVisible,
   shellWord,
@@ -42,8 +44,10 @@ import { USER_PATH } from '../../service/target.js';
 import { isUnrotated, otherGroupOf, userGroupRecord } from '../../service/user-group.js';
 import { message } from '../../text/message.js';
 import { fingerprint, REDACTED } from '../../text/redact.js';
-import { readExisting, readsWithoutCreating } from '../get-customer/operation.js';
+import { deleteLookupsGroup, deletesLookupsGroup } from '../delete-user-group/lookup.js';
+import { getCustomer, readExisting, readsWithoutCreating } from '../get-customer/operation.js';
 import { answeredForAnother } from '../get-user/command.js';
+import { getUser } from '../get-user/operation.js';
 import { READ_CURRENT_TOKEN_HINT, ROTATION_ANSWER_FIELDS, rotateToken } from './operation.js';
 
 export interface RotateOptions {
@@ -86,7 +90,7 @@ export function rotateCommand(makeDeps: DepsFactory, run = runRotate): Command {
     'ugs rotate                                   # asks for the token, then for confirmation',
     'printenv USER_GROUP_TOKEN | ugs rotate --current-token-stdin --yes --field token',
     'ugs rotate --current-token "$OLD_TOKEN" --yes --json',
-    'ugs rotate --id acme --name "Acme Corp"            # reads its token with get, then asks',
+    'ugs rotate --id acme --name "Acme Corp"      # asks, then reads its token with get and rotates it',
     'ugs rotate --from tokens.csv --output rotated.csv --yes   # one current_token per row',
   ])
     .option(
@@ -230,26 +234,43 @@ export async function runRotate(opts: RotateOptions, deps: Deps): Promise<void> 
   const target = await resolveTarget(deps);
   const readOnly = readsWithoutCreating(target.dialect);
   if (opts.group !== undefined && opts.group.name === undefined && !readOnly) throw idNeedsName();
+  const asks = interactive && !opts.yes;
   let client: ServiceClient | undefined;
   let currentToken: string;
-  if (opts.group === undefined) currentToken = await readCurrentToken(opts, deps);
-  else {
+  if (opts.group === undefined) {
+    currentToken = await readCurrentToken(opts, deps);
+    deps.tracer.addSecret(currentToken);
+    deps.output.maskSecret(currentToken);
+    if (asks) {
+      await confirmOrCancel(
+        deps,
+        confirmationQuestion(currentToken),
+        'rotation cancelled; nothing was sent',
+      );
+    }
+  } else {
+    // By id, every question comes before anything is sent: the lookup of the token is a get,
+    // which creates a group it does not know (a typo). First the typo guard, as for `get`, then
+    // the rotation itself, naming the group and the service. The token is then read and
+    // rotated without a second question, unless the answer cannot vouch that the group existed.
+    if (asks) {
+      await confirmNewId(opts.group.id, deps, 'rotate the token of');
+      await confirmOrCancel(
+        deps,
+        groupQuestion(opts.group.id, target, deps),
+        'rotation cancelled; nothing was sent',
+      );
+    }
     client = await deps.connect(target);
-    currentToken = await readGroupToken(opts.group, opts.format, client, deps, readOnly);
-  }
-  deps.tracer.addSecret(currentToken);
-  deps.output.maskSecret(currentToken);
-
-  if (interactive && !opts.yes) {
-    const confirmed = await deps.prompter.confirm(
-      confirmationQuestion(currentToken, opts.group?.id),
-      { default: false },
-    );
-    if (!confirmed) {
-      throw new CancelledError(
-        opts.group === undefined
-          ? 'rotation cancelled; nothing was sent'
-          : 'rotation cancelled; the token was only read, nothing was rotated',
+    const read = await readGroupToken(opts.group, opts.format, client, deps, target, readOnly);
+    currentToken = read.token;
+    deps.tracer.addSecret(currentToken);
+    deps.output.maskSecret(currentToken);
+    if (asks && read.created === undefined) {
+      await confirmOrCancel(
+        deps,
+        message`The service did not say whether user group "${opts.group.id}" existed (its answer has no new_user_group): a mistyped id may have been created now. Rotate ${tokenPhrase(currentToken, 'its token')} anyway?`,
+        'rotation cancelled; the token was only read, nothing was rotated',
       );
     }
   }
@@ -309,53 +330,81 @@ export async function runRotate(opts: RotateOptions, deps: Deps): Promise<void> 
   }
 }
 
+/** Asks `question`; a no ends the run with `cancelled` (exit 130). */
+async function confirmOrCancel(deps: Deps, question: string, cancelled: string): Promise<void> {
+  const confirmed = await deps.prompter.confirm(question, { default: false });
+  if (!confirmed) throw new CancelledError(cancelled);
+}
+
 /**
  * Says what is about to happen to which token: its last 4 characters (as `--debug` shows it),
  * and that the old one stops working, which is what breaks dashboards.
  */
-function confirmationQuestion(currentToken: string, id: string | undefined): string {
-  const print = fingerprint(currentToken);
-  const what =
-    id === undefined
-      ? tokenPhrase(currentToken, 'this token')
-      : `the token of user group ${quoteVisible(id)}${print === REDACTED ? '' : message` (ending in ${print})`}`;
-  return `Rotate ${what}? The old token stops working once it is rotated: dashboards that embed it need the new one.`;
+function confirmationQuestion(currentToken: string): string {
+  return `Rotate ${tokenPhrase(currentToken, 'this token')}? ${OLD_TOKEN_STOPS}`;
+}
+
+const OLD_TOKEN_STOPS =
+  'The old token stops working once it is rotated: dashboards that embed it need the new one.';
+
+/**
+ * `rotate --id`, asked before anything is sent: the group, the profile and the service, since
+ * the same id on another profile is another customer's group. Its token is not known yet.
+ */
+function groupQuestion(id: string, target: Target, deps: Deps): string {
+  const profile = target.profile ?? deps.settings.profile;
+  const where = message`on profile "${profile}" at ${formatBaseUrl(target.baseUrl)}`;
+  return `Rotate the token of user group ${quoteVisible(id)} ${where}? ugs reads its current token, then rotates it. ${OLD_TOKEN_STOPS}`;
 }
 
 /**
- * `rotate --id`: the group's current token, read with Get User. The service creates a group it
- * does not know, so a mistyped id gets a new group here: that one is not rotated (its token is
- * new anyway, and nobody embeds it), and the message says the group exists now.
+ * `rotate --id`: the group's current token, read with Get User (or Get Customer where the
+ * dialect has it), and recorded in the history as a get is. The service creates a group it does
+ * not know, so a mistyped id gets a new group here: that one is not rotated (its token is new
+ * anyway, and nobody embeds it). Where the dialect has a delete (explo), ugs deletes that new
+ * group again, as `delete --id` does; elsewhere the message says it exists now.
  */
 async function readGroupToken(
   group: { id: string; name: string | undefined },
   format: OutputFormat,
   client: ServiceClient,
   deps: Deps,
+  target: Target,
   readOnly: boolean,
-): Promise<string> {
+): Promise<{ token: string; created: boolean | undefined }> {
   // Where the service can read a group without creating it (the Customer API's get_customer),
   // a mistyped id is "no user group" and nothing is created.
+  // runRotate refused --id without --name where the read is a get.
+  const request = { name: group.name ?? '', user_group_id: group.id };
   const result = await withProgress(deps, format, message`Reading the token of ${group.id}`, () =>
     withJsonErrorBody(deps.output, format, () =>
       readOnly
-        ? readExisting(client, group.id)
-        : // runRotate refused --id without --name where the read is a get.
-          client.getUser({ name: group.name ?? '', user_group_id: group.id }),
+        ? recorded(deps, target, getCustomer, group.id, () => readExisting(client, group.id))
+        : recorded(deps, target, getUser, request, () => client.getUser(request)),
     ),
   );
   const other = otherGroupOf(result, group.id);
   if (other !== undefined) throw answeredForAnother(group.id, other, result.status);
   if (result.created === true) {
+    if (deletesLookupsGroup(target.dialect)) {
+      await deleteLookupsGroup(
+        group.id,
+        result.userGroup.token,
+        client,
+        deps,
+        target,
+        'nothing was rotated',
+      );
+    }
     throw new ApiError(
-      message`user group "${group.id}" did not exist and was created now (the get that reads its token creates a new group); nothing was rotated`,
+      message`user group "${group.id}" did not exist and was created now (the get that reads its token creates a new group); nothing was rotated, and ugs cannot remove the new group`,
       {
         ...(result.status !== undefined && { status: result.status }),
-        hint: 'check the id for a typo; the service has no delete: only its owner can remove the group',
+        hint: 'check the id for a typo (ugs history lists the ids used before); this service has no delete: only its owner can remove the group',
       },
     );
   }
-  return result.userGroup.token;
+  return { token: result.userGroup.token, created: result.created };
 }
 
 /** "the token ending in …a1b2", or `unnamed` for a token too short to show any of. */
