@@ -375,6 +375,38 @@ describe('ugs whois', () => {
     expect(elsewhere.stderr).toContain('was seen at');
   });
 
+  it("a rotation's 404 for a token the history knows says whose it was, who rotated it when, and how to read the current one", async () => {
+    const sb = makeSandbox();
+    const old = await tokenOf(sb, 'hw-stale-hint');
+    await rotated(sb, old);
+    const again = await runMain(['rotate', '--current-token-stdin', '--yes'], {
+      sandbox: sb,
+      env: env(),
+      stdin: old,
+    });
+    expect(again.code, describeRun(again)).toBe(1);
+    const hint = again.stderr.split('\n').find((line) => line.startsWith('hint:')) ?? '';
+    expect(hint).toContain(
+      'the history knows this token: it was the token of user group "hw-stale-hint" (Name hw-stale-hint), profile "default"',
+    );
+    expect(hint).toMatch(
+      /it was rotated \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ by \S+@\S+ \(profile "default"\) to …/,
+    );
+    expect(hint).toContain(
+      "`ugs get --id hw-stale-hint --name 'Name hw-stale-hint' --must-exist --field token`",
+    );
+    expect(again.stderr).not.toContain(old);
+    // A token the history never saw keeps the operation's own hint.
+    const unknown = await runMain(['rotate', '--current-token-stdin', '--yes'], {
+      sandbox: sb,
+      env: env(),
+      stdin: 'f'.repeat(64),
+    });
+    expect(unknown.code, describeRun(unknown)).toBe(1);
+    expect(unknown.stderr).not.toContain('the history knows this token');
+    expect(unknown.stderr).toContain('does not know this token');
+  });
+
   it('reads a shared history file given by --history-file', async () => {
     const sb = makeSandbox();
     const shared = join(sb.root, 'team.ndjson');

@@ -48,6 +48,7 @@ import { deleteLookupsGroup, deletesLookupsGroup } from '../delete-user-group/lo
 import { getCustomer, readExisting, readsWithoutCreating } from '../get-customer/operation.js';
 import { answeredForAnother } from '../get-user/command.js';
 import { getUser } from '../get-user/operation.js';
+import { withKnownTokenHint } from './known-token.js';
 import { READ_CURRENT_TOKEN_HINT, ROTATION_ANSWER_FIELDS, rotateToken } from './operation.js';
 
 export interface RotateOptions {
@@ -284,7 +285,11 @@ export async function runRotate(opts: RotateOptions, deps: Deps): Promise<void> 
     () =>
       inFlight.during(interruptedRotation, () =>
         withJsonErrorBody(deps.output, opts.format, () =>
-          recorded(deps, target, rotateToken, currentToken, () => client.rotateToken(currentToken)),
+          withKnownTokenHint(currentToken, target, deps, recoveryHint, () =>
+            recorded(deps, target, rotateToken, currentToken, () =>
+              client.rotateToken(currentToken),
+            ),
+          ),
         ),
       ),
   );
