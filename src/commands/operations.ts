@@ -199,4 +199,13 @@ export function groupReader(
   };
 }
 
+/**
+ * A group that a lookup by id created by mistake (a get-or-create of a mistyped id) is deleted
+ * again where the dialect has a delete (explo): `whois --check --id` reaches delete's helper
+ * through the registry, as generic code reaches every operation.
+ */
+export {
+  deleteCreatedGroup,
+  deletesLookupsGroup,
+} from '../operations/delete-user-group/lookup.js';
 export type { OperationName, ServiceClient } from '../service/client.js';

@@ -2,7 +2,8 @@
  * `ugs whois <token | …last4 | fingerprint>`: which user group(s) a token belonged to in the
  * token history, and whether it was rotated (when, by whom, to what). A whole token is read from
  * stdin with `-` (or asked for, hidden, at a terminal): it never has to be in argv. `--check`
- * asks the service with `get` whether the token is still the group's current one.
+ * asks the service with `get` whether the token is still the group's current one; with `--id`
+ * (and `--name`) it asks about that group, for a token the history never saw too.
  *
  * Like `history`, it accepts any `-p` (a profile only the history knows) and resolves no target
  * unless `--check` needs one.
@@ -15,19 +16,33 @@ import { ApiError, UsageError } from '../errors.js';
 import { type HistoryEvent, lastFour } from '../history/event.js';
 import { fingerprintWith } from '../history/log.js';
 import { recorded } from '../history/record.js';
-import { formatBaseUrl } from '../input/parse.js';
+import { confirmNewId } from '../history/typo.js';
+import { checkGroupText, formatBaseUrl, shellWord } from '../input/parse.js';
 import { printNote } from '../output/messages.js';
 import { canPrompt, readStdin } from '../platform/io.js';
-import type { ServiceResult } from '../service/user-group.js';
+import type { Target } from '../service/target.js';
+import { otherGroupOf, type ServiceResult } from '../service/user-group.js';
 import { message } from '../text/message.js';
 import { requireHistoryLocation, shortTime } from './history.js';
-import { groupReader } from './operations.js';
+import { deleteCreatedGroup, deletesLookupsGroup, groupReader } from './operations.js';
 
 export interface WhoisOptions {
   /** The argument as given; `-` reads stdin; undefined asks at a terminal. */
   query: string | undefined;
   check: boolean;
   json: boolean;
+  /**
+   * `--check --id` (and `--name`): ask the service about this group, whether or not the history
+   * saw the token. The name is what a get sends (not needed where the read creates nothing).
+   */
+  group?: { id: string; name: string | undefined };
+}
+
+interface WhoisFlags {
+  check?: boolean;
+  json?: boolean;
+  id?: string;
+  name?: string;
 }
 
 export function whoisCommand(makeDeps: DepsFactory, run = runWhois): Command {
@@ -36,16 +51,48 @@ export function whoisCommand(makeDeps: DepsFactory, run = runWhois): Command {
     'ugs whois …a1b2                  # by its last 4 characters',
     'ugs whois 3fa2b1c0d9e8           # by its fingerprint (ugs history shows them)',
     'ugs whois - --check < token.txt  # ask the service whether it is still current',
+    "ugs whois --check --id acme --name Acme - < token.txt   # is it acme's current token?",
   ])
     .argument('[token]', 'a fingerprint, the last 4 characters (…a1b2), or - to read a token')
     .option('--check', "ask the service (a get of the group) whether it is the group's token now")
+    .option(
+      '--id <user_group_id>',
+      'with --check: ask about this group, even for a token the history never saw (a whole token, from stdin)',
+    )
+    .option(
+      '--name <name>',
+      'with --id: the name the get sends (not needed with --dialect customer)',
+    )
     .option('--json', 'print the answer as JSON on stdout')
-    .action(async (query: string | undefined, flags: { check?: boolean; json?: boolean }, cmd) => {
+    .action(async (query: string | undefined, flags: WhoisFlags, cmd) => {
       await run(
-        { query, check: flags.check === true, json: flags.json === true },
+        parseWhoisFlags(query, flags),
         makeDeps(cmd as Command, { acceptsUnknownProfile: true }),
       );
     });
+}
+
+/** Flags to options: every usage error of the flags is found here, before anything is read. */
+export function parseWhoisFlags(query: string | undefined, flags: WhoisFlags): WhoisOptions {
+  if (flags.name !== undefined && flags.id === undefined) {
+    throw new UsageError('--name goes with --id: whois --check --id <id> --name <name> -');
+  }
+  if (flags.id !== undefined && flags.check !== true) {
+    throw new UsageError('--id goes with --check: it names the group to ask the service about', {
+      hint: 'ugs whois --check --id <user_group_id> --name <name> - < token.txt',
+    });
+  }
+  return {
+    query,
+    check: flags.check === true,
+    json: flags.json === true,
+    ...(flags.id !== undefined && {
+      group: {
+        id: checkGroupText(flags.id, '--id', 'id'),
+        name: flags.name === undefined ? undefined : checkGroupText(flags.name, '--name', 'name'),
+      },
+    }),
+  };
 }
 
 interface CheckResult {
@@ -56,11 +103,17 @@ interface CheckResult {
   current_fingerprint: string | null;
   current_last4: string | null;
   created?: boolean;
+  /** The group the check created was deleted again (a dialect with a delete: explo). */
+  deleted_again?: boolean;
   /** Read with a read that creates nothing, the service has no such group. */
   missing?: boolean;
 }
 
 export async function runWhois(opts: WhoisOptions, deps: Deps): Promise<void> {
+  if (opts.group !== undefined) {
+    await checkById(opts, opts.group, deps);
+    return;
+  }
   const location = requireHistoryLocation(deps);
   const text = await readQuery(opts, deps);
   const read = await import('../history/read.js');
@@ -156,24 +209,13 @@ async function checkGroup(
       { hint: message`pass --base-url ${group.base_url} or the -p profile of that service` },
     );
   }
-  const client = await deps.connect(target);
-  // The operation that reads a group by its id (its descriptor's `readsGroup`), recorded as any
-  // single request of it is.
-  // In a dialect with a read that creates nothing (the Customer API), that one is asked.
-  const reader = groupReader(
-    client,
-    target.dialect,
+  const asked = await askGroup(
+    deps,
+    target,
     group.user_group_id,
     group.name ?? group.user_group_id,
   );
-  if (reader === undefined) throw new UsageError('no operation of the service reads a group');
-  let result: ServiceResult;
-  try {
-    result = await recorded(deps, target, reader.operation, reader.input, reader.send);
-  } catch (error) {
-    // A read that creates nothing answers 404 for a group the service does not have: the token
-    // is not current there, and nothing was created.
-    if (reader.createsMissing || !(error instanceof ApiError) || error.status !== 404) throw error;
+  if (asked.kind === 'missing') {
     return {
       user_group_id: group.user_group_id,
       base_url: group.base_url,
@@ -183,17 +225,140 @@ async function checkGroup(
       missing: true,
     };
   }
-  const token = result.userGroup.token;
-  deps.output.maskSecret(token);
+  const token = asked.result.userGroup.token;
   const print = key === undefined ? null : await fingerprintWith(key, token);
   return {
     user_group_id: group.user_group_id,
     base_url: group.base_url,
-    current: result.created !== true && print === group.fingerprint,
+    current: asked.result.created !== true && print === group.fingerprint,
     current_fingerprint: print,
     current_last4: lastFour(token),
-    ...(result.created === true && { created: true }),
+    ...(asked.result.created === true && { created: true }),
+    ...(asked.deletedAgain && { deleted_again: true }),
   };
+}
+
+type Asked = { kind: 'missing' } | { kind: 'read'; result: ServiceResult; deletedAgain: boolean };
+
+/**
+ * The group as the service has it now, read by its id with the operation that reads a group
+ * (its descriptor's `readsGroup`), recorded as any single request of it is. In a dialect with a
+ * read that creates nothing (the Customer API), that one is asked: a 404 is "no such group".
+ * A get-or-create that reports a new group made it now: where the dialect has a delete (explo),
+ * ugs deletes it again at once, as `delete --id` does.
+ */
+async function askGroup(
+  deps: Deps,
+  target: Target,
+  id: string,
+  /** Undefined: none was given, which only a read that creates nothing can do without. */
+  name: string | undefined,
+): Promise<Asked> {
+  const client = await deps.connect(target);
+  const reader = groupReader(client, target.dialect, id, name ?? id);
+  if (reader === undefined) throw new UsageError('no operation of the service reads a group');
+  if (reader.createsMissing && name === undefined) {
+    throw new UsageError(
+      '--id needs --name here: the check reads the group with get, which sends both',
+      {
+        hint: 'pass --name <name> (an existing group keeps its own); the customer dialect needs none',
+      },
+    );
+  }
+  let result: ServiceResult;
+  try {
+    result = await recorded(deps, target, reader.operation, reader.input, reader.send);
+  } catch (error) {
+    // A read that creates nothing answers 404 for a group the service does not have: the token
+    // is not current there, and nothing was created.
+    if (reader.createsMissing || !(error instanceof ApiError) || error.status !== 404) throw error;
+    return { kind: 'missing' };
+  }
+  const other = otherGroupOf(result, id);
+  if (other !== undefined) {
+    throw new ApiError(
+      message`the service answered for user group "${other}", not "${id}": its answer is not used`,
+      {
+        ...(result.status !== undefined && { status: result.status }),
+        hint: "the answer's provided_id must be the user_group_id sent; report this to the service owner",
+      },
+    );
+  }
+  deps.output.maskSecret(result.userGroup.token);
+  let deletedAgain = false;
+  if (result.created === true && deletesLookupsGroup(target.dialect)) {
+    const failed = await deleteCreatedGroup(id, result.userGroup.token, client, deps, target);
+    if (failed !== undefined) {
+      throw new ApiError(
+        message`user group "${id}" did not exist: the get that checks it created one, and deleting that new group failed: ${failed instanceof Error ? failed.message : String(failed)}`,
+        {
+          hint: `check the id for a typo; the group "${id}" may exist now: \`ugs delete --id ${shellWord(id)} --yes\` deletes it`,
+          cause: failed,
+        },
+      );
+    }
+    deletedAgain = true;
+  }
+  return { kind: 'read', result, deletedAgain };
+}
+
+/**
+ * `whois --check --id <id> [--name <name>] -`: is this whole token (stdin, or a masked prompt)
+ * the group's current token at the service of this run? The token itself is compared, so the
+ * history need not know it (nor be on). Exit 0 when it is; 1 when it is not, when there is no
+ * such group, or when the check's get created the group (deleted again where it can be).
+ */
+async function checkById(
+  opts: WhoisOptions,
+  group: { id: string; name: string | undefined },
+  deps: Deps,
+): Promise<void> {
+  const text = await readQuery(opts, deps);
+  const { parseTokenQuery } = await import('../history/read.js');
+  const query = parseTokenQuery(text);
+  if (query.kind !== 'token') {
+    throw new UsageError(
+      '--check --id compares a whole token: its last 4 or fingerprint is not enough',
+      {
+        hint: 'pipe the token in: ugs whois --check --id <id> --name <name> - < token.txt',
+      },
+    );
+  }
+  deps.output.maskSecret(query.token);
+  const target = await resolveTarget(deps);
+  const baseUrl = formatBaseUrl(target.baseUrl);
+  // A get creates a group it does not know: a likely typo of a known id is asked about first.
+  if (canPrompt(deps.io, deps.settings.noInput)) await confirmNewId(group.id, deps, 'check');
+  const asked = await askGroup(deps, target, group.id, group.name);
+  const token = asked.kind === 'read' ? asked.result.userGroup.token : null;
+  const check: CheckResult = {
+    user_group_id: group.id,
+    base_url: baseUrl,
+    current: asked.kind === 'read' && asked.result.created !== true && token === query.token,
+    current_fingerprint: null,
+    current_last4: lastFour(token),
+    ...(asked.kind === 'missing' && { missing: true }),
+    ...(asked.kind === 'read' && asked.result.created === true && { created: true }),
+    ...(asked.kind === 'read' && asked.deletedAgain && { deleted_again: true }),
+  };
+  if (opts.json) deps.io.stdout.write(`${JSON.stringify(check, null, 2)}\n`);
+  else deps.io.stdout.write(`${checkLine(check).trimStart()}\n`);
+  if (!check.current) throw new NotCurrent();
+}
+
+/** What a check found, as one indented line under its group. */
+function checkLine(check: CheckResult): string {
+  if (check.missing === true) {
+    return message`  checked: the group does not exist at ${check.base_url} (nothing was created): the token is not current`;
+  }
+  if (check.created === true) {
+    return check.deleted_again === true
+      ? message`  checked: the group did not exist at ${check.base_url}: the get created it now, and ugs deleted that new group again; the token is not current`
+      : message`  checked: the group did not exist at ${check.base_url} (the get created it now, and ugs cannot remove it): the token is not current`;
+  }
+  return check.current
+    ? message`  checked: it IS the group's current token at ${check.base_url}`
+    : message`  checked: it is NOT the group's current token, which is …${check.current_last4 ?? '?'} (${check.current_fingerprint ?? '?'})`;
 }
 
 function who(event: HistoryEvent): string {
@@ -239,15 +404,7 @@ function describeAnswer(
       );
     }
     for (const check of checks.filter((c) => c.user_group_id === group.user_group_id)) {
-      lines.push(
-        check.missing === true
-          ? message`  checked: the group does not exist at ${check.base_url} (nothing was created): the token is not current`
-          : check.created === true
-            ? message`  checked: the group did not exist at ${check.base_url} (the get created it now): the token is not current`
-            : check.current
-              ? message`  checked: it IS the group's current token at ${check.base_url}`
-              : message`  checked: it is NOT the group's current token, which is …${check.current_last4 ?? '?'} (${check.current_fingerprint ?? '?'})`,
-      );
+      lines.push(checkLine(check));
     }
   }
   // A delete by token that ended a group above is said there already.

@@ -17,6 +17,7 @@ import {
   makeSandbox,
   runMain,
   type Sandbox,
+  serviceWithProfile,
   tempDir,
   useEmulator,
   writeConfig,
@@ -432,6 +433,104 @@ describe('ugs whois', () => {
     });
     expect(result.code, describeRun(result)).toBe(0);
     expect(result.stdout).toContain('"hw-team"');
+  });
+});
+
+describe('ugs whois --check --id', () => {
+  it('asks the service about a token the history never saw: exit 0 when current, 1 when not', async () => {
+    const token = await tokenOf(makeSandbox(), 'hw-by-id');
+    // Another machine: its history knows nothing of the token.
+    const sb = makeSandbox();
+    const argv = ['whois', '--check', '--id', 'hw-by-id', '--name', 'Name hw-by-id', '-'];
+    const current = await runMain(argv, { sandbox: sb, env: env(), stdin: token });
+    expect(current.code, describeRun(current)).toBe(0);
+    expect(current.stdout).toContain("it IS the group's current token");
+    expect(current.stdout + current.stderr).not.toContain(token);
+    const other = await runMain([...argv, '--json'], {
+      sandbox: sb,
+      env: env(),
+      stdin: 'f'.repeat(64),
+    });
+    expect(other.code, describeRun(other)).toBe(1);
+    expect(JSON.parse(other.stdout)).toMatchObject({
+      user_group_id: 'hw-by-id',
+      current: false,
+      current_last4: token.slice(-4),
+    });
+  });
+
+  it('a group the check created: exit 1, saying it was created and ugs cannot remove it', async () => {
+    const sb = makeSandbox();
+    const result = await runMain(['whois', '--check', '--id', 'hw-by-id-new', '--name', 'N', '-'], {
+      sandbox: sb,
+      env: env(),
+      stdin: 'f'.repeat(64),
+    });
+    expect(result.code, describeRun(result)).toBe(1);
+    expect(result.stdout).toContain('the get created it now, and ugs cannot remove it');
+  });
+
+  it('explo: the group the check created is deleted again', async () => {
+    const { sb, service } = await serviceWithProfile(
+      'apitoken-whois-explo-2468',
+      {
+        dialect: 'explo',
+      },
+      { dialect: 'explo' },
+    );
+    const result = await runMain(['whois', '--check', '--id', 'amce', '--name', 'A', '-'], {
+      sandbox: sb,
+      stdin: 'f'.repeat(64),
+    });
+    expect(result.code, describeRun(result)).toBe(1);
+    expect(result.stdout).toContain('ugs deleted that new group again');
+    expect(service.requests.map((r) => [r.method, r.url])).toEqual([
+      ['POST', '/api/create_user_group/'],
+      ['DELETE', '/api/delete_user_group/'],
+    ]);
+    await expect(service.group('amce')).rejects.toThrow();
+  });
+
+  it('customer: reads with get_customer/ (no --name needed); a missing group creates nothing', async () => {
+    const { sb, service } = await serviceWithProfile(
+      'apitoken-whois-customer-1357',
+      {
+        dialect: 'customer',
+      },
+      { dialect: 'customer' },
+    );
+    const { token } = await service.seed('acme', 'Acme');
+    const current = await runMain(['whois', '--check', '--id', 'acme', '-'], {
+      sandbox: sb,
+      stdin: token,
+    });
+    expect(current.code, describeRun(current)).toBe(0);
+    const missing = await runMain(['whois', '--check', '--id', 'amce', '-'], {
+      sandbox: sb,
+      stdin: token,
+    });
+    expect(missing.code, describeRun(missing)).toBe(1);
+    expect(missing.stdout).toContain('does not exist');
+    expect(service.requests.map((r) => r.url)).toEqual([
+      '/api/get_customer/',
+      '/api/get_customer/',
+    ]);
+    expect(service.createdIds()).toEqual([]);
+  });
+
+  it.each([
+    [['whois', '--id', 'acme', '--name', 'A', '-'], /--id goes with --check/],
+    [['whois', '--check', '--name', 'A', '-'], /--name goes with --id/],
+    [['whois', '--check', '--id', 'acme', '--name', 'A', '…a1b2'], /compares a whole token/],
+    [['whois', '--check', '--id', 'acme', '-'], /--id needs --name/],
+  ])('%j is a usage error (exit 2), nothing sent', async (argv, error) => {
+    const result = await runMain(argv, {
+      sandbox: makeSandbox(),
+      env: env(),
+      stdin: 'f'.repeat(64),
+    });
+    expect(result.code, describeRun(result)).toBe(2);
+    expect(result.stderr).toMatch(error);
   });
 });
 
