@@ -5,10 +5,10 @@
  * loaded by this command only (`import()`).
  */
 import type { Command } from 'commander';
-import { type DepsFactory, newCommand } from '../cli/shared.js';
+import { collect, type DepsFactory, newCommand } from '../cli/shared.js';
 import type { Deps } from '../context/factory.js';
 import { CancelledError, UsageError } from '../errors.js';
-import type { HistoryEvent } from '../history/event.js';
+import { HISTORY_OUTCOMES, type HistoryEvent, type HistoryOutcome } from '../history/event.js';
 import type { HistoryLocation } from '../history/log.js';
 import { type DurationForm, readDuration } from '../input/parse.js';
 import { printLine } from '../output/messages.js';
@@ -20,6 +20,10 @@ export interface HistoryOptions {
   id: string | undefined;
   /** Events at or after this time (ms since the epoch). */
   sinceMs: number | undefined;
+  /** Events at or before this time (ms since the epoch). */
+  untilMs?: number | undefined;
+  /** Only events with one of these outcomes; undefined: all. */
+  outcomes?: readonly HistoryOutcome[] | undefined;
   limit: number;
   json: boolean;
   clear: boolean;
@@ -30,6 +34,8 @@ export interface HistoryOptions {
 interface HistoryFlags {
   id?: string;
   since?: string;
+  until?: string;
+  outcome?: string[];
   limit?: string;
   json?: boolean;
   clear?: boolean;
@@ -43,12 +49,26 @@ export function historyCommand(makeDeps: DepsFactory, run = runHistory): Command
   return newCommand('history', 'Show the token history: what reached the service, newest first', [
     'ugs history',
     'ugs history --id acme --since 7d',
+    'ugs history --since yesterday --until 2026-11-28 --outcome rotated,stale',
     'ugs history -p staging --limit 200 --json | jq .token_fingerprint',
     'ugs history --clear                 # asks to confirm',
     'ugs history --clear --yes',
   ])
     .option('--id <user_group_id>', 'only the events of this user group')
-    .option('--since <date|duration>', 'only events since a date (2026-01-31) or for a while (7d)')
+    .option(
+      '--since <when>',
+      'only events since a time: today, yesterday, a date (2026-01-31, UTC), an ISO time, or a while back (7d)',
+    )
+    .option(
+      '--until <when>',
+      'only events up to a time, as --since takes it (a date or yesterday: to the end of that day)',
+    )
+    .option(
+      '--outcome <outcome>',
+      `only events with this outcome (repeatable, or a comma list): ${HISTORY_OUTCOMES.join(', ')}`,
+      collect,
+      [],
+    )
     .option('--limit <n>', `at most this many events (0 for all)`, String(DEFAULT_HISTORY_LIMIT))
     .option('--json', 'print the events as NDJSON on stdout (one per line)')
     .option('--clear', 'delete the history (and its rotated file); the key stays')
@@ -67,7 +87,11 @@ export function parseHistoryFlags(flags: HistoryFlags, now: Date): HistoryOption
     });
   }
   if (flags.clear === true) {
-    const others = (['id', 'since', 'json'] as const).filter((flag) => flags[flag] !== undefined);
+    const others: string[] = (['id', 'since', 'until', 'json'] as const).filter(
+      (flag) => flags[flag] !== undefined,
+    );
+    if ((flags.outcome ?? []).length > 0) others.push('outcome');
+
     if (others.length > 0) {
       throw new UsageError(`--clear cannot be used with --${others[0]}`);
     }
@@ -76,9 +100,19 @@ export function parseHistoryFlags(flags: HistoryFlags, now: Date): HistoryOption
       hint: 'ugs history --clear --yes deletes the history without asking',
     });
   }
+  const sinceMs = flags.since === undefined ? undefined : parseSince(flags.since, now);
+  const untilMs = flags.until === undefined ? undefined : parseUntil(flags.until, now);
+  if (sinceMs !== undefined && untilMs !== undefined && untilMs < sinceMs) {
+    throw new UsageError('--until is before --since: no event can match', {
+      hint: 'for example: --since 2026-11-01 --until 2026-11-28',
+    });
+  }
+  const outcomes = parseOutcomes(flags.outcome ?? []);
   return {
     id: flags.id,
-    sinceMs: flags.since === undefined ? undefined : parseSince(flags.since, now),
+    sinceMs,
+    ...(untilMs !== undefined && { untilMs }),
+    ...(outcomes !== undefined && { outcomes }),
     limit: Number(limitText.trim()),
     json: flags.json === true,
     clear: flags.clear === true,
@@ -86,25 +120,66 @@ export function parseHistoryFlags(flags: HistoryFlags, now: Date): HistoryOption
   };
 }
 
-/** How far back `--since` reaches: whole numbers of seconds up to weeks. */
+/**
+ * `--outcome`: repeatable, and each may be a comma list (`rotated,stale`); every word must be an
+ * outcome the history writes, or a typo would quietly match nothing. Undefined: none given.
+ */
+export function parseOutcomes(values: readonly string[]): HistoryOutcome[] | undefined {
+  const words = values.flatMap((value) => value.split(',')).map((word) => word.trim());
+  if (words.length === 0) return undefined;
+  const outcomes = new Set<HistoryOutcome>();
+  for (const word of words) {
+    const outcome = HISTORY_OUTCOMES.find((known) => known === word.toLowerCase());
+    if (outcome === undefined) {
+      throw new UsageError(message`--outcome "${word}" is not an outcome of the history`, {
+        hint: `outcomes: ${HISTORY_OUTCOMES.join(', ')} (repeat --outcome or give a comma list)`,
+      });
+    }
+    outcomes.add(outcome);
+  }
+  return [...outcomes];
+}
+
+/** How far back `--since` and `--until` reach: whole numbers of seconds up to weeks. */
 const SINCE_DURATION: DurationForm = { units: ['s', 'm', 'h', 'd', 'w'], fractions: false };
 
+const DAY_MS = 86_400_000;
+
 /**
- * `--since`: a date or time (`2026-01-31`, `2026-01-31T12:00:00Z`; a date alone is midnight UTC)
- * or a duration back from now (`90m`, `12h`, `7d`, `2w`, `1d12h`), read as every duration is.
+ * A time as `--since` and `--until` take it, as the start of a span: a duration back from now
+ * (`90m`, `12h`, `7d`, `2w`, `1d12h`, read as every duration is); `today`, `yesterday` or a date
+ * (`2026-01-31`), each the midnight UTC that starts that day (the history's times are UTC); an
+ * ISO time (`2026-01-31T12:00:00Z`). `day` says whether a whole day was named.
  */
-export function parseSince(text: string, now: Date): number {
+function parseTime(text: string, now: Date, flag: string): { ms: number; day: boolean } {
   const back = readDuration(text, SINCE_DURATION);
-  if (back !== undefined) return now.getTime() - back;
+  if (back !== undefined) return { ms: now.getTime() - back, day: false };
   const trimmed = text.trim().toLowerCase();
+  const today = Math.floor(now.getTime() / DAY_MS) * DAY_MS;
+  if (trimmed === 'today') return { ms: today, day: true };
+  if (trimmed === 'yesterday') return { ms: today - DAY_MS, day: true };
   if (/^\d{4}-\d\d-\d\d([t ][\d:.]+(z|[+-]\d\d:?\d\d)?)?$/.test(trimmed)) {
     const dateOnly = trimmed.length === 10;
     const parsed = Date.parse(dateOnly ? `${trimmed}T00:00:00Z` : trimmed.toUpperCase());
-    if (!Number.isNaN(parsed)) return parsed;
+    if (!Number.isNaN(parsed)) return { ms: parsed, day: dateOnly };
   }
-  throw new UsageError(message`--since expects a date or a duration, got "${text}"`, {
-    hint: 'for example: --since 2026-01-31, --since 12h or --since 7d',
+  throw new UsageError(message`${flag} expects a date or a duration, got "${text}"`, {
+    hint: `for example: ${flag} today, ${flag} yesterday, ${flag} 2026-01-31, ${flag} 2026-01-31T12:00:00Z or ${flag} 7d`,
   });
+}
+
+/** `--since`: events at or after this time (a day named: from its start). */
+export function parseSince(text: string, now: Date): number {
+  return parseTime(text, now, '--since').ms;
+}
+
+/**
+ * `--until`: events at or before this time. A day named (`yesterday`, `2026-11-28`) counts whole,
+ * to its last millisecond: `--until 2026-11-28` includes that day's events, as a person means.
+ */
+export function parseUntil(text: string, now: Date): number {
+  const { ms, day } = parseTime(text, now, '--until');
+  return day ? ms + DAY_MS - 1 : ms;
 }
 
 /** Where the history is, for the commands that read it (`history`, `whois`); an error when off. */
@@ -135,6 +210,8 @@ export async function runHistory(opts: HistoryOptions, deps: Deps): Promise<void
     id: opts.id,
     profile,
     sinceMs: opts.sinceMs,
+    untilMs: opts.untilMs,
+    outcomes: opts.outcomes,
     limit: opts.limit === 0 ? undefined : opts.limit,
   });
   if (opts.json) {

@@ -8,7 +8,12 @@ import { HistoryFileError } from '../errors.js';
 import { errorCode } from '../platform/guards.js';
 import { message } from '../text/message.js';
 import { editDistance } from '../text/suggest.js';
-import { FINGERPRINT_PATTERN, HISTORY_OUTCOMES, type HistoryEvent } from './event.js';
+import {
+  FINGERPRINT_PATTERN,
+  HISTORY_OUTCOMES,
+  type HistoryEvent,
+  type HistoryOutcome,
+} from './event.js';
 import {
   fingerprintWith,
   type HistoryLocation,
@@ -166,6 +171,10 @@ export interface HistoryFilter {
   profile?: string | undefined;
   /** Events at or after this time (ms since the epoch). */
   sinceMs?: number | undefined;
+  /** Events at or before this time (ms since the epoch). */
+  untilMs?: number | undefined;
+  /** Only events with one of these outcomes. */
+  outcomes?: readonly HistoryOutcome[] | undefined;
   limit?: number | undefined;
 }
 
@@ -180,6 +189,8 @@ export function selectEvents(
     if (filter.id !== undefined && event.user_group_id !== filter.id) continue;
     if (filter.profile !== undefined && event.profile !== filter.profile) continue;
     if (filter.sinceMs !== undefined && Date.parse(event.time) < filter.sinceMs) continue;
+    if (filter.untilMs !== undefined && Date.parse(event.time) > filter.untilMs) continue;
+    if (filter.outcomes !== undefined && !filter.outcomes.includes(event.outcome)) continue;
     selected.push(event);
   }
   // Two processes may append out of time order: the times decide, the file order breaks ties.

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, lstatSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseSince, runHistory } from '../../src/commands/history.js';
+import { parseOutcomes, parseSince, parseUntil, runHistory } from '../../src/commands/history.js';
 import { CancelledError, UsageError } from '../../src/errors.js';
 import { createHistoryLog } from '../../src/history/log.js';
 import { makeDeps, terminalIO } from '../kit/fakes.js';
@@ -120,7 +120,7 @@ describe('ugs history', () => {
     expect(await ids(['history', '--limit', '1'])).toEqual(['found']);
     expect(await ids(['history', '--since', '1h'])).toHaveLength(3);
     expect(await ids(['history', '--since', '2999-01-01'])).toEqual([]);
-    const bad = await runMain(['history', '--since', 'yesterday'], { sandbox: sb, env: env() });
+    const bad = await runMain(['history', '--since', 'last week'], { sandbox: sb, env: env() });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--since expects a date or a duration');
 
@@ -553,11 +553,78 @@ describe('--since', () => {
     expect(parseSince(text, now)).toBe(ms);
   });
 
-  it.each(['yesterday', '90', '1.5h', '500ms', '1h 30m', '2026-13-45', ''])(
+  it.each(['tomorrow', '90', '1.5h', '500ms', '1h 30m', '2026-13-45', ''])(
     'refuses %j as a usage error',
     (text) => {
       expect(() => parseSince(text, now)).toThrow(UsageError);
       expect(() => parseSince(text, now)).toThrow(/^--since expects a date or a duration/);
     },
   );
+
+  it.each<[string, number]>([
+    ['today', Date.UTC(2026, 1, 10)],
+    [' Yesterday ', Date.UTC(2026, 1, 9)],
+  ])('%j starts its day (UTC)', (text, ms) => {
+    expect(parseSince(text, now)).toBe(ms);
+  });
+});
+
+describe('--until', () => {
+  const now = new Date(Date.UTC(2026, 1, 10, 12, 0, 0));
+  const endOf = (ms: number) => ms + 86_400_000 - 1;
+
+  it.each<[string, number]>([
+    ['today', endOf(Date.UTC(2026, 1, 10))],
+    ['yesterday', endOf(Date.UTC(2026, 1, 9))],
+    ['2026-01-31', endOf(Date.UTC(2026, 0, 31))],
+    ['2026-01-31T12:00:00Z', Date.UTC(2026, 0, 31, 12)],
+    ['12h', now.getTime() - 43_200_000],
+  ])('%j is %d (a day named counts whole)', (text, ms) => {
+    expect(parseUntil(text, now)).toBe(ms);
+  });
+
+  it('refuses what --since refuses, naming --until', () => {
+    expect(() => parseUntil('soon', now)).toThrow(/^--until expects a date or a duration/);
+  });
+});
+
+describe('--outcome', () => {
+  it('takes repeated flags and comma lists, once each', () => {
+    expect(parseOutcomes(['rotated,stale', 'Rotated', ' found '])).toEqual([
+      'rotated',
+      'stale',
+      'found',
+    ]);
+    expect(parseOutcomes([])).toBeUndefined();
+  });
+
+  it('refuses a word that is no outcome, listing them', () => {
+    expect(() => parseOutcomes(['rotatd'])).toThrow(/--outcome "rotatd" is not an outcome/);
+  });
+});
+
+describe('ugs history --until and --outcome', () => {
+  it('filter the events; a bad value is exit 2', async () => {
+    const sb = makeSandbox();
+    await rotated(sb, await tokenOf(sb, 'hw-filter'));
+    const outcomes = async (...argv: string[]) =>
+      (await ok(sb, ['history', '--json', ...argv])).stdout
+        .split('\n')
+        .filter((line) => line !== '')
+        .map((line) => (JSON.parse(line) as { outcome: string }).outcome);
+    expect(await outcomes()).toEqual(['rotated', 'created']);
+    expect(await outcomes('--outcome', 'rotated')).toEqual(['rotated']);
+    expect(await outcomes('--outcome', 'created,stale', '--outcome', 'found')).toEqual(['created']);
+    expect(await outcomes('--since', 'today', '--until', 'today')).toEqual(['rotated', 'created']);
+    expect(await outcomes('--until', 'yesterday')).toEqual([]);
+    expect(await outcomes('--until', '2000-01-01T00:00:00Z')).toEqual([]);
+    for (const argv of [
+      ['--outcome', 'rotatd'],
+      ['--until', 'soon'],
+      ['--since', 'today', '--until', 'yesterday'],
+    ]) {
+      const result = await runMain(['history', ...argv], { sandbox: sb, env: env() });
+      expect(result.code, describeRun(result)).toBe(2);
+    }
+  });
 });
