@@ -339,7 +339,16 @@ async function verifyToken(deps: Deps, target: Target): Promise<string | undefin
             404: 'nothing answers at that URL: check --base-url (a path prefix missing or doubled?) and --api-path',
             405: `that URL does not take this request: check --base-url and --api-path${target.apiPath?.endsWith('/') ? '' : message` (the service may want the trailing slash: --api-path ${target.apiPath ?? ''}/)`}`,
           };
+      // A 404/405 in the interface may be the vendor's API at that address: one read-only probe
+      // of each of its dialects tells, and the hint then names the dialect that answered.
+      const vendor =
+        !explo && (result.status === 404 || result.status === 405)
+          ? await vendorDialectAt(deps, target)
+          : undefined;
       const reason =
+        (vendor !== undefined
+          ? `the vendor's ${vendor === 'customer' ? 'Customer API' : 'End User Group API'} answers at ${target.baseUrl.host}: ${loginCommandFor(settings.profile)} --dialect ${vendor}`
+          : undefined) ??
         why[result.status] ??
         (result.status >= 500
           ? 'the service had a problem; try again later'
@@ -350,6 +359,32 @@ async function verifyToken(deps: Deps, target: Target): Promise<string | undefin
       );
     }
   }
+}
+
+/**
+ * Which of the vendor's dialects answers at the target's base URL, if one does: its probe sent
+ * as that dialect sends it (the Customer API's read-one for an empty id, then the End User Group
+ * API's token refresh with no token), each a request that reads or is refused and never changes
+ * anything. An answer counts when it is that API's own: the token accepted (its refusal of the
+ * empty request) or refused (401/403), where the interface's path had nothing. Anything else,
+ * a network error included, is "none": the hint then stays as it was. At most two requests.
+ */
+async function vendorDialectAt(
+  deps: Deps,
+  target: Target,
+): Promise<'customer' | 'explo' | undefined> {
+  // The interface's path is not the vendor's: each dialect uses its own.
+  const { apiPath: _interfacePath, ...base } = target;
+  for (const dialect of ['customer', 'explo'] as const) {
+    try {
+      const client = await deps.connect({ ...base, dialect });
+      const answer = await client.probe();
+      if (answer.verdict !== 'unexpected') return dialect;
+    } catch {
+      // No answer there either: try the next, then give the hint as it was.
+    }
+  }
+  return undefined;
 }
 
 /**

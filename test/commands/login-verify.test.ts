@@ -16,6 +16,7 @@ import {
   readConfig,
   runMain,
   type Sandbox,
+  serviceForTest,
   startEmulator,
   text,
   useService,
@@ -183,6 +184,35 @@ describe('ugs login verifies the token', () => {
     expect(readConfig(sb)).toEqual({
       profiles: { default: { baseUrl: service.url, apiToken: API_TOKEN } },
     });
+  });
+
+  it.each(['customer', 'explo'] as const)(
+    "the vendor's %s API at that URL: the 404/405 hint names --dialect, after read-only probes only",
+    async (dialect) => {
+      const vendor = await serviceForTest([API_TOKEN], { dialect });
+      const sb = makeSandbox();
+      const { error, hint } = expectFailure(await login(sb, API_TOKEN, [], vendor.url), 1);
+      expect(error).toMatch(/GET .*\/api\/user answered HTTP 40[45]/);
+      expect(hint).toContain(`ugs login --dialect ${dialect}`);
+      expect(existsSync(sb.configPath)).toBe(false);
+      // The interface's probe, then the vendor's probes: a read for an empty id, and a token
+      // refresh with no token. Nothing that could change a group.
+      const probes = [
+        ['POST', '/api/get_customer/', { provided_id: '' }],
+        ['POST', '/api/refresh_user_group_token/', {}],
+      ];
+      expect(vendor.requests.map((r) => [r.method, r.url, r.json])).toEqual([
+        ['GET', '/api/user', {}],
+        ...probes.slice(0, dialect === 'customer' ? 1 : 2),
+      ]);
+    },
+  );
+
+  it('an interface service whose path is wrong: no vendor API answers, the hint stays', async () => {
+    const sb = makeSandbox();
+    const { hint } = expectFailure(await login(sb, API_TOKEN, ['--api-path', '/nothing']), 1);
+    expect(hint).not.toContain('--dialect');
+    expect(hint).toContain('--api-path');
   });
 
   it('a base URL whose path already holds /api: the 404 names /api/api/user', async () => {
