@@ -15,7 +15,7 @@ import type { JsonObject } from '../../input/parse.js';
 import { printLine } from '../../output/messages.js';
 import { withJsonErrorBody } from '../../output/results.js';
 import { padColumns } from '../../output/text.js';
-import { writeLine } from '../../platform/io.js';
+import { isSet, writeLine } from '../../platform/io.js';
 import { EXPLO_RATE } from '../../service/dialect.js';
 import { parseRate, type Rate } from '../../service/rate.js';
 import { compactJson } from '../../text/json-text.js';
@@ -146,16 +146,28 @@ export async function runList(opts: ListOptions, deps: Deps): Promise<void> {
     // environment would otherwise run into its rate limit. Loaded for --all only.
     const { Pacer } = await import('../../bulk/pacing.js');
     const pacer = new Pacer(opts.rate);
-    for (let page = opts.page; ; page++) {
-      await pacer.slot();
-      const answer = await fetch(page);
-      writer.page(answer);
-      shown += answer.customers.length;
-      total = answer.totalCount;
-      // At a terminal only: a script reading stderr wants no counter in it.
-      if (out.stderrIsTTY) printLine(out, `read ${shown} of ${total}`);
-      // The last page is short, or reaches the count (an exact multiple of the page size).
-      if (answer.customers.length < opts.pageSize || page * opts.pageSize >= total) break;
+    const progress = PageProgress.at(deps);
+    try {
+      for (let page = opts.page; ; page++) {
+        await pacer.slot();
+        const answer = await fetch(page);
+        // stdout may be the same terminal: the groups' lines go where the progress line was
+        // (a table is written only at the end).
+        if (out.stdoutIsTTY && opts.format !== 'table') progress?.erase();
+        writer.page(answer);
+        shown += answer.customers.length;
+        total = answer.totalCount;
+        const pages = Math.max(page, Math.ceil(total / opts.pageSize));
+        progress?.show(`page ${page} of ${pages}, ${groups(shown)} of ${groups(total)} groups`);
+        // The last page is short, or reaches the count (an exact multiple of the page size).
+        if (answer.customers.length < opts.pageSize || page * opts.pageSize >= total) break;
+      }
+    } finally {
+      // Before anything else is written: the summary below, or main's error line.
+      progress?.end();
+    }
+    if (progress !== undefined && opts.format !== 'table') {
+      printLine(out, `read ${groups(shown)} of ${groups(total)} groups`);
     }
   }
   writer.end();
@@ -166,6 +178,54 @@ export async function runList(opts: ListOptions, deps: Deps): Promise<void> {
         ? `showing ${shown} of ${total}`
         : `showing ${shown} of ${total}; --all for every group`,
     );
+  }
+}
+
+/** `2,500`: a count a person reads at a glance. */
+function groups(count: number): string {
+  return count.toLocaleString('en-US');
+}
+
+/**
+ * `--all`'s progress for a person at a terminal: one line on stderr, redrawn in place after each
+ * page (`page 2 of 3, 2,000 of 2,500 groups`) and erased when the list ends, so a long read shows
+ * how far it is without leaving a line per page behind. A script reading stderr wants no counter
+ * in it: nothing in a pipe or a CI log, with `--quiet`, with `--debug` (its trace lines would
+ * break into the line) or on a terminal that cannot erase a line (TERM=dumb), as for the spinner.
+ */
+class PageProgress {
+  private drawn = false;
+  private readonly unsubscribe: (() => void) | undefined;
+
+  static at(deps: Deps): PageProgress | undefined {
+    const out = deps.output;
+    const wanted =
+      out.stderrIsTTY && !out.quiet && !out.debug && !isSet(out.env.CI) && out.env.TERM !== 'dumb';
+    return wanted ? new PageProgress(deps) : undefined;
+  }
+
+  private constructor(private readonly deps: Deps) {
+    // Ctrl+C ends the command with one line from main: the progress line goes first.
+    this.unsubscribe = deps.io.onSignal?.(() => this.erase());
+  }
+
+  show(text: string): void {
+    const out = this.deps.output;
+    // One row, never wrapped: a wrapped line cannot be redrawn in place.
+    const width = Math.max(1, out.stderrColumns() - 1);
+    out.stderr.write(`\r${text.slice(0, width)}\u001b[K`);
+    this.drawn = true;
+  }
+
+  erase(): void {
+    if (!this.drawn) return;
+    this.deps.output.stderr.write('\r\u001b[K');
+    this.drawn = false;
+  }
+
+  end(): void {
+    this.unsubscribe?.();
+    this.erase();
   }
 }
 
