@@ -14,6 +14,7 @@ import {
   runMain,
   type Service,
   serviceWithProfile,
+  text,
   writeConfig,
 } from '../kit/index.js';
 
@@ -106,6 +107,24 @@ describe('ugs list', () => {
     expect(JSON.parse(result.stdout)).toEqual(sent.results.customers);
     expect(sent.results.customers).toHaveLength(3);
     expect(result.stderr).toBe('');
+  });
+
+  it('--ndjson and --json print each customer as the service wrote it, numbers exact', async () => {
+    const { sb, service } = await customerService();
+    // JSON.parse reads 12345678901234567890123 as 1.2345678901234568e22: printing the parsed
+    // customer again would change the service's number.
+    const customers = [
+      '{"token":"t-1","provided_id":"big","properties":{"n":12345678901234567890123,"f":1.50}}',
+      '{"token":"t-2","provided_id":"odd","name":"caf\\u00e9"}',
+    ];
+    const body = `{"total_count":2,"results":{"customers":[${customers.join(',')}]}}`;
+    service.failAlways(text(200, body, 'application/json'));
+    const ndjson = await runMain(['list', '--ndjson'], { sandbox: sb });
+    expect(ndjson.code, describeRun(ndjson)).toBe(0);
+    expect(ndjson.stdout).toBe(`${customers.join('\n')}\n`);
+    const array = await runMain(['list', '--all', '--json', '--rate', '100/s'], { sandbox: sb });
+    expect(array.code, describeRun(array)).toBe(0);
+    expect(array.stdout).toBe(`[\n  ${customers.join(',\n  ')}\n]\n`);
   });
 
   it("--all is paced at the vendor's 180/min unless --rate says otherwise", () => {
