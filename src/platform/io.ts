@@ -165,6 +165,28 @@ export function writeLine(stream: Writable, line: string): void {
 }
 
 /**
+ * Resolves once `stream` wants more (at once when it does already), so a writer of a long
+ * output holds no more than one chunk in memory when its reader is slow. A stream that failed or
+ * closed never drains: main reports its error, and the writer is not held up waiting.
+ */
+export function drained(stream: Writable): Promise<void> {
+  if (!stream.writableNeedDrain || stream.destroyed || stream.errored !== null) {
+    return Promise.resolve();
+  }
+  return new Promise((resolve) => {
+    const done = () => {
+      stream.off('drain', done);
+      stream.off('close', done);
+      stream.off('error', done);
+      resolve();
+    };
+    stream.on('drain', done);
+    stream.on('close', done);
+    stream.on('error', done);
+  });
+}
+
+/**
  * Reads all of stdin for `--with-token`, `--current-token-stdin` and `-` JSON sources. A terminal
  * on stdin would wait for the user to type and press Ctrl+D, which scripts never do and people
  * rarely know: refuse instead of hanging.

@@ -189,3 +189,70 @@ export function compactJson(value: unknown): string {
   }
   return out.join('');
 }
+
+/**
+ * The elements of the array at `path` (object keys from the top: `["results", "customers"]`) in
+ * `text`, each as the server wrote it: numbers exact, nothing parsed and printed again, so a
+ * long list streams at the cost of copying its text. Each is one line (an element that spans
+ * lines is re-printed compactly) with the characters a terminal could obey escaped, as
+ * `formatJsonText` prints them. Where a key repeats, the last one counts, as for JSON.parse.
+ * Undefined when there is no such array. Call it on text JSON.parse read: invalid JSON is not
+ * reported, and the caller checks the count against the parsed array.
+ */
+export function arrayElementTexts(text: string, path: readonly string[]): string[] | undefined {
+  const lexer = new JsonLexer(text, { checked: false });
+  if (path.length === 0 || lexer.next() !== '{') return undefined;
+  let found: string[] | undefined;
+  // The object being read is the value of path[level - 1] (the top one at level 0).
+  let level = 0;
+  // Past a value: a container (its opening bracket just read) to its closing bracket.
+  const skip = (kind: string) => {
+    if (kind === '{' || kind === '[') lexer.skipTo(lexer.depth - 1);
+  };
+  for (;;) {
+    let kind = lexer.next();
+    if (kind === ',') kind = lexer.next();
+    if (kind === '}') {
+      if (level === 0) return found;
+      level--;
+      continue;
+    }
+    if (kind !== 'string') return undefined;
+    const raw = text.slice(lexer.start, lexer.end);
+    const key = raw.includes('\\') ? (JSON.parse(raw) as string) : raw.slice(1, -1);
+    if (lexer.next() !== ':') return undefined;
+    const value = lexer.next();
+    if (key !== path[level]) {
+      skip(value);
+      continue;
+    }
+    // A later member of the same name replaces what an earlier one held.
+    found = undefined;
+    if (level === path.length - 1 && value === '[') {
+      found = elementTexts(lexer, text);
+    } else if (level < path.length - 1 && value === '{') {
+      level++;
+    } else {
+      skip(value);
+    }
+  }
+}
+
+/** The elements of the array whose `[` `lexer` just read, up to and past its `]`. */
+function elementTexts(lexer: JsonLexer, text: string): string[] {
+  const depth = lexer.depth;
+  const elements: string[] = [];
+  for (let kind = lexer.next(); kind !== ']' && kind !== 'end'; kind = lexer.next()) {
+    if (kind === ',') continue;
+    const start = lexer.start;
+    if (kind === '{' || kind === '[') lexer.skipTo(depth);
+    const element = text.slice(start, lexer.end);
+    // A line break cannot be inside a JSON string: this one is between tokens.
+    elements.push(
+      element.includes('\n') || element.includes('\r')
+        ? formatJsonText(element, { indent: 0 })
+        : escapeRawControls(element),
+    );
+  }
+  return elements;
+}

@@ -23,6 +23,8 @@ export interface MainOptions extends Pick<RunOptions, 'sandbox' | 'env' | 'timeo
   tty?: boolean;
   /** The terminal's width, when `tty`. */
   columns?: number;
+  /** With `tty`: stdout redirected (`ugs ... > file` typed at a terminal); stderr stays one. */
+  stdoutRedirected?: boolean;
 }
 
 class Collected extends Writable {
@@ -55,7 +57,8 @@ export async function runMain(
 ): Promise<RunResult> {
   const sandbox = options.sandbox ?? makeSandbox();
   const tty = options.tty === true;
-  const stdout = new Collected(tty ? options.columns : undefined);
+  const stdoutTty = tty && options.stdoutRedirected !== true;
+  const stdout = new Collected(stdoutTty ? options.columns : undefined);
   const stderr = new Collected(tty ? options.columns : undefined);
   const started = performance.now();
   const timeoutMs = options.timeoutMs ?? RUN_TIMEOUT_MS;
@@ -74,7 +77,7 @@ export async function runMain(
       stdout,
       stderr,
       stdinIsTTY: tty,
-      stdoutIsTTY: tty,
+      stdoutIsTTY: stdoutTty,
       stderrIsTTY: tty,
       env: sandboxEnv(sandbox, options.env),
     },

@@ -8,10 +8,13 @@ import { describe, expect, it } from 'vitest';
 import { parseListFlags } from '../../src/operations/list-customers/command.js';
 import {
   describeRun,
+  forwardTo,
+  json,
   makeSandbox,
   runMain,
   type Service,
   serviceWithProfile,
+  text,
   writeConfig,
 } from '../kit/index.js';
 
@@ -106,6 +109,24 @@ describe('ugs list', () => {
     expect(result.stderr).toBe('');
   });
 
+  it('--ndjson and --json print each customer as the service wrote it, numbers exact', async () => {
+    const { sb, service } = await customerService();
+    // JSON.parse reads 12345678901234567890123 as 1.2345678901234568e22: printing the parsed
+    // customer again would change the service's number.
+    const customers = [
+      '{"token":"t-1","provided_id":"big","properties":{"n":12345678901234567890123,"f":1.50}}',
+      '{"token":"t-2","provided_id":"odd","name":"caf\\u00e9"}',
+    ];
+    const body = `{"total_count":2,"results":{"customers":[${customers.join(',')}]}}`;
+    service.failAlways(text(200, body, 'application/json'));
+    const ndjson = await runMain(['list', '--ndjson'], { sandbox: sb });
+    expect(ndjson.code, describeRun(ndjson)).toBe(0);
+    expect(ndjson.stdout).toBe(`${customers.join('\n')}\n`);
+    const array = await runMain(['list', '--all', '--json', '--rate', '100/s'], { sandbox: sb });
+    expect(array.code, describeRun(array)).toBe(0);
+    expect(array.stdout).toBe(`[\n  ${customers.join(',\n  ')}\n]\n`);
+  });
+
   it("--all is paced at the vendor's 180/min unless --rate says otherwise", () => {
     expect(parseListFlags({ all: true }).rate).toEqual({ count: 180, windowMs: 60_000 });
     expect(parseListFlags({ all: true, rate: '100/s' }).rate).toEqual({
@@ -143,6 +164,106 @@ describe('ugs list', () => {
     expect(lines).toHaveLength(2500);
     expect(JSON.parse(lines[1234] as string)).toMatchObject({ provided_id: 'cust-1235' });
     expect(service.requests).toHaveLength(3);
+  });
+
+  it('--all at a terminal redraws "page N of M, X of TOTAL groups" on stderr, then erases it', async () => {
+    const { sb, service } = await customerService();
+    await seed(service, 1200);
+    const result = await runMain(['list', '--all', '--page-size', '500', '--rate', '100/s'], {
+      sandbox: sb,
+      tty: true,
+      columns: 120,
+    });
+    expect(result.code, describeRun(result)).toBe(0);
+    // One line redrawn in place (carriage return, text, erase to the end of the line), never a
+    // line per page; erased before the summary.
+    expect(result.stderr).toBe(
+      [
+        '\rpage 1 of 3, 500 of 1,200 groups\u001b[K',
+        '\rpage 2 of 3, 1,000 of 1,200 groups\u001b[K',
+        '\rpage 3 of 3, 1,200 of 1,200 groups\u001b[K',
+        '\r\u001b[K',
+        'showing 1200 of 1200\n',
+      ].join(''),
+    );
+    expect(result.stdout.trimEnd().split('\n')).toHaveLength(1201);
+  });
+
+  it('--all --ndjson into a file at a terminal: progress on stderr, stdout only the groups', async () => {
+    const { sb, service } = await customerService();
+    await seed(service, 5);
+    const result = await runMain(
+      ['list', '--all', '--ndjson', '--page-size', '2', '--rate', '100/s'],
+      {
+        sandbox: sb,
+        tty: true,
+        stdoutRedirected: true,
+      },
+    );
+    expect(result.code, describeRun(result)).toBe(0);
+    expect(result.stderr).toContain('\rpage 2 of 3, 4 of 5 groups\u001b[K');
+    expect(result.stderr.endsWith('\r\u001b[K' + 'read 5 of 5 groups\n')).toBe(true);
+    const lines = result.stdout.trimEnd().split('\n');
+    expect(lines.map((line) => (JSON.parse(line) as { provided_id: string }).provided_id)).toEqual([
+      'cust-0001',
+      'cust-0002',
+      'cust-0003',
+      'cust-0004',
+      'cust-0005',
+    ]);
+  });
+
+  it.each([
+    ['a table', [], 'showing 5 of 5\n'],
+    ['--json', ['--json'], ''],
+    ['--ndjson', ['--ndjson'], ''],
+  ])('--all as %s without a terminal writes no progress to stderr', async (_as, flags, stderr) => {
+    const { sb, service } = await customerService();
+    await seed(service, 5);
+    const result = await runMain(
+      ['list', '--all', ...flags, '--page-size', '2', '--rate', '100/s'],
+      {
+        sandbox: sb,
+      },
+    );
+    expect(result.code, describeRun(result)).toBe(0);
+    expect(result.stderr).toBe(stderr);
+    expect(service.requests).toHaveLength(3);
+  });
+
+  it.each([
+    ['--quiet', ['--quiet'], {}],
+    ['--debug', ['--debug'], {}],
+    ['TERM=dumb', [], { TERM: 'dumb' }],
+    ['CI', [], { CI: 'true' }],
+  ])('--all at a terminal with %s draws no progress line', async (_with, flags, env) => {
+    const { sb, service } = await customerService();
+    await seed(service, 5);
+    const result = await runMain(
+      [...flags, 'list', '--all', '--ndjson', '--page-size', '2', '--rate', '100/s'],
+      { sandbox: sb, tty: true, env },
+    );
+    expect(result.code, describeRun(result)).toBe(0);
+    // No counter of any form: neither the line redrawn nor one line per page.
+    expect(result.stderr).not.toMatch(/\d of 5/);
+    expect(result.stderr).not.toContain('\r');
+  });
+
+  it("--all at a terminal erases its progress line before a failed page's error", async () => {
+    const { sb, service } = await customerService();
+    await seed(service, 5);
+    // Page 1 from the emulator, then a refusal of page 2.
+    service.server.script(forwardTo(service.emulator.url), json(400, { detail: 'Broken page.' }));
+    const result = await runMain(['list', '--all', '--page-size', '2', '--rate', '100/s'], {
+      sandbox: sb,
+      tty: true,
+    });
+    expect(result.code, describeRun(result)).not.toBe(0);
+    expect(result.stderr).toContain('error:');
+    expect(
+      result.stderr.startsWith('\rpage 1 of 3, 2 of 5 groups\u001b[K\r\u001b[K'),
+      JSON.stringify(result.stderr),
+    ).toBe(true);
   });
 
   it('--json under GitHub Actions masks every token before printing it', async () => {

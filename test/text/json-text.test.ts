@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  arrayElementTexts,
   compactJson,
   formatJsonText,
   prettyJson,
@@ -113,5 +114,49 @@ describe('compactJson', () => {
     const depth = 100_000;
     const text = `${'{"a":['.repeat(depth)}1${']}'.repeat(depth)}`;
     expect(compactJson(JSON.parse(text))).toBe(text);
+  });
+});
+
+describe('arrayElementTexts', () => {
+  const PATH = ['results', 'customers'];
+
+  it('cuts each element from the text: numbers exact, escapes and separators as sent', () => {
+    const text =
+      '{"total_count":2,"results":{"customers":[{"n":12345678901234567890123,"x":1e400,"s":"a\\u00e9\\"]}"},{"a": [1, {"b":"}"}]}]}}';
+    expect(arrayElementTexts(text, PATH)).toEqual([
+      '{"n":12345678901234567890123,"x":1e400,"s":"a\\u00e9\\"]}"}',
+      '{"a": [1, {"b":"}"}]}',
+    ]);
+    expect(arrayElementTexts('{"results":{"customers":[]}}', PATH)).toEqual([]);
+  });
+
+  it('prints an element that spans lines on one line, and escapes C1 characters', () => {
+    const pretty = JSON.stringify({ results: { customers: [{ a: [1, 2], b: 'c' }] } }, null, 2);
+    expect(arrayElementTexts(pretty, PATH)).toEqual(['{"a":[1,2],"b":"c"}']);
+    expect(arrayElementTexts('{"results":{"customers":[{"s":"\u009b2J"}]}}', PATH)).toEqual([
+      '{"s":"\\u009b2J"}',
+    ]);
+  });
+
+  it('skips the other members, nested or not, and takes the last of repeated keys', () => {
+    const text =
+      '{"results":{"customers":[{"old":1}]},"customers":[{"top":1}],"x":{"results":{"customers":[{"deep":1}]}},"results":{"other":[{"y":"]"}],"customers":[{"new":1}],"z":2}}';
+    expect(arrayElementTexts(text, PATH)).toEqual(['{"new":1}']);
+    expect(arrayElementTexts('{"results":{"customers":[{"a":1}]},"results":{}}', PATH)).toBe(
+      undefined,
+    );
+  });
+
+  it.each([['{"results":{"customers":{}}}'], ['{"results":[]}'], ['[]'], ['{"total_count":0}']])(
+    'is undefined where there is no such array: %s',
+    (text) => {
+      expect(arrayElementTexts(text, PATH)).toBe(undefined);
+    },
+  );
+
+  it('matches an escaped key as JSON.parse reads it', () => {
+    const text = '{"res\\u0075lts":{"customers":[1,"two",null]}}';
+    expect(JSON.parse(text)).toHaveProperty('results');
+    expect(arrayElementTexts(text, PATH)).toEqual(['1', '"two"', 'null']);
   });
 });

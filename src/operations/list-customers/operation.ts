@@ -30,6 +30,8 @@ export interface ListCustomersRequest {
 export interface CustomerPage {
   totalCount: number;
   customers: JsonObject[];
+  /** The answer's text, which `--json` and `--ndjson` print the customers from. */
+  text?: string;
 }
 
 export const listCustomers: OperationDescriptor<ListCustomersRequest, CustomerPage> = {
@@ -75,5 +77,5 @@ function readPage(answer: SuccessAnswer): CustomerPage | Unreadable {
   if (!Array.isArray(customers) || !customers.every(isPlainObject)) {
     return { unreadable: 'the answer has no "results.customers" list of objects' };
   }
-  return { totalCount: total, customers: customers as JsonObject[] };
+  return { totalCount: total, customers: customers as JsonObject[], text: answer.text };
 }
