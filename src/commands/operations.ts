@@ -19,6 +19,8 @@ import type { Route } from '../emulator/route.js';
 import { deleteCommand } from '../operations/delete-user-group/command.js';
 import { deleteUserGroup } from '../operations/delete-user-group/operation.js';
 import type { OperationFacts } from '../operations/descriptor.js';
+import { jwtCommand } from '../operations/generate-jwt/command.js';
+import { generateJwt } from '../operations/generate-jwt/operation.js';
 import { showCommand } from '../operations/get-customer/command.js';
 import { getCustomer } from '../operations/get-customer/operation.js';
 import { getCommand } from '../operations/get-user/command.js';
@@ -86,6 +88,11 @@ export const registry = {
     operation: deleteUserGroup,
     route: () => import('../operations/delete-user-group/route.js'),
     commands: { delete: deleteCommand },
+  },
+  // The Customer API's embed JWT: `jwt --via-api` (`jwt` alone mints locally, src/jwt/).
+  generateJwt: {
+    operation: generateJwt,
+    commands: { jwt: jwtCommand },
   },
   // Doctor's probe: no command of its own (doctor runs it), no route (get's answers it).
   probe: { operation: probe },

@@ -1,0 +1,281 @@
+/**
+ * `ugs jwt`: embed JWTs minted locally with the embed secret (a compact JWE, dir + A256GCM),
+ * fetched from the Customer API (`--via-api`, generate_jwt/), and read back (`jwt inspect`).
+ * The minted JWT is opened by jose's own compactDecrypt with the raw key and, independently, by
+ * node:crypto's AES-256-GCM by hand; a JWE made by hand with node:crypto is read by `inspect`.
+ */
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { compactDecrypt } from 'jose';
+import { describe, expect, it } from 'vitest';
+import { runJwt } from '../../src/operations/generate-jwt/command.js';
+import { MemoryCredentialStore, makeDeps, makeIO, terminalIO } from '../kit/fakes.js';
+import { describeRun, makeSandbox, runMain, stripAnsi } from '../kit/index.js';
+
+const SECRET = 'embed-secret-0123456789abcdefXYZ'; // 32 bytes
+const OTHER_SECRET = 'another-secret-0123456789abcdefZ'; // 32 bytes
+const KID = 'key-2026';
+const ENV = { UGS_EMBED_SECRET: SECRET, UGS_EMBED_KEY_ID: KID };
+const _API_TOKEN = 'apitoken-jwt-test-1234abcd';
+
+const b64 = (buffer: Buffer) => buffer.toString('base64url');
+
+/** A compact JWE (dir, A256GCM) made with node:crypto alone: the other side of the round trip. */
+function _handMadeJwe(claims: unknown, secret: string, kid: string): string {
+  const header = b64(Buffer.from(JSON.stringify({ alg: 'dir', enc: 'A256GCM', kid })));
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', Buffer.from(secret, 'utf8'), iv);
+  // The AAD of a compact JWE is the ASCII of the protected header's base64url (RFC 7516 5.1).
+  cipher.setAAD(Buffer.from(header, 'ascii'));
+  const ciphertext = Buffer.concat([cipher.update(JSON.stringify(claims), 'utf8'), cipher.final()]);
+  return [header, '', b64(iv), b64(ciphertext), b64(cipher.getAuthTag())].join('.');
+}
+
+/** A compact JWE opened by hand with node:crypto: its header and its payload's JSON. */
+function handOpen(jwt: string, secret: string): { header: unknown; claims: unknown } {
+  const [header = '', encryptedKey, iv = '', ciphertext = '', tag = ''] = jwt.split('.');
+  // `dir`: the key is the shared secret itself, so the encrypted key part is empty.
+  expect(encryptedKey).toBe('');
+  const decipher = createDecipheriv(
+    'aes-256-gcm',
+    Buffer.from(secret, 'utf8'),
+    Buffer.from(iv, 'base64url'),
+  );
+  decipher.setAAD(Buffer.from(header, 'ascii'));
+  decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+  const plain = Buffer.concat([
+    decipher.update(Buffer.from(ciphertext, 'base64url')),
+    decipher.final(),
+  ]);
+  return {
+    header: JSON.parse(Buffer.from(header, 'base64url').toString('utf8')),
+    claims: JSON.parse(plain.toString('utf8')),
+  };
+}
+
+async function mintJson(args: readonly string[], env: Record<string, string> = ENV) {
+  const result = await runMain(['jwt', '--id', 'acme', '--embed', 'sales', ...args, '--json'], {
+    env,
+  });
+  expect(result.code, describeRun(result)).toBe(0);
+  return JSON.parse(result.stdout) as {
+    jwt: string;
+    header: Record<string, unknown>;
+    claims: Record<string, unknown>;
+    expires_at: string;
+  };
+}
+
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+describe('ugs jwt: minted locally with the embed secret', () => {
+  it("jose's own compactDecrypt opens it with the raw 32-byte key: the documented header and claims", async () => {
+    const before = nowSeconds();
+    const minted = await mintJson(['--origin', 'https://app.example.com', '--expires', '2h']);
+    const { plaintext, protectedHeader } = await compactDecrypt(
+      minted.jwt,
+      new TextEncoder().encode(SECRET),
+    );
+    expect(protectedHeader).toEqual({ alg: 'dir', enc: 'A256GCM', kid: KID });
+    const claims = JSON.parse(new TextDecoder().decode(plaintext)) as Record<string, unknown>;
+    expect(claims).toEqual({
+      cst: 'acme',
+      dsh: 'sales',
+      exp: expect.any(Number),
+      iss: 'https://app.example.com/',
+    });
+    expect(claims.exp).toBeGreaterThanOrEqual(before + 7200);
+    expect(claims.exp).toBeLessThanOrEqual(nowSeconds() + 7200);
+    expect(minted.claims).toEqual(claims);
+    expect(minted.header).toEqual(protectedHeader);
+    expect(minted.expires_at).toBe(
+      new Date((claims.exp as number) * 1000).toISOString().replace('.000Z', 'Z'),
+    );
+  });
+
+  it("node:crypto's AES-256-GCM opens it by hand (AAD = the protected header's base64url)", async () => {
+    const minted = await mintJson([]);
+    const opened = handOpen(minted.jwt, SECRET);
+    expect(opened.header).toEqual({ alg: 'dir', enc: 'A256GCM', kid: KID });
+    expect(opened.claims).toEqual(minted.claims);
+    // 24 hours when --expires is not given, as the vendor's API does.
+    const exp = (opened.claims as { exp: number }).exp;
+    expect(Math.abs(exp - (nowSeconds() + 86400))).toBeLessThanOrEqual(2);
+    expect(() => handOpen(minted.jwt, OTHER_SECRET)).toThrow();
+  });
+
+  it('prints the JWT alone by default, and --field jwt for scripts', async () => {
+    const plain = await runMain(['jwt', '--id', 'acme', '--embed', 'sales'], { env: ENV });
+    expect(plain.code, describeRun(plain)).toBe(0);
+    expect(plain.stdout).toMatch(/^[\w-]+\.\.[\w-]+\.[\w-]+\.[\w-]+\n$/);
+    const field = await runMain(['jwt', '--id', 'acme', '--embed', 'sales', '--field', 'jwt'], {
+      env: ENV,
+    });
+    expect(field.code, describeRun(field)).toBe(0);
+    expect(handOpen(field.stdout.trim(), SECRET).claims).toMatchObject({ cst: 'acme' });
+    const bad = await runMain(['jwt', '--id', 'a', '--embed', 'b', '--field', 'token'], {
+      env: ENV,
+    });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('fields: jwt, header, claims, expires_at');
+  });
+
+  it.each([
+    ['90s', 90],
+    ['30m', 1800],
+    ['2h', 7200],
+    ['7d', 604800],
+    ['PT2H', 7200],
+    ['P1DT30M', 88200],
+  ])('--expires %s is exp = now + %i s', async (flag, seconds) => {
+    const before = nowSeconds();
+    const { claims } = await mintJson(['--expires', flag]);
+    expect(claims.exp).toBeGreaterThanOrEqual(before + seconds);
+    expect(claims.exp).toBeLessThanOrEqual(nowSeconds() + seconds);
+  });
+
+  it.each([
+    [['--expires', '0s'], 'must be more than 0'],
+    [['--expires', 'P1M'], 'no years or months'],
+    [['--expires', 'soon'], 'expects a duration'],
+    [['--origin', 'http://app.example.com'], 'must use https://'],
+    [['--origin', 'https://app.example.com/page'], 'an origin (scheme, host and port)'],
+  ])('%j is exit 2 before anything is minted', async (flags, text) => {
+    const result = await runMain(['jwt', '--id', 'acme', '--embed', 'sales', ...flags], {
+      env: ENV,
+    });
+    expect(result.code, describeRun(result)).toBe(2);
+    expect(result.stderr).toContain(text);
+    expect(result.stdout).toBe('');
+  });
+
+  it('--origin: a trailing slash is added; http:// is allowed on this machine only', async () => {
+    expect((await mintJson(['--origin', 'https://app.example.com:8443'])).claims.iss).toBe(
+      'https://app.example.com:8443/',
+    );
+    expect((await mintJson(['--origin', 'http://localhost:3000/'])).claims.iss).toBe(
+      'http://localhost:3000/',
+    );
+  });
+
+  it('a secret that is not 32 bytes is exit 2 saying so, and nothing is printed', async () => {
+    const result = await runMain(['jwt', '--id', 'acme', '--embed', 'sales'], {
+      env: { UGS_EMBED_SECRET: 'x'.repeat(44), UGS_EMBED_KEY_ID: KID },
+    });
+    expect(result.code, describeRun(result)).toBe(2);
+    expect(result.stderr).toContain(
+      'error: the embed secret (env UGS_EMBED_SECRET) is 44 bytes; an A256GCM key is exactly 32',
+    );
+    expect(result.stdout).toBe('');
+    expect(result.stderr).not.toContain('x'.repeat(44));
+  });
+
+  it('no secret anywhere, or no key id for it: exit 2 saying how to give one', async () => {
+    const none = await runMain(['jwt', '--id', 'acme', '--embed', 'sales']);
+    expect(none.code, describeRun(none)).toBe(2);
+    expect(none.stderr).toContain('error: no embed secret');
+    expect(none.stderr).toContain('--embed-secret-stdin');
+    const noKid = await runMain(['jwt', '--id', 'acme', '--embed', 'sales'], {
+      env: { UGS_EMBED_SECRET: SECRET },
+    });
+    expect(noKid.code, describeRun(noKid)).toBe(2);
+    expect(noKid.stderr).toContain('no key id');
+  });
+
+  it('--secret-stdin reads the secret from stdin (a trailing newline is not part of it)', async () => {
+    const result = await runMain(
+      ['jwt', '--id', 'acme', '--embed', 'sales', '--secret-stdin', '--key-id', 'k9', '--json'],
+      { stdin: `${OTHER_SECRET}\n` },
+    );
+    expect(result.code, describeRun(result)).toBe(0);
+    const { jwt } = JSON.parse(result.stdout) as { jwt: string };
+    expect(handOpen(jwt, OTHER_SECRET).header).toEqual({ alg: 'dir', enc: 'A256GCM', kid: 'k9' });
+  });
+
+  it('--secret in argv is used, with the warning --current-token gets at a terminal', async () => {
+    const deps = makeDeps({ io: terminalIO(), profiles: {} });
+    await runJwt(
+      {
+        action: 'mint',
+        id: 'acme',
+        embed: 'sales',
+        expires: undefined,
+        origin: undefined,
+        keyId: KID,
+        secret: { kind: 'flag', value: SECRET },
+        format: { kind: 'field', name: 'jwt' },
+      },
+      deps,
+    );
+    expect(stripAnsi(deps.io.stderr.text).replace(/\s+/g, ' ')).toContain(
+      'warning: --secret puts the embed secret in your shell history and in process lists',
+    );
+    expect(handOpen(deps.io.stdout.text.trim(), SECRET).claims).toMatchObject({ cst: 'acme' });
+  });
+
+  it("the profile's secret (config file): saved by login --embed-secret-stdin, used by jwt", async () => {
+    const sb = makeSandbox();
+    const login = await runMain(['login', '--embed-secret-stdin', '--embed-key-id', KID], {
+      sandbox: sb,
+      stdin: `${SECRET}\n`,
+    });
+    expect(login.code, describeRun(login)).toBe(0);
+    expect(login.stderr).toContain(`Saved the embed secret (kid ${KID}) of profile "default"`);
+    const config = JSON.parse(readFileSync(sb.configPath, 'utf8')) as {
+      profiles: Record<string, Record<string, string>>;
+    };
+    expect(config.profiles.default).toEqual({ embedSecret: SECRET, embedKeyId: KID });
+    const minted = await runMain(['jwt', '--id', 'acme', '--embed', 'sales'], { sandbox: sb });
+    expect(minted.code, describeRun(minted)).toBe(0);
+    expect(handOpen(minted.stdout.trim(), SECRET).header).toMatchObject({ kid: KID });
+  });
+
+  it('login --embed-secret-stdin refuses a secret that is not 32 bytes, and saves nothing', async () => {
+    const sb = makeSandbox();
+    const login = await runMain(['login', '--embed-secret-stdin', '--embed-key-id', KID], {
+      sandbox: sb,
+      stdin: 'too-short\n',
+    });
+    expect(login.code, describeRun(login)).toBe(2);
+    expect(login.stderr).toContain('is 9 bytes; an A256GCM key is exactly 32');
+    expect(existsSync(sb.configPath)).toBe(false);
+  });
+
+  it('login --embed-secret-stdin --secure-storage keeps it in the credential store, as the API token', async () => {
+    const store = new MemoryCredentialStore();
+    const { runLogin } = await import('../../src/commands/login.js');
+    const login = makeDeps({
+      io: makeIO({ stdinText: SECRET }),
+      profiles: {},
+      credentialStore: store,
+    });
+    await runLogin(
+      {
+        withToken: false,
+        secureStorage: true,
+        verify: true,
+        embedSecretStdin: true,
+        embedKeyId: KID,
+      },
+      login,
+    );
+    expect(login.config.profiles.default).toEqual({ embedKeyId: KID, embedSecretStore: 'keyring' });
+    expect([...store.secrets.values()]).toEqual([SECRET]);
+    expect([...store.secrets.keys()][0]).toMatch(/embed secret$/);
+    const mint = makeDeps({ profiles: login.config.profiles, credentialStore: store });
+    await runJwt(
+      {
+        action: 'mint',
+        id: 'acme',
+        embed: 'sales',
+        expires: undefined,
+        origin: undefined,
+        keyId: undefined,
+        secret: undefined,
+        format: { kind: 'field', name: 'jwt' },
+      },
+      mint,
+    );
+    expect(handOpen(mint.io.stdout.text.trim(), SECRET).header).toMatchObject({ kid: KID });
+  });
+});
