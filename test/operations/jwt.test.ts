@@ -10,18 +10,18 @@ import { compactDecrypt } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { runJwt } from '../../src/operations/generate-jwt/command.js';
 import { MemoryCredentialStore, makeDeps, makeIO, terminalIO } from '../kit/fakes.js';
-import { describeRun, makeSandbox, runMain, stripAnsi } from '../kit/index.js';
+import { describeRun, makeSandbox, runMain, serviceWithProfile, stripAnsi } from '../kit/index.js';
 
 const SECRET = 'embed-secret-0123456789abcdefXYZ'; // 32 bytes
 const OTHER_SECRET = 'another-secret-0123456789abcdefZ'; // 32 bytes
 const KID = 'key-2026';
 const ENV = { UGS_EMBED_SECRET: SECRET, UGS_EMBED_KEY_ID: KID };
-const _API_TOKEN = 'apitoken-jwt-test-1234abcd';
+const API_TOKEN = 'apitoken-jwt-test-1234abcd';
 
 const b64 = (buffer: Buffer) => buffer.toString('base64url');
 
 /** A compact JWE (dir, A256GCM) made with node:crypto alone: the other side of the round trip. */
-function _handMadeJwe(claims: unknown, secret: string, kid: string): string {
+function handMadeJwe(claims: unknown, secret: string, kid: string): string {
   const header = b64(Buffer.from(JSON.stringify({ alg: 'dir', enc: 'A256GCM', kid })));
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', Buffer.from(secret, 'utf8'), iv);
@@ -279,3 +279,185 @@ describe('ugs jwt: minted locally with the embed secret', () => {
     expect(handOpen(mint.io.stdout.text.trim(), SECRET).header).toMatchObject({ kid: KID });
   });
 });
+
+describe('ugs jwt inspect', () => {
+  const claims = { cst: 'acme', dsh: 'sales', exp: 0, iss: 'https://app.example.com/' };
+
+  it('reads a JWE made by hand with node:crypto: the claims round-trip exactly', async () => {
+    const made = {
+      cst: 'acme',
+      dsh: 'sales',
+      exp: nowSeconds() + 3600,
+      iss: 'https://app.example.com/',
+      rbc: { region: ['eu', 'us'] },
+      des: 'émbed ✓',
+    };
+    const jwt = handMadeJwe(made, SECRET, KID);
+    const result = await runMain(['jwt', 'inspect', '-', '--json'], { env: ENV, stdin: jwt });
+    expect(result.code, describeRun(result)).toBe(0);
+    const read = JSON.parse(result.stdout) as Record<string, unknown>;
+    expect(read.claims).toStrictEqual(made);
+    expect(read.header).toEqual({ alg: 'dir', enc: 'A256GCM', kid: KID });
+    expect(read.expired).toBe(false);
+    expect(read.problems).toEqual([]);
+  });
+
+  it('shows the header, the claims and "expires in 1h 59m"', async () => {
+    const now = new Date('2026-11-29T08:00:30Z');
+    const exp = Date.parse('2026-11-29T10:00:00Z') / 1000;
+    const deps = makeDeps({
+      io: makeIO({ env: ENV, stdinText: handMadeJwe({ ...claims, exp }, SECRET, KID) }),
+      now: () => now,
+      profiles: {},
+    });
+    await runJwt(inspectOptions({ jwtFromStdin: true }), deps);
+    const out = deps.io.stdout.text;
+    expect(out).toContain('alg\tdir\nenc\tA256GCM\nkid\tkey-2026\n');
+    expect(out).toContain('cst\tacme\n');
+    expect(out).toContain(`exp\t${exp} (2026-11-29T10:00:00Z, expires in 1h 59m)`);
+  });
+
+  it('an expired JWT is exit 1, "expired 3h ago", after its header and claims', async () => {
+    const exp = nowSeconds() - 3 * 3600 - 30;
+    const result = await runMain(['jwt', 'inspect', '-'], {
+      env: ENV,
+      stdin: handMadeJwe({ ...claims, exp }, SECRET, KID),
+    });
+    expect(result.code, describeRun(result)).toBe(1);
+    expect(result.stdout).toContain('kid\tkey-2026');
+    expect(result.stdout).toContain('expired 3h ago');
+    expect(result.stderr).toMatch(/error: the JWT expired 3h ago \(at \d{4}-\d\d-\d\dT/);
+  });
+
+  it('another key is exit 1: "not encrypted with this embed secret (kid X)"', async () => {
+    const jwt = handMadeJwe({ ...claims, exp: nowSeconds() + 60 }, OTHER_SECRET, 'old-key');
+    const result = await runMain(['jwt', 'inspect', '-'], { env: ENV, stdin: jwt });
+    expect(result.code, describeRun(result)).toBe(1);
+    expect(result.stdout).toContain('kid\told-key');
+    expect(result.stderr).toContain('error: not encrypted with this embed secret (kid old-key)');
+    expect(result.stderr).toContain(`the JWT names key old-key; the embed secret used`);
+  });
+
+  it.each([
+    [
+      'a JWS',
+      `${b64(Buffer.from('{"alg":"HS256","typ":"JWT"}'))}.${b64(Buffer.from('{"sub":"1"}'))}.c2ln`,
+      'error: this is a JWS (a signed JWT, alg HS256), not the JWE an embedded dashboard takes',
+    ],
+    ['garbage', 'not-a-token-at-all', 'error: this is not a JWT'],
+  ])('%s is exit 1 and named as such', async (_, text, error) => {
+    const result = await runMain(['jwt', 'inspect', '-'], { env: ENV, stdin: text });
+    expect(result.code, describeRun(result)).toBe(1);
+    expect(result.stderr).toContain(error);
+  });
+
+  it('--id and --embed: exit 1 when the claims name another customer or dashboard', async () => {
+    const jwt = handMadeJwe({ ...claims, exp: nowSeconds() + 600 }, SECRET, KID);
+    const ok = await runMain(['jwt', 'inspect', '-', '--id', 'acme', '--embed', 'sales'], {
+      env: ENV,
+      stdin: jwt,
+    });
+    expect(ok.code, describeRun(ok)).toBe(0);
+    const other = await runMain(['jwt', 'inspect', '-', '--id', 'globex', '--embed', 'ops'], {
+      env: ENV,
+      stdin: jwt,
+    });
+    expect(other.code, describeRun(other)).toBe(1);
+    expect(other.stderr).toContain(
+      'error: the JWT is for customer "acme", not "globex"; the JWT is for dashboard "sales", not "ops"',
+    );
+  });
+
+  it('without any secret: the header only, a note, exit 0; --id then needs the secret (exit 2)', async () => {
+    const jwt = handMadeJwe({ ...claims, exp: nowSeconds() + 600 }, SECRET, KID);
+    const header = await runMain(['jwt', 'inspect', '-'], { stdin: jwt });
+    expect(header.code, describeRun(header)).toBe(0);
+    expect(header.stdout).toBe('alg\tdir\nenc\tA256GCM\nkid\tkey-2026\n');
+    expect(header.stderr).toContain('note: the claims are encrypted');
+    const checked = await runMain(['jwt', 'inspect', '-', '--id', 'acme'], { stdin: jwt });
+    expect(checked.code, describeRun(checked)).toBe(2);
+  });
+
+  it('a JWT in argv works, with the warning --current-token gets at a terminal', async () => {
+    const jwt = handMadeJwe({ ...claims, exp: nowSeconds() + 600 }, SECRET, KID);
+    const deps = makeDeps({ io: terminalIO({ env: ENV }), profiles: {} });
+    await runJwt(inspectOptions({ jwt }), deps);
+    expect(stripAnsi(deps.io.stderr.text).replace(/\s+/g, ' ')).toContain(
+      'warning: a JWT on the command line lands in your shell history and in process lists',
+    );
+    const piped = makeDeps({ io: makeIO({ env: ENV }), profiles: {} });
+    await runJwt(inspectOptions({ jwt }), piped);
+    expect(piped.io.stderr.text).not.toContain('warning');
+  });
+
+  it('the JWT and the secret cannot both come from stdin (exit 2)', async () => {
+    const result = await runMain(['jwt', 'inspect', '-', '--secret-stdin'], { stdin: 'x' });
+    expect(result.code, describeRun(result)).toBe(2);
+    expect(result.stderr).toContain('cannot both come from stdin');
+  });
+
+  it('`jwt inspect` takes --id, --json and --secret-stdin after it, and refuses what only minting takes', async () => {
+    const jwt = handMadeJwe({ ...claims, exp: nowSeconds() + 600 }, SECRET, KID);
+    const result = await runMain(['jwt', 'inspect', jwt, '--id', 'globex', '--json'], {
+      env: ENV,
+    });
+    expect(result.code, describeRun(result)).toBe(1);
+    expect(result.stderr).toContain('not "globex"');
+    expect(JSON.parse(result.stdout)).toMatchObject({ problems: ['another customer'] });
+    const fromStdin = await runMain(['jwt', 'inspect', jwt, '--secret-stdin', '--key-id', KID], {
+      stdin: SECRET,
+    });
+    expect(fromStdin.code, describeRun(fromStdin)).toBe(0);
+    expect(fromStdin.stdout).toContain('cst\tacme');
+    const mintFlag = await runMain(['jwt', 'inspect', jwt, '--expires', '2h'], { env: ENV });
+    expect(mintFlag.code, describeRun(mintFlag)).toBe(2);
+    expect(mintFlag.stderr).toContain('--expires is not an option of jwt inspect');
+  });
+
+  it('inspect --check asks get_customer/ whether the customer exists (exit 1 when not)', async () => {
+    const { sb, service } = await serviceWithProfile(
+      API_TOKEN,
+      { dialect: 'customer' },
+      { dialect: 'customer' },
+    );
+    await service.seed('acme', 'Acme');
+    const jwt = (id: string) =>
+      handMadeJwe({ cst: id, dsh: 'sales', exp: nowSeconds() + 600 }, SECRET, KID);
+    const ok = await runMain(['jwt', 'inspect', '-', '--check'], {
+      sandbox: sb,
+      env: ENV,
+      stdin: jwt('acme'),
+    });
+    expect(ok.code, describeRun(ok)).toBe(0);
+    expect(ok.stderr).toContain('the service has customer "acme"');
+    const missing = await runMain(['jwt', 'inspect', '-', '--check'], {
+      sandbox: sb,
+      env: ENV,
+      stdin: jwt('ghost'),
+    });
+    expect(missing.code, describeRun(missing)).toBe(1);
+    expect(missing.stderr).toContain(
+      `error: the JWT's customer "ghost" does not exist on the service`,
+    );
+    expect(service.requests.slice(-1).map((r) => `${r.method} ${r.url} ${r.body}`)).toEqual([
+      'POST /api/get_customer/ {"provided_id":"ghost"}',
+    ]);
+  });
+});
+
+function inspectOptions(
+  over: Partial<Parameters<typeof runJwt>[0] & { action: 'inspect' }>,
+): Parameters<typeof runJwt>[0] {
+  return {
+    action: 'inspect',
+    jwt: undefined,
+    jwtFromStdin: false,
+    id: undefined,
+    embed: undefined,
+    check: false,
+    keyId: undefined,
+    secret: undefined,
+    json: false,
+    ...over,
+  };
+}
