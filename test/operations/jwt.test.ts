@@ -202,6 +202,8 @@ describe('ugs jwt: minted locally with the embed secret', () => {
         expires: undefined,
         origin: undefined,
         keyId: KID,
+        chart: undefined,
+        viaApi: false,
         secret: { kind: 'flag', value: SECRET },
         format: { kind: 'field', name: 'jwt' },
       },
@@ -271,6 +273,8 @@ describe('ugs jwt: minted locally with the embed secret', () => {
         expires: undefined,
         origin: undefined,
         keyId: undefined,
+        chart: undefined,
+        viaApi: false,
         secret: undefined,
         format: { kind: 'field', name: 'jwt' },
       },
@@ -461,3 +465,86 @@ function inspectOptions(
     ...over,
   };
 }
+
+describe('ugs jwt --via-api (customer dialect)', () => {
+  const customerService = () =>
+    serviceWithProfile(
+      API_TOKEN,
+      { dialect: 'customer', embedSecrets: [{ kid: KID, secret: SECRET }] },
+      { dialect: 'customer' },
+    );
+
+  it('asks generate_jwt/ with the same flags (--expires as ISO 8601) and prints what came back', async () => {
+    const { sb, service } = await customerService();
+    await service.seed('acme', 'Acme');
+    const before = service.requests.length;
+    const result = await runMain(
+      [
+        'jwt',
+        '--via-api',
+        '--id',
+        'acme',
+        '--embed',
+        'sales',
+        '--expires',
+        '2h',
+        '--origin',
+        'https://app.example.com',
+        '--key-id',
+        KID,
+        '--json',
+      ],
+      { sandbox: sb, env: { UGS_EMBED_SECRET: SECRET } },
+    );
+    expect(result.code, describeRun(result)).toBe(0);
+    expect(service.requests.slice(before).map((r) => `${r.method} ${r.url}`)).toEqual([
+      'POST /api/generate_jwt/',
+    ]);
+    expect(service.requests.at(-1)?.json).toEqual({
+      provided_id: 'acme',
+      embed_id: 'sales',
+      key_id: KID,
+      expiration: 'PT2H',
+      embed_origin: 'https://app.example.com/',
+    });
+    const printed = JSON.parse(result.stdout) as Record<string, unknown>;
+    expect(printed.header).toEqual({ alg: 'dir', enc: 'A256GCM', kid: KID });
+    // The secret at hand reads the service's JWT back: the same claims a local mint makes.
+    expect(printed.claims).toEqual(handOpen(printed.jwt as string, SECRET).claims);
+    expect(printed.claims).toMatchObject({
+      cst: 'acme',
+      dsh: 'sales',
+      iss: 'https://app.example.com/',
+    });
+    const field = await runMain(
+      ['jwt', '--via-api', '--id', 'acme', '--embed', 'sales', '--field', 'jwt'],
+      { sandbox: sb },
+    );
+    expect(field.code, describeRun(field)).toBe(0);
+    expect(service.requests.at(-1)?.json).toEqual({ provided_id: 'acme', embed_id: 'sales' });
+    expect(handOpen(field.stdout.trim(), SECRET).claims).toMatchObject({ cst: 'acme' });
+  });
+
+  it('says so when the service encrypted it with another key than the one at hand', async () => {
+    const { sb, service } = await customerService();
+    await service.seed('acme', 'Acme');
+    const result = await runMain(['jwt', '--via-api', '--id', 'acme', '--embed', 'sales'], {
+      sandbox: sb,
+      env: { UGS_EMBED_SECRET: OTHER_SECRET },
+    });
+    expect(result.code, describeRun(result)).toBe(0);
+    expect(result.stderr).toContain(
+      "warning: the service's JWT is not encrypted with your embed secret",
+    );
+  });
+
+  it('in another dialect: exit 2 naming the customer dialect, nothing sent', async () => {
+    const { sb, service } = await serviceWithProfile(API_TOKEN);
+    const result = await runMain(['jwt', '--via-api', '--id', 'acme', '--embed', 'sales'], {
+      sandbox: sb,
+    });
+    expect(result.code, describeRun(result)).toBe(2);
+    expect(result.stderr).toContain('jwt --via-api is not part of the interface dialect');
+    expect(service.requests).toEqual([]);
+  });
+});

@@ -1,8 +1,9 @@
 /**
- * `ugs jwt`: the JWT an embedded dashboard is given, minted here with the embed secret
- * (`src/jwt/`: a compact JWE, `dir` + `A256GCM`, as the vendor documents it). `ugs jwt inspect`
- * reads one: its header always, and with the secret its claims and expiry, exit 1 when the
- * dashboard would refuse it (expired, another key, another customer or dashboard, no JWE at all).
+ * `ugs jwt`: the JWT an embedded dashboard is given. By default it is minted here, with the embed
+ * secret (`src/jwt/`: a compact JWE, `dir` + `A256GCM`, as the vendor documents it); with
+ * `--via-api` the Customer API mints it (`generate_jwt/`). `ugs jwt inspect` reads one: its
+ * header always, and with the secret its claims and expiry, exit 1 when the dashboard would
+ * refuse it (expired, another key, another customer or dashboard, no JWE at all).
  *
  * The secret and every JWT are registered with the `--debug` tracer (last 4 only) and, under a CI
  * runner, masked before anything is printed; neither is ever written to the token history.
@@ -33,6 +34,7 @@ import {
   type EmbedClaims,
   embedKey,
   expiryWords,
+  isoDuration,
   parseExpires,
   parseOrigin,
   readCompact,
@@ -44,11 +46,12 @@ import {
   type OutputFormat,
   printFieldTable,
   printJson,
+  withJsonErrorBody,
 } from '../../output/results.js';
 import { canPrompt, readStdin, writeLine } from '../../platform/io.js';
 import { message } from '../../text/message.js';
 import { readExisting } from '../get-customer/operation.js';
-import { generateJwt } from './operation.js';
+import { type GenerateJwtRequest, generateJwt } from './operation.js';
 
 /** Where a secret given to the command itself comes from (else: environment, then profile). */
 type SecretFlag = { kind: 'stdin' } | { kind: 'flag'; value: string } | undefined;
@@ -62,6 +65,9 @@ export interface MintOptions {
   /** `iss`, normalised (trailing slash). */
   origin: string | undefined;
   keyId: string | undefined;
+  /** `--chart`: the API's `chart_id` (`--via-api` only). */
+  chart: string | undefined;
+  viaApi: boolean;
   secret: SecretFlag;
   format: OutputFormat;
 }
@@ -88,6 +94,8 @@ interface MintFlags {
   expires?: string;
   origin?: string;
   keyId?: string;
+  chart?: string;
+  viaApi?: boolean;
   secretStdin?: boolean;
   secret?: string;
   json?: boolean;
@@ -121,6 +129,7 @@ export function jwtCommand(makeDeps: DepsFactory, run = runJwt): Command {
       'ugs jwt --id acme --embed sales-overview          # minted here with the embed secret',
       'ugs jwt --id acme --embed sales-overview --expires 2h --origin https://app.example.com',
       'JWT=$(ugs jwt --id acme --embed sales-overview --field jwt)',
+      'ugs jwt --via-api --id acme --embed sales-overview  # the service mints it (customer dialect)',
       'printenv JWT | ugs jwt inspect -                  # header, claims, expiry; exit 1 if invalid',
     ],
   )
@@ -135,6 +144,8 @@ export function jwtCommand(makeDeps: DepsFactory, run = runJwt): Command {
       '--key-id <kid>',
       "the embed secret's key id (default: UGS_EMBED_KEY_ID, or the profile's)",
     )
+    .option('--chart <chart_id>', 'with --via-api: a JWT for one chart of the dashboard (chart_id)')
+    .option('--via-api', 'have the service mint it (generate_jwt/, --dialect customer)')
     .option('--secret-stdin', 'read the embed secret from stdin')
     .option('--secret <secret>', 'the embed secret, or - for stdin (visible in process lists)')
     .option('--json', 'print {jwt, header, claims, expires_at} as JSON')
@@ -166,6 +177,8 @@ export function jwtCommand(makeDeps: DepsFactory, run = runJwt): Command {
           [
             ['--expires', parent.expires],
             ['--origin', parent.origin],
+            ['--chart', parent.chart],
+            ['--via-api', parent.viaApi],
             ['--field', parent.field],
           ] as const
         ).find(([, value]) => value !== undefined);
@@ -174,7 +187,7 @@ export function jwtCommand(makeDeps: DepsFactory, run = runJwt): Command {
             hint: 'jwt inspect takes --id, --embed, --check, --key-id, --secret-stdin and --json',
           });
         }
-        const { expires: _e, origin: _o, field: _f, ...shared } = parent;
+        const { expires: _e, origin: _o, chart: _c, viaApi: _v, field: _f, ...shared } = parent;
         await run(parseInspectFlags(jwt, { ...shared, ...flags }), makeDeps(cmd));
       }),
   );
@@ -216,7 +229,16 @@ export function parseMintFlags(flags: MintFlags): MintOptions {
       hint: 'ugs jwt --id <provided_id> --embed <embed_id>',
     });
   }
+  const viaApi = flags.viaApi === true;
+  if (flags.chart !== undefined && !viaApi) {
+    // The vendor documents no claim for a chart in the local form: guessing one would make a
+    // JWT that the dashboard reads differently from what was asked.
+    throw new UsageError(
+      '--chart needs --via-api: the local JWT has no documented claim for a chart',
+    );
+  }
   const secret = secretFlag(flags);
+  // With --via-api a secret is not needed, but is used when given: it reads the claims back.
   let format: OutputFormat = { kind: 'table' };
   if (flags.json === true) format = { kind: 'json' };
   else if (flags.field !== undefined) {
@@ -234,6 +256,8 @@ export function parseMintFlags(flags: MintFlags): MintOptions {
     expires: flags.expires === undefined ? undefined : parseExpires(flags.expires),
     origin: flags.origin === undefined ? undefined : parseOrigin(flags.origin),
     keyId: flags.keyId === undefined ? undefined : checkKeyId(flags.keyId, '--key-id'),
+    chart: flags.chart === undefined ? undefined : checkEmbedId(flags.chart, '--chart'),
+    viaApi,
     secret,
     format,
   };
@@ -265,6 +289,7 @@ export function parseInspectFlags(jwt: string | undefined, flags: InspectFlags):
 
 export async function runJwt(opts: JwtOptions, deps: Deps): Promise<void> {
   if (opts.action === 'inspect') await runInspect(opts, deps);
+  else if (opts.viaApi) await runViaApi(opts, deps);
   else await runMint(opts, deps);
 }
 
@@ -328,6 +353,68 @@ async function runMint(opts: MintOptions, deps: Deps): Promise<void> {
     header: { alg: 'dir', enc: 'A256GCM', kid: resolved.kid },
     claims,
     expiresAt: utcTime(claims.exp),
+  });
+}
+
+async function runViaApi(opts: MintOptions, deps: Deps): Promise<void> {
+  // Only the Customer API mints JWTs: exit 2 in another dialect, before anything is read or sent.
+  checkOffered(deps, 'jwt --via-api', generateJwt);
+  const given = await givenSecret(opts.secret, deps);
+  const target = await resolveTarget(deps);
+  const request: GenerateJwtRequest = {
+    provided_id: opts.id,
+    embed_id: opts.embed,
+    ...(opts.keyId !== undefined && { key_id: opts.keyId }),
+    // As an ISO 8601 duration, as the API takes it; absent: the service's own 24 hours.
+    ...(opts.expires !== undefined && { expiration: isoDuration(opts.expires) }),
+    ...(opts.chart !== undefined && { chart_id: opts.chart }),
+    ...(opts.origin !== undefined && { embed_origin: opts.origin }),
+  };
+  const client = await deps.connect(target);
+  const jsonErrors: OutputFormat = opts.format.kind === 'json' ? opts.format : { kind: 'table' };
+  const result = await withJsonErrorBody(deps.output, jsonErrors, () =>
+    opts.format.kind === 'table'
+      ? deps.progress.during(message`Asking the service for a JWT for ${opts.id}`, () =>
+          client.generateJwt(request),
+        )
+      : client.generateJwt(request),
+  );
+  const { jwt } = result;
+  guardJwt(deps, jwt);
+  const read = readCompact(jwt);
+  const header = read.kind === 'garbage' ? {} : read.header;
+  if (read.kind !== 'jwe') {
+    await printMessage(
+      deps.output,
+      read.kind === 'jws'
+        ? 'warning: the service answered a JWS (a signed JWT), not the JWE an embedded dashboard takes'
+        : `warning: the service's "jwt" is not a compact JWE: ${read.why}`,
+      'warning',
+    );
+  }
+  // With a secret at hand (given, in the environment or the profile), the claims are read back:
+  // a JWT the service encrypted with another key than yours is the first thing to know.
+  let claims: Record<string, unknown> | null = null;
+  const resolved =
+    read.kind === 'jwe' ? await resolveEmbedSecret(deps, given, opts.keyId) : undefined;
+  if (resolved !== undefined) {
+    try {
+      claims = await decryptClaims(jwt, embedKey(resolved.secret, sourceWords(resolved.source)));
+    } catch (error) {
+      if (!(error instanceof WrongKeyError || error instanceof UnreadableJweError)) throw error;
+      await printMessage(
+        deps.output,
+        message`warning: the service's JWT is not encrypted with your embed secret (${sourceWords(resolved.source)}; the JWT names kid ${String(header.kid ?? 'none')})`,
+        'warning',
+      );
+    }
+  }
+  const exp = claims?.exp;
+  await printMinted(deps, opts.format, {
+    jwt,
+    header,
+    claims,
+    expiresAt: typeof exp === 'number' ? utcTime(exp) : null,
   });
 }
 
