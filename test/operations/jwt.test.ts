@@ -6,11 +6,20 @@
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { compactDecrypt } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { runJwt } from '../../src/operations/generate-jwt/command.js';
 import { MemoryCredentialStore, makeDeps, makeIO, terminalIO } from '../kit/fakes.js';
-import { describeRun, makeSandbox, runMain, serviceWithProfile, stripAnsi } from '../kit/index.js';
+import {
+  describeRun,
+  makeSandbox,
+  runMain,
+  type Sandbox,
+  serviceWithProfile,
+  stripAnsi,
+  writeConfig,
+} from '../kit/index.js';
 
 const SECRET = 'embed-secret-0123456789abcdefXYZ'; // 32 bytes
 const OTHER_SECRET = 'another-secret-0123456789abcdefZ'; // 32 bytes
@@ -546,5 +555,114 @@ describe('ugs jwt --via-api (customer dialect)', () => {
     expect(result.code, describeRun(result)).toBe(2);
     expect(result.stderr).toContain('jwt --via-api is not part of the interface dialect');
     expect(service.requests).toEqual([]);
+  });
+});
+
+describe('secrets: CI masks, --debug, the history', () => {
+  it.each([
+    ['GitHub Actions', { GITHUB_ACTIONS: 'true' }, '::add-mask::'],
+    ['Azure Pipelines', { TF_BUILD: 'True' }, '##vso[task.setsecret]'],
+  ])(
+    'under %s the secret and the JWT are masked before anything is printed',
+    async (_, ci, mask) => {
+      const result = await runMain(['jwt', '--id', 'acme', '--embed', 'sales'], {
+        env: { ...ENV, ...ci },
+      });
+      expect(result.code, describeRun(result)).toBe(0);
+      const jwt = result.stdout.trim();
+      expect(result.stderr).toContain(`${mask}${SECRET}`);
+      expect(result.stderr).toContain(`${mask}${jwt}`);
+      const inspect = await runMain(['jwt', 'inspect', '-'], {
+        env: { ...ENV, ...ci },
+        stdin: jwt,
+      });
+      expect(inspect.stderr).toContain(`${mask}${jwt}`);
+    },
+  );
+
+  it('the mask of a minted JWT is written before the JWT itself', async () => {
+    const deps = makeDeps({
+      io: makeIO({ env: { ...ENV, GITHUB_ACTIONS: 'true' } }),
+      profiles: {},
+    });
+    const order: string[] = [];
+    // Every write of either stream, in the order they happen.
+    for (const [name, stream] of [
+      ['out', deps.io.stdout],
+      ['err', deps.io.stderr],
+    ] as const) {
+      const write = stream.write.bind(stream);
+      stream.write = ((chunk: string) => {
+        order.push(`${name}:${chunk}`);
+        return write(chunk);
+      }) as typeof stream.write;
+    }
+    await runJwt(
+      {
+        action: 'mint',
+        id: 'acme',
+        embed: 'sales',
+        expires: undefined,
+        origin: undefined,
+        keyId: undefined,
+        chart: undefined,
+        viaApi: false,
+        secret: undefined,
+        format: { kind: 'table' },
+      },
+      deps,
+    );
+    const jwt = deps.io.stdout.text.trim();
+    const masked = order.findIndex(
+      (line) => line.startsWith('err:') && line.includes(`::add-mask::${jwt}`),
+    );
+    const printed = order.findIndex((line) => line.startsWith('out:') && line.includes(jwt));
+    expect(masked).toBeGreaterThanOrEqual(0);
+    expect(masked).toBeLessThan(printed);
+  });
+
+  it('--debug shows the secret and the JWTs by their last 4 only, and the history keeps none', async () => {
+    const { sb, service } = await serviceWithProfile(
+      API_TOKEN,
+      { dialect: 'customer', embedSecrets: [{ kid: KID, secret: SECRET }] },
+      { dialect: 'customer' },
+    );
+    await service.seed('acme', 'Acme');
+    const get = await runMain(['get', '--id', 'acme', '--name', 'Acme'], { sandbox: sb });
+    expect(get.code, describeRun(get)).toBe(0);
+    const history = join(sb.configDir, 'history.ndjson');
+    const before = readFileSync(history, 'utf8');
+    const result = await runMain(
+      ['--debug', 'jwt', '--via-api', '--id', 'acme', '--embed', 'sales'],
+      {
+        sandbox: sb,
+        env: { UGS_EMBED_SECRET: SECRET },
+      },
+    );
+    expect(result.code, describeRun(result)).toBe(0);
+    const jwt = result.stdout.trim();
+    expect(result.stderr).toContain('[debug] > POST');
+    expect(result.stderr).toContain(`"jwt":"…${jwt.slice(-4)}"`);
+    expect(result.stderr).not.toContain(jwt);
+    expect(result.stderr).not.toContain(SECRET);
+    const local = await runMain(['--debug', 'jwt', 'inspect', '-'], {
+      sandbox: sb,
+      env: ENV,
+      stdin: jwt,
+    });
+    expect(local.code, describeRun(local)).toBe(0);
+    expect(local.stderr).not.toContain(jwt);
+    // Nothing of the JWT run reached the token history.
+    const after = readFileSync(history, 'utf8');
+    expect(after).toBe(before);
+    expect(after).not.toContain(jwt.slice(-12));
+  });
+
+  it('the embed secret in a config file is checked like the rest of the profile', async () => {
+    const sb: Sandbox = makeSandbox();
+    writeConfig(sb, { profiles: { default: { embedSecret: 42 } } });
+    const result = await runMain(['jwt', '--id', 'acme', '--embed', 'sales'], { sandbox: sb });
+    expect(result.code, describeRun(result)).toBe(2);
+    expect(result.stderr).toContain('"embedSecret" of profile "default" must be a string');
   });
 });
