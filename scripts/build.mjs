@@ -69,6 +69,18 @@ const vendor = await build({
 
 const { core, chunks } = await buildCore();
 
+// The fast path of a plain local `ugs jwt` (src/jwt/fast-mint.ts), which bin/ugs.js tries before
+// main.cjs: it loads jose from its own bundle, as main.cjs would, and hands every other run to
+// main.cjs before it has printed or shared anything.
+const jwtMint = await build({
+  ...common,
+  entryPoints: { 'jwt-mint': 'src/jwt/fast-mint.ts' },
+  outdir: 'dist',
+  outExtension: { '.js': '.cjs' },
+  format: 'cjs',
+  plugins: [lazyModules()],
+});
+
 // bin/ugs.js installs it before main.cjs on Node versions without module.enableCompileCache().
 await build({
   ...common,
@@ -351,7 +363,10 @@ function lazyModules() {
 writeFileSync(
   'dist/THIRD-PARTY-NOTICES',
   noticesText(
-    bundledPackages([vendor.metafile, core.metafile, chunks.metafile], process.cwd()),
+    bundledPackages(
+      [vendor.metafile, core.metafile, chunks.metafile, jwtMint.metafile],
+      process.cwd(),
+    ),
     process.cwd(),
   ),
 );

@@ -9,6 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { compactDecrypt } from 'jose';
 import { describe, expect, it } from 'vitest';
+import { mint, prepare } from '../../src/jwt/fast-mint.js';
 import { runJwt } from '../../src/operations/generate-jwt/command.js';
 import { MemoryCredentialStore, makeDeps, makeIO, terminalIO } from '../kit/fakes.js';
 import {
@@ -664,5 +665,35 @@ describe('secrets: CI masks, --debug, the history', () => {
     const result = await runMain(['jwt', '--id', 'acme', '--embed', 'sales'], { sandbox: sb });
     expect(result.code, describeRun(result)).toBe(2);
     expect(result.stderr).toContain('"embedSecret" of profile "default" must be a string');
+  });
+});
+
+describe('the fast path of a local mint (src/jwt/fast-mint.ts)', () => {
+  const args = ['--id', 'acme', '--embed', 'sales'];
+  const env = { ...ENV, UGS_CONFIG_DIR: '/nonexistent-ugs-config' };
+
+  it('takes the plain mint into a pipe, and mints what the command mints', async () => {
+    const prepared = prepare([...args, '--expires=2h', '--json'], env, false, 1_000_000_000_000);
+    expect(prepared?.claims).toEqual({ cst: 'acme', dsh: 'sales', exp: 1_000_007_200 });
+    const text = await mint(prepared as NonNullable<typeof prepared>);
+    const printed = JSON.parse(text) as { jwt: string; claims: unknown };
+    expect(handOpen(printed.jwt, SECRET)).toEqual({
+      header: { alg: 'dir', enc: 'A256GCM', kid: KID },
+      claims: printed.claims,
+    });
+  });
+
+  it.each([
+    ['a terminal', args, env, true],
+    ['a CI runner', args, { ...env, GITHUB_ACTIONS: 'true' }, false],
+    ['a profile', args, { ...env, UGS_PROFILE: 'ci' }, false],
+    ['a global option', ['--debug', ...args], env, false],
+    ['--via-api', [...args, '--via-api'], env, false],
+    ['a flag given twice', [...args, '--id', 'x'], env, false],
+    ['no secret', args, { UGS_CONFIG_DIR: '/nonexistent-ugs-config' }, false],
+    ['a bad value', [...args, '--expires', 'soon'], env, false],
+    ['a short secret', args, { ...env, UGS_EMBED_SECRET: 'short' }, false],
+  ])('declines %s: main.cjs runs the command', (_, argv, environment, terminal) => {
+    expect(prepare(argv, environment, terminal, Date.now())).toBeUndefined();
   });
 });
