@@ -139,6 +139,21 @@ try {
         target: 2.2,
       },
       {
+        // A local mint: main.cjs, jose's bundle and one AES-GCM encryption, no request. The
+        // secret comes from the environment, as in CI; jose loads for `jwt` alone
+        // (test/platform/startup-loads.process.test.ts).
+        name: 'ugs jwt (local mint)',
+        a: [...ugs, 'jwt', '--id', 'bench', '--embed', 'bench-dashboard'],
+        aEnv: {
+          ...env,
+          UGS_EMBED_SECRET: 'bench-embed-secret-0123456789abc',
+          UGS_EMBED_KEY_ID: 'bench',
+        },
+        b: [process.execPath, '-e', '0'],
+        baseline: 'node -e 0',
+        target: 1.5,
+      },
+      {
         // What every run without a token in the OS credential store is spared: ugs loads the
         // native binding only for such a profile (test/config/secure-storage-lazy.process.test.ts).
         name: 'load @napi-rs/keyring',

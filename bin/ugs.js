@@ -6,7 +6,40 @@
 const args = process.argv.slice(2);
 
 const early = earlyOutput(args);
-if (early === undefined || !writeEarly(early)) run();
+if (early === undefined || !writeEarly(early)) {
+  if (!fastJwt(args)) run();
+}
+
+/**
+ * A plain local `ugs jwt` into a pipe (CI's case, the secret in UGS_EMBED_SECRET) is minted by
+ * dist/jwt-mint.cjs and jose alone: main.cjs and commander cost more than Node's own start
+ * (bench/run.mjs holds `ugs jwt` to 1.5x `node -e 0`). It declines anything else, before printing
+ * anything, and main.cjs runs the command as always (src/jwt/fast-mint.ts says what it takes).
+ */
+function fastJwt(argv) {
+  if (argv[0] !== 'jwt' || argv[1] === 'inspect') return false;
+  let fast;
+  try {
+    fast = require('../dist/jwt-mint.cjs');
+  } catch {
+    return false;
+  }
+  const prepared = fast.prepare(
+    argv.slice(1),
+    process.env,
+    isTerminal(1) || isTerminal(2),
+    Date.now(),
+  );
+  if (prepared === undefined) return false;
+  fast.mint(prepared).then(
+    (text) => {
+      if (!writeEarly(text)) process.exitCode = 1;
+    },
+    // Nothing was printed: main.cjs mints again, and reports what failed.
+    () => run(),
+  );
+  return true;
+}
 
 /**
  * Writes straight to file descriptor 1: making process.stdout costs about 1 ms. False when that

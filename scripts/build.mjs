@@ -3,7 +3,7 @@
 // - dist/main.cjs: commander, the commands and the core, bundled as CommonJS. Node starts a
 //   CommonJS entry several milliseconds sooner than an ES module, and every run pays that.
 // - dist/vendor/*.cjs: each heavy library (src/vendor/*.ts: undici, conf, the prompts, cli-table3,
-//   chalk, csv-parse with csv-stringify) and the emulator as CommonJS bundles of their own,
+//   chalk, csv-parse with csv-stringify, jose) and the emulator as CommonJS bundles of their own,
 //   required only on the code path that needs them (an `import()` in src/). They hold
 //   third-party or emulator code only, never the core, so no class exists twice. CommonJS, not
 //   ES modules: `require()` skips Node's ES-module loader (about 7 ms of a `ugs get` on Node 20),
@@ -30,6 +30,7 @@ const LAZY = {
   conf: 'src/vendor/conf.ts',
   csv: 'src/vendor/csv.ts',
   spinner: 'src/vendor/spinner.ts',
+  jose: 'src/vendor/jose.ts',
   emulator: 'src/emulator/server.ts',
 };
 
@@ -67,6 +68,18 @@ const vendor = await build({
 });
 
 const { core, chunks } = await buildCore();
+
+// The fast path of a plain local `ugs jwt` (src/jwt/fast-mint.ts), which bin/ugs.js tries before
+// main.cjs: it loads jose from its own bundle, as main.cjs would, and hands every other run to
+// main.cjs before it has printed or shared anything.
+const jwtMint = await build({
+  ...common,
+  entryPoints: { 'jwt-mint': 'src/jwt/fast-mint.ts' },
+  outdir: 'dist',
+  outExtension: { '.js': '.cjs' },
+  format: 'cjs',
+  plugins: [lazyModules()],
+});
 
 // bin/ugs.js installs it before main.cjs on Node versions without module.enableCompileCache().
 await build({
@@ -350,7 +363,10 @@ function lazyModules() {
 writeFileSync(
   'dist/THIRD-PARTY-NOTICES',
   noticesText(
-    bundledPackages([vendor.metafile, core.metafile, chunks.metafile], process.cwd()),
+    bundledPackages(
+      [vendor.metafile, core.metafile, chunks.metafile, jwtMint.metafile],
+      process.cwd(),
+    ),
     process.cwd(),
   ),
 );

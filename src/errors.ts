@@ -115,6 +115,14 @@ export class CiMarkerError extends UgsError {
   readonly exitCode = ExitCode.Api;
 }
 
+/**
+ * `ugs jwt inspect`: the JWT would not open the dashboard: expired, encrypted with another key,
+ * for another customer or dashboard, or no JWE at all. Exit 1, as any answer that says "no".
+ */
+export class InvalidJwtError extends UgsError {
+  readonly exitCode = ExitCode.Api;
+}
+
 /** `ugs doctor`: some check failed. Exit 1, as any answer that says "this does not work". */
 export class ChecksFailedError extends UgsError {
   readonly exitCode = ExitCode.Api;

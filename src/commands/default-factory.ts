@@ -25,7 +25,7 @@ import { userAgent } from '../platform/version.js';
 import { HttpServiceClient } from '../service/service.js';
 import { createHttpClient, type HttpClient } from '../transport/http.js';
 import type { DoctorNetwork } from '../transport/network.js';
-import { operations, servedOperations } from './operations.js';
+import { emulatorRoutes, operations, servedOperations } from './operations.js';
 
 /** The statuses a bulk run handles itself, for all rows at once. */
 const THROTTLE_STATUSES: ReadonlySet<number> = new Set([429, 503]);
@@ -128,7 +128,11 @@ export function createDeps(
     async startEmulator(options) {
       // The emulator is its own bundle: no other command pays for it at start-up.
       // It serves the operations of this registry, whose routes load from this bundle.
-      return (await import('../emulator/server.js')).startEmulator(options, servedOperations);
+      return (await import('../emulator/server.js')).startEmulator(
+        options,
+        servedOperations,
+        emulatorRoutes,
+      );
     },
     get history() {
       history ??= createHistoryLog(

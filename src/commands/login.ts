@@ -16,10 +16,12 @@ import {
   resolveDialect,
   withCaFile,
 } from '../context/credentials.js';
+import { embedSecretAccount, guardSecret } from '../context/embed-secret.js';
 import type { Deps } from '../context/factory.js';
 import { checkProfileName, defaultProfile } from '../context/profiles.js';
 import { ApiError, AuthError, ConfigError, NetworkError, UsageError } from '../errors.js';
 import { endpointUrl, formatBaseUrl, parseBaseUrl, redactUrl, shellWord } from '../input/parse.js';
+import { checkKeyId, embedKey } from '../jwt/embed.js';
 import { printLine, printMessage } from '../output/messages.js';
 import { canPrompt, readStdin } from '../platform/io.js';
 import {
@@ -42,6 +44,12 @@ export interface LoginOptions {
    * unchecked, e.g. offline or before the service is up.
    */
   verify: boolean;
+  /**
+   * `--embed-secret-stdin`: save the embed secret (read from stdin) and its key id
+   * (`--embed-key-id`) for `ugs jwt`, and nothing else: the base URL and API token stay as they are.
+   */
+  embedSecretStdin?: boolean;
+  embedKeyId?: string | undefined;
 }
 
 /**
@@ -57,6 +65,7 @@ export function loginCommand(makeDeps: DepsFactory, run = runLogin): Command {
     'ugs login --base-url https://analytics.example.com --api-path /api/user/   # a service that wants the slash',
     'ugs login --secure-storage                   # the token goes to the OS credential store',
     'ugs login --no-verify                        # save without asking the service (offline)',
+    'printenv EMBED_SECRET | ugs login --embed-secret-stdin --embed-key-id k1   # for ugs jwt',
     "ugs login --dialect explo                    # the vendor's hosted API (https://api.explo.co)",
     "ugs login --dialect customer                 # the vendor's Customer API, same host",
   ])
@@ -66,9 +75,20 @@ export function loginCommand(makeDeps: DepsFactory, run = runLogin): Command {
       'keep the API token in the OS credential store (Keychain, Credential Manager, Secret Service) instead of the config file',
     )
     .option('--no-verify', 'save the token without checking it against the service')
+    .option(
+      '--embed-secret-stdin',
+      'save the embed secret (read from stdin) that ugs jwt mints with, and nothing else',
+    )
+    .option('--embed-key-id <kid>', "with --embed-secret-stdin: the secret's key id")
     .action(
       async (
-        flags: { withToken?: boolean; secureStorage?: boolean; verify?: boolean },
+        flags: {
+          withToken?: boolean;
+          secureStorage?: boolean;
+          verify?: boolean;
+          embedSecretStdin?: boolean;
+          embedKeyId?: string;
+        },
         cmd: Command,
       ) => {
         await run(
@@ -76,6 +96,8 @@ export function loginCommand(makeDeps: DepsFactory, run = runLogin): Command {
             withToken: flags.withToken === true,
             secureStorage: flags.secureStorage === true,
             verify: flags.verify !== false,
+            ...(flags.embedSecretStdin === true && { embedSecretStdin: true }),
+            ...(flags.embedKeyId !== undefined && { embedKeyId: flags.embedKeyId }),
           },
           // Logging in to a profile that does not exist yet is how one is created.
           makeDeps(cmd, { acceptsUnknownProfile: true }),
@@ -93,6 +115,10 @@ export async function runLogin(opts: LoginOptions, deps: Deps): Promise<void> {
       settings.profileSource ?? 'default'
     ],
   );
+  if (opts.embedSecretStdin === true || opts.embedKeyId !== undefined) {
+    await saveEmbedSecret(opts, deps);
+    return;
+  }
   const interactive = canPrompt(io, settings.noInput);
   const credentials = resolveCredentials(deps);
   const validateUrl = (text: string) => parseBaseUrl(text, { insecureHttp: settings.insecureHttp });
@@ -442,4 +468,86 @@ async function removeStoredCopy(deps: Deps): Promise<void> {
       'warning',
     );
   }
+}
+
+/**
+ * `ugs login --embed-secret-stdin --embed-key-id KID`: the embed secret is kept as the API token
+ * is, in the config file (0600) or with `--secure-storage` in the OS credential store (store
+ * first, then the file, as saveInCredentialStore does), and checked first: a secret that is not
+ * the 32 bytes of an A256GCM key is refused, and nothing is saved. The rest of the profile stays.
+ */
+async function saveEmbedSecret(opts: LoginOptions, deps: Deps): Promise<void> {
+  const { io, settings, config } = deps;
+  if (opts.embedSecretStdin !== true) {
+    throw new UsageError('--embed-key-id goes with --embed-secret-stdin', {
+      hint: 'printenv EMBED_SECRET | ugs login --embed-secret-stdin --embed-key-id <kid>',
+    });
+  }
+  if (opts.embedKeyId === undefined) {
+    throw new UsageError(
+      '--embed-secret-stdin needs --embed-key-id: the JWT header names the key',
+      {
+        hint: "the key id is shown beside the secret in the vendor's settings",
+      },
+    );
+  }
+  if (opts.withToken) {
+    throw new UsageError('--with-token and --embed-secret-stdin both read stdin: run login twice');
+  }
+  const kid = checkKeyId(opts.embedKeyId, '--embed-key-id');
+  const secret = (await readStdin(io, '--embed-secret-stdin')).replace(/\r?\n$/, '');
+  if (secret === '')
+    throw new UsageError('--embed-secret-stdin: stdin was empty; pipe the secret in');
+  guardSecret(deps, secret);
+  embedKey(secret, 'stdin');
+  const profileName = settings.profile;
+  const store = deps.credentialStore;
+  const account = embedSecretAccount(profileName, config.path);
+  const storedBefore = config.readProfile(profileName)?.embedSecretStore === 'keyring';
+  const change = (current: Profile | undefined): Profile => {
+    const { embedSecret: _secret, embedSecretStore: _store, ...rest } = current ?? {};
+    return {
+      ...rest,
+      embedKeyId: kid,
+      ...(opts.secureStorage ? { embedSecretStore: 'keyring' as const } : { embedSecret: secret }),
+    };
+  };
+  if (opts.secureStorage) {
+    try {
+      await store.set(account, secret);
+    } catch (error) {
+      if (!(error instanceof CredentialStoreError)) throw error;
+      throw new ConfigError(
+        `cannot save the embed secret in the ${store.name}: ${error.reason}; nothing was saved`,
+        {
+          hint: 'run ugs where the credential store is reachable, or leave out --secure-storage to keep it in the config file (mode 0600)',
+          cause: error,
+        },
+      );
+    }
+    try {
+      await config.updateProfile(profileName, change);
+    } catch (error) {
+      await store.delete(account).catch(() => false);
+      throw error;
+    }
+  } else {
+    await config.updateProfile(profileName, change);
+    // The store's old copy goes: one secret, one place.
+    if (storedBefore) await store.delete(account).catch(() => false);
+  }
+  const where = opts.secureStorage ? `the ${store.name}` : config.path;
+  await printMessage(
+    deps.output,
+    message`Saved the embed secret (kid ${kid}) of profile "${profileName}" in ${where}`,
+    'success',
+  );
+  if (io.env.UGS_EMBED_SECRET) {
+    await printMessage(
+      deps.output,
+      'warning: UGS_EMBED_SECRET is set and overrides the secret just saved; unset it to use this one',
+      'warning',
+    );
+  }
+  printLine(deps.output, `next: ugs jwt --id <provided_id> --embed <embed_id>`);
 }

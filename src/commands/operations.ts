@@ -14,11 +14,13 @@
 import type { Command } from 'commander';
 import type { BulkSpec } from '../bulk/spec.js';
 import type { DepsFactory } from '../cli/shared.js';
-import type { ServedOperations } from '../emulator/handler.js';
+import type { EmulatorOnlyRoute, ServedOperations } from '../emulator/handler.js';
 import type { Route } from '../emulator/route.js';
 import { deleteCommand } from '../operations/delete-user-group/command.js';
 import { deleteUserGroup } from '../operations/delete-user-group/operation.js';
 import type { OperationFacts } from '../operations/descriptor.js';
+import { jwtCommand } from '../operations/generate-jwt/command.js';
+import { generateJwt } from '../operations/generate-jwt/operation.js';
 import { showCommand } from '../operations/get-customer/command.js';
 import { getCustomer } from '../operations/get-customer/operation.js';
 import { getCommand } from '../operations/get-user/command.js';
@@ -89,6 +91,12 @@ export const registry = {
     bulk: () => import('../operations/delete-user-group/bulk.js'),
     commands: { delete: deleteCommand },
   },
+  // The Customer API's embed JWT: `jwt --via-api` (`jwt` alone mints locally, src/jwt/).
+  generateJwt: {
+    operation: generateJwt,
+    route: () => import('../operations/generate-jwt/route.js'),
+    commands: { jwt: jwtCommand },
+  },
   // Doctor's probe: no command of its own (doctor runs it), no route (get's answers it).
   probe: { operation: probe },
 } satisfies { [Name in OperationName]: Entry<ServiceOperations[Name]> };
@@ -117,6 +125,18 @@ export const servedOperations: ServedOperations = Object.values(registry).map(
     ...(entry.route !== undefined && { route: entry.route }),
   }),
 );
+
+/**
+ * The emulator's own routes, which no operation of the service has: the embed JWT check that
+ * plays the dashboard shown a JWT (`ugs serve`, every dialect, no API token).
+ */
+export const emulatorRoutes: readonly EmulatorOnlyRoute[] = [
+  {
+    method: 'POST',
+    path: '/api/embed/check/',
+    route: () => import('../operations/generate-jwt/check-route.js'),
+  },
+];
 
 /** Every operation by name, in the registry's order. */
 export const operations = Object.fromEntries(

@@ -3,6 +3,7 @@ import { collect, type DepsFactory, newCommand } from '../cli/shared.js';
 import type { Deps } from '../context/factory.js';
 import type { FaultSpec, RunningEmulator } from '../emulator/server.js';
 import { UsageError } from '../errors.js';
+import { type EmbedSecret, parseEmbedSecretSpec } from '../jwt/embed.js';
 import { type Env, writeLine } from '../platform/io.js';
 import { type Dialect, parseDialect } from '../service/dialect.js';
 import { parseRate, type Rate } from '../service/rate.js';
@@ -19,6 +20,8 @@ export interface ServeOptions {
   trailingSlash: boolean;
   dialect: Dialect;
   rateLimit: Rate | undefined;
+  /** `--embed-secret KID:SECRET`: generate_jwt/ and the embed check use these keys. */
+  embedSecrets?: EmbedSecret[];
 }
 
 /**
@@ -39,6 +42,7 @@ interface ServeFlags {
   json?: boolean;
   trailingSlash?: boolean;
   rateLimit?: string;
+  embedSecret?: string[];
   /** The global `--dialect`. */
   dialect?: string;
 }
@@ -51,6 +55,7 @@ export function serveCommand(makeDeps: DepsFactory, run = runServe): Command {
     'ugs serve --fault 502-html:0.2 --fault reset:0.05 --seed 42   # test your scripts against failures',
     "ugs serve --trailing-slash                   # route /api/user/ like the vendor's service",
     "ugs serve --dialect explo --rate-limit 180/min   # the vendor's published API and limit",
+    'ugs serve --dialect customer --embed-secret k1:$EMBED_SECRET   # generate_jwt/, embed checks',
   ])
     .option('--port <n>', 'port to listen on (0 picks a free one)', '4010')
     .option('--host <addr>', 'address to listen on', '127.0.0.1')
@@ -76,6 +81,12 @@ export function serveCommand(makeDeps: DepsFactory, run = runServe): Command {
     .option(
       '--rate-limit <n/s|n/min>',
       "throttle each client IP as Django REST Framework does (429 with Retry-After), e.g. 180/min, the vendor's limit",
+    )
+    .option(
+      '--embed-secret <kid:secret>',
+      'an embed secret (32 bytes) for generate_jwt/ and POST /api/embed/check/ (repeatable)',
+      collect,
+      [],
     )
     .action(async (_flags: ServeFlags, cmd: Command) => {
       // The emulator needs no settings beyond the preferences: an invalid UGS_API_PATH must not
@@ -118,7 +129,21 @@ export function parseServeFlags(flags: ServeFlags, log: boolean, env: Env = {}):
           : 'interface',
     rateLimit:
       flags.rateLimit === undefined ? undefined : parseRate(flags.rateLimit, '--rate-limit'),
+    // Only when given: a run without them parses to what it always did.
+    ...(flags.embedSecret?.length && { embedSecrets: embedSecretsOf(flags.embedSecret) }),
   };
+}
+
+/**
+ * `--embed-secret KID:SECRET`, each checked (32 bytes) and no key id twice. The emulator's keys
+ * are test keys, given in argv like its API tokens: never a production secret.
+ */
+function embedSecretsOf(specs: readonly string[]): EmbedSecret[] {
+  const secrets = specs.map((spec) => parseEmbedSecretSpec(spec));
+  const kids = secrets.map((secret) => secret.kid);
+  const twice = kids.find((kid, i) => kids.indexOf(kid) !== i);
+  if (twice !== undefined) throw new UsageError(`--embed-secret: key id ${twice} is given twice`);
+  return secrets;
 }
 
 /**
@@ -170,6 +195,9 @@ export async function runServe(opts: ServeOptions, deps: ServeDeps): Promise<voi
       ...(opts.dialect !== 'interface' && { dialect: opts.dialect }),
       ...(opts.rateLimit !== undefined && { rateLimit: opts.rateLimit }),
       ...(opts.log && { log: (line: string) => writeLine(io.stderr, line) }),
+      // Every embed JWT shown to POST /api/embed/check/ is reported, --debug or not.
+      ...(opts.embedSecrets?.length && { embedSecrets: opts.embedSecrets }),
+      notice: (line: string) => writeLine(io.stderr, line),
     });
   } catch (error) {
     if (error instanceof emulator.EmulatorStartError) {

@@ -34,6 +34,16 @@ export interface Profile {
   tokenStore?: 'keyring';
   /** `ugs login --dialect explo|customer`: the vendor's wire format; absent means `interface`. */
   dialect?: 'interface' | 'explo' | 'customer';
+  /**
+   * `ugs login --embed-secret-stdin`: the secret that encrypts embed JWTs (`ugs jwt`), kept as
+   * the API token is: here (mode 0600), or with `--secure-storage` in the OS credential store
+   * (`embedSecretStore`), never both.
+   */
+  embedSecret?: string;
+  /** `ugs login --embed-key-id`: the key id the vendor gave the embed secret (the JWT's `kid`). */
+  embedKeyId?: string;
+  /** The embed secret is in the OS credential store, not in this file. */
+  embedSecretStore?: 'keyring';
 }
 
 export interface ConfigStore {
@@ -267,6 +277,9 @@ export function confOptions(dir: string) {
             caFile: { type: 'string' },
             tokenStore: { enum: ['keyring'] },
             dialect: { enum: ['interface', 'explo', 'customer'] },
+            embedSecret: { type: 'string' },
+            embedKeyId: { type: 'string' },
+            embedSecretStore: { enum: ['keyring'] },
           },
         },
       },
@@ -348,13 +361,23 @@ function parseConfigFile(text: string, path: string): ConfigFile {
   if (!isPlainObject(profiles)) throw corrupt(path, '"profiles" must be an object');
   for (const [name, profile] of Object.entries(profiles)) {
     if (!isPlainObject(profile)) throw corrupt(path, message`profile "${name}" must be an object`);
-    for (const key of ['baseUrl', 'apiToken', 'apiPath', 'caFile'] as const) {
+    for (const key of [
+      'baseUrl',
+      'apiToken',
+      'apiPath',
+      'caFile',
+      'embedSecret',
+      'embedKeyId',
+    ] as const) {
       if (profile[key] !== undefined && typeof profile[key] !== 'string') {
         throw corrupt(path, message`"${key}" of profile "${name}" must be a string`);
       }
     }
     if (profile.tokenStore !== undefined && profile.tokenStore !== 'keyring') {
       throw corrupt(path, message`"tokenStore" of profile "${name}" must be "keyring"`);
+    }
+    if (profile.embedSecretStore !== undefined && profile.embedSecretStore !== 'keyring') {
+      throw corrupt(path, message`"embedSecretStore" of profile "${name}" must be "keyring"`);
     }
     if (
       profile.dialect !== undefined &&

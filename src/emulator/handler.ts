@@ -1,11 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { EmbedSecret } from '../jwt/embed.js';
 import { type Dialect, tokenHeader } from '../service/dialect.js';
 import { PERMISSION_DENIED_DETAIL, type Wires, wireOf } from '../service/operation.js';
 import { fingerprint } from '../text/redact.js';
 import type { HttpMethod } from '../transport/http.js';
 import type { Authenticator } from './auth.js';
 import type { FaultInjector, FaultKind } from './faults.js';
-import type { Route, RouteAnswer } from './route.js';
+import type { PublicRoute, Route, RouteAnswer } from './route.js';
 import type { Store } from './store.js';
 import { type SlidingWindowThrottle, throttledDetail } from './throttle.js';
 import { RequestError } from './validation.js';
@@ -31,9 +32,24 @@ export type ServedOperations = readonly (Wires & {
   route?(): Promise<{ route: Route }>;
 })[];
 
+/**
+ * A route of the emulator alone, which no operation of the service has (the embed JWT check):
+ * the same method and path in every dialect, answered without an API token, since what it is
+ * shown (a JWT a dashboard was given) is the credential.
+ */
+export interface EmulatorOnlyRoute {
+  method: HttpMethod;
+  path: string;
+  route(): Promise<{ route: PublicRoute }>;
+}
+
 export interface HandlerDeps {
   store: Store;
   operations: ServedOperations;
+  /** The emulator's own routes (none by default). */
+  emulatorRoutes?: readonly EmulatorOnlyRoute[];
+  /** `--embed-secret`: the keys embed JWTs are minted and checked with. */
+  embedSecrets: readonly EmbedSecret[];
   auth: Authenticator;
   faults: FaultInjector;
   slowMs: number;
@@ -71,6 +87,8 @@ export interface Handled {
   fault?: FaultKind | undefined;
   /** More for the access log (a refused token's last 4); never a whole token. */
   note?: string | undefined;
+  /** A line shown even without `--debug` (RouteAnswer's `notice`). */
+  notice?: string | undefined;
 }
 
 /** A path's routes, one per method, and its `Allow` header. */
@@ -236,9 +254,11 @@ function routeOf(url: string | undefined, paths: ReadonlyMap<string, unknown>): 
 export class RequestHandler {
   private readonly paths: Map<string, Map<HttpMethod, ServedOperations[number]>>;
   private readonly routes = new Map<string, Promise<PathRoutes>>();
+  private readonly ownRoutes: ReadonlyMap<string, EmulatorOnlyRoute>;
 
   constructor(private readonly deps: HandlerDeps) {
     this.paths = pathsOf(deps.operations, deps.dialect, deps.trailingSlash);
+    this.ownRoutes = new Map((deps.emulatorRoutes ?? []).map((own) => [own.path, own]));
   }
 
   /** Handles one request; never rejects. Returns what it came to, for the log. */
@@ -275,7 +295,9 @@ export class RequestHandler {
       case undefined:
         break;
     }
-    const route = routeOf(req.url, this.paths);
+    const own = this.ownRoutes.get(pathOf(req.url));
+    const route: PathRoute =
+      own === undefined ? routeOf(req.url, this.paths) : { kind: 'api', path: pathOf(req.url) };
     if (route.kind === 'redirect') {
       // Django's CommonMiddleware: before authentication, for every method, with no body.
       res.writeHead(301, {
@@ -291,12 +313,13 @@ export class RequestHandler {
       return { outcome: 'refused', fault };
     }
     try {
-      const answer = await this.api(req, route.path);
+      const answer =
+        own === undefined ? await this.api(req, route.path) : await this.emulatorOnly(req, own);
       // With commit-reset the change is durable (api() waited for the save); only the answer is
       // lost, and the log still says what was done.
       if (fault === 'commit-reset') req.socket.destroy();
       else sendJson(res, answer.status, answer.body);
-      return { outcome: answer.outcome, id: answer.id, fault };
+      return { outcome: answer.outcome, id: answer.id, fault, notice: answer.notice };
     } catch (err) {
       if (RequestError.is(err)) {
         // Every refusal keeps the interface's envelope: success 0, then DRF's own fields.
@@ -372,6 +395,31 @@ export class RequestHandler {
       query: new URL(req.url ?? '/', 'http://emulator.invalid').searchParams,
       markChanged: () => this.deps.markChanged(),
       durable: () => this.durable(),
+      embedSecrets: this.deps.embedSecrets,
+    });
+  }
+
+  /** One of the emulator's own routes: no API token, then the method and the body, as api(). */
+  private async emulatorOnly(req: IncomingMessage, own: EmulatorOnlyRoute): Promise<RouteAnswer> {
+    if (req.method !== own.method) {
+      throw RequestError.detail(405, `Method "${req.method}" not allowed.`, { Allow: own.method });
+    }
+    const text = await readBody(req);
+    if (text !== '' && !isJsonContentType(req.headers['content-type'])) {
+      throw RequestError.detail(
+        415,
+        `Unsupported media type "${req.headers['content-type'] ?? ''}" in request.`,
+      );
+    }
+    const { route } = await own.route();
+    return route.handle({
+      store: this.deps.store,
+      dialect: this.deps.dialect,
+      text,
+      query: new URL(req.url ?? '/', 'http://emulator.invalid').searchParams,
+      markChanged: () => this.deps.markChanged(),
+      durable: () => this.durable(),
+      embedSecrets: this.deps.embedSecrets,
     });
   }
 

@@ -3,6 +3,7 @@
  * factory (`context/factory.ts`) can describe `startEmulator` without importing the emulator,
  * whose routes come from the operations registry, which imports the commands.
  */
+import type { EmbedSecret } from '../jwt/embed.js';
 import type { Dialect } from '../service/dialect.js';
 import type { Rate } from '../service/rate.js';
 import type { ApiToken } from './auth.js';
@@ -34,6 +35,16 @@ export interface EmulatorOptions {
   rateLimit?: Rate;
   /** One line per request: method, path, status, duration. Never contains a token. */
   log?: (line: string) => void;
+  /**
+   * `ugs serve --embed-secret KID:SECRET`: the keys generate_jwt/ mints with and the embed
+   * check reads with; default none (generate_jwt/ then refuses with a 400 saying so).
+   */
+  embedSecrets?: EmbedSecret[];
+  /**
+   * Lines shown even without `--debug`: what each embed JWT the emulator was shown came to
+   * (valid, expired, wrong key, wrong customer), never the JWT itself.
+   */
+  notice?: (line: string) => void;
 }
 
 export interface RunningEmulator {

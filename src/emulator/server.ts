@@ -6,7 +6,12 @@ import { message, quote } from '../text/message.js';
 import { type ApiToken, Authenticator, type Environment, resolveApiTokens } from './auth.js';
 import { EmulatorStartError } from './errors.js';
 import { FaultInjector, type FaultSpec, parseFaultSpec } from './faults.js';
-import { pathOf, RequestHandler, type ServedOperations } from './handler.js';
+import {
+  type EmulatorOnlyRoute,
+  pathOf,
+  RequestHandler,
+  type ServedOperations,
+} from './handler.js';
 import type { EmulatorOptions, RunningEmulator } from './options.js';
 import {
   DataFile,
@@ -61,6 +66,15 @@ function checkOptions(opts: EmulatorOptions): FaultSpec[] {
       `dialect ${String(opts.dialect)} is not interface, explo or customer`,
     );
   }
+  const kids = new Set<string>();
+  for (const { kid, secret } of opts.embedSecrets ?? []) {
+    // A256GCM takes the secret's 32 bytes as its key (src/jwt/embed.ts says why).
+    if (kid === '' || Buffer.byteLength(secret) !== 32) {
+      throw new EmulatorStartError(`embed secret ${kid}: a key id and a 32-byte secret are needed`);
+    }
+    if (kids.has(kid)) throw new EmulatorStartError(`embed key id ${kid} is given twice`);
+    kids.add(kid);
+  }
   if (opts.seed !== undefined && !Number.isFinite(opts.seed)) {
     throw new EmulatorStartError(`seed ${opts.seed} must be a finite number`);
   }
@@ -100,6 +114,7 @@ function listenError(err: unknown, host: string, port: number): EmulatorStartErr
 export async function startEmulator(
   opts: EmulatorOptions,
   operations: ServedOperations,
+  emulatorRoutes: readonly EmulatorOnlyRoute[] = [],
 ): Promise<RunningEmulator> {
   const faults = checkOptions(opts);
   const host = opts.host ?? '127.0.0.1';
@@ -159,6 +174,8 @@ export async function startEmulator(
   const handler = new RequestHandler({
     store,
     operations,
+    emulatorRoutes,
+    embedSecrets: (opts.embedSecrets ?? []).map(({ kid, secret }) => ({ kid, secret })),
     auth: new Authenticator(apiTokens),
     faults: new FaultInjector(faults, opts.seed),
     slowMs: opts.slowMs ?? DEFAULT_SLOW_MS,
@@ -204,7 +221,14 @@ export async function startEmulator(
       onSocket.delete(entry);
     });
     const handled = handler.handle(req, res);
-    void Promise.all([handled, done]).then(([{ outcome, id, fault, note }]) => {
+    void Promise.all([handled, done]).then(([{ outcome, id, fault, note, notice }]) => {
+      if (notice !== undefined) {
+        try {
+          opts.notice?.(`${new Date().toISOString()} ${escapeNote(notice)}`);
+        } catch {
+          // As for the log: a broken writer must not take the emulator down.
+        }
+      }
       if (!log) return;
       const status = res.writableFinished ? String(res.statusCode) : '-';
       const ms = Math.round(performance.now() - started);

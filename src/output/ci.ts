@@ -260,8 +260,11 @@ export function maskSecret(
   if (lines !== '') writeCiCommand(io.stderr, lines);
 }
 
-/** Keys whose string values are tokens (`token`, `current_token`, `previous_tokens`, ...). */
-const TOKEN_KEY = /token/i;
+/**
+ * Keys whose string values are tokens (`token`, `current_token`, `previous_tokens`, ...), and
+ * embed JWTs (`jwt`), which open a dashboard as a token does.
+ */
+const TOKEN_KEY = /token|jwt/i;
 
 /**
  * Every string under a token-named key anywhere in `value` (arrays under such a key included),

@@ -59,7 +59,8 @@ export const silentTracer: Tracer = {
   addSecret() {},
 };
 
-const TOKEN_KEY = /token|secret|password|authorization/i;
+// `jwt`: an embed JWT (generate_jwt/'s answer) opens a dashboard as a token does.
+const TOKEN_KEY = /token|secret|password|authorization|jwt/i;
 const SECRET_HEADERS = new Set([
   'authorization',
   // The vendor's header for the API token (`--dialect explo`).

@@ -21,6 +21,7 @@ const LAYERS: readonly (readonly [name: string, paths: readonly string[]])[] = [
   ['text: escaping, redaction, the JSON text reader, suggestions', ['text/']],
   ['fs: durable files and file locks', ['fs/']],
   ['input: flag values, capped reads, the prompter', ['input/']],
+  ['jwt: embed JWTs (durations, origins, the compact form; jose behind import())', ['jwt/']],
   ['output: printing, styles, CI masking, debug traces', ['output/']],
   ['transport: HTTP on undici, network probes', ['transport/']],
   ['config: the config file and the credential store', ['config/']],

@@ -11,7 +11,7 @@ import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { afterAll, beforeAll, expect } from 'vitest';
-import { servedOperations } from '../../src/commands/operations.js';
+import { emulatorRoutes, servedOperations } from '../../src/commands/operations.js';
 import {
   type EmulatorOptions,
   type RunningEmulator,
@@ -47,7 +47,7 @@ export interface InProcessEmulator extends RunningEmulator {
 
 /** The emulator in this process, on a free port unless told otherwise. */
 export async function startEmulator(options: EmulatorOptions = {}): Promise<InProcessEmulator> {
-  const running = await startInProcess({ port: 0, ...options }, servedOperations);
+  const running = await startInProcess({ port: 0, ...options }, servedOperations, emulatorRoutes);
   return Object.assign(running, {
     tokenFor: (environment: ApiToken['environment']) => tokenOf(running, environment),
   });

@@ -58,6 +58,8 @@ export interface ServiceOptions {
    * Customer API (`ugs serve --dialect customer`).
    */
   dialect?: 'interface' | 'explo' | 'customer';
+  /** `ugs serve --embed-secret`: the emulator's embed secrets (generate_jwt/, the embed check). */
+  embedSecrets?: { kid: string; secret: string }[];
 }
 
 /** The service of a test file (startService, started before its tests and closed after). */
@@ -76,6 +78,7 @@ export async function startService(
     apiTokens: apiTokens.map((token): ApiToken => ({ token, environment: 'Customer' })),
     ...(options.dialect !== undefined &&
       options.dialect !== 'interface' && { dialect: options.dialect }),
+    ...(options.embedSecrets !== undefined && { embedSecrets: options.embedSecrets }),
   });
   const answers: ForwardedAnswer[] = [];
   const forward = forwardTo(emulator.url, answers, prefix);

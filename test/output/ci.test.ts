@@ -74,6 +74,10 @@ describe('tokensIn', () => {
     expect(tokensIn(body).sort()).toEqual(['abc', 'p1', 'p2', 'x1']);
   });
 
+  it('takes an embed JWT (`jwt`, as generate_jwt/ answers it) for a token', () => {
+    expect(tokensIn({ success: 1, jwt: 'eyJ.a.b.c.d' })).toEqual(['eyJ.a.b.c.d']);
+  });
+
   it('walks 100,000 levels without overflowing the stack', () => {
     let value: unknown = { token: 'bottom' };
     for (let i = 0; i < 100_000; i++) value = { a: value };

@@ -79,6 +79,8 @@ async function loadsOf(
   env: Record<string, string>,
   args: readonly string[] = GET,
   stdin = '',
+  expectOutput: (stdout: string) => void = (stdout) =>
+    expect(JSON.parse(stdout)).toMatchObject({ user_group: { provided_id: 'acme' } }),
 ): Promise<Loads> {
   const probe = join(sb.root, 'loads-probe.cjs');
   const out = join(sb.root, 'loads.json');
@@ -89,7 +91,7 @@ async function loadsOf(
     env: { NODE_OPTIONS: `--require ${probe}`, UGS_TEST_LOADS: out, ...env },
   });
   expect(result.code, describeRun(result)).toBe(0);
-  expect(JSON.parse(result.stdout)).toMatchObject({ user_group: { provided_id: 'acme' } });
+  expectOutput(result.stdout);
   return JSON.parse(readFileSync(out, 'utf8')) as Loads;
 }
 
@@ -153,8 +155,56 @@ describe('a single `ugs rotate --yes --json` over http://', () => {
   });
 });
 
+describe('a local `ugs jwt` (minted with the embed secret)', () => {
+  const env = {
+    UGS_EMBED_SECRET: 'embed-secret-0123456789abcdefXYZ',
+    UGS_EMBED_KEY_ID: 'k1',
+    UGS_NO_HISTORY: '1',
+  };
+  const jwtOutput = (stdout: string) =>
+    expect(stdout).toMatch(/^[\w-]+\.\.[\w-]+\.[\w-]+\.[\w-]+\n$/);
+
+  it('loads its fast path and jose only: not main.cjs, no undici, no other command', async () => {
+    const sb = makeSandbox();
+    const loads = await loadsOf(
+      sb,
+      env,
+      ['jwt', '--id', 'acme', '--embed', 'sales'],
+      '',
+      jwtOutput,
+    );
+    const distFiles = loads.files
+      .filter((file) => file.startsWith(`${DIST}/`))
+      .map((file) => relative(DIST, file))
+      .filter((file) => file !== 'compile-cache.cjs')
+      .sort();
+    expect(distFiles).toEqual(['jwt-mint.cjs', 'vendor/jose.cjs']);
+    const sources = distFiles.flatMap((file) => bundledSources(join(DIST, file)));
+    expect(sources.filter((source) => NOT_LOADED.some((pattern) => pattern.test(source)))).toEqual(
+      [],
+    );
+    for (const builtin of ['NativeModule http2', 'NativeModule tls', 'NativeModule assert']) {
+      expect(loads.builtins).not.toContain(builtin);
+    }
+  });
+
+  it('jose is bundled into vendor/jose.cjs alone: a get or a rotate never loads it', () => {
+    const main = bundledSources(join(DIST, 'main.cjs'));
+    expect(main.filter((source) => source.includes('node_modules/jose/'))).toEqual([]);
+    const jose = bundledSources(join(DIST, 'vendor', 'jose.cjs'));
+    expect(jose.some((source) => source.includes('node_modules/jose/'))).toBe(true);
+    expect(
+      jose.filter((source) => source.startsWith('src/') && source !== 'src/vendor/jose.ts'),
+    ).toEqual([]);
+  });
+});
+
 describe('the lazy chunks of dist/', () => {
-  const chunkFiles = readdirSync(DIST).filter((name) => name.endsWith('.cjs'));
+  // jwt-mint.cjs is no chunk: the fast path of `ugs jwt` (src/jwt/fast-mint.ts) runs alone and
+  // declines before main.cjs is loaded, so its copies of our modules never meet main's.
+  const chunkFiles = readdirSync(DIST).filter(
+    (name) => name.endsWith('.cjs') && name !== 'jwt-mint.cjs',
+  );
 
   it('hold the bulk engine, doctor and the completion engine, out of main.cjs', () => {
     expect(chunkFiles).toEqual(
