@@ -17,6 +17,7 @@ import {
   withCaFile,
 } from '../context/credentials.js';
 import type { Deps } from '../context/factory.js';
+import { defaultCannotBeProduction } from '../context/production.js';
 import { checkProfileName, defaultProfile } from '../context/profiles.js';
 import { ApiError, AuthError, ConfigError, NetworkError, UsageError } from '../errors.js';
 import { endpointUrl, formatBaseUrl, parseBaseUrl, redactUrl, shellWord } from '../input/parse.js';
@@ -42,6 +43,8 @@ export interface LoginOptions {
    * unchecked, e.g. offline or before the service is up.
    */
   verify: boolean;
+  /** `--production`: mark the profile production (`ugs profile protect`) once it is saved. */
+  production?: boolean;
 }
 
 /**
@@ -59,6 +62,7 @@ export function loginCommand(makeDeps: DepsFactory, run = runLogin): Command {
     'ugs login --no-verify                        # save without asking the service (offline)',
     "ugs login --dialect explo                    # the vendor's hosted API (https://api.explo.co)",
     "ugs login --dialect customer                 # the vendor's Customer API, same host",
+    'ugs login --profile prod --production        # ask before every change on prod',
   ])
     .option('--with-token', 'read the API token from stdin instead of prompting')
     .option(
@@ -66,9 +70,18 @@ export function loginCommand(makeDeps: DepsFactory, run = runLogin): Command {
       'keep the API token in the OS credential store (Keychain, Credential Manager, Secret Service) instead of the config file',
     )
     .option('--no-verify', 'save the token without checking it against the service')
+    .option(
+      '--production',
+      'mark the profile production: commands that change data ask first, and it is never the default',
+    )
     .action(
       async (
-        flags: { withToken?: boolean; secureStorage?: boolean; verify?: boolean },
+        flags: {
+          withToken?: boolean;
+          secureStorage?: boolean;
+          verify?: boolean;
+          production?: boolean;
+        },
         cmd: Command,
       ) => {
         await run(
@@ -76,6 +89,7 @@ export function loginCommand(makeDeps: DepsFactory, run = runLogin): Command {
             withToken: flags.withToken === true,
             secureStorage: flags.secureStorage === true,
             verify: flags.verify !== false,
+            ...(flags.production === true && { production: true }),
           },
           // Logging in to a profile that does not exist yet is how one is created.
           makeDeps(cmd, { acceptsUnknownProfile: true }),
@@ -93,6 +107,8 @@ export async function runLogin(opts: LoginOptions, deps: Deps): Promise<void> {
       settings.profileSource ?? 'default'
     ],
   );
+  // Before any prompt too: the profile every command without --profile uses cannot be one.
+  if (opts.production === true && settings.profile === 'default') throw defaultCannotBeProduction();
   const interactive = canPrompt(io, settings.noInput);
   const credentials = resolveCredentials(deps);
   const validateUrl = (text: string) => parseBaseUrl(text, { insecureHttp: settings.insecureHttp });
@@ -224,6 +240,14 @@ export async function runLogin(opts: LoginOptions, deps: Deps): Promise<void> {
     await printMessage(deps.output, `${loggedIn}; saved to ${config.path}`, 'success');
     // Only a profile that used the store loads it here: a plain login stays free of it.
     if (storedBefore) await removeStoredCopy(deps);
+  }
+  if (opts.production === true) {
+    // A second write, which also drops the profile as the chosen default (protectProfile).
+    const { wasDefault } = await config.protectProfile(settings.profile, true);
+    printLine(
+      deps.output,
+      `note: profile ${shellWord(settings.profile)} is marked production: commands that change data on it ask first (--yes without a terminal)${wasDefault ? '; it is no longer the default, pass -p each time' : ''}`,
+    );
   }
   if (!opts.verify) {
     printLine(

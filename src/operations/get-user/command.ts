@@ -11,6 +11,7 @@ import {
 } from '../../cli/shared.js';
 import { resolveTarget } from '../../context/credentials.js';
 import type { Deps } from '../../context/factory.js';
+import { confirmOnProduction } from '../../context/production.js';
 import { ApiError, UsageError } from '../../errors.js';
 import { recorded } from '../../history/record.js';
 import { confirmNewId } from '../../history/typo.js';
@@ -54,7 +55,10 @@ export interface GetOptions {
   format: OutputFormat;
   /** `--must-exist`: a group the service reports as new is a failure (exit 1). */
   mustExist?: boolean;
-  /** `--yes`: no question about an id that looks like a typo of a known one. */
+  /**
+   * `--yes`: no question about an id that looks like a typo of a known one, nor on a production
+   * profile (where it is required without a terminal).
+   */
   yes?: boolean;
 }
 
@@ -112,7 +116,10 @@ export function getCommand(makeDeps: DepsFactory, run = runGet): Command {
       '--demo',
       'create it as a demo group (is_demo_group: watermarked, not billed; --dialect explo only)',
     )
-    .option('-y, --yes', 'do not ask whether a new id is a typo of a known one (see ugs history)');
+    .option(
+      '-y, --yes',
+      'do not ask whether a new id is a typo of a known one (see ugs history), nor on a production profile',
+    );
   addBulkFlags(addOutputFlags(command), BULK).action(async (flags: GetFlags, cmd: Command) => {
     const bulk = parseBulkFlags(flags, BULK, singleRowFlags(flags), true);
     const deps = makeDeps(cmd);
@@ -122,7 +129,14 @@ export function getCommand(makeDeps: DepsFactory, run = runGet): Command {
         import('../../bulk/run.js'),
         import('./bulk.js'),
       ]);
-      await runBulk({ ...bulk, spec: flags.mustExist ? mustExistSpec(spec) : spec }, deps);
+      await runBulk(
+        {
+          ...bulk,
+          spec: flags.mustExist ? mustExistSpec(spec) : spec,
+          production: { yes: flags.yes === true, verb: 'get or create' },
+        },
+        deps,
+      );
     } else await run(await parseGetFlags(flags, deps), deps);
   });
   return command;
@@ -251,12 +265,20 @@ export async function runGet(opts: GetOptions, deps: Deps): Promise<void> {
   checkGroupText(request.name, 'the user group name', 'name');
   // A new id that looks like a known one: asked at a terminal only (history/typo.ts).
   if (interactive && opts.yes !== true) await confirmNewId(request.user_group_id, deps);
-
-  const client = await deps.connect(target);
   // `--must-exist` where the service can read a group without creating it (the Customer API's
   // get_customer): read it, so a mistyped id creates nothing and is just "no user group".
   const readOnly = opts.mustExist === true && readsWithoutCreating(target.dialect);
   const id = request.user_group_id;
+  // The question comes before the request, so it cannot know whether the group exists: a get
+  // that may create asks on a production profile even when the group is then only found.
+  if (!readOnly) {
+    await confirmOnProduction(deps, target, {
+      yes: opts.yes === true,
+      action: message`get or create user group ${id}`,
+    });
+  }
+
+  const client = await deps.connect(target);
   const result = await withProgress(
     deps,
     opts.format,

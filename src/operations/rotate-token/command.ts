@@ -9,6 +9,7 @@ import {
 } from '../../cli/shared.js';
 import { resolveTarget } from '../../context/credentials.js';
 import type { Deps } from '../../context/factory.js';
+import { onPlace, placeOf } from '../../context/production.js';
 import {
   ApiError,
   CancelledError,
@@ -242,7 +243,7 @@ export async function runRotate(opts: RotateOptions, deps: Deps): Promise<void> 
 
   if (interactive && !opts.yes) {
     const confirmed = await deps.prompter.confirm(
-      confirmationQuestion(currentToken, opts.group?.id),
+      confirmationQuestion(currentToken, opts.group?.id, onPlace(placeOf(deps, target))),
       { default: false },
     );
     if (!confirmed) {
@@ -313,13 +314,13 @@ export async function runRotate(opts: RotateOptions, deps: Deps): Promise<void> 
  * Says what is about to happen to which token: its last 4 characters (as `--debug` shows it),
  * and that the old one stops working, which is what breaks dashboards.
  */
-function confirmationQuestion(currentToken: string, id: string | undefined): string {
+function confirmationQuestion(currentToken: string, id: string | undefined, where: string): string {
   const print = fingerprint(currentToken);
   const what =
     id === undefined
       ? tokenPhrase(currentToken, 'this token')
       : `the token of user group ${quoteVisible(id)}${print === REDACTED ? '' : message` (ending in ${print})`}`;
-  return `Rotate ${what}? The old token stops working once it is rotated: dashboards that embed it need the new one.`;
+  return `Rotate ${what}${where}? The old token stops working once it is rotated: dashboards that embed it need the new one.`;
 }
 
 /**
