@@ -35,9 +35,11 @@ export function placeOf(
   target: Pick<Target, 'baseUrl' | 'profile'>,
 ): Place {
   const profile = target.profile ?? deps.settings.profile;
+  let saved = 0;
   let production = false;
   try {
     const profiles = deps.config.listProfiles();
+    saved = Object.keys(profiles).length;
     production = Object.hasOwn(profiles, profile) && profiles[profile]?.production === true;
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
@@ -46,7 +48,7 @@ export function placeOf(
     profile,
     baseUrl: redactUrl(formatBaseUrl(target.baseUrl)),
     production,
-    named: production,
+    named: production || saved > 1 || profile !== 'default',
   };
 }
 

@@ -2,7 +2,9 @@
  * Production profiles: `ugs login --production` and `ugs profile protect` mark one; on it every
  * command that changes data asks first at a terminal (profile and base URL in the question,
  * default no, whatever flags were given) and needs `--yes` without one (exit 2, nothing sent);
- * it is never the default; `profile list` and `status` show the mark.
+ * it is never the default; `profile list` and `status` show the mark. And saying where: with more
+ * than one profile, or one not named `default`, headlines and questions name the profile and its
+ * base URL.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -313,5 +315,78 @@ describe('marking a profile', () => {
     const wrong = await runMain(['profile', 'list'], { sandbox: sb });
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toContain('"production" of profile "prod" must be true or false');
+  });
+});
+
+describe('saying where', () => {
+  /** `default` and `staging`, both at `service` (customer dialect). */
+  async function twoProfiles(): Promise<{ sb: Sandbox; service: Service }> {
+    const service = await serviceForTest([API_TOKEN], { dialect: 'customer' });
+    const sb = makeSandbox();
+    const profile = { baseUrl: service.url, apiToken: API_TOKEN, dialect: 'customer' };
+    writeConfig(sb, { profiles: { default: profile, staging: profile } });
+    return { sb, service };
+  }
+
+  it('with two profiles the headlines of get, update, rotate and delete name the profile and URL', async () => {
+    const { sb, service } = await twoProfiles();
+    const at = `on staging (${service.url})`;
+    const run = (argv: string[]) =>
+      runMain([...argv, '-p', 'staging'], { sandbox: sb, tty: true, columns: 200 });
+    const get = await run(['get', '--id', 'initech', '--name', 'Initech', '--yes']);
+    expect(get.stdout, describeRun(get)).toContain(`Created user group initech ${at}`);
+    const update = await run(['update', '--id', 'initech', '--name', 'Initech Corp']);
+    expect(update.stdout, describeRun(update)).toContain(`User group initech ${at}`);
+    const token = (await service.group('initech')).token;
+    const rotate = await run(['rotate', '--current-token', token, '--yes']);
+    expect(rotate.stdout, describeRun(rotate)).toContain(
+      `Rotated token of user group initech ${at}`,
+    );
+    const onDefault = await runMain(['get', '--id', 'initech', '--name', 'I', '--yes'], {
+      sandbox: sb,
+      tty: true,
+      columns: 200,
+    });
+    expect(onDefault.stdout).toContain(`Found user group initech on default (${service.url})`);
+    const remove = await run(['delete', '--id', 'initech', '--yes']);
+    expect(remove.stdout, describeRun(remove)).toContain(`Deleted user group initech ${at}`);
+  });
+
+  it('with one profile named default the headline stays as it was', async () => {
+    const service = fakeService({
+      getUser: () => groupResult({ provided_id: 'acme' }, { new_user_group: true }),
+    });
+    const deps = makeDeps({ io: terminalIO(), service });
+    await runGet(
+      {
+        id: 'acme',
+        name: 'Acme',
+        mapping: undefined,
+        properties: undefined,
+        format: { kind: 'table' },
+      },
+      deps,
+    );
+    expect(deps.io.stdout.text).toMatch(/Created user group acme\S*\n/);
+  });
+
+  it("rotate's and delete's questions name the profile and URL", async () => {
+    const { sb, service } = await twoProfiles();
+    await service.seed('acme', 'Acme');
+    for (const [command, start] of [
+      ['rotate', 'Rotate the token of user group "acme"'],
+      ['delete', 'Delete user group "acme"'],
+    ] as const) {
+      const asked = await runMain([command, '--id', 'acme', '-p', 'staging'], {
+        sandbox: sb,
+        tty: true,
+        columns: 200,
+      });
+      // The empty stdin cancels the question: exit 130, nothing changed.
+      expect(asked.code, describeRun(asked)).toBe(130);
+      const question = asked.stderr.slice(asked.stderr.indexOf(start));
+      expect(question).toMatch(/^[^\n]* \((token )?ending in …\w{4}\) on staging \(/);
+      expect(question).toContain(`on staging (${service.url})?`);
+    }
   });
 });

@@ -243,7 +243,7 @@ export async function runDelete(opts: DeleteOptions, deps: Deps): Promise<void> 
           ),
       ),
   );
-  await printDeleted(deps, opts, result, currentToken);
+  await printDeleted(deps, opts, result, currentToken, onPlace(placeOf(deps, target)));
 }
 
 /** What a delete printed: the service's answer for `--json`, a line and a table otherwise. */
@@ -252,6 +252,7 @@ async function printDeleted(
   opts: DeleteOptions,
   result: DeleteResult,
   token: string,
+  where: string,
 ): Promise<void> {
   const print = fingerprint(token);
   const last4 = print === REDACTED ? null : print.replace(/^…/, '');
@@ -266,8 +267,8 @@ async function printDeleted(
     headline: (style) => [
       style.green(
         opts.id === undefined
-          ? `Deleted the user group of ${tokenPhrase(token)}`
-          : message`Deleted user group ${opts.id}`,
+          ? `Deleted the user group of ${tokenPhrase(token)}${where}`
+          : message`Deleted user group ${opts.id}${where}`,
       ),
     ],
   });

@@ -11,7 +11,7 @@ import {
 } from '../../cli/shared.js';
 import { resolveTarget } from '../../context/credentials.js';
 import type { Deps } from '../../context/factory.js';
-import { confirmOnProduction } from '../../context/production.js';
+import { confirmOnProduction, onPlace, placeOf } from '../../context/production.js';
 import { ApiError, UsageError } from '../../errors.js';
 import { recorded } from '../../history/record.js';
 import { confirmNewId } from '../../history/typo.js';
@@ -263,15 +263,19 @@ export async function runGet(opts: GetOptions, deps: Deps): Promise<void> {
   // Whatever the path (flags were checked already, prompts were not), nothing invisible is sent.
   checkGroupText(request.user_group_id, 'the user group id', 'id');
   checkGroupText(request.name, 'the user group name', 'name');
-  // A new id that looks like a known one: asked at a terminal only (history/typo.ts).
-  if (interactive && opts.yes !== true) await confirmNewId(request.user_group_id, deps);
+  // Where it acts, said in the questions and the headline when it could be mistaken.
+  const where = onPlace(placeOf(deps, target));
+  // A new id that is known on another profile or looks like a known one: asked at a terminal
+  // only (history/typo.ts). Its question names the place, so a yes there is the production one.
+  const confirmed =
+    interactive && opts.yes !== true && (await confirmNewId(request.user_group_id, deps, where));
   // `--must-exist` where the service can read a group without creating it (the Customer API's
   // get_customer): read it, so a mistyped id creates nothing and is just "no user group".
   const readOnly = opts.mustExist === true && readsWithoutCreating(target.dialect);
   const id = request.user_group_id;
   // The question comes before the request, so it cannot know whether the group exists: a get
   // that may create asks on a production profile even when the group is then only found.
-  if (!readOnly) {
+  if (!readOnly && !confirmed) {
     await confirmOnProduction(deps, target, {
       yes: opts.yes === true,
       action: message`get or create user group ${id}`,
@@ -308,6 +312,7 @@ export async function runGet(opts: GetOptions, deps: Deps): Promise<void> {
     result,
     request.user_group_id,
     vouchedRecord(result, request, opts.format),
+    where,
   );
   // A read sent no name, mapping or properties: nothing to warn about.
   if (result.created === false && opts.format.kind === 'table' && !readOnly) {
@@ -331,6 +336,8 @@ export async function printGroup(
   result: ServiceResult,
   requestedId: string,
   record: ResultRecord = userGroupRecord(result),
+  /** ` on prod (https://...)` where the place could be mistaken (context/production.ts). */
+  where = '',
 ): Promise<string> {
   const shownId = formatValue(result.userGroup.provided_id ?? requestedId);
   await printResult(deps.output, {
@@ -339,10 +346,10 @@ export async function printGroup(
     record,
     headline: (style) => [
       result.created === true
-        ? style.green(message`Created user group ${shownId}`)
+        ? style.green(message`Created user group ${shownId}${where}`)
         : result.created === false
-          ? message`Found user group ${shownId}`
-          : message`User group ${shownId}`,
+          ? message`Found user group ${shownId}${where}`
+          : message`User group ${shownId}${where}`,
     ],
   });
   return shownId;

@@ -279,7 +279,7 @@ export async function runRotate(opts: RotateOptions, deps: Deps): Promise<void> 
       body: result.body,
       record: userGroupRecord(result),
       headline: (style) => [
-        style.green(message`Rotated token of user group ${id}`),
+        style.green(message`Rotated token of user group ${id}${onPlace(placeOf(deps, target))}`),
         // Not one template: the bold styling must stay ANSI, only the token is escaped.
         `New token: ${style.bold(message`${result.userGroup.token}`)}`,
         style.yellow(PREVIOUS_TOKEN_WARNING),

@@ -17,7 +17,7 @@ import {
 } from '../../cli/shared.js';
 import { resolveTarget } from '../../context/credentials.js';
 import type { Deps } from '../../context/factory.js';
-import { confirmOnProduction } from '../../context/production.js';
+import { confirmOnProduction, onPlace, placeOf } from '../../context/production.js';
 import { UsageError } from '../../errors.js';
 import { recorded } from '../../history/record.js';
 import type { BulkFlagSpec } from '../../input/bulk-options.js';
@@ -265,5 +265,5 @@ export async function runUpdate(opts: UpdateOptions, deps: Deps): Promise<void> 
   const expected = request.new_provided_id ?? id;
   const other = otherGroupOf(result, expected);
   if (other !== undefined) throw answeredForAnother(expected, other, result.status);
-  await printGroup(deps, opts.format, result, expected);
+  await printGroup(deps, opts.format, result, expected, undefined, onPlace(placeOf(deps, target)));
 }
