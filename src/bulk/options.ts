@@ -19,6 +19,13 @@ export interface BulkOptions {
   resume: boolean;
   /** rotate: no confirmation. */
   yes: boolean;
+  /**
+   * For a command whose runs confirm nothing elsewhere (`get` and `update` pass `yes: true`): on
+   * a production profile the run asks `<verb> N user groups on production profile ...?`, or needs
+   * `--yes` without a terminal. `yes` is `--yes` as typed; `verb` is `get or create`, `update`.
+   * Absent: the spec's own confirmation (`risk`) is the one asked.
+   */
+  production?: { yes: boolean; verb: string };
   /** `--delimiter`: the CSV delimiter; undefined to detect it from the header line. */
   delimiter?: string | undefined;
   /** `--strict-columns`: a CSV column ugs does not know is refused instead of ignored. */

@@ -5,6 +5,7 @@
  */
 import { resolveTarget } from '../context/credentials.js';
 import type { Deps } from '../context/factory.js';
+import { checkProductionYes, confirmOnProduction, onPlace } from '../context/production.js';
 import { CancelledError, UsageError } from '../errors.js';
 import type { HistoryBatch } from '../history/log.js';
 import { type EntryBase, entryBase } from '../history/record.js';
@@ -83,6 +84,11 @@ export async function prepareRun(
   const outputFormat: OutputFormat | undefined =
     opts.output === undefined ? undefined : outputFormatFor(opts.output);
   const target = await resolveTarget(deps);
+  // A production profile: without a terminal, `--yes` or nothing (before the input is read).
+  const place = checkProductionYes(deps, target, {
+    yes: opts.production?.yes ?? opts.yes,
+    action: `${opts.production?.verb ?? 'change'} user groups with --from`,
+  });
   // The run's spec in its dialect: the rest of the run, settling included, uses this one.
   const spec = opts.spec.forDialect?.(target.dialect) ?? opts.spec;
   // The vendor publishes its limit (180 requests a minute per client IP): a run in its dialect
@@ -171,10 +177,17 @@ export async function prepareRun(
   // A results file with a row past the input's end was refused above: every done row counts.
   const alreadyDone = plan.done.size;
 
+  const count = input.rowCount - alreadyDone;
   if (risk !== undefined && !opts.yes) {
-    const count = input.rowCount - alreadyDone;
-    const confirmed = await deps.prompter.confirm(risk.question(count), { default: false });
+    // The question names the place where it could be mistaken (context/production.ts).
+    const question = risk.question(count).replace(/\?/, `${onPlace(place)}?`);
+    const confirmed = await deps.prompter.confirm(question, { default: false });
     if (!confirmed) throw new CancelledError(risk.cancelled);
+  } else if (opts.production !== undefined) {
+    await confirmOnProduction(deps, target, {
+      yes: opts.production.yes,
+      action: `${opts.production.verb} ${count} user ${count === 1 ? 'group' : 'groups'}`,
+    });
   }
 
   // A person at a terminal reads one line per row; a pipe gets the NDJSON records (row-lines.ts).

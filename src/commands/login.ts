@@ -18,6 +18,7 @@ import {
 } from '../context/credentials.js';
 import { embedSecretAccount, guardSecret } from '../context/embed-secret.js';
 import type { Deps } from '../context/factory.js';
+import { defaultCannotBeProduction } from '../context/production.js';
 import { checkProfileName, defaultProfile } from '../context/profiles.js';
 import { ApiError, AuthError, ConfigError, NetworkError, UsageError } from '../errors.js';
 import { endpointUrl, formatBaseUrl, parseBaseUrl, redactUrl, shellWord } from '../input/parse.js';
@@ -50,6 +51,8 @@ export interface LoginOptions {
    */
   embedSecretStdin?: boolean;
   embedKeyId?: string | undefined;
+  /** `--production`: mark the profile production (`ugs profile protect`) once it is saved. */
+  production?: boolean;
 }
 
 /**
@@ -68,6 +71,7 @@ export function loginCommand(makeDeps: DepsFactory, run = runLogin): Command {
     'printenv EMBED_SECRET | ugs login --embed-secret-stdin --embed-key-id k1   # for ugs jwt',
     "ugs login --dialect explo                    # the vendor's hosted API (https://api.explo.co)",
     "ugs login --dialect customer                 # the vendor's Customer API, same host",
+    'ugs login --profile prod --production        # ask before every change on prod',
   ])
     .option('--with-token', 'read the API token from stdin instead of prompting')
     .option(
@@ -80,6 +84,10 @@ export function loginCommand(makeDeps: DepsFactory, run = runLogin): Command {
       'save the embed secret (read from stdin) that ugs jwt mints with, and nothing else',
     )
     .option('--embed-key-id <kid>', "with --embed-secret-stdin: the secret's key id")
+    .option(
+      '--production',
+      'mark the profile production: commands that change data ask first, and it is never the default',
+    )
     .action(
       async (
         flags: {
@@ -88,6 +96,7 @@ export function loginCommand(makeDeps: DepsFactory, run = runLogin): Command {
           verify?: boolean;
           embedSecretStdin?: boolean;
           embedKeyId?: string;
+          production?: boolean;
         },
         cmd: Command,
       ) => {
@@ -98,6 +107,7 @@ export function loginCommand(makeDeps: DepsFactory, run = runLogin): Command {
             verify: flags.verify !== false,
             ...(flags.embedSecretStdin === true && { embedSecretStdin: true }),
             ...(flags.embedKeyId !== undefined && { embedKeyId: flags.embedKeyId }),
+            ...(flags.production === true && { production: true }),
           },
           // Logging in to a profile that does not exist yet is how one is created.
           makeDeps(cmd, { acceptsUnknownProfile: true }),
@@ -119,6 +129,8 @@ export async function runLogin(opts: LoginOptions, deps: Deps): Promise<void> {
     await saveEmbedSecret(opts, deps);
     return;
   }
+  // Before any prompt too: the profile every command without --profile uses cannot be one.
+  if (opts.production === true && settings.profile === 'default') throw defaultCannotBeProduction();
   const interactive = canPrompt(io, settings.noInput);
   const credentials = resolveCredentials(deps);
   const validateUrl = (text: string) => parseBaseUrl(text, { insecureHttp: settings.insecureHttp });
@@ -250,6 +262,14 @@ export async function runLogin(opts: LoginOptions, deps: Deps): Promise<void> {
     await printMessage(deps.output, `${loggedIn}; saved to ${config.path}`, 'success');
     // Only a profile that used the store loads it here: a plain login stays free of it.
     if (storedBefore) await removeStoredCopy(deps);
+  }
+  if (opts.production === true) {
+    // A second write, which also drops the profile as the chosen default (protectProfile).
+    const { wasDefault } = await config.protectProfile(settings.profile, true);
+    printLine(
+      deps.output,
+      `note: profile ${shellWord(settings.profile)} is marked production: commands that change data on it ask first (--yes without a terminal)${wasDefault ? '; it is no longer the default, pass -p each time' : ''}`,
+    );
   }
   if (!opts.verify) {
     printLine(

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { type DepsFactory, newCommand } from '../cli/shared.js';
 import type { Profile } from '../config/config.js';
 import type { Deps } from '../context/factory.js';
+import { defaultCannotBeProduction, productionNotDefault } from '../context/production.js';
 import { checkProfileName, defaultProfile, unknownProfileError } from '../context/profiles.js';
 import { CancelledError, UsageError } from '../errors.js';
 import { redactUrl, shellWord } from '../input/parse.js';
@@ -18,7 +19,8 @@ import { removeFromStore } from './logout.js';
 export type ProfileOptions =
   | { action: 'list'; json: boolean }
   | { action: 'use'; name: string }
-  | { action: 'remove'; name: string; yes: boolean };
+  | { action: 'remove'; name: string; yes: boolean }
+  | { action: 'protect' | 'unprotect'; name: string };
 
 /** One saved profile as `profile list` shows it (`--json` prints an array of these). */
 export interface ProfileEntry {
@@ -32,6 +34,8 @@ export interface ProfileEntry {
   apiPath: string | null;
   /** Where its API token is kept; null: it has none (logged out). */
   tokenLocation: 'config file' | 'credential store' | null;
+  /** Marked production: commands that change data ask first; never the default. */
+  production: boolean;
 }
 
 /**
@@ -41,11 +45,16 @@ export interface ProfileEntry {
  */
 export function profileCommand(makeDeps: DepsFactory, run = runProfile): Command {
   const deps = (cmd: Command) => makeDeps(cmd, { acceptsUnknownProfile: true });
-  const command = newCommand('profile', 'List the saved profiles, choose the default, remove one', [
-    'ugs profile list                   # the default is marked with *',
-    'ugs profile use staging            # the default from now on',
-    'ugs profile remove old-tenant --yes',
-  ]);
+  const command = newCommand(
+    'profile',
+    'List the saved profiles, choose the default, mark production, remove one',
+    [
+      'ugs profile list                   # the default is marked with *',
+      'ugs profile use staging            # the default from now on',
+      'ugs profile protect prod           # ask before every change on prod',
+      'ugs profile remove old-tenant --yes',
+    ],
+  );
   command.addCommand(
     newCommand(
       'list',
@@ -66,6 +75,22 @@ export function profileCommand(makeDeps: DepsFactory, run = runProfile): Command
         await run({ action: 'use', name }, deps(cmd));
       }),
   );
+  for (const [action, summary, example] of [
+    [
+      'protect',
+      'Mark a profile as production: every command that changes data asks first, and it is never the default',
+      'ugs profile protect prod',
+    ],
+    ['unprotect', 'Remove the production mark of a profile', 'ugs profile unprotect prod'],
+  ] as const) {
+    command.addCommand(
+      newCommand(action, summary, [example])
+        .argument('<name>', 'a saved profile')
+        .action(async (name: string, _flags: unknown, cmd: Command) => {
+          await run({ action, name }, deps(cmd));
+        }),
+    );
+  }
   command.addCommand(
     newCommand('remove', 'Remove a saved profile: its API token and its settings', [
       'ugs profile remove staging                   # asks to confirm',
@@ -88,6 +113,9 @@ export async function runProfile(opts: ProfileOptions, deps: Deps): Promise<void
       return useProfile(opts.name, deps);
     case 'remove':
       return removeProfile(opts.name, opts.yes, deps);
+    case 'protect':
+    case 'unprotect':
+      return protectProfile(opts.name, opts.action === 'protect', deps);
   }
 }
 
@@ -103,6 +131,7 @@ export function collectProfiles(deps: Deps): ProfileEntry[] {
       dialect,
       apiPath: isVendorDialect(dialect) ? null : profile.apiPath || USER_PATH,
       tokenLocation: tokenLocationOf(profile),
+      production: profile.production === true,
     };
   });
 }
@@ -117,6 +146,8 @@ async function listProfiles(json: boolean, deps: Deps): Promise<void> {
   if (json) {
     printJson(deps.output, entries);
   } else if (entries.length > 0) {
+    // The mark's column only when a profile has it: most configs have none.
+    const marked = entries.some((entry) => entry.production);
     const rows = entries.map((entry) => [
       entry.default ? '*' : '',
       entry.name,
@@ -124,14 +155,24 @@ async function listProfiles(json: boolean, deps: Deps): Promise<void> {
       entry.dialect,
       entry.apiPath ?? "(the vendor's)",
       entry.tokenLocation ?? '(none)',
+      ...(marked ? [entry.production ? 'production' : ''] : []),
     ]);
     // Padded at a terminal and in a pipe alike: `--json` is the form for scripts. padColumns
     // escapes the names and URLs read from the config file.
     writeLine(
       deps.output.stdout,
-      padColumns([['default', 'name', 'base URL', 'dialect', 'API path', 'token'], ...rows]).join(
-        '\n',
-      ),
+      padColumns([
+        [
+          'default',
+          'name',
+          'base URL',
+          'dialect',
+          'API path',
+          'token',
+          ...(marked ? ['mark'] : []),
+        ],
+        ...rows,
+      ]).join('\n'),
     );
   }
   if (entries.length === 0) {
@@ -153,7 +194,7 @@ async function listProfiles(json: boolean, deps: Deps): Promise<void> {
 function requireSaved(
   name: string,
   deps: Deps,
-  verb: 'use' | 'remove',
+  verb: 'use' | 'remove' | 'protect' | 'unprotect',
   profiles: Readonly<Record<string, Profile>> = deps.config.listProfiles(),
 ): Profile {
   if (Object.hasOwn(profiles, name)) return profiles[name] as Profile;
@@ -173,7 +214,11 @@ async function useProfile(name: string, deps: Deps): Promise<void> {
     name === 'default'
       ? undefined
       : (profiles: Readonly<Record<string, Profile>>) => {
-          requireSaved(name, deps, 'use', profiles);
+          // A production profile is named each time (`-p prod`): as the default, every command
+          // typed in any terminal would act on it without saying so.
+          if (requireSaved(name, deps, 'use', profiles).production === true) {
+            throw productionNotDefault(name);
+          }
         };
   check?.(deps.config.listProfiles());
   await deps.config.setDefaultProfile(name, check);
@@ -188,6 +233,31 @@ async function useProfile(name: string, deps: Deps): Promise<void> {
       deps.output,
       message`warning: UGS_PROFILE=${env} is set and overrides the default in this environment; unset it to use "${name}"`,
       'warning',
+    );
+  }
+}
+
+/**
+ * `profile protect|unprotect`. The profile named `default` cannot be marked: it is the one every
+ * command without `--profile` uses. Marking the chosen default drops that choice in the same write.
+ */
+async function protectProfile(name: string, production: boolean, deps: Deps): Promise<void> {
+  const verb = production ? 'protect' : 'unprotect';
+  const profile = requireSaved(name, deps, verb);
+  if (production && name === 'default') throw defaultCannotBeProduction();
+  const { wasDefault } = await deps.config.protectProfile(name, production);
+  const already = (profile.production === true) === production ? ' (it already was)' : '';
+  await printMessage(
+    deps.output,
+    production
+      ? message`Profile "${name}" is marked production${already}: commands that change data on it ask first (--yes without a terminal)`
+      : message`Profile "${name}" is no longer marked production${already}`,
+    'success',
+  );
+  if (wasDefault) {
+    printLine(
+      deps.output,
+      message`note: it was the default profile; commands without --profile use "default" again: pass -p ${shellWord(name)} to use it`,
     );
   }
 }

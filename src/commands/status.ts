@@ -29,6 +29,8 @@ export interface Status {
   profile: string;
   /** Why this profile: `--profile`, UGS_PROFILE, `ugs profile use` (config), or the built-in. */
   profileSource: ProfileSource;
+  /** Marked production (`ugs profile protect`): commands that change data ask first. */
+  production: boolean;
   /** The profile used without `--profile` and UGS_PROFILE: the one `ugs profile use` chose. */
   defaultProfile: string;
   defaultProfileSource: 'config' | 'default';
@@ -88,6 +90,7 @@ async function collectStatusReport(
   const status: Status = {
     profile: credentials.profileName,
     profileSource: deps.settings.profileSource ?? 'default',
+    production: credentials.profile?.production === true,
     defaultProfile: fallback.name,
     defaultProfileSource: fallback.source,
     // A base URL with `user:password@` or a query is refused before any request, but status shows
@@ -113,7 +116,10 @@ export async function runStatus(opts: StatusOptions, deps: Deps): Promise<void> 
     printJson(deps.output, status);
   } else {
     await printFieldTable(deps.output, [
-      ['profile', `${status.profile} (${PROFILE_SOURCES[status.profileSource]})`],
+      [
+        'profile',
+        `${status.profile} (${PROFILE_SOURCES[status.profileSource]})${status.production ? ', production: commands that change data ask first' : ''}`,
+      ],
       [
         'default profile',
         status.defaultProfileSource === 'config'

@@ -328,7 +328,8 @@ async function checkById(
   const target = await resolveTarget(deps);
   const baseUrl = formatBaseUrl(target.baseUrl);
   // A get creates a group it does not know: a likely typo of a known id is asked about first.
-  if (canPrompt(deps.io, deps.settings.noInput)) await confirmNewId(group.id, deps, 'check');
+  if (canPrompt(deps.io, deps.settings.noInput))
+    await confirmNewId(group.id, deps, { action: 'check' });
   const asked = await askGroup(deps, target, group.id, group.name);
   const token = asked.kind === 'read' ? asked.result.userGroup.token : null;
   const check: CheckResult = {

@@ -44,6 +44,11 @@ export interface Profile {
   embedKeyId?: string;
   /** The embed secret is in the OS credential store, not in this file. */
   embedSecretStore?: 'keyring';
+  /**
+   * `ugs login --production`, `ugs profile protect`: every command that changes data asks first
+   * (or needs `--yes` without a terminal), and the profile is never the default. Absent: false.
+   */
+  production?: boolean;
 }
 
 export interface ConfigStore {
@@ -68,6 +73,12 @@ export interface ConfigStore {
    * whether it was the default.
    */
   removeProfile(name: string): Promise<{ wasDefault: boolean }>;
+  /**
+   * `ugs profile protect|unprotect`: marks a profile as production (or not) and, when it is
+   * marked and was the chosen default, drops that choice, in one write: a production profile is
+   * never used without being named. Returns whether it was the default.
+   */
+  protectProfile(name: string, production: boolean): Promise<{ wasDefault: boolean }>;
   /** Replaces one profile with what `change` returns (`undefined` removes it), atomically. */
   updateProfile(
     name: string,
@@ -147,6 +158,25 @@ export class FileConfigStore implements ConfigStore {
       const profiles: Record<string, Profile> = { ...file.profiles };
       delete profiles[name];
       const wasDefault = defaultProfile === name;
+      await this.write({
+        ...file,
+        profiles,
+        ...(defaultProfile !== undefined && !wasDefault && { defaultProfile }),
+      });
+      return { wasDefault };
+    });
+  }
+
+  async protectProfile(name: string, production: boolean): Promise<{ wasDefault: boolean }> {
+    this.prepareDirectory();
+    return this.withLock(async () => {
+      const { defaultProfile, ...file } = this.readFile();
+      const profiles: Record<string, Profile> = { ...file.profiles };
+      const current = Object.hasOwn(profiles, name) ? profiles[name] : undefined;
+      if (current === undefined) return { wasDefault: false };
+      const { production: _old, ...rest } = current;
+      setOwn(profiles, name, production ? { ...rest, production: true } : rest);
+      const wasDefault = production && defaultProfile === name;
       await this.write({
         ...file,
         profiles,
@@ -280,6 +310,8 @@ export function confOptions(dir: string) {
             embedSecret: { type: 'string' },
             embedKeyId: { type: 'string' },
             embedSecretStore: { enum: ['keyring'] },
+            // Added by `ugs login --production` / `ugs profile protect`; older files lack it.
+            production: { type: 'boolean' },
           },
         },
       },
@@ -378,6 +410,9 @@ function parseConfigFile(text: string, path: string): ConfigFile {
     }
     if (profile.embedSecretStore !== undefined && profile.embedSecretStore !== 'keyring') {
       throw corrupt(path, message`"embedSecretStore" of profile "${name}" must be "keyring"`);
+    }
+    if (profile.production !== undefined && typeof profile.production !== 'boolean') {
+      throw corrupt(path, message`"production" of profile "${name}" must be true or false`);
     }
     if (
       profile.dialect !== undefined &&

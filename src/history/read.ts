@@ -443,6 +443,10 @@ export class KnownIds {
     return this.exact.size;
   }
 
+  has(id: string): boolean {
+    return this.exact.has(id);
+  }
+
   /**
    * A known id that `id` (not itself known) looks like a typo of, or undefined. The closest by
    * loose form first (case, accents, punctuation), then by edit distance.
@@ -488,6 +492,27 @@ export async function loadKnownIds(
 }
 
 /**
+ * The profiles whose history says a group of id `id` exists, in the order first seen. Only lines
+ * holding the id's JSON text are parsed, so a large history costs one scan of its bytes.
+ */
+export async function profilesKnowing(location: HistoryLocation, id: string): Promise<string[]> {
+  const needle = Buffer.from(`"user_group_id":${JSON.stringify(id)}`);
+  const profiles = new Set<string>();
+  const visit = (data: Buffer, start: number, end: number) => {
+    const line = data.subarray(start, end);
+    if (line.indexOf(needle) < 0) return;
+    const event = parseEvent(line.toString('utf8'));
+    if (event === undefined || event.user_group_id !== id) return;
+    if (!KNOWN_OUTCOMES.includes(event.outcome)) return;
+    profiles.add(event.profile);
+  };
+  for (const path of [rotatedPath(location.path), location.path]) {
+    await forEachLineBytes(path, visit);
+  }
+  return [...profiles];
+}
+
+/**
  * Calls `visit(data, start, end)` for each line of the file, read in 64 KiB pieces into one
  * buffer: a bulk run reads up to ~20 MB of history to learn the known ids, and decoding all of it
  * into strings (then events) made enough garbage to grow its peak memory by tens of MiB.
@@ -527,9 +552,9 @@ async function forEachLineBytes(
   }
 }
 
-const OUTCOME_KNOWN = ['created', 'found', 'rotated', 'updated'].map((outcome) =>
-  Buffer.from(`"outcome":"${outcome}"`),
-);
+/** The outcomes that say the group exists. */
+const KNOWN_OUTCOMES: readonly string[] = ['created', 'found', 'rotated', 'updated'];
+const OUTCOME_KNOWN = KNOWN_OUTCOMES.map((outcome) => Buffer.from(`"outcome":"${outcome}"`));
 const ID_KEY = Buffer.from('"user_group_id":"');
 
 /**

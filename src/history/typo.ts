@@ -1,5 +1,6 @@
 /**
- * The typo guard: an id never seen in this profile's history that looks like
+ * The typo guard: an id never seen in this profile's history that another profile's history
+ * knows (the right customer, the wrong service), or that looks like
  * a known one (case, accents, surrounding punctuation, or a couple of edits) is probably a typo,
  * and a `get` with it would create a tenant the service cannot delete. At a terminal `get` asks
  * first; bulk `get` names such rows in a `note:` and sends them. The history's reading code is
@@ -40,28 +41,51 @@ async function knownIdsOf(deps: TypoGuardDeps, bulk: boolean): Promise<KnownIds 
 }
 
 /**
- * Asks "did you mean <known>? create <id>?" when `id` is new to this profile's history and looks
- * like a known id. The caller asks only at a terminal and without `--yes`. A no sends nothing.
- * `action` is what a yes goes on to do with the id (a rotation by id looks it up first).
+ * When `id` is new to this profile's history: asks "initech is known on profile staging, not on
+ * prod: create it on prod (https://...)?" when another profile's history knows it (the same
+ * customer on the wrong service), else "did you mean <known>? create <id>?" when it looks like a
+ * known id. `action` is what a yes goes on to do with the id (`create`; a rotation by id looks
+ * it up first: `rotate the token of`); `where` is the place as headlines say it
+ * (` on prod (https://...)`, or ''). The caller asks only at a terminal and without `--yes`. A
+ * no sends nothing; returns whether it asked.
  */
 export async function confirmNewId(
   id: string,
   deps: TypoGuardDeps,
-  action = 'create',
-): Promise<void> {
+  { action = 'create', where = '' }: { action?: string; where?: string } = {},
+): Promise<boolean> {
   const known = await knownIdsOf(deps, false);
-  const similar = known?.similar(id);
-  if (similar === undefined) return;
-  const confirmed = await deps.prompter.confirm(
-    message`did you mean ${similar}? ${action} ${id}?`,
-    {
-      default: false,
-    },
-  );
+  if (known?.has(id) === true) return false;
+  const profile = deps.settings.profile;
+  const elsewhere = await otherProfilesKnowing(deps, id);
+  const similar = elsewhere.length > 0 ? undefined : known?.similar(id);
+  if (elsewhere.length === 0 && similar === undefined) return false;
+  const others = elsewhere.map((name) => message`${name}`).join(', ');
+  // `action` is ugs's own words (not escaped); the ids and the place are escaped.
+  const question =
+    similar === undefined
+      ? `${message`${id} is known on profile ${others}, not on ${profile}: `}${action} it${where || message` on ${profile}`}?`
+      : `${message`did you mean ${similar}? `}${action} ${message`${id}`}${where}?`;
+  const confirmed = await deps.prompter.confirm(question, { default: false });
   if (!confirmed) {
     throw new CancelledError(
-      message`not sent: "${id}" is new here and looks like the known id "${similar}"; nothing was created`,
+      similar === undefined
+        ? message`not sent: "${id}" is known on profile ${others}, not on ${profile}; nothing was created`
+        : message`not sent: "${id}" is new here and looks like the known id "${similar}"; nothing was created`,
     );
+  }
+  return true;
+}
+
+/** The other profiles whose history knows `id` exactly; none when it cannot be read. */
+async function otherProfilesKnowing(deps: TypoGuardDeps, id: string): Promise<string[]> {
+  const location = deps.history.location;
+  if (location === undefined) return [];
+  const { profilesKnowing } = await import('./read.js');
+  try {
+    return (await profilesKnowing(location, id)).filter((name) => name !== deps.settings.profile);
+  } catch {
+    return [];
   }
 }
 

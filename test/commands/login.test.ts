@@ -50,6 +50,7 @@ describe('ugs login --with-token (main in-process)', () => {
     expect(JSON.parse(statusJson.stdout)).toEqual({
       profile: 'default',
       profileSource: 'default',
+      production: false,
       defaultProfile: 'default',
       defaultProfileSource: 'default',
       baseUrl: service.url,

@@ -142,6 +142,7 @@ describe('runStatus', () => {
     expect(JSON.parse(deps.io.stdout.text)).toEqual({
       profile: 'ci',
       profileSource: 'default',
+      production: false,
       defaultProfile: 'default',
       defaultProfileSource: 'default',
       baseUrl: 'https://flag.example',
@@ -176,6 +177,7 @@ describe('runStatus', () => {
     expect(JSON.parse(deps.io.stdout.text)).toEqual({
       profile: 'staging',
       profileSource: 'default',
+      production: false,
       defaultProfile: 'default',
       defaultProfileSource: 'default',
       baseUrl: null,

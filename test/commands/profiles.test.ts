@@ -62,6 +62,7 @@ describe('ugs profile list', () => {
         dialect: 'interface',
         apiPath: '/api/user',
         tokenLocation: 'config file',
+        production: false,
       },
       {
         name: 'staging',
@@ -70,6 +71,7 @@ describe('ugs profile list', () => {
         dialect: 'interface',
         apiPath: '/api/user',
         tokenLocation: 'config file',
+        production: false,
       },
       {
         name: 'old',
@@ -78,6 +80,7 @@ describe('ugs profile list', () => {
         dialect: 'interface',
         apiPath: '/api/user',
         tokenLocation: null,
+        production: false,
       },
       {
         name: 'vendor',
@@ -86,6 +89,7 @@ describe('ugs profile list', () => {
         dialect: 'explo',
         apiPath: null,
         tokenLocation: 'config file',
+        production: false,
       },
     ]);
     expect(result.stderr).toBe('');

@@ -323,7 +323,14 @@ describe('the read path, which does without Conf, and Conf (which owns the schem
     {
       weight: 4,
       arbitrary: fc.record(
-        { baseUrl: field, apiToken: field, apiPath: field, tokenStore: field, extra: field },
+        {
+          baseUrl: field,
+          apiToken: field,
+          apiPath: field,
+          tokenStore: field,
+          production: field,
+          extra: field,
+        },
         { requiredKeys: [] },
       ),
     },

@@ -4,7 +4,8 @@
  * The service is the bundled emulator.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   ANSI,
@@ -20,6 +21,8 @@ import {
   startPty,
   stripAnsi,
   tableToken,
+  tempDir,
+  writeConfig,
 } from '../kit/index.js';
 
 let emulator: InProcessEmulator;
@@ -246,6 +249,68 @@ describe('ugs rotate --id at a terminal', () => {
     const get = await runUgs(['get', '--id', id, '--name', id, '--json'], { sandbox });
     expect(get.code, describeRun(get)).toBe(0);
     expect(JSON.parse(get.stdout).new_user_group).toBe(true);
+  });
+});
+
+describe('a production profile at a terminal', () => {
+  /** `staging` and `prod` (marked production), both at the emulator. */
+  function productionSandbox() {
+    const sandbox = makeSandbox();
+    const profile = { baseUrl: emulator.url, apiToken: customerToken };
+    writeConfig(sandbox, {
+      profiles: { staging: profile, prod: { ...profile, production: true } },
+    });
+    return sandbox;
+  }
+  const where = () => `on production profile prod (${emulator.url})?`;
+
+  it('get with every flag given asks "get or create" naming prod and its URL, default no', async () => {
+    const sandbox = productionSandbox();
+    const id = uniqueId('tty-prod');
+    const argv = ['get', '--id', id, '--name', 'Initech', '-p', 'prod'];
+    const declined = startPty(sandbox, argv, { columns: 200 });
+    await declined.waitFor(`Get or create user group ${id} ${where()}`);
+    await declined.waitFor('(y/N)');
+    await declined.type('\r');
+    const screen = await expectExit(declined, 130);
+    expect(screen).toContain('not sent: nothing was changed on prod');
+    // Nothing reached the service: no history was written.
+    expect(existsSync(join(sandbox.configDir, 'history.ndjson'))).toBe(false);
+
+    const accepted = startPty(sandbox, argv, { columns: 200 });
+    await accepted.answer(`Get or create user group ${id} ${where()}`, 'y');
+    await expectExit(accepted, 0);
+    expect(accepted.rest()).toContain(`Created user group ${id}`);
+
+    // --yes: no question.
+    const forced = startPty(sandbox, [...argv, '--yes'], { columns: 200 });
+    await expectExit(forced, 0);
+    expect(forced.text()).not.toContain('production profile');
+  });
+
+  it('rotate names prod and its URL in its question; get --from asks once for the run', async () => {
+    const sandbox = productionSandbox();
+    const id = uniqueId('tty-prod-rot');
+    const created = await runUgs(
+      ['get', '--id', id, '--name', id, '--field', 'token', '-p', 'prod', '--yes'],
+      { sandbox },
+    );
+    expect(created.code, describeRun(created)).toBe(0);
+    const token = created.stdout.trim();
+    const rotate = startPty(sandbox, ['rotate', '-p', 'prod'], { columns: 200 });
+    await rotate.answer('Current user group token', token);
+    await rotate.waitFor(
+      `Rotate the token ending in …${token.slice(-4)} on prod (${emulator.url})?`,
+    );
+    await rotate.type('n\r');
+    await expectExit(rotate, 130);
+
+    const file = join(tempDir('prod-tty'), 'groups.csv');
+    writeFileSync(file, `user_group_id,name\n${uniqueId('a')},A\n${uniqueId('b')},B\n`);
+    const bulk = startPty(sandbox, ['get', '--from', file, '-p', 'prod'], { columns: 200 });
+    await bulk.waitFor(`Get or create 2 user groups ${where()}`);
+    await bulk.type('n\r');
+    await expectExit(bulk, 130);
   });
 });
 

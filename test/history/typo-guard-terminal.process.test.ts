@@ -64,3 +64,29 @@ describe('get at a terminal, with an id that looks like a known one', () => {
     expect(forced.text()).not.toContain('did you mean');
   });
 });
+
+describe('get at a terminal, with an id known only on another profile', () => {
+  it('asks "known on profile staging, not on prod: create it on prod (url)?"; yes creates it', async () => {
+    const sandbox = makeSandbox();
+    const env = customerEnv(emulator);
+    const staging = await runUgs(['get', '--id', 'initech', '--name', 'Initech', '-p', 'staging'], {
+      sandbox,
+      env,
+    });
+    expect(staging.code, describeRun(staging)).toBe(0);
+    const argv = ['get', '--id', 'initech', '--name', 'Initech', '-p', 'prod'];
+    const question = `initech is known on profile staging, not on prod: create it on prod (${emulator.url})?`;
+    const declined = startPty(sandbox, argv, { env, columns: 200 });
+    await declined.waitFor(question);
+    await declined.waitFor('(y/N)');
+    await declined.type('\r');
+    expect((await declined.finish()).code, declined.text()).toBe(130);
+    expect(historyIds(sandbox.configDir)).toEqual(['initech']);
+
+    const accepted = startPty(sandbox, argv, { env, columns: 200 });
+    await accepted.waitFor(question);
+    await accepted.type('y\r');
+    expect((await accepted.finish()).code, accepted.text()).toBe(0);
+    expect(accepted.text()).toContain(`Found user group initech on prod (${emulator.url})`);
+  });
+});

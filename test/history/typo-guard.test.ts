@@ -98,6 +98,40 @@ describe('no question without a terminal, with --yes, or in bulk', () => {
     expect(other.code, describeRun(other)).toBe(0);
   });
 
+  it('an id only another profile knows is asked about, naming both and where it would go', async () => {
+    const sb = makeSandbox();
+    const staging = await runMain(['-p', 'staging', 'get', '--id', 'initech', '--name', 'I'], {
+      sandbox: sb,
+      env: env(),
+    });
+    expect(staging.code, describeRun(staging)).toBe(0);
+    const asked = await runMain(['-p', 'prod', 'get', '--id', 'initech', '--name', 'I'], {
+      sandbox: sb,
+      env: env(),
+      tty: true,
+      columns: 200,
+    });
+    expect(asked.code, describeRun(asked)).toBe(130);
+    expect(asked.stderr).toContain(
+      `initech is known on profile staging, not on prod: create it on prod (${emulator.url})?`,
+    );
+    // Without a terminal, or with --yes, it is sent; then prod knows it too: no more question.
+    const sent = await runMain(['-p', 'prod', 'get', '--id', 'initech', '--name', 'I', '--yes'], {
+      sandbox: sb,
+      env: env(),
+      tty: true,
+      columns: 200,
+    });
+    expect(sent.code, describeRun(sent)).toBe(0);
+    const again = await runMain(['-p', 'prod', 'get', '--id', 'initech', '--name', 'I'], {
+      sandbox: sb,
+      env: env(),
+      tty: true,
+      columns: 200,
+    });
+    expect(again.code, describeRun(again)).toBe(0);
+  });
+
   it('bulk get names such rows in a note after validation, and sends them', async () => {
     const sb = await seeded();
     const input = join(sb.root, 'rows.csv');

@@ -91,6 +91,16 @@ export class MemoryConfigStore implements ConfigStore {
     if (wasDefault) this.defaultProfile = undefined;
     return { wasDefault };
   }
+  async protectProfile(name: string, production: boolean): Promise<{ wasDefault: boolean }> {
+    this.writes++;
+    const current = this.profiles[name];
+    if (current === undefined) return { wasDefault: false };
+    const { production: _old, ...rest } = current;
+    this.profiles[name] = production ? { ...rest, production: true } : rest;
+    const wasDefault = production && this.defaultProfile === name;
+    if (wasDefault) this.defaultProfile = undefined;
+    return { wasDefault };
+  }
   async updateProfile(
     name: string,
     change: (current: Profile | undefined) => Profile | undefined,

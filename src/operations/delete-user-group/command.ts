@@ -17,6 +17,7 @@ import {
 } from '../../cli/shared.js';
 import { resolveTarget } from '../../context/credentials.js';
 import type { Deps } from '../../context/factory.js';
+import { onPlace, placeOf } from '../../context/production.js';
 import { CancelledError, InterruptedError, OutcomeUnknownError, UsageError } from '../../errors.js';
 import { recorded } from '../../history/record.js';
 import type { BulkFlagSpec } from '../../input/bulk-options.js';
@@ -200,9 +201,11 @@ export async function runDelete(opts: DeleteOptions, deps: Deps): Promise<void> 
   deps.output.maskSecret(currentToken);
 
   if (interactive && !opts.yes) {
-    const confirmed = await deps.prompter.confirm(confirmationQuestion(currentToken, opts.id), {
-      default: false,
-    });
+    const where = onPlace(placeOf(deps, target));
+    const confirmed = await deps.prompter.confirm(
+      confirmationQuestion(currentToken, opts.id, where),
+      { default: false },
+    );
     if (!confirmed) {
       throw new CancelledError(
         opts.id === undefined
@@ -236,7 +239,7 @@ export async function runDelete(opts: DeleteOptions, deps: Deps): Promise<void> 
           ),
       ),
   );
-  await printDeleted(deps, opts, result, currentToken);
+  await printDeleted(deps, opts, result, currentToken, onPlace(placeOf(deps, target)));
 }
 
 /** What a delete printed: the service's answer for `--json`, a line and a table otherwise. */
@@ -245,6 +248,7 @@ async function printDeleted(
   opts: DeleteOptions,
   result: DeleteResult,
   token: string,
+  where: string,
 ): Promise<void> {
   const print = fingerprint(token);
   const last4 = print === REDACTED ? null : print.replace(/^…/, '');
@@ -259,8 +263,8 @@ async function printDeleted(
     headline: (style) => [
       style.green(
         opts.id === undefined
-          ? `Deleted the user group of ${tokenPhrase(token)}`
-          : message`Deleted user group ${opts.id}`,
+          ? `Deleted the user group of ${tokenPhrase(token)}${where}`
+          : message`Deleted user group ${opts.id}${where}`,
       ),
     ],
   });
@@ -326,13 +330,13 @@ function checkHint(id: string | undefined, target: Target): string {
  * Names what is about to go: the group (by id, or by the last 4 of its token, as `--debug`
  * shows it), and what a delete does to the dashboards that embed it.
  */
-function confirmationQuestion(currentToken: string, id: string | undefined): string {
+function confirmationQuestion(currentToken: string, id: string | undefined, where: string): string {
   const print = fingerprint(currentToken);
   const what =
     id === undefined
       ? `the user group of ${tokenPhrase(currentToken)}`
       : `user group ${quoteVisible(id)}${print === REDACTED ? '' : message` (token ending in ${print})`}`;
-  return `Delete ${what}? Its token stops working at once (dashboards that embed it break), and a delete cannot be undone.`;
+  return `Delete ${what}${where}? Its token stops working at once (dashboards that embed it break), and a delete cannot be undone.`;
 }
 
 /** "the token ending in …a1b2", or "this token" for a token too short to show any of. */

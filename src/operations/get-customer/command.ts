@@ -14,6 +14,7 @@ import {
 } from '../../cli/shared.js';
 import { resolveTarget } from '../../context/credentials.js';
 import type { Deps } from '../../context/factory.js';
+import { onPlace, placeOf } from '../../context/production.js';
 import { recorded } from '../../history/record.js';
 import { checkGroupText } from '../../input/parse.js';
 import { type OutputFormat, withJsonErrorBody } from '../../output/results.js';
@@ -76,5 +77,5 @@ export async function runShow(opts: ShowOptions, deps: Deps): Promise<void> {
   );
   const other = otherGroupOf(result, id);
   if (other !== undefined) throw answeredForAnother(id, other, result.status);
-  await printGroup(deps, opts.format, result, id);
+  await printGroup(deps, opts.format, result, id, undefined, onPlace(placeOf(deps, target)));
 }

@@ -11,6 +11,7 @@ import {
 } from '../../cli/shared.js';
 import { resolveTarget } from '../../context/credentials.js';
 import type { Deps } from '../../context/factory.js';
+import { confirmOnProduction, onPlace, placeOf } from '../../context/production.js';
 import { ApiError, UsageError } from '../../errors.js';
 import { recorded } from '../../history/record.js';
 import { confirmNewId } from '../../history/typo.js';
@@ -54,7 +55,10 @@ export interface GetOptions {
   format: OutputFormat;
   /** `--must-exist`: a group the service reports as new is a failure (exit 1). */
   mustExist?: boolean;
-  /** `--yes`: no question about an id that looks like a typo of a known one. */
+  /**
+   * `--yes`: no question about an id that looks like a typo of a known one, nor on a production
+   * profile (where it is required without a terminal).
+   */
   yes?: boolean;
 }
 
@@ -112,7 +116,10 @@ export function getCommand(makeDeps: DepsFactory, run = runGet): Command {
       '--demo',
       'create it as a demo group (is_demo_group: watermarked, not billed; --dialect explo only)',
     )
-    .option('-y, --yes', 'do not ask whether a new id is a typo of a known one (see ugs history)');
+    .option(
+      '-y, --yes',
+      'do not ask whether a new id is a typo of a known one (see ugs history), nor on a production profile',
+    );
   addBulkFlags(addOutputFlags(command), BULK).action(async (flags: GetFlags, cmd: Command) => {
     const bulk = parseBulkFlags(flags, BULK, singleRowFlags(flags), true);
     const deps = makeDeps(cmd);
@@ -122,7 +129,14 @@ export function getCommand(makeDeps: DepsFactory, run = runGet): Command {
         import('../../bulk/run.js'),
         import('./bulk.js'),
       ]);
-      await runBulk({ ...bulk, spec: flags.mustExist ? mustExistSpec(spec) : spec }, deps);
+      await runBulk(
+        {
+          ...bulk,
+          spec: flags.mustExist ? mustExistSpec(spec) : spec,
+          production: { yes: flags.yes === true, verb: 'get or create' },
+        },
+        deps,
+      );
     } else await run(await parseGetFlags(flags, deps), deps);
   });
   return command;
@@ -249,14 +263,28 @@ export async function runGet(opts: GetOptions, deps: Deps): Promise<void> {
   // Whatever the path (flags were checked already, prompts were not), nothing invisible is sent.
   checkGroupText(request.user_group_id, 'the user group id', 'id');
   checkGroupText(request.name, 'the user group name', 'name');
-  // A new id that looks like a known one: asked at a terminal only (history/typo.ts).
-  if (interactive && opts.yes !== true) await confirmNewId(request.user_group_id, deps);
-
-  const client = await deps.connect(target);
+  // Where it acts, said in the questions and the headline when it could be mistaken.
+  const where = onPlace(placeOf(deps, target));
+  // A new id that is known on another profile or looks like a known one: asked at a terminal
+  // only (history/typo.ts). Its question names the place, so a yes there is the production one.
+  const confirmed =
+    interactive &&
+    opts.yes !== true &&
+    (await confirmNewId(request.user_group_id, deps, { where }));
   // `--must-exist` where the service can read a group without creating it (the Customer API's
   // get_customer): read it, so a mistyped id creates nothing and is just "no user group".
   const readOnly = opts.mustExist === true && readsWithoutCreating(target.dialect);
   const id = request.user_group_id;
+  // The question comes before the request, so it cannot know whether the group exists: a get
+  // that may create asks on a production profile even when the group is then only found.
+  if (!readOnly && !confirmed) {
+    await confirmOnProduction(deps, target, {
+      yes: opts.yes === true,
+      action: message`get or create user group ${id}`,
+    });
+  }
+
+  const client = await deps.connect(target);
   const result = await withProgress(
     deps,
     opts.format,
@@ -286,6 +314,7 @@ export async function runGet(opts: GetOptions, deps: Deps): Promise<void> {
     result,
     request.user_group_id,
     vouchedRecord(result, request, opts.format),
+    where,
   );
   // A read sent no name, mapping or properties: nothing to warn about.
   if (result.created === false && opts.format.kind === 'table' && !readOnly) {
@@ -309,6 +338,8 @@ export async function printGroup(
   result: ServiceResult,
   requestedId: string,
   record: ResultRecord = userGroupRecord(result),
+  /** ` on prod (https://...)` where the place could be mistaken (context/production.ts). */
+  where = '',
 ): Promise<string> {
   const shownId = formatValue(result.userGroup.provided_id ?? requestedId);
   await printResult(deps.output, {
@@ -317,10 +348,10 @@ export async function printGroup(
     record,
     headline: (style) => [
       result.created === true
-        ? style.green(message`Created user group ${shownId}`)
+        ? style.green(message`Created user group ${shownId}${where}`)
         : result.created === false
-          ? message`Found user group ${shownId}`
-          : message`User group ${shownId}`,
+          ? message`Found user group ${shownId}${where}`
+          : message`User group ${shownId}${where}`,
     ],
   });
   return shownId;

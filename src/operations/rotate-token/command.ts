@@ -9,6 +9,7 @@ import {
 } from '../../cli/shared.js';
 import { resolveTarget } from '../../context/credentials.js';
 import type { Deps } from '../../context/factory.js';
+import { onPlace, placeOf } from '../../context/production.js';
 import {
   ApiError,
   CancelledError,
@@ -245,7 +246,7 @@ export async function runRotate(opts: RotateOptions, deps: Deps): Promise<void> 
     if (asks) {
       await confirmOrCancel(
         deps,
-        confirmationQuestion(currentToken),
+        confirmationQuestion(currentToken, onPlace(placeOf(deps, target))),
         'rotation cancelled; nothing was sent',
       );
     }
@@ -255,7 +256,7 @@ export async function runRotate(opts: RotateOptions, deps: Deps): Promise<void> 
     // the rotation itself, naming the group and the service. The token is then read and
     // rotated without a second question, unless the answer cannot vouch that the group existed.
     if (asks) {
-      await confirmNewId(opts.group.id, deps, 'rotate the token of');
+      await confirmNewId(opts.group.id, deps, { action: 'rotate the token of' });
       await confirmOrCancel(
         deps,
         groupQuestion(opts.group.id, target, deps),
@@ -304,7 +305,7 @@ export async function runRotate(opts: RotateOptions, deps: Deps): Promise<void> 
       body: result.body,
       record: userGroupRecord(result),
       headline: (style) => [
-        style.green(message`Rotated token of user group ${id}`),
+        style.green(message`Rotated token of user group ${id}${onPlace(placeOf(deps, target))}`),
         // Not one template: the bold styling must stay ANSI, only the token is escaped.
         `New token: ${style.bold(message`${result.userGroup.token}`)}`,
         style.yellow(PREVIOUS_TOKEN_WARNING),
@@ -345,8 +346,9 @@ async function confirmOrCancel(deps: Deps, question: string, cancelled: string):
  * Says what is about to happen to which token: its last 4 characters (as `--debug` shows it),
  * and that the old one stops working, which is what breaks dashboards.
  */
-function confirmationQuestion(currentToken: string): string {
-  return `Rotate ${tokenPhrase(currentToken, 'this token')}? ${OLD_TOKEN_STOPS}`;
+/** `where`: the profile and service, as headlines say it (` on prod (https://...)`, or ''). */
+function confirmationQuestion(currentToken: string, where: string): string {
+  return `Rotate ${tokenPhrase(currentToken, 'this token')}${where}? ${OLD_TOKEN_STOPS}`;
 }
 
 const OLD_TOKEN_STOPS =

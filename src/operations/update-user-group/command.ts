@@ -17,6 +17,7 @@ import {
 } from '../../cli/shared.js';
 import { resolveTarget } from '../../context/credentials.js';
 import type { Deps } from '../../context/factory.js';
+import { confirmOnProduction, onPlace, placeOf } from '../../context/production.js';
 import { UsageError } from '../../errors.js';
 import { recorded } from '../../history/record.js';
 import type { BulkFlagSpec } from '../../input/bulk-options.js';
@@ -47,6 +48,8 @@ export interface UpdateOptions {
   /** The Customer API's own flags given, as typed (refused in another dialect). */
   customerFlags: readonly string[];
   format: OutputFormat;
+  /** `--yes`: no question on a production profile (required there without a terminal). */
+  yes?: boolean;
 }
 
 interface UpdateFlags extends DataFlags, BulkFlags {
@@ -63,6 +66,7 @@ interface UpdateFlags extends DataFlags, BulkFlags {
   parent?: string;
   json?: boolean;
   field?: string;
+  yes?: boolean;
 }
 
 /** Its name, as the dialect refusal says it. */
@@ -107,7 +111,11 @@ export function updateCommand(makeDeps: DepsFactory, run = runUpdate): Command {
     )
     .option('--no-tags', 'remove every tag of the group (customer dialect only)')
     .option('--level <name>', 'its hierarchy level (customer dialect only)')
-    .option('--parent <user_group_id>', 'the id of its parent group (customer dialect only)');
+    .option('--parent <user_group_id>', 'the id of its parent group (customer dialect only)')
+    .option(
+      '-y, --yes',
+      'update without asking on a production profile (required there without a terminal)',
+    );
   const note =
     'Only the fields given are sent; the others stay as they are. The vendor does not document whether --property/--properties merge into the stored properties or replace them (nor --mapping the mapping): give the whole object to be sure.';
   // Fitted to the help's width (main sets it, at most 80 columns), as the examples are.
@@ -131,7 +139,10 @@ export function updateCommand(makeDeps: DepsFactory, run = runUpdate): Command {
           import('../../bulk/run.js'),
           import('./bulk.js'),
         ]);
-        await runBulk({ ...bulk, spec }, deps);
+        await runBulk(
+          { ...bulk, spec, production: { yes: flags.yes === true, verb: 'update' } },
+          deps,
+        );
       } else await run(await parseUpdateFlags(flags, deps), deps);
     },
   );
@@ -210,7 +221,13 @@ export async function parseUpdateFlags(flags: UpdateFlags, deps: Deps): Promise<
   )
     .filter(([, given]) => given)
     .map(([flag]) => flag);
-  return { id: flags.id, changes, customerFlags, format };
+  return {
+    id: flags.id,
+    changes,
+    customerFlags,
+    format,
+    ...(flags.yes === true && { yes: true }),
+  };
 }
 
 export async function runUpdate(opts: UpdateOptions, deps: Deps): Promise<void> {
@@ -234,6 +251,10 @@ export async function runUpdate(opts: UpdateOptions, deps: Deps): Promise<void> 
   }
   const id = opts.id ?? (await promptForId(deps.prompter));
   const request: UpdateUserGroupRequest = { user_group_id: id, ...opts.changes };
+  await confirmOnProduction(deps, target, {
+    yes: opts.yes === true,
+    action: message`update user group ${id}`,
+  });
   const client = await deps.connect(target);
   const result = await withProgress(deps, opts.format, message`Updating ${id}`, () =>
     withJsonErrorBody(deps.output, opts.format, () =>
@@ -244,5 +265,5 @@ export async function runUpdate(opts: UpdateOptions, deps: Deps): Promise<void> 
   const expected = request.new_provided_id ?? id;
   const other = otherGroupOf(result, expected);
   if (other !== undefined) throw answeredForAnother(expected, other, result.status);
-  await printGroup(deps, opts.format, result, expected);
+  await printGroup(deps, opts.format, result, expected, undefined, onPlace(placeOf(deps, target)));
 }
