@@ -18,8 +18,9 @@ import {
   type RecordColumn,
   type RecordSchema,
   type Stringify,
+  tokenTailColumns,
 } from './records.js';
-import { foreignWriter, writtenByOther } from './resume.js';
+import { foreignWriter, otherTokens, writtenByOther } from './resume.js';
 
 export interface ResultFileOptions {
   path: string;
@@ -155,6 +156,17 @@ export async function checkCsvHeader(
     const expected = stringify([[...columns]]);
     if ((await readHead(fs, fd, expected.length)) === expected) return columns;
   }
+  // This command's file, written with the other --output-tokens: named as such.
+  const last4 = options.records.tokens === 'last4';
+  const otherWay = last4
+    ? csvHeaders(options.records).map((columns) => wholeTokenColumns(columns))
+    : csvHeaders(options.records).map((columns) => tokenTailColumns(columns));
+  for (const columns of otherWay) {
+    const header = stringify([[...columns]]);
+    if ((await readHead(fs, fd, header.length)) === header) {
+      throw otherTokens(options.path, last4 ? 'full' : 'last4');
+    }
+  }
   for (const other of options.records.others) {
     const header = stringify([[...other.columns]]);
     if ((await readHead(fs, fd, header.length)) === header) {
@@ -197,6 +209,13 @@ export function anotherJob(options: ResultFileOptions): UsageError {
     {
       hint: `pass --resume to continue that job (rows done are not sent again), or name a new --output file to start another`,
     },
+  );
+}
+
+/** The columns of a whole-token file for those of a last4 one (tokenTailColumns undone). */
+function wholeTokenColumns(columns: readonly RecordColumn[]): readonly RecordColumn[] {
+  return columns.flatMap((column): RecordColumn[] =>
+    column === 'token_sha256' ? [] : column === 'token_last4' ? ['token'] : [column],
   );
 }
 

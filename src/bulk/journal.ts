@@ -37,6 +37,7 @@ import {
   type RecordColumn,
   type RecordSchema,
   type Stringify,
+  tokenTail,
 } from './records.js';
 
 /**
@@ -169,8 +170,11 @@ export class ResultFile {
    * write has failed nothing more is written (a record after a torn one would read as whole
    * while an earlier one is missing): records are only counted as lost.
    */
-  append(records: readonly BulkRecord[]): void {
-    if (records.length === 0) return;
+  append(given: readonly BulkRecord[]): void {
+    if (given.length === 0) return;
+    // A file started with --output-tokens last4 never takes a whole token, whoever appends
+    // (its `sending` records too carry the fields, so --resume knows the file by any record).
+    const records = this.records.tokens === 'last4' ? given.map(tokenTail) : given;
     if (this.failure !== undefined) {
       this.lose(records);
       return;
@@ -185,6 +189,17 @@ export class ResultFile {
       for (const record of records) text += ndjsonLine(record, this.records);
       this.queue(text, records);
     }
+  }
+
+  /**
+   * Records that must not reach the file after all: a `--output-tokens last4` run's records
+   * whose whole tokens stdout did not take (record-writer.ts). The file fails as for a full
+   * disk: no row starts, and each such row's last record on disk stays `sending`, for
+   * `--resume` to read its token back.
+   */
+  abandon(error: unknown, records: readonly BulkRecord[]): void {
+    if (this.failure === undefined) this.fail(error, records);
+    else this.lose(records);
   }
 
   /** The first write or sync that failed, and what it lost; undefined while all is well. */
@@ -343,7 +358,9 @@ export class ResultFile {
     for (const record of records) {
       if (record.status === 'sending') continue;
       failure.lostRecords++;
-      if (record.token !== null) failure.lostWithToken.push(record);
+      if (record.token !== null || typeof record.token_sha256 === 'string') {
+        failure.lostWithToken.push(record);
+      }
     }
   }
 }
@@ -375,4 +392,18 @@ function lostFrom(chunks: readonly Chunk[], data: Buffer, done: number): BulkRec
     start = end;
   }
   return lost;
+}
+
+/**
+ * Stdout did not take the whole tokens of a `--output-tokens last4` run (its reader closed it):
+ * their records are kept out of the results file, which fails as for a full disk.
+ */
+export class StdoutLostError extends Error {
+  constructor(cause: Error) {
+    const code = errorCode(cause);
+    super(
+      `stdout, where --output-tokens last4 sends the whole tokens, failed (${code ?? cause.message})`,
+      { cause },
+    );
+  }
 }

@@ -6,6 +6,7 @@ import type { Rate } from '../service/rate.js';
 import type { AppendFs } from './append-fs.js';
 import type { Clock } from './clock.js';
 import type { Every } from './progress-line.js';
+import type { OutputTokens } from './records.js';
 import type { BulkSpec } from './spec.js';
 
 export interface BulkOptions {
@@ -41,6 +42,11 @@ export interface BulkOptions {
    * dialect's default (the vendor's 180/min with `explo`, none with `interface`).
    */
   rate?: Rate | undefined;
+  /**
+   * `--output-tokens`: what the results file keeps of each token. `last4`: the last 4 and the
+   * SHA-256 (records.ts `tokenTail`), the whole records going to stdout; default `full`.
+   */
+  outputTokens?: OutputTokens | undefined;
 }
 
 export interface BulkHooks {

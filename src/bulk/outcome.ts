@@ -5,7 +5,7 @@ import { ApiError, InterruptedError, OutcomeUnknownError, OutputError } from '..
 import { errorCode } from '../platform/guards.js';
 import { escapeControls } from '../platform/io.js';
 import { message } from '../text/message.js';
-import type { ResultFile, ResultFileFailure } from './journal.js';
+import { type ResultFile, type ResultFileFailure, StdoutLostError } from './journal.js';
 import { type BulkOptions, resumeHint } from './options.js';
 import { rowsText } from './progress.js';
 import type { RunStop } from './stop.js';
@@ -47,7 +47,7 @@ export function throwOutcome(end: EndOfRun): void {
     throw new OutputError(
       message`${end.opts.output ?? ''}: ${describeWriteError(failure.error)}; no row was started after that`,
       {
-        hint: 'free space, then run the same command with --resume to do the rest (rows done are not sent again)',
+        hint: `${fixFirst(failure.error)}, then run the same command with --resume to do the rest (rows done are not sent again)`,
         cause: failure.error,
       },
     );
@@ -102,7 +102,7 @@ function throwLostRotations(end: EndOfRun, failure: ResultFileFailure): void {
     throw new OutcomeUnknownError(
       message`could not write the results to ${path} (${reason}): ${rows.length === 1 ? 'row' : 'rows'} ${shown} ${rows.length === 1 ? 'was' : 'were'} rotated, but ${rows.length === 1 ? 'its record' : 'their records'} with the new ${rows.length === 1 ? 'token is' : 'tokens are'} not in the file`,
       {
-        hint: `free space, then run the same command with --resume: it settles ${rows.length === 1 ? 'that row' : 'those rows'} by reading ${rows.length === 1 ? "the group's" : "each group's"} current token back${anonymous.length > 0 ? ` (${anonymous.length} of them ${anonymous.length === 1 ? 'has' : 'have'} no user_group_id and name to read it with: ${readBackHint(end.opts)})` : ''}`,
+        hint: `${fixFirst(failure.error)}, then run the same command with --resume: it settles ${rows.length === 1 ? 'that row' : 'those rows'} by reading ${rows.length === 1 ? "the group's" : "each group's"} current token back${anonymous.length > 0 ? ` (${anonymous.length} of them ${anonymous.length === 1 ? 'has' : 'have'} no user_group_id and name to read it with: ${readBackHint(end.opts)})` : ''}`,
         cause: failure.error,
       },
     );
@@ -136,8 +136,16 @@ export function readBackHint(opts: BulkOptions): string {
   return opts.spec.risk?.delivery.check ?? '';
 }
 
+/** What to mend before `--resume`: the disk, or the reader of stdout. */
+function fixFirst(error: unknown): string {
+  return error instanceof StdoutLostError
+    ? 'send stdout to a reader that takes every line'
+    : 'free space';
+}
+
 /** A write error as a person reads it: `no space left on the device (ENOSPC)`. */
 function describeWriteError(error: unknown): string {
+  if (error instanceof StdoutLostError) return error.message;
   const code = errorCode(error);
   if (code === 'ENOSPC') return 'no space left on the device (ENOSPC)';
   if (code === 'EDQUOT') return 'disk quota exceeded (EDQUOT)';

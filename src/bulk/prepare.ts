@@ -27,7 +27,7 @@ import type { BulkHooks, BulkOptions } from './options.js';
 import type { Pacing } from './pacing.js';
 import { Pacer, RequestGate } from './pacing.js';
 import { rowsText } from './progress.js';
-import { type OutputFormat, outputFormatFor } from './records.js';
+import { type OutputFormat, outputFormatFor, withTokenTails } from './records.js';
 import { planResume, type ResumePlan, readResumeState } from './resume.js';
 import { RowLines } from './row-lines.js';
 import type { BulkRow } from './spec.js';
@@ -81,6 +81,17 @@ export async function prepareRun(
   if (risk !== undefined && !opts.yes && !interactive) {
     throw new UsageError(risk.needsYes.message, { hint: risk.needsYes.hint });
   }
+  // --output-tokens last4 leaves the whole tokens to stdout alone: not a terminal, where they
+  // would stay in the scrollback (and row lines would show only their last 4, losing them).
+  const last4 = opts.outputTokens === 'last4' && opts.output !== undefined;
+  if (last4 && deps.output.stdoutIsTTY) {
+    throw new UsageError(
+      '--output-tokens last4 writes the whole tokens to stdout only, and stdout is a terminal; nothing was sent',
+      {
+        hint: 'send stdout to where the tokens go (a pipe into your secret store, or a file kept secret), or leave out --output-tokens',
+      },
+    );
+  }
   const outputFormat: OutputFormat | undefined =
     opts.output === undefined ? undefined : outputFormatFor(opts.output);
   const target = await resolveTarget(deps);
@@ -91,6 +102,9 @@ export async function prepareRun(
   });
   // The run's spec in its dialect: the rest of the run, settling included, uses this one.
   const spec = opts.spec.forDialect?.(target.dialect) ?? opts.spec;
+  // The results file's records: without whole tokens with --output-tokens last4 (stdout gets
+  // the records as the spec writes them).
+  const fileRecords = last4 ? withTokenTails(spec.records) : spec.records;
   // The vendor publishes its limit (180 requests a minute per client IP): a run in its dialect
   // keeps to it unless told otherwise, since a 429 there costs a whole minute.
   const rate = opts.rate ?? (isVendorDialect(target.dialect) ? EXPLO_RATE : undefined);
@@ -110,7 +124,7 @@ export async function prepareRun(
     await ResultFile.preflight({
       path: opts.output,
       format: outputFormat,
-      records: spec.records,
+      records: fileRecords,
       uid: deps.system.uid,
       from: opts.from,
       resume: opts.resume,
@@ -120,7 +134,7 @@ export async function prepareRun(
   // file was written for this input (each record's row holds the same user_group_id here).
   const state =
     opts.resume && opts.output !== undefined && outputFormat !== undefined
-      ? await readResumeState(opts.output, outputFormat, spec.records)
+      ? await readResumeState(opts.output, outputFormat, fileRecords)
       : undefined;
   const mismatches: string[] = [];
   const lookalikes = spec.noteLookalikeIds === true ? await lookalikeRows(deps) : undefined;
@@ -205,7 +219,7 @@ export async function prepareRun(
       : await ResultFile.open({
           path: opts.output,
           format: outputFormat,
-          records: spec.records,
+          records: fileRecords,
           uid: deps.system.uid,
           ...(hooks.fs !== undefined && { fs: hooks.fs }),
         });

@@ -8,10 +8,17 @@ import type { Deps } from '../context/factory.js';
 import type { HistoryEntry, HistoryOutcome } from '../history/event.js';
 import type { ServiceResult } from '../service/user-group.js';
 import { type Clock, epochMs } from './clock.js';
-import type { ResultFile } from './journal.js';
+import { type ResultFile, StdoutLostError } from './journal.js';
 import type { RunHistory } from './prepare.js';
 import type { ProgressLine } from './progress-line.js';
-import { type BulkRecord, type ExtraField, ndjsonLine, type RecordStatus } from './records.js';
+import {
+  type BulkRecord,
+  type ExtraField,
+  ndjsonLine,
+  type OutputTokens,
+  type RecordStatus,
+  tokenTail,
+} from './records.js';
 import type { RowLines } from './row-lines.js';
 import type { BulkRow, BulkSpec } from './spec.js';
 import type { Tally } from './tally.js';
@@ -29,6 +36,11 @@ export interface RecordSinks {
   tally: Tally;
   progress: ProgressLine;
   clock: Clock;
+  /**
+   * `--output-tokens last4`: the file gets each record without its whole token (tokenTail), and
+   * stdout the whole record as NDJSON, first. Absent or `full`: the file keeps whole tokens.
+   */
+  outputTokens?: OutputTokens | undefined;
 }
 
 export class RecordWriter {
@@ -50,6 +62,13 @@ export class RecordWriter {
   private readonly historyEntries = new Map<number, PendingEvent>();
   /** The spec's record fields that every record carries, null until known (once, not per row). */
   private readonly alwaysFields: readonly ExtraField[];
+  /** `--output-tokens last4` with a results file: whole tokens go to stdout only. */
+  private readonly tokensToStdout: boolean;
+  /** Writes to stdout whose records wait for it to take them before they join the file. */
+  private stdoutPending = 0;
+  private stdoutIdle: (() => void)[] = [];
+  /** Records with a whole token written to stdout (the closing note says where they went). */
+  wholeTokensOut = 0;
 
   constructor(sinks: RecordSinks) {
     this.spec = sinks.spec;
@@ -61,6 +80,7 @@ export class RecordWriter {
     this.progress = sinks.progress;
     this.clock = sinks.clock;
     this.alwaysFields = sinks.spec.records.extras.filter((e) => e.always).map((e) => e.field);
+    this.tokensToStdout = sinks.outputTokens === 'last4' && sinks.file !== undefined;
   }
 
   /** A row's record; one with an outcome gets its history event, added when it is written. */
@@ -138,7 +158,8 @@ export class RecordWriter {
       this.progress.changed();
     }
     if (this.file) {
-      this.file.append(records);
+      if (this.tokensToStdout) this.wholeToStdout(this.file, records);
+      else this.file.append(records);
       return;
     }
     if (this.rowLines !== undefined) this.stdoutText += this.rowLines.text(records);
@@ -148,6 +169,40 @@ export class RecordWriter {
       this.stdoutFlushQueued = true;
       setImmediate(() => this.flushStdout());
     }
+  }
+
+  /**
+   * `--output-tokens last4`: the whole records go to stdout, and only once stdout has taken them
+   * do their tails join the file. So a row the file shows done has its token on stdout; a row
+   * whose record stdout did not take (it closed, the run was killed) keeps its `sending` record
+   * as the last on disk, and `--resume` reads its group's token back and writes it to stdout
+   * then. A token that was rotated is never only in a process that is gone.
+   */
+  private wholeToStdout(file: ResultFile, records: readonly BulkRecord[]): void {
+    let text = '';
+    for (const record of records) {
+      if (record.status === 'sending') continue;
+      text += ndjsonLine(record, this.spec.records);
+      if (record.token !== null) this.wholeTokensOut++;
+    }
+    const tails = records.map(tokenTail);
+    if (text === '') {
+      file.append(tails);
+      return;
+    }
+    this.stdoutPending++;
+    this.deps.io.stdout.write(text, (error) => {
+      if (error == null) file.append(tails);
+      else file.abandon(new StdoutLostError(error), tails);
+      this.stdoutPending--;
+      if (this.stdoutPending === 0) for (const idle of this.stdoutIdle.splice(0)) idle();
+    });
+  }
+
+  /** Resolves once stdout has taken (or refused) every record written to it for the file. */
+  async stdoutTaken(): Promise<void> {
+    if (this.stdoutPending === 0) return;
+    await new Promise<void>((resolve) => this.stdoutIdle.push(resolve));
   }
 
   flushStdout(): void {
@@ -161,6 +216,7 @@ export class RecordWriter {
 
   /** Resolves when stdout and the results file have taken what was written to them. */
   async drained(): Promise<void> {
+    if (this.tokensToStdout) await drain(this.deps.io.stdout);
     if (this.file !== undefined) {
       if (this.file.backlog > MAX_BACKLOG_CHARS) await this.file.flush();
       return;

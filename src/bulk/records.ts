@@ -2,11 +2,13 @@
  * The result records of a bulk run: one or more per input row, the last one being the row's
  * outcome. Written as NDJSON (stdout, `--output x.ndjson`) or CSV (`--output x.csv`).
  */
+import { createHash } from 'node:crypto';
 import { UsageError } from '../errors.js';
 import type { SettledBy } from '../input/bulk-options.js';
 import { escapeControls } from '../platform/io.js';
 import { compactJson, escapeRawControls } from '../text/json-text.js';
 import { message } from '../text/message.js';
+import { lastFour } from '../text/redact.js';
 
 export type RecordStatus =
   | 'created'
@@ -77,6 +79,13 @@ export interface BulkRecord {
   name: string | null;
   status: RecordStatus;
   token: string | null;
+  /**
+   * `--output-tokens last4` results files only, in place of the token (then null): its last 4
+   * characters (null for a token too short to show any), and the SHA-256 of the whole token in
+   * hex, which `printf %s "$TOKEN" | sha256sum` matches without any key (tokenTail).
+   */
+  token_last4?: string | null;
+  token_sha256?: string | null;
   /** As the service sent it (a string stays a string); an object or array as its JSON text. */
   team_id: SentValue;
   /** Rotate records only; omitted when the service did not send it. As sent, like team_id. */
@@ -156,6 +165,78 @@ export interface RecordSchema {
   formerColumns?: readonly (readonly RecordColumn[])[];
   /** The other commands whose results files must not be taken for this one's. */
   others: readonly { command: string; columns: readonly RecordColumn[]; marks: RecordMarks }[];
+  /**
+   * `last4`: the schema of a results file written with `--output-tokens last4` (withTokenTails):
+   * its records hold `token_last4` and `token_sha256`, never a whole token. Absent: whole tokens.
+   */
+  tokens?: OutputTokens;
+}
+
+/**
+ * `--output-tokens`: what a results file keeps of each token. `full` (the default): the whole
+ * token. `last4`: its last 4 characters and SHA-256, for runs whose tokens go elsewhere (the
+ * whole records then go to stdout only).
+ */
+export type OutputTokens = 'full' | 'last4';
+
+/**
+ * A record as a `--output-tokens last4` file keeps it: the token replaced by its last 4 and its
+ * SHA-256. The hash is plain, not keyed: a group token is the service's random secret (64 hex
+ * digits, 256 bits), so its hash gives nothing away that guessing could use, and anyone holding
+ * a token can match it to its row with standard tools on any machine, where a keyed fingerprint
+ * (the history's) needs a key that stays on the machine that made it.
+ */
+export function tokenTail(record: BulkRecord): BulkRecord {
+  const { token } = record;
+  if (token === null) {
+    return record.token_sha256 === undefined
+      ? { ...record, token_last4: null, token_sha256: null }
+      : record;
+  }
+  return {
+    ...record,
+    token: null,
+    token_last4: lastFour(token) ?? null,
+    token_sha256: tokenSha256(token),
+  };
+}
+
+/** The SHA-256 of a token, in lower-case hex (what `sha256sum` prints). */
+export function tokenSha256(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+/** CSV columns of a `--output-tokens last4` file: `token` becomes `token_last4,token_sha256`. */
+export function tokenTailColumns(columns: readonly RecordColumn[]): readonly RecordColumn[] {
+  return columns.flatMap((column): RecordColumn[] =>
+    column === 'token' ? ['token_last4', 'token_sha256'] : [column],
+  );
+}
+
+/** The schema of a `--output-tokens last4` results file (its CSV headers without `token`). */
+export function withTokenTails(schema: RecordSchema): RecordSchema {
+  return {
+    ...schema,
+    tokens: 'last4',
+    columns: tokenTailColumns(schema.columns),
+    // Earlier versions never wrote such a file: only today's header is one of its own.
+    formerColumns: [],
+    // Another command's file is refused by name, whichever way it keeps its tokens.
+    others: schema.others.flatMap((other) => [
+      other,
+      { ...other, columns: tokenTailColumns(other.columns) },
+    ]),
+  };
+}
+
+/**
+ * Why a results file's record cannot give a current token to send (`rotate --from` and
+ * `delete --from` reading ugs's results): it was written with `--output-tokens last4`.
+ */
+export function wholeTokenProblem(record: Record<string, unknown>): string | undefined {
+  if (record.token !== undefined && record.token !== null) return undefined;
+  if (typeof record.token_sha256 !== 'string') return undefined;
+  return 'its record holds no whole token (the results were written with --output-tokens last4): give the current tokens from where that run sent them (its stdout)';
 }
 
 /**
@@ -203,7 +284,11 @@ export function csvHeaders(schema: RecordSchema): readonly (readonly RecordColum
 export function ndjsonLine(record: BulkRecord, schema: RecordSchema): string {
   // Written field by field: one line per row, and a generic stringify of a fresh object per
   // line is a measurable part of a bulk run.
-  let line = `{"row":${json(record.row)},"user_group_id":${json(record.user_group_id)},"name":${json(record.name)},"status":${json(record.status)},"token":${json(record.token)},"team_id":${json(record.team_id)}`;
+  let line = `{"row":${json(record.row)},"user_group_id":${json(record.user_group_id)},"name":${json(record.name)},"status":${json(record.status)},"token":${json(record.token)}`;
+  if (record.token_sha256 !== undefined) {
+    line += `,"token_last4":${json(record.token_last4 ?? null)},"token_sha256":${json(record.token_sha256)}`;
+  }
+  line += `,"team_id":${json(record.team_id)}`;
   for (const { field, always } of schema.extras) {
     const value = record[field];
     if (value !== undefined) line += `,"${field}":${json(value)}`;

@@ -19,6 +19,7 @@ import {
   isDone,
   needsSettling,
   type OutputFormat,
+  type OutputTokens,
   RECORD_STATUSES,
   type RecordSchema,
   type RecordStatus,
@@ -77,7 +78,13 @@ export async function readResumeState(
     sent: new Set(),
     sentAt: new Map(),
   };
-  const take = (record: BulkRecord) => {
+  const take = (record: BulkRecord, line: number) => {
+    // One file keeps tokens one way: whole ones never join a file that promises none, and a
+    // file of whole tokens is not continued without them (it would still be a secret).
+    const last4 = schema.tokens === 'last4';
+    if (last4 ? record.token !== null : record.token_sha256 !== undefined) {
+      throw otherTokens(path, last4 ? 'full' : 'last4', line);
+    }
     state.outcomes.set(record.row, record);
     if (record.status !== 'sending') return;
     state.sent.add(record.row);
@@ -117,7 +124,7 @@ export async function readResumeState(
     }
     const record = recordOf(csvValues(cells, columns), schema);
     if (record === undefined) throw notOurs(line, 'is not a result record');
-    take(record);
+    take(record, line);
   };
   // CSV lines are parsed a thousand at a time (one parser call per line costs seconds on a
   // large file); a batch that does not come out as one record per line is redone line by line.
@@ -158,7 +165,7 @@ export async function readResumeState(
       if (writer !== undefined) throw writtenByOther(path, kind, writer);
       const record = recordOf(value, schema);
       if (record === undefined) throw notOurs(line, 'is not a result record');
-      take(record);
+      take(record, line);
     }
     takeBatch();
   } catch (error) {
@@ -189,6 +196,23 @@ export function writtenByOther(path: string, kind: string, other: string): Usage
     message`--output ${path} holds the results of ugs ${other} --from, not of ${kind}; nothing was sent`,
     {
       hint: `${kind} results need a file of their own: name a new --output file, or the one an earlier ugs ${kind} --from wrote`,
+    },
+  );
+}
+
+/**
+ * A results file written with the other `--output-tokens` (`written`) than this run's: resumed
+ * only the way it was started.
+ */
+export function otherTokens(path: string, written: OutputTokens, line?: number): UsageError {
+  const what =
+    written === 'full'
+      ? 'holds whole tokens (written with --output-tokens full)'
+      : 'holds no whole tokens (written with --output-tokens last4)';
+  return new UsageError(
+    message`--output ${path} ${what}${line === undefined ? '' : ` (line ${line})`}; nothing was sent`,
+    {
+      hint: `resume it with --output-tokens ${written}, as it was started, or name a new --output file`,
     },
   );
 }
@@ -297,6 +321,14 @@ function recordOf(value: unknown, schema: RecordSchema): BulkRecord | undefined 
     error,
     http_status,
   };
+  // A `--output-tokens last4` record: the token's last 4 and SHA-256, in its place.
+  if ('token_sha256' in v) {
+    const last4 = v.token_last4 ?? null;
+    const sha256 = v.token_sha256 ?? null;
+    if (!stringOrNull(last4) || !stringOrNull(sha256)) return undefined;
+    record.token_last4 = last4;
+    record.token_sha256 = sha256;
+  }
   // The record's time: an ISO 8601 text, else the record is no record of ugs.
   const at = v.at ?? null;
   if (at !== null) {

@@ -11,6 +11,7 @@ import type { Deps } from '../context/factory.js';
 import { ApiError, OutcomeUnknownError, type UgsError } from '../errors.js';
 import { printLine, printNote } from '../output/messages.js';
 import type { ServiceClient } from '../service/client.js';
+import { message } from '../text/message.js';
 import { type Clock, realClock } from './clock.js';
 import { done, FailurePolicy } from './failure-policy.js';
 import type { ResultFile } from './journal.js';
@@ -149,6 +150,7 @@ class BulkRun {
       tally: this.tally,
       progress: this.progress,
       clock: this.clock,
+      outputTokens: opts.outputTokens,
     });
     this.failures = new FailurePolicy({
       opts,
@@ -340,6 +342,14 @@ class BulkRun {
       printNote(
         this.deps.output,
         'tokens are shown by their last 4 characters at a terminal: pass --output FILE, or pipe the output, for the whole records',
+      );
+    }
+    // With --output-tokens last4 the file must not take a record before stdout took its token.
+    await this.writer.stdoutTaken();
+    if (this.writer.wholeTokensOut > 0) {
+      printNote(
+        this.deps.output,
+        message`--output-tokens last4: the whole tokens went to stdout only (${this.opts.output ?? ''} has their last 4 and SHA-256); a group's current token can be read again with: ugs get --id <user_group_id> --name <name> --field token`,
       );
     }
     printLine(

@@ -4,6 +4,7 @@
  */
 import type { Command } from 'commander';
 import type { BulkOptions } from '../bulk/options.js';
+import type { OutputTokens } from '../bulk/records.js';
 import { UsageError } from '../errors.js';
 import {
   type BulkFlagSpec,
@@ -26,6 +27,7 @@ export interface BulkFlags {
   delimiter?: string;
   strictColumns?: boolean;
   rate?: string;
+  outputTokens?: string;
 }
 
 export function addBulkFlags(command: Command, bulk: BulkFlagSpec): Command {
@@ -49,6 +51,10 @@ export function addBulkFlags(command: Command, bulk: BulkFlagSpec): Command {
     .option(
       '--strict-columns',
       'with a CSV --from: refuse columns ugs does not know (default: ignore them)',
+    )
+    .option(
+      '--output-tokens <full|last4>',
+      'with --output: full (default) keeps whole tokens in the file; last4 keeps only their last 4 and SHA-256 and sends the whole records to stdout, for runs whose tokens go elsewhere',
     )
     .option(
       '--rate <n/s|n/min>',
@@ -78,6 +84,7 @@ export function parseBulkFlags(
         ['--delimiter', flags.delimiter !== undefined],
         ['--strict-columns', flags.strictColumns === true],
         ['--rate', flags.rate !== undefined],
+        ['--output-tokens', flags.outputTokens !== undefined],
       ] as const
     ).find(([, given]) => given);
     if (stray) {
@@ -95,6 +102,11 @@ export function parseBulkFlags(
   if (flags.from === '') throw new UsageError('--from needs a file path, or - for stdin');
   if (flags.resume && flags.output === undefined) {
     throw new UsageError('--resume needs --output: it reads the results of the earlier run there');
+  }
+  if (flags.outputTokens !== undefined && flags.output === undefined) {
+    throw new UsageError('--output-tokens needs --output: it says what the results file keeps', {
+      hint: 'without --output the records, whole tokens included, go to stdout',
+    });
   }
   if (bulk.outputRequired !== undefined && flags.output === undefined) {
     throw new UsageError(`${kind} --from needs --output FILE`, { hint: bulk.outputRequired });
@@ -121,7 +133,19 @@ export function parseBulkFlags(
       giveUpAfterMs: parseDuration(flags.giveUpAfter, '--give-up-after'),
     }),
     ...(flags.rate !== undefined && { rate: parseRate(flags.rate, '--rate') }),
+    ...(flags.outputTokens !== undefined && {
+      outputTokens: parseOutputTokens(flags.outputTokens),
+    }),
   };
+}
+
+/** `--output-tokens`: `full` or `last4` (what a results file keeps of each token). */
+export function parseOutputTokens(text: string): OutputTokens {
+  const value = text.trim().toLowerCase();
+  if (value === 'full' || value === 'last4') return value;
+  throw new UsageError(message`--output-tokens must be full or last4, got "${text}"`, {
+    hint: 'last4 keeps only the last 4 characters and the SHA-256 of each token in the file; the whole tokens then go to stdout',
+  });
 }
 
 /**

@@ -7,6 +7,7 @@
  * after the row's `sending` record means the first one deleted the group, unseen.
  */
 
+import { wholeTokenProblem } from '../../bulk/records.js';
 import { currentTokenField, groupText } from '../../bulk/row-fields.js';
 import type { BulkSpec, RecordOutcome, Settled } from '../../bulk/spec.js';
 import { ApiError } from '../../errors.js';
@@ -203,6 +204,8 @@ function deleteRowFromResults(record: RowFields): RowFields | string {
   if (!CURRENT_TOKEN_STATUSES.has(status)) {
     return message`its last status in the results is "${status}", not created, found or rotated: it has no current token to delete`;
   }
+  const noToken = wholeTokenProblem(record);
+  if (noToken !== undefined) return noToken;
   const fields: RowFields = { current_token: record.token };
   if (record.user_group_id !== undefined && record.user_group_id !== null) {
     fields.user_group_id = record.user_group_id;

@@ -4,7 +4,7 @@
  * current token back before anything else is sent for it.
  */
 
-import { sentValue } from '../../bulk/records.js';
+import { sentValue, wholeTokenProblem } from '../../bulk/records.js';
 import { currentTokenField, groupText } from '../../bulk/row-fields.js';
 import type { BulkSpec, RecordOutcome, Settled } from '../../bulk/spec.js';
 import { ApiError } from '../../errors.js';
@@ -214,6 +214,8 @@ function rotateRowFromResults(record: RowFields): RowFields | string {
   if (!CURRENT_TOKEN_STATUSES.has(status)) {
     return message`its last status in the results is "${status}", not created, found or rotated: it has no current token to rotate (settle it first, e.g. with --resume of the run that wrote it)`;
   }
+  const noToken = wholeTokenProblem(record);
+  if (noToken !== undefined) return noToken;
   const fields: RowFields = { current_token: record.token };
   if (record.user_group_id !== undefined && record.user_group_id !== null) {
     fields.user_group_id = record.user_group_id;
