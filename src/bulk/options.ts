@@ -1,7 +1,7 @@
 /**
  * What a bulk run is given: its options (the flags of `--from`) and the hooks tests replace.
  */
-import type { InputFormat } from '../input/bulk-options.js';
+import type { ColumnRename, InputFormat } from '../input/bulk-options.js';
 import type { Rate } from '../service/rate.js';
 import type { AppendFs } from './append-fs.js';
 import type { Clock } from './clock.js';
@@ -31,6 +31,20 @@ export interface BulkOptions {
   delimiter?: string | undefined;
   /** `--strict-columns`: a CSV column ugs does not know is refused instead of ignored. */
   strictColumns?: boolean | undefined;
+  /** `--column SRC=DEST` (CSV only): columns read as the fields they are mapped to. */
+  columns?: readonly ColumnRename[] | undefined;
+  /**
+   * Whether a run at a terminal that would leave columns out asks before sending (not after
+   * `--yes`): a column dropped is data the service never gets, and a rerun cannot add it.
+   */
+  askColumns?: boolean | undefined;
+  /**
+   * `--dry-run`: the input validated and each row's request shown, never sent: no results file
+   * written, no API token read, no connection made, no question asked.
+   */
+  dryRun?: boolean | undefined;
+  /** With `--dry-run`: one JSON line per row instead of the summary. */
+  json?: boolean | undefined;
   /**
    * `--give-up-after`: the run stops as for a service that is down (exit 4) once no request has
    * succeeded for this long, so a service that throttles without end cannot hold it for days.

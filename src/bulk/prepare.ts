@@ -3,15 +3,21 @@
  * opened, the input validated (the first pass), the `--resume` plan made, the rotation confirmed,
  * and the connection pool and the history batch opened.
  */
-import { resolveTarget } from '../context/credentials.js';
-import type { Deps } from '../context/factory.js';
-import { checkProductionYes, confirmOnProduction, onPlace } from '../context/production.js';
+import { dryRunTarget, resolveTarget } from '../context/credentials.js';
+import type { ConnectOptions, Deps } from '../context/factory.js';
+import {
+  checkProductionYes,
+  confirmOnProduction,
+  onPlace,
+  placeOf,
+} from '../context/production.js';
 import { CancelledError, UsageError } from '../errors.js';
 import type { HistoryBatch } from '../history/log.js';
 import { type EntryBase, entryBase } from '../history/record.js';
 import { lookalikeRows } from '../history/typo.js';
 import type { RowSchema } from '../input/bulk-options.js';
-import { printNote } from '../output/messages.js';
+import { printLine, printNote, printWarningNote } from '../output/messages.js';
+import type { Output } from '../output/output.js';
 import { canPrompt } from '../platform/io.js';
 import type { ServiceClient } from '../service/client.js';
 import {
@@ -29,6 +35,7 @@ import { Pacer, RequestGate } from './pacing.js';
 import { rowsText } from './progress.js';
 import { type OutputFormat, outputFormatFor, withTokenTails } from './records.js';
 import { planResume, type ResumePlan, readResumeState } from './resume.js';
+import { columnTargets } from './row-fields.js';
 import { RowLines } from './row-lines.js';
 import type { BulkRow } from './spec.js';
 import { type BulkInput, openBulkInput } from './validate.js';
@@ -70,15 +77,25 @@ export interface PreparedRun {
   connecting: Promise<ServiceClient>;
 }
 
+/**
+ * A dry run (`--dry-run`) prepares as a real run does, up to the first request: its client hands
+ * each request to `capture` (nothing is loaded or sent), and it needs no API token, asks nothing,
+ * and opens no results file or history.
+ */
+export interface DryRun {
+  capture: NonNullable<ConnectOptions['capture']>;
+}
+
 export async function prepareRun(
   opts: BulkOptions,
   deps: Deps,
   hooks: BulkHooks,
+  dry?: DryRun,
 ): Promise<PreparedRun> {
   const { io } = deps;
   const interactive = canPrompt(io, deps.settings.noInput);
   const risk = opts.spec.risk;
-  if (risk !== undefined && !opts.yes && !interactive) {
+  if (risk !== undefined && !opts.yes && !interactive && dry === undefined) {
     throw new UsageError(risk.needsYes.message, { hint: risk.needsYes.hint });
   }
   // --output-tokens last4 leaves the whole tokens to stdout alone: not a terminal, where they
@@ -94,12 +111,16 @@ export async function prepareRun(
   }
   const outputFormat: OutputFormat | undefined =
     opts.output === undefined ? undefined : outputFormatFor(opts.output);
-  const target = await resolveTarget(deps);
-  // A production profile: without a terminal, `--yes` or nothing (before the input is read).
-  const place = checkProductionYes(deps, target, {
-    yes: opts.production?.yes ?? opts.yes,
-    action: `${opts.production?.verb ?? 'change'} user groups with --from`,
-  });
+  const target = dry === undefined ? await resolveTarget(deps) : dryRunTarget(deps);
+  // A production profile: without a terminal, `--yes` or nothing (before the input is read). A
+  // dry run sends nothing, so it needs no `--yes` there either.
+  const place =
+    dry === undefined
+      ? checkProductionYes(deps, target, {
+          yes: opts.production?.yes ?? opts.yes,
+          action: `${opts.production?.verb ?? 'change'} user groups with --from`,
+        })
+      : placeOf(deps, target);
   // The run's spec in its dialect: the rest of the run, settling included, uses this one.
   const spec = opts.spec.forDialect?.(target.dialect) ?? opts.spec;
   // The results file's records: without whole tokens with --output-tokens last4 (stdout gets
@@ -112,12 +133,17 @@ export async function prepareRun(
   const gate = new RequestGate(pacer);
   // Loading the HTTP stack (undici and its parser) overlaps the validation pass: nothing is
   // sent before every row is checked, but the first request need not wait for the import.
-  const connecting = deps.connect(target, {
-    bulk: true,
-    connections: opts.concurrency,
-    // A transport retry passes the gate too: its slot, an outage, and never after a stop.
-    pace: () => gate.admit(),
-  });
+  const connecting = deps.connect(
+    target,
+    dry === undefined
+      ? {
+          bulk: true,
+          connections: opts.concurrency,
+          // A transport retry passes the gate too: its slot, an outage, and never after a stop.
+          pace: () => gate.admit(),
+        }
+      : { capture: dry.capture },
+  );
   connecting.catch(() => undefined); // awaited below, unless the input is refused first
   // An existing results file: ours, this command's, not the input (nothing is sent otherwise).
   if (opts.output !== undefined && outputFormat !== undefined) {
@@ -146,23 +172,24 @@ export async function prepareRun(
       message`row ${row.row} is "${row.user_group_id}" here and "${earlier}" in the results`,
     );
   };
+  const command = spec.records.command;
+  const rows = withDialectFields(spec.rows, target.dialect);
+  // `--column` names fields of this operation: checked before the input is read.
+  const renames =
+    opts.columns === undefined ? undefined : columnTargets(opts.columns, rows, command);
   // The rows sent are the rows checked (validate.ts keeps them); an input at risk may be as large
   // as input-source.ts lets a rotate run hold.
   const source =
     opts.from === '-' || isStdinPath(opts.from)
       ? await stdinSource(io.stdin, io.stdinIsTTY)
       : await inputSource(opts.from, { keep: risk !== undefined });
-  const rows = withDialectFields(spec.rows, target.dialect);
   const input = await openBulkInput(source, opts.format, rows, check, {
     delimiter: opts.delimiter,
     strictColumns: opts.strictColumns,
+    renames,
+    command,
   });
-  if (input.ignoredColumns.length > 0) {
-    printNote(
-      deps.output,
-      `--from: ignored ${input.ignoredColumns.length === 1 && input.ignoredColumns[0]?.startsWith('"') ? 'a column' : 'columns'} ugs does not know: ${input.ignoredColumns.join(', ')} (--strict-columns refuses them)`,
-    );
-  }
+  await noteIgnoredColumns(deps.output, input);
   lookalikes?.report();
 
   let plan: ResumePlan = { done: new Set(), settle: new Map(), sent: new Set(), sentAt: new Map() };
@@ -190,6 +217,37 @@ export async function prepareRun(
   }
   // A results file with a row past the input's end was refused above: every done row counts.
   const alreadyDone = plan.done.size;
+
+  // A dry run asks nothing: it sends nothing, and its summary names the columns left out.
+  if (dry !== undefined) {
+    return {
+      plan: { opts: { ...opts, spec }, input, resume: plan, alreadyDone },
+      parts: {
+        deps,
+        file: undefined,
+        rowLines: undefined,
+        pacing: { pacer, gate, throttleWaitMs: undefined },
+        history: undefined,
+      },
+      input,
+      connecting,
+    };
+  }
+
+  // A column left out is data the service never gets, and a rerun cannot add it to the groups
+  // it made: at a terminal the person decides, after validation and before anything is sent.
+  if (input.ignoredColumnCount > 0 && interactive && opts.askColumns !== false) {
+    const count = input.ignoredColumnCount;
+    const send = await deps.prompter.confirm(
+      `${count === 1 ? '1 column' : `${count} columns`} would be ignored: ${input.ignoredColumns.join(', ')}. Send anyway?`,
+      { default: false },
+    );
+    if (!send) {
+      throw new CancelledError(
+        'cancelled; nothing was sent (map a column to a field with --column SRC=DEST, as the note says)',
+      );
+    }
+  }
 
   const count = input.rowCount - alreadyDone;
   if (risk !== undefined && !opts.yes) {
@@ -245,6 +303,20 @@ export async function prepareRun(
     input,
     connecting,
   };
+}
+
+/**
+ * The columns a CSV input has that ugs does not know, each with its fix: said as a warning, as
+ * the rows are sent without them (unless a person at a terminal declines).
+ */
+async function noteIgnoredColumns(output: Output, input: BulkInput<BulkRow>): Promise<void> {
+  if (input.ignoredColumns.length === 0) return;
+  const one = input.ignoredColumnCount === 1;
+  await printWarningNote(
+    output,
+    `--from: ignored ${one ? 'a column' : 'columns'} ugs does not know: ${input.ignoredColumns.join(', ')} (--strict-columns refuses them)`,
+  );
+  for (const fix of input.ignoredColumnFixes) printLine(output, `  ${fix}`);
 }
 
 /**

@@ -15,17 +15,24 @@ import { type InputFormat, readCandidates } from './input.js';
 import type { ByteSource } from './input-source.js';
 import type { RowCandidate } from './row-candidates.js';
 import {
+  type ColumnTargets,
   type CsvColumns,
   csvColumns,
   csvFields,
   type Fields,
   jsonFields,
   MAX_NAMED_COLUMNS,
+  unknownColumnFix,
 } from './row-fields.js';
 
-/** How a CSV input is read: `--delimiter`, and `--strict-columns` (unknown columns refused). */
+/**
+ * How a CSV input is read: `--delimiter`, `--strict-columns` (unknown columns refused),
+ * `--column` (columns read as other fields), and the command its fixes name.
+ */
 export interface CsvOptions extends CsvReading {
   strictColumns?: boolean | undefined;
+  renames?: ColumnTargets | undefined;
+  command?: string | undefined;
 }
 
 export type Checked<Row> =
@@ -35,8 +42,11 @@ export type Checked<Row> =
 /** What the validation saw besides rows: blank rows, and the columns it ignored. */
 export interface SeenColumns {
   blankRows: number;
-  /** Ignored columns: their header text, and whether a cell of theirs held something. */
-  ignored: { name: string; used: boolean }[];
+  /**
+   * Ignored columns: their header text, whether a cell of theirs held something, and what to do
+   * about one with a name (unknownColumnFix).
+   */
+  ignored: { name: string; used: boolean; fix?: string }[];
 }
 
 /** Each candidate checked on its own (no duplicate detection here). */
@@ -56,26 +66,39 @@ export async function* validatedRows<Row extends BulkRow>(
         continue;
       }
       if (item.kind === 'header') {
-        const header = csvColumns(item.cells, schema, csv.strictColumns === true);
+        const header = csvColumns(item.cells, schema, {
+          strict: csv.strictColumns,
+          renames: csv.renames,
+          command: csv.command,
+        });
         if (header.problems.length > 0) {
           const other = otherDelimiterIn(item.cells.join(item.delimiter), item.delimiter);
+          const unknown = header.problems.some((problem) => problem.startsWith('unknown column'));
           yield [
             {
               row: undefined,
               line: 1,
               problems: header.problems,
-              ...(other !== undefined && {
-                hint: `the header looks separated by ${delimiterName(other)}, not ${delimiterName(item.delimiter)}: pass --delimiter ${delimiterFlag(other)}`,
-              }),
+              ...(other !== undefined
+                ? {
+                    hint: `the header looks separated by ${delimiterName(other)}, not ${delimiterName(item.delimiter)}: pass --delimiter ${delimiterFlag(other)}`,
+                  }
+                : unknown && {
+                    hint: 'map each unknown column to a field with --column SRC=DEST, or remove it from the file (without --strict-columns it is left out, with a note)',
+                  }),
             },
           ];
           return;
         }
         columns = header;
-        seen.ignored = [...header.ignored].map((index) => ({
-          name: (item.cells[index] ?? '').trim(),
-          used: false,
-        }));
+        seen.ignored = [...header.ignored].map((index) => {
+          const name = (item.cells[index] ?? '').trim();
+          return {
+            name,
+            used: false,
+            ...(name !== '' && { fix: unknownColumnFix(name, schema, csv.command) }),
+          };
+        });
         continue;
       }
       if (columns !== undefined && item.kind === 'csv' && seen.ignored.length > 0) {
@@ -103,6 +126,21 @@ export function ignoredColumnNames(ignored: readonly { name: string; used: boole
   if (named.length > shown.length) shown.push(`${named.length - shown.length} more`);
   if (unnamed > 0) shown.push(`${unnamed} without a name`);
   return shown;
+}
+
+/**
+ * One line per ignored column with a name, with its fix (`"Plan": did you mean properties.Plan or
+ * mapping.Plan? --column Plan=properties.Plan maps it`), up to MAX_NAMED_COLUMNS.
+ */
+export function ignoredColumnFixes(
+  ignored: readonly { name: string; fix?: string | undefined }[],
+): string[] {
+  const named = ignored.filter((column) => column.name !== '');
+  const lines = named
+    .slice(0, MAX_NAMED_COLUMNS)
+    .map((column) => `${quoteVisible(column.name)}: ${column.fix ?? ''}`);
+  if (named.length > lines.length) lines.push(`and ${named.length - lines.length} more`);
+  return lines;
 }
 
 function checkRow<Row extends BulkRow>(

@@ -3,7 +3,8 @@
  * unknown fields, size caps), or CSV cells mapped by the header's columns (`<field>.<key>`
  * columns merged into their object). Also the helpers the operations' row rules use.
  */
-import type { BulkRow, RowFields, RowSchema } from '../input/bulk-options.js';
+import { UsageError } from '../errors.js';
+import type { BulkRow, ColumnRename, RowFields, RowSchema } from '../input/bulk-options.js';
 import {
   formatJsonPath,
   groupTextProblem,
@@ -12,11 +13,13 @@ import {
   quoteVisible,
   type StringMap,
   setOwn,
+  shellWord,
 } from '../input/parse.js';
 import { isPlainObject } from '../platform/guards.js';
 import { formatBytes } from '../platform/io.js';
 import { duplicateJsonKey, jsonNestingDepth, mayRepeatKeys } from '../text/json-lexer.js';
 import { message } from '../text/message.js';
+import { editDistance, orList } from '../text/suggest.js';
 
 /** The cap of one JSON value (mapping, properties), the same as for `--properties @file`. */
 const MAX_JSON_VALUE_BYTES = 1024 * 1024;
@@ -174,11 +177,99 @@ function columnName(cell: string): string {
   return dot === -1 ? field : `${field}${name.slice(dot)}`;
 }
 
+/** How a CSV header is read: `--strict-columns`, `--column`, and the command (for fixes). */
+export interface HeaderOptions {
+  strict?: boolean | undefined;
+  /** `--column` mappings, checked by `columnTargets`. */
+  renames?: ColumnTargets | undefined;
+  /** The command as typed (`get`), named in the fix of an unknown column. */
+  command?: string | undefined;
+}
+
+/** `--column` mappings by their column (as `columnName` makes it): the field each is read as. */
+export type ColumnTargets = ReadonlyMap<string, { flag: string; field: string }>;
+
+/**
+ * `--column SRC=DEST` checked against the rows' fields before the input is read: DEST must be a
+ * field of the operation or `<object>.<key>` of one of its object fields (exit 2 listing them).
+ */
+export function columnTargets(
+  renames: readonly ColumnRename[],
+  schema: RowSchema<BulkRow>,
+  command: string,
+): ColumnTargets {
+  const targets = new Map<string, { flag: string; field: string }>();
+  for (const { source, target } of renames) {
+    const flag = `--column ${shellWord(`${source}=${target}`)}`;
+    const field = columnName(target);
+    const dot = field.indexOf('.');
+    const known =
+      dot === -1
+        ? schema.fields.has(field)
+        : schema.objects.includes(field.slice(0, dot)) && dot < field.length - 1;
+    if (!known) {
+      throw new UsageError(message`${flag}: "${target}" is not a field of ${command} --from`, {
+        hint: `the fields: ${fieldList(schema)}`,
+      });
+    }
+    const column = columnName(source);
+    if (targets.has(column)) {
+      throw new UsageError(message`--column maps the column "${source}" twice`);
+    }
+    targets.set(column, { flag, field });
+  }
+  return targets;
+}
+
+/** The fields a row may have, as a hint lists them: `a, b, properties.<key>`. */
+function fieldList(schema: RowSchema<BulkRow>): string {
+  return [...schema.fields, ...schema.objects.map((field) => `${field}.<key>`)].join(', ');
+}
+
+/**
+ * What to do about a column ugs does not know, for its note or its refusal: the field it may
+ * have meant (a close spelling, else an object field's key) and the `--column` that maps it.
+ */
+export function unknownColumnFix(
+  cell: string,
+  schema: RowSchema<BulkRow>,
+  command: string | undefined,
+): string {
+  const title = cell.trim();
+  const close = closeFields(columnName(title), schema.fields);
+  const meant = close.length > 0 ? close : schema.objects.map((field) => `${field}.${title}`);
+  if (meant.length === 0) {
+    return `${command === undefined ? 'a row' : `${command} --from`} reads only ${fieldList(schema)}`;
+  }
+  const first = meant[0] as string;
+  return `did you mean ${orList(meant)}? --column ${shellWord(`${title}=${first}`)} maps it`;
+}
+
+/**
+ * Fields spelt nearly as a column title: a typo (`nmae`), or a word left out (`user group` for
+ * `user_group_id`). Closer than the "did you mean" of commands: a column offered as a field it
+ * is not (`Note` as `name`) would overwrite that field's data when mapped.
+ */
+function closeFields(name: string, fields: ReadonlySet<string>): string[] {
+  let best = Math.max(1, Math.floor(name.length / 4));
+  let closest: string[] = [];
+  for (const field of fields) {
+    const distance = editDistance(name, field, best);
+    if (distance < best) {
+      best = distance;
+      closest = [field];
+    } else if (distance === best) closest.push(field);
+  }
+  return closest;
+}
+
 export function csvColumns(
   cells: string[],
   schema: RowSchema<BulkRow>,
-  strict: boolean,
+  options: HeaderOptions = {},
 ): CsvColumns {
+  const strict = options.strict === true;
+  const renames = options.renames;
   const allowed = schema.fields;
   const columns: CsvColumns = {
     plain: new Map(),
@@ -189,20 +280,33 @@ export function csvColumns(
     shared: new SharedCells(),
   };
   const seen = new Set<string>();
+  const renamed = new Set<string>();
   cells.forEach((cell, index) => {
-    const name = columnName(cell);
+    const written = columnName(cell);
+    const rename = renames?.get(written);
+    if (rename !== undefined) renamed.add(written);
+    const name = rename?.field ?? written;
     const dot = name.indexOf('.');
     const field = dot === -1 ? name : name.slice(0, dot);
     const known = dot === -1 ? allowed.has(name) : schema.objects.includes(field);
     if (!known) {
       // Spreadsheets carry columns of their own (an owner, a price, notes): the rows are still
-      // the rows, and one note names what was left out. --strict-columns refuses them instead.
-      if (strict) columns.problems.push(message`unknown column "${cell}"`);
-      else columns.ignored.push(index);
+      // the rows, and a note names each column left out with its fix (at a terminal the run
+      // asks first). --strict-columns refuses them instead.
+      if (strict) {
+        columns.problems.push(
+          message`unknown column "${cell}"` +
+            (cell.trim() === '' ? '' : `: ${unknownColumnFix(cell, schema, options.command)}`),
+        );
+      } else columns.ignored.push(index);
       return;
     }
     if (seen.has(name)) {
-      columns.problems.push(message`column "${cell.trim()}" appears twice`);
+      columns.problems.push(
+        rename === undefined
+          ? message`column "${cell.trim()}" appears twice`
+          : message`column "${cell.trim()}" is read as ${name} (${rename.flag}), which another column is already`,
+      );
       return;
     }
     seen.add(name);
@@ -223,7 +327,15 @@ export function csvColumns(
       ? ''
       : ` (${left.length === 1 ? 'the column' : 'the columns'} ${left.slice(0, MAX_NAMED_COLUMNS).map(quoteVisible).join(', ')}${left.length > MAX_NAMED_COLUMNS ? ', ...' : ''} ${left.length === 1 ? 'is' : 'are'} not known to ugs)`;
   for (const field of schema.required) {
-    if (!seen.has(field)) columns.problems.push(message`no "${field}" column${leftOut}`);
+    if (seen.has(field)) continue;
+    // A column left out that is spelt nearly as the field (`nmae`) is the likely one.
+    const meant = left.find((title) => closeFields(columnName(title), new Set([field])).length > 0);
+    const fix = meant === undefined ? '' : `: --column ${shellWord(`${meant}=${field}`)} maps it`;
+    columns.problems.push(message`no "${field}" column${leftOut}` + fix);
+  }
+  // A mapping of a column that is not there is a mistake in the command, not in the file.
+  for (const [column, { flag }] of renames ?? []) {
+    if (!renamed.has(column)) columns.problems.push(`${flag}: the header has no such column`);
   }
   return columns;
 }

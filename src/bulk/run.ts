@@ -13,6 +13,7 @@ import { printLine, printNote } from '../output/messages.js';
 import type { ServiceClient } from '../service/client.js';
 import { message } from '../text/message.js';
 import { type Clock, realClock } from './clock.js';
+import { runDryRun } from './dry-run.js';
 import { done, FailurePolicy } from './failure-policy.js';
 import type { ResultFile } from './journal.js';
 import { lockResultsFile } from './journal-checks.js';
@@ -45,6 +46,8 @@ export type { BulkHooks, BulkOptions } from './options.js';
 export { UNAVAILABLE_STREAK } from './service-watch.js';
 
 export async function runBulk(opts: BulkOptions, deps: Deps, hooks: BulkHooks = {}): Promise<void> {
+  // A rehearsal: nothing is sent or written, so no results file is locked.
+  if (opts.dryRun === true) return runDryRun(opts, deps);
   if (opts.output === undefined) return runUnlocked(opts, deps, hooks);
   // One run per results file (journal-checks.ts): held from before the file is first read.
   const lock = await lockResultsFile(opts.output);

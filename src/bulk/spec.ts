@@ -28,6 +28,8 @@ export interface BulkSpec<Row extends BulkRow = BulkRow> {
   records: RecordSchema;
   /** Values of a row that must never be shown (the operation's `secrets` of its input). */
   secrets(row: Row): readonly string[];
+  /** What `--dry-run`'s summary says of the rows' outcome, when sending alone tells it. */
+  dryRunNote?: string;
   /** Sends the row's request. */
   send(client: ServiceClient, row: Row): Promise<ServiceResult>;
   /**

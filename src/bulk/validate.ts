@@ -16,6 +16,7 @@ import type { ByteSource } from './input-source.js';
 import { csvValues } from './resume.js';
 import {
   type CsvOptions,
+  ignoredColumnFixes,
   ignoredColumnNames,
   type SeenColumns,
   validatedRows,
@@ -36,6 +37,10 @@ export interface BulkInput<R> {
    * some are. A column without a name is named only when one of its cells holds something.
    */
   ignoredColumns: string[];
+  /** How many columns are ignored (with a name, or without one but holding something). */
+  ignoredColumnCount: number;
+  /** For each ignored column with a name, what to do about it (ignoredColumnFixes). */
+  ignoredColumnFixes: string[];
   /** The display width of the widest user_group_id, up to 32 (a terminal's row lines pad to it). */
   widestId: number;
   /** The validated rows, in file order, from memory (the input is not read again). */
@@ -143,6 +148,9 @@ export async function openBulkInput<Row extends BulkRow>(
     rowCount,
     blankRows: seenColumns.blankRows,
     ignoredColumns: ignoredColumnNames(seenColumns.ignored),
+    ignoredColumnFixes: ignoredColumnFixes(seenColumns.ignored),
+    ignoredColumnCount: seenColumns.ignored.filter((column) => column.name !== '' || column.used)
+      .length,
     widestId,
     batches,
     async *rows() {

@@ -11,11 +11,13 @@ import {
   DEFAULT_CONCURRENCY,
   inputFormatFor,
   MAX_CONCURRENCY,
+  parseColumnFlag,
   parseConcurrency,
 } from '../input/bulk-options.js';
 import { parseDuration } from '../input/parse.js';
 import { parseRate } from '../service/rate.js';
 import { message } from '../text/message.js';
+import { collect } from './shared.js';
 
 export interface BulkFlags {
   from?: string;
@@ -28,6 +30,12 @@ export interface BulkFlags {
   strictColumns?: boolean;
   rate?: string;
   outputTokens?: string;
+  column?: string[];
+  dryRun?: boolean;
+  /** `--json`: with `--dry-run`, one line per row (without it a single-row flag). */
+  json?: boolean;
+  /** `-y`/`--yes` as typed (commands without it leave it out). */
+  yes?: boolean;
 }
 
 export function addBulkFlags(command: Command, bulk: BulkFlagSpec): Command {
@@ -50,7 +58,17 @@ export function addBulkFlags(command: Command, bulk: BulkFlagSpec): Command {
     )
     .option(
       '--strict-columns',
-      'with a CSV --from: refuse columns ugs does not know (default: ignore them)',
+      'with a CSV --from: refuse columns ugs does not know (default: ignore them, with a note; at a terminal, ask first)',
+    )
+    .option(
+      '--column <SRC=DEST>',
+      'with a CSV --from: read column SRC as field DEST, e.g. Plan=properties.plan (repeatable)',
+      collect,
+      [],
+    )
+    .option(
+      '--dry-run',
+      'with --from: validate and show what each row would send (--json: one line per row); sends nothing, contacts no service, needs no API token',
     )
     .option(
       '--output-tokens <full|last4>',
@@ -85,6 +103,8 @@ export function parseBulkFlags(
         ['--strict-columns', flags.strictColumns === true],
         ['--rate', flags.rate !== undefined],
         ['--output-tokens', flags.outputTokens !== undefined],
+        ['--column', (flags.column ?? []).length > 0],
+        ['--dry-run', flags.dryRun === true],
       ] as const
     ).find(([, given]) => given);
     if (stray) {
@@ -94,21 +114,28 @@ export function parseBulkFlags(
     }
     return undefined;
   }
-  if (singleRowFlags.length > 0) {
-    throw new UsageError(`--from cannot be combined with ${singleRowFlags.join(', ')}`, {
-      hint: 'each row of the --from file carries its own values',
+  const dryRun = flags.dryRun === true;
+  // A dry run's --json is its own: one line per row of what would be sent.
+  const single = dryRun ? singleRowFlags.filter((flag) => flag !== '--json') : singleRowFlags;
+  if (single.length > 0) {
+    throw new UsageError(`--from cannot be combined with ${single.join(', ')}`, {
+      hint:
+        single.length === 1 && single[0] === '--json'
+          ? 'each row of the --from file carries its own values; --dry-run --json prints what each row would send'
+          : 'each row of the --from file carries its own values',
     });
   }
   if (flags.from === '') throw new UsageError('--from needs a file path, or - for stdin');
   if (flags.resume && flags.output === undefined) {
     throw new UsageError('--resume needs --output: it reads the results of the earlier run there');
   }
-  if (flags.outputTokens !== undefined && flags.output === undefined) {
+  if (flags.outputTokens !== undefined && flags.output === undefined && !dryRun) {
     throw new UsageError('--output-tokens needs --output: it says what the results file keeps', {
       hint: 'without --output the records, whole tokens included, go to stdout',
     });
   }
-  if (bulk.outputRequired !== undefined && flags.output === undefined) {
+  // A dry run writes no results, so it needs no file for them.
+  if (bulk.outputRequired !== undefined && flags.output === undefined && !dryRun) {
     throw new UsageError(`${kind} --from needs --output FILE`, { hint: bulk.outputRequired });
   }
   const format = inputFormatFor(flags.from, flags.format);
@@ -117,9 +144,18 @@ export function parseBulkFlags(
       hint: 'name the file .csv, or pass --format csv',
     });
   }
+  const columns = (flags.column ?? []).map(parseColumnFlag);
+  if (format !== 'csv' && columns.length > 0) {
+    throw new UsageError(`--column works only with a CSV --from, not ${format}`, {
+      hint: 'JSON rows name their fields: rename the keys in the file',
+    });
+  }
   return {
     from: flags.from,
     format,
+    ...(columns.length > 0 && { columns }),
+    askColumns: flags.yes !== true,
+    ...(dryRun && { dryRun: true, json: flags.json === true }),
     ...(flags.delimiter !== undefined && { delimiter: parseDelimiter(flags.delimiter) }),
     // JSON rows have no columns to ignore: their unknown fields are always refused.
     strictColumns: flags.strictColumns === true,

@@ -100,6 +100,17 @@ export function createDeps(
     },
     async connect(target, options = {}) {
       const { settings } = deps;
+      const { capture } = options;
+      if (capture !== undefined) {
+        // The client builds each request as for the wire (the dialect's body and path), and the
+        // capture takes it: nothing is loaded or sent.
+        return new HttpServiceClient(
+          { send: (request) => capture(request) },
+          target,
+          userAgent(system.nodeVersion),
+          { keepJsonText: false, operations },
+        );
+      }
       deps.tracer.addSecret(target.apiToken);
       const http = await createHttpClient({
         ...(options.bulk === true && {

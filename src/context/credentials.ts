@@ -243,6 +243,25 @@ export async function resolveTarget(deps: Deps): Promise<Target> {
   };
 }
 
+/**
+ * The target of a dry run (`--dry-run`): the dialect and API path a real run would use (they
+ * decide each request's body and path), and neither API token nor base URL, which a run that
+ * sends nothing does not need: a dry run works without `ugs login` and without a profile.
+ */
+export function dryRunTarget(deps: Deps): Target {
+  const credentials = resolveCredentials(deps);
+  const dialect = resolveDialect(deps.settings, credentials);
+  checkApiPathForDialect(deps.settings, dialect);
+  return {
+    // Never contacted: the dry run's client hands each request to its capture.
+    baseUrl: new URL('http://dry-run.invalid/'),
+    apiToken: '',
+    apiPath: resolveApiPath(deps.settings, credentials).value,
+    dialect: dialect.value,
+    profile: credentials.profileName,
+  };
+}
+
 /** The `caFile` member of a Target, present only when a CA file is in use. */
 export function withCaFile(caFile: CaFileSetting | undefined): { caFile?: string } {
   return caFile === undefined ? {} : { caFile: caFile.value };

@@ -16,6 +16,7 @@ import type { Progress } from '../output/spinner.js';
 import type { IO } from '../platform/io.js';
 import type { ServiceClient } from '../service/client.js';
 import type { Target } from '../service/target.js';
+import type { HttpRequest, HttpResponse } from '../transport/http.js';
 import type { DoctorNetwork } from '../transport/network.js';
 import type { Preferences, Settings } from './settings.js';
 
@@ -67,6 +68,11 @@ export interface ConnectOptions {
    * schedule like every other request (the run paces the first tries itself).
    */
   pace?: () => Promise<void>;
+  /**
+   * A dry run (`--dry-run`): no HTTP stack is loaded and nothing is sent; each request, exactly
+   * as it would go on the wire in the target's dialect, is handed to this instead.
+   */
+  capture?: (request: HttpRequest) => Promise<HttpResponse>;
 }
 
 export interface SystemInfo {

@@ -61,6 +61,30 @@ export function parseConcurrency(text: string): number {
   return value;
 }
 
+/**
+ * `--column SRC=DEST`: the CSV column SRC (matched as header cells are: case, spaces around it,
+ * and spaces or hyphens between words do not matter) read as the field DEST (a field of the
+ * operation, or `properties.<key>` / `mapping.<key>`). DEST is checked against the operation's
+ * fields when its rows are known (bulk/row-fields.ts).
+ */
+export interface ColumnRename {
+  source: string;
+  target: string;
+}
+
+/** `--column SRC=DEST`, split at the first `=` (a column title rarely has one; a key may). */
+export function parseColumnFlag(text: string): ColumnRename {
+  const at = text.indexOf('=');
+  const source = at === -1 ? '' : text.slice(0, at).trim();
+  const target = at === -1 ? '' : text.slice(at + 1).trim();
+  if (source === '' || target === '') {
+    throw new UsageError(message`--column must be SRC=DEST, got "${text}"`, {
+      hint: 'for example --column Plan=properties.plan reads the column Plan as the property plan',
+    });
+  }
+  return { source, target };
+}
+
 /** What a command's bulk flags need to know, without loading its bulk spec. */
 export interface BulkFlagSpec {
   /** The command, as typed: `get`. */

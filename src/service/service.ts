@@ -10,8 +10,8 @@ import { endpointUrl, redactUrl, repeatedSegment } from '../input/parse.js';
 import { rememberJsonText } from '../text/json-text.js';
 import { message } from '../text/message.js';
 import {
-  type HttpClient,
   type HttpResponse,
+  type HttpSender,
   ResponseTooLargeError,
   TransportError,
 } from '../transport/http.js';
@@ -80,7 +80,7 @@ export class HttpServiceClient {
   private headers: Readonly<Record<string, string>> | undefined;
 
   constructor(
-    private readonly http: HttpClient,
+    private readonly http: HttpSender,
     private readonly target: Target,
     private readonly userAgent: string,
     options: ServiceClientOptions = {},

@@ -135,6 +135,12 @@ export class TransportError extends NetworkError {
 /** An answer larger than the cap: not read, so what it said (a 2xx? a 5xx?) is all we know. */
 export class ResponseTooLargeError extends ApiError {}
 
+/**
+ * What the service client needs of a transport: `HttpClient`, or a dry run's stand-in that
+ * records each request instead of sending it (nothing loaded, nothing on the network).
+ */
+export type HttpSender = Pick<HttpClient, 'send'>;
+
 export class HttpClient {
   private readonly tracer: Tracer;
   private readonly maxResponseBytes: number;

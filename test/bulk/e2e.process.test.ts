@@ -17,6 +17,7 @@ import {
   type MainOptions,
   makeSandbox,
   runMain,
+  runUgs,
   type Sandbox,
   describeRun as show,
   stall,
@@ -216,6 +217,50 @@ describe('bulk get: input and validation', () => {
     // Give a stray request time to be logged before counting.
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(requestLines(emulator).length).toBe(before);
+  });
+
+  it('a sheet with a column ugs does not know: rehearsed with --dry-run, then sent with --column', async () => {
+    const sandbox = makeSandbox();
+    const file = join(sandbox.root, 'groups.csv');
+    writeFileSync(file, 'User Group ID;Name;Plan\r\nd-1;One;pro\r\nd-2;Two;free\r\n');
+    const before = requestLines(emulator).length;
+    // The built binary, as a CI job runs it: no terminal, the service configured.
+    const dry = await runUgs(['get', '--from', file, '--dry-run'], {
+      sandbox,
+      env: customerEnv(emulator),
+    });
+    expect(dry.code, show(dry)).toBe(0);
+    expect(dry.stdout).toContain('nothing was sent');
+    expect(dry.stdout).toContain('  fields sent     name 2, user_group_id 2\n');
+    expect(dry.stdout).toContain('  columns ignored "Plan"');
+    expect(dry.stderr).toContain('--column Plan=properties.Plan maps it');
+    const mapped = ['get', '--from', file, '--column', 'Plan=properties.plan'];
+    const json = await runUgs([...mapped, '--dry-run', '--json'], { sandbox });
+    expect(json.code, show(json)).toBe(0);
+    expect(
+      json.stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line)),
+    ).toEqual([
+      { row: 1, would_send: { name: 'One', user_group_id: 'd-1', properties: { plan: 'pro' } } },
+      { row: 2, would_send: { name: 'Two', user_group_id: 'd-2', properties: { plan: 'free' } } },
+    ]);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(requestLines(emulator).length).toBe(before);
+
+    const sent = await ugs(sandbox, mapped, { env: customerEnv(emulator) });
+    expect(sent.code, show(sent)).toBe(0);
+    expect(sent.stderr).not.toContain('ugs does not know');
+    const recs = sent.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Rec);
+    expect(recs.map((rec) => [rec.user_group_id, rec.status])).toEqual([
+      ['d-1', 'created'],
+      ['d-2', 'created'],
+    ]);
+    expect(requestLines(emulator).length).toBe(before + 2);
   });
 
   it.each([

@@ -287,6 +287,147 @@ describe('--delimiter and --strict-columns', () => {
   });
 });
 
+describe('columns ugs does not know, and --column', () => {
+  // The header of an Excel sheet whose Plan column was meant as a property.
+  const SHEET = 'User Group ID;Name;Plan\r\nacme;Acme;pro\r\nbeta;Beta;free\r\n';
+
+  async function sheet(text = SHEET) {
+    const service = await serviceForTest([API_TOKEN]);
+    const sandbox = makeSandbox();
+    const from = join(sandbox.root, 'groups.csv');
+    writeFileSync(from, text);
+    const env = { UGS_BASE_URL: service.url, UGS_API_TOKEN: API_TOKEN };
+    return { service, sandbox, from, env };
+  }
+
+  it('a column left out is noted with the field it may be and the --column that maps it', async () => {
+    const { service, sandbox, from, env } = await sheet();
+    const result = await runMain(['get', '--from', from], { sandbox, env });
+    expect(result.code, show(result)).toBe(0);
+    expect(result.stderr).toContain(
+      'note: --from: ignored a column ugs does not know: "Plan" (--strict-columns refuses them)\n  "Plan": did you mean properties.Plan or mapping.Plan? --column Plan=properties.Plan maps it\n',
+    );
+    expect(service.requests.map((r) => r.json)).toEqual([
+      { user_group_id: 'acme', name: 'Acme' },
+      { user_group_id: 'beta', name: 'Beta' },
+    ]);
+  });
+
+  it('--column Plan=properties.plan sends the column as a property, with no note', async () => {
+    const { service, sandbox, from, env } = await sheet();
+    const result = await runMain(['get', '--from', from, '--column', 'plan=properties.plan'], {
+      sandbox,
+      env,
+    });
+    expect(result.code, show(result)).toBe(0);
+    expect(result.stderr).not.toContain('ugs does not know');
+    expect(service.requests.map((r) => r.json)).toEqual([
+      { user_group_id: 'acme', name: 'Acme', properties: { plan: 'pro' } },
+      { user_group_id: 'beta', name: 'Beta', properties: { plan: 'free' } },
+    ]);
+  });
+
+  it('--column matches the column as a header is matched, and maps to a plain field too', async () => {
+    const { service, sandbox, from, env } = await sheet(
+      'ID;Customer Name;Sales DB\nacme;Acme;acme_db\n',
+    );
+    const result = await runMain(
+      [
+        'get',
+        '--from',
+        from,
+        '--column',
+        'id=user_group_id',
+        '--column',
+        ' customer-name =name',
+        '--column',
+        'SALES_DB=mapping.sales',
+      ],
+      { sandbox, env },
+    );
+    expect(result.code, show(result)).toBe(0);
+    expect(service.requests.map((r) => r.json)).toEqual([
+      { user_group_id: 'acme', name: 'Acme', mapping: { sales: 'acme_db' } },
+    ]);
+  });
+
+  it('a typo of a field is offered as that field; rotate, with no object field, lists its own', async () => {
+    const { sandbox, from, env } = await sheet('user_group_id,name,is_demo_grop\nacme,Acme,x\n');
+    const dry = await runMain(['get', '--from', from, '--dry-run'], { sandbox, env });
+    expect(dry.code, show(dry)).toBe(0);
+    expect(dry.stderr).toContain(
+      '"is_demo_grop": did you mean is_demo_group? --column is_demo_grop=is_demo_group maps it',
+    );
+    // A required field's column misspelt: the refusal says which column it likely is.
+    const typo = join(sandbox.root, 'typo.csv');
+    writeFileSync(typo, 'user_group_id,nmae\nacme,Acme\n');
+    const refused = await runMain(['get', '--from', typo, '--dry-run'], { sandbox, env });
+    expect(refused.code, show(refused)).toBe(2);
+    expect(refused.stderr).toContain(
+      'no "name" column (the column "nmae" is not known to ugs): --column nmae=name maps it',
+    );
+    const tokens = join(sandbox.root, 'tokens.csv');
+    writeFileSync(tokens, 'current_token,Comment\ntok-aaaaaaaaaaaa,x\n');
+    const rotate = await runMain(['rotate', '--from', tokens, '--dry-run'], { sandbox, env });
+    expect(rotate.code, show(rotate)).toBe(0);
+    expect(rotate.stderr).toContain(
+      '"Comment": rotate --from reads only current_token, user_group_id, name',
+    );
+  });
+
+  it('--strict-columns without a terminal: exit 2 naming each column and its --column fix', async () => {
+    const { service, sandbox, from, env } = await sheet();
+    const result = await runMain(['get', '--from', from, '--strict-columns'], { sandbox, env });
+    expect(result.code, show(result)).toBe(2);
+    expect(result.stderr).toContain(
+      'line 1 (the header): unknown column "Plan": did you mean properties.Plan or mapping.Plan? --column Plan=properties.Plan maps it',
+    );
+    expect(result.stderr).toContain('hint: map each unknown column to a field with --column');
+    expect(service.requests).toHaveLength(0);
+  });
+
+  it.each([
+    [
+      ['--column', 'Plan=plan'],
+      'error: --column Plan=plan: "plan" is not a field of get --from\nhint: the fields: user_group_id, name, mapping, properties, is_demo_group, properties.<key>, mapping.<key>',
+    ],
+    [['--column', 'Plan=properties.'], '"properties." is not a field of get --from'],
+    [['--column', 'Plan'], 'error: --column must be SRC=DEST, got "Plan"'],
+    [
+      ['--column', 'Region=properties.region'],
+      '--column Region=properties.region: the header has no such column',
+    ],
+    [
+      ['--column', 'Plan=name'],
+      'column "Plan" is read as name (--column Plan=name), which another column is already',
+    ],
+    [
+      ['--column', 'Plan=properties.a', '--column', 'plan=properties.b'],
+      'maps the column "plan" twice',
+    ],
+  ])('get --from %j: exit 2, nothing sent', async (flags, expected) => {
+    const { service, sandbox, from, env } = await sheet();
+    const result = await runMain(['get', '--from', from, ...flags], { sandbox, env });
+    expect(result.code, show(result)).toBe(2);
+    expect(result.stderr).toContain(expected);
+    expect(service.requests).toHaveLength(0);
+  });
+
+  it.each([
+    [['get', '--column', 'a=name'], '--column works only with --from'],
+    [
+      ['get', '--from', 'rows.ndjson', '--column', 'a=name'],
+      '--column works only with a CSV --from',
+    ],
+  ])('ugs %j is a usage error (exit 2)', async (argv, expected) => {
+    const result = await runMain(argv, {
+      env: { UGS_BASE_URL: 'http://127.0.0.1:9', UGS_API_TOKEN: API_TOKEN },
+    });
+    expect(result.code, show(result)).toBe(2);
+    expect(result.stderr).toContain(`error: ${expected}`);
+  });
+});
+
 /** The locale's decimal separator, which a semicolon file may hold unquoted. */
 function comma(dialect: Dialect): string {
   return dialect.delimiter === ';' ? ',' : '.';

@@ -7,6 +7,10 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { type BulkOptions, runBulk } from '../../src/bulk/run.js';
+import { CancelledError } from '../../src/errors.js';
+import { bulkSpecs } from '../kit/bulk.js';
+import { FakeService, groupResult, makeDeps, terminalIO } from '../kit/fakes.js';
 import {
   json,
   makeSandbox,
@@ -138,4 +142,97 @@ describe('a bulk run stopped by a refused API token', () => {
       }
     },
   );
+});
+
+describe('a bulk run at a terminal that would leave columns out', () => {
+  const SHEET = 'User Group ID;Name;Plan;Region\nacme;Acme;pro;eu\nbeta;Beta;free;us\n';
+
+  function sheet(sandbox: Sandbox): string {
+    const path = join(sandbox.root, 'groups.csv');
+    writeFileSync(path, SHEET);
+    return path;
+  }
+
+  async function asked(answer: boolean) {
+    const sandbox = makeSandbox();
+    const service = new FakeService({
+      get: (request) => groupResult({ provided_id: request.user_group_id, name: request.name }),
+    });
+    const deps = makeDeps({
+      io: terminalIO(),
+      prompts: [['confirm', '2 columns would be ignored: "Plan", "Region". Send anyway?', answer]],
+      service,
+    });
+    const opts: BulkOptions = {
+      spec: bulkSpecs.get,
+      from: sheet(sandbox),
+      format: 'csv',
+      concurrency: 1,
+      output: undefined,
+      resume: false,
+      yes: true,
+      askColumns: true,
+    };
+    const run = runBulk(opts, deps).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    return { error: await run, deps, service };
+  }
+
+  it('asks first, after validation; no (the default) sends nothing and exits 130', async () => {
+    const { error, deps, service } = await asked(false);
+    expect(error).toBeInstanceOf(CancelledError);
+    expect((error as CancelledError).exitCode).toBe(130);
+    expect((error as Error).message).toMatch(/^cancelled; nothing was sent/);
+    expect(deps.prompter.calls.map((call) => call.default)).toEqual([false]);
+    // The note with each column's fix is there before the question.
+    // (broken at spaces to fit the terminal)
+    expect(stripAnsi(deps.io.stderr.text).replace(/\s+/g, ' ')).toContain(
+      '"Plan": did you mean properties.Plan or mapping.Plan? --column Plan=properties.Plan maps it',
+    );
+    expect(service.gets).toHaveLength(0);
+  });
+
+  it('yes sends the rows without those columns', async () => {
+    const { error, deps, service } = await asked(true);
+    expect(error).toBeUndefined();
+    deps.prompter.assertDone();
+    expect(service.gets).toEqual([
+      { user_group_id: 'acme', name: 'Acme' },
+      { user_group_id: 'beta', name: 'Beta' },
+    ]);
+  });
+
+  it('an input with problems is refused before any question', async () => {
+    const sandbox = makeSandbox();
+    const from = join(sandbox.root, 'bad.csv');
+    writeFileSync(from, 'user_group_id;name;Plan\nacme;;pro\n');
+    // An empty stdin: a question would end the run (exit 130).
+    const result = await runMain(['get', '--from', from], {
+      sandbox,
+      env: { UGS_BASE_URL: 'http://127.0.0.1:9', UGS_API_TOKEN: API_TOKEN },
+      tty: true,
+    });
+    expect(result.code, show(result)).toBe(2);
+    expect(result.stderr).not.toContain('Send anyway?');
+  });
+
+  it('-y or --no-input do not ask: the note stays', async () => {
+    const service = await serviceForTest([API_TOKEN]);
+    const sandbox = makeSandbox();
+    const env = { UGS_BASE_URL: service.url, UGS_API_TOKEN: API_TOKEN };
+    const from = sheet(sandbox);
+    for (const argv of [
+      ['get', '--from', from, '-y'],
+      ['--no-input', 'get', '--from', from],
+    ]) {
+      // An empty stdin: a question would end the run (exit 130).
+      const result = await runMain(argv, { sandbox, env, tty: true });
+      expect(result.code, show(result)).toBe(0);
+      expect(result.stderr).not.toContain('Send anyway?');
+      expect(result.stderr).toContain('ignored columns ugs does not know: "Plan", "Region"');
+    }
+    expect(service.requests).toHaveLength(4);
+  });
 });

@@ -314,6 +314,32 @@ describe('a production profile at a terminal', () => {
   });
 });
 
+describe('ugs get --from at a terminal', () => {
+  it('asks before sending rows whose columns would be ignored; no (the default) sends nothing', async () => {
+    const sandbox = await loggedIn();
+    const ids = [uniqueId('tty-col'), uniqueId('tty-col')];
+    const from = join(sandbox.root, 'groups.csv');
+    writeFileSync(
+      from,
+      `User Group ID;Name;Plan;Region\n${ids[0]};A;pro;eu\n${ids[1]};B;free;us\n`,
+    );
+
+    const declined = startPty(sandbox, ['get', '--from', from]);
+    // The note with each column's fix, then the question, before anything is sent.
+    await declined.waitFor('--column Plan=properties.Plan maps it');
+    await declined.waitFor('2 columns would be ignored: "Plan", "Region". Send anyway?');
+    await declined.type('\r');
+    const screen = await expectExit(declined, 130);
+    expect(screen).toContain('error: cancelled; nothing was sent');
+
+    const accepted = startPty(sandbox, ['get', '--from', from]);
+    await accepted.answer('Send anyway?', 'y');
+    await expectExit(accepted, 0);
+    // Created now: the declined run had made neither group.
+    for (const id of ids) expect(accepted.rest()).toMatch(new RegExp(`${id}\\s+created`));
+  });
+});
+
 // A guard for the helper itself: a wait that cannot succeed fails fast instead of hanging.
 it('the pty helper reports a prompt that never comes instead of hanging', async () => {
   const sandbox = makeSandbox();

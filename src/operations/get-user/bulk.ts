@@ -39,7 +39,8 @@ export const spec: BulkSpec<GetRow> = {
     required: ['user_group_id', 'name'],
     // The interface has no demo flag: a file that sets it is refused unless the run speaks explo.
     exploOnly: ['is_demo_group'],
-    objects: ['mapping', 'properties'],
+    // In this order a column ugs does not know is offered as a property first (the likelier).
+    objects: ['properties', 'mapping'],
     quoteJsonErrors: true,
     check: getRow,
     unique: {
@@ -62,6 +63,7 @@ export const spec: BulkSpec<GetRow> = {
     ],
   },
   secrets: () => [],
+  dryRunNote: 'each group is created, or found as it is: which, only the service can tell',
   // A get creates the group of an id it does not know: a typo is a new tenant.
   noteLookalikeIds: true,
   send(client, row) {

@@ -86,7 +86,8 @@ export const spec: BulkSpec<UpdateRow> = {
     fields: new Set(['user_group_id', ...CHANGE_FIELDS]),
     required: ['user_group_id'],
     customerOnly: CUSTOMER_ONLY,
-    objects: ['mapping', 'properties'],
+    // In this order a column ugs does not know is offered as a property first (the likelier).
+    objects: ['properties', 'mapping'],
     quoteJsonErrors: true,
     check: updateRow,
     unique: {
