@@ -290,7 +290,11 @@ function renderJson(body: unknown): string {
  * characters, and one that does (a newline, an ESC) is the server's mischief, which `$(...)` would
  * otherwise carry into a terminal or split into two lines.
  */
-function renderField(record: ResultRecord, name: string, out: Output): string {
+/**
+ * One field of a record as `--field` prints it: the value as text, control characters escaped;
+ * a field the record lacks is exit 1 naming the fields it has.
+ */
+export function renderField(record: ResultRecord, name: string, out: Output): string {
   if (!Object.hasOwn(record.fields, name)) {
     throw new ApiError(message`the answer's ${record.name} has no field "${name}"`, {
       hint: `fields in this answer: ${listFields(orderedFields(record.fields, record.order))}`,

@@ -191,4 +191,39 @@ describe('ugs list', () => {
       expect(result.stdout).toContain(token);
     }
   });
+
+  describe('ugs list --field', () => {
+    it('prints that field of each group, one a line; --field token under GitHub Actions masks first', async () => {
+      const { sb, service } = await customerService();
+      await seed(service, 3);
+      const ids = await runMain(['list', '--field', 'provided_id'], { sandbox: sb });
+      expect(ids.code, describeRun(ids)).toBe(0);
+      expect(ids.stdout).toBe('cust-0001\ncust-0002\ncust-0003\n');
+      const tokens = await runMain(['list', '--all', '--field', 'token', '--rate', '100/s'], {
+        sandbox: sb,
+        env: { GITHUB_ACTIONS: 'true' },
+      });
+      expect(tokens.code, describeRun(tokens)).toBe(0);
+      const lines = tokens.stdout.trimEnd().split('\n');
+      expect(lines).toHaveLength(3);
+      for (const [at, id] of ['cust-0001', 'cust-0002', 'cust-0003'].entries()) {
+        const { token } = await service.group(id);
+        expect(lines[at]).toBe(token);
+        expect(tokens.stderr.indexOf(`::add-mask::${token}`)).toBeGreaterThanOrEqual(0);
+      }
+    });
+
+    it('a field the groups lack is exit 1 naming the fields they have; with --json exit 2', async () => {
+      const { sb, service } = await customerService();
+      await seed(service, 1);
+      const missing = await runMain(['list', '--field', 'Token'], { sandbox: sb });
+      expect(missing.code, describeRun(missing)).toBe(1);
+      expect(missing.stderr).toContain('has no field "Token"');
+      expect(missing.stderr).toContain('provided_id');
+      expect(missing.stdout).toBe('');
+      const both = await runMain(['list', '--field', 'token', '--json'], { sandbox: sb });
+      expect(both.code, describeRun(both)).toBe(2);
+      expect(both.stderr).toContain('--json and --field cannot be used together');
+    });
+  });
 });

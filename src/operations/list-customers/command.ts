@@ -1,8 +1,8 @@
 /**
  * `ugs list` (`--dialect customer` only): the user groups of the API key's environment, a page at
  * a time (List Customers). At a terminal a table with each token cut to its last 4; `--json` and
- * `--ndjson` print the customers as the service sent them, whole tokens included (masked under a
- * CI runner first). `--all` follows every page at the dialect's rate, streaming with `--ndjson`
+ * `--ndjson` print the customers as the service sent them, whole tokens included, and `--field`
+ * one field of each (masked under a CI runner first). `--all` follows every page at the dialect's rate, streaming with `--ndjson`
  * and `--json` so that no more than one page is held.
  */
 import type { Command } from 'commander';
@@ -13,7 +13,7 @@ import type { Deps } from '../../context/factory.js';
 import { UsageError } from '../../errors.js';
 import type { JsonObject } from '../../input/parse.js';
 import { printLine } from '../../output/messages.js';
-import { withJsonErrorBody } from '../../output/results.js';
+import { renderField, withJsonErrorBody } from '../../output/results.js';
 import { padColumns } from '../../output/text.js';
 import { drained, isSet, writeLine } from '../../platform/io.js';
 import { EXPLO_RATE } from '../../service/dialect.js';
@@ -29,7 +29,8 @@ import {
   MAX_PAGE_SIZE,
 } from './operation.js';
 
-export type ListFormat = 'table' | 'json' | 'ndjson';
+/** `field`: one field of each customer a line (`--field token`), for scripts. */
+export type ListFormat = 'table' | 'json' | 'ndjson' | 'field';
 
 export interface ListOptions {
   page: number;
@@ -41,6 +42,8 @@ export interface ListOptions {
   /** `--all` starts its requests at this rate: `--rate`, else the vendor's 180/min. */
   rate: Rate;
   format: ListFormat;
+  /** With the `field` format: the field printed (`--field`). */
+  field?: string;
 }
 
 interface ListFlags {
@@ -52,6 +55,7 @@ interface ListFlags {
   all?: boolean;
   json?: boolean;
   ndjson?: boolean;
+  field?: string;
 }
 
 export function listCommand(makeDeps: DepsFactory, run = runList): Command {
@@ -60,6 +64,7 @@ export function listCommand(makeDeps: DepsFactory, run = runList): Command {
     'ugs list --page 2 --page-size 100',
     'ugs list --all --ndjson > groups.ndjson     # every group, one JSON object per line',
     'ugs list --level Region --json | jq ".[].provided_id"',
+    'ugs list --all --field provided_id          # one id per line, for scripts',
   ])
     .option('--page <n>', 'the page to show, from 1', undefined)
     .option(
@@ -71,7 +76,8 @@ export function listCommand(makeDeps: DepsFactory, run = runList): Command {
     .option('--all', "follow every page (paced to the dialect's rate limit)")
     .option('--rate <n/s|n/min>', 'with --all: request pages at this rate (default: 180/min)')
     .option('--json', 'print the groups as one JSON array, as the service sent them')
-    .option('--ndjson', 'print one group per line as JSON, as each page arrives');
+    .option('--ndjson', 'print one group per line as JSON, as each page arrives')
+    .option('--field <name>', 'print only this field of each group, one a line (e.g. provided_id)');
   return offeredIn(command, listCustomers).action(async (flags: ListFlags, cmd: Command) => {
     const options = parseListFlags(flags);
     await run(options, makeDeps(cmd));
@@ -80,8 +86,18 @@ export function listCommand(makeDeps: DepsFactory, run = runList): Command {
 
 /** Flags to options: every usage error is found here, before anything is sent. */
 export function parseListFlags(flags: ListFlags): ListOptions {
-  if (flags.json === true && flags.ndjson === true) {
-    throw new UsageError('--json and --ndjson cannot be used together');
+  const formats = (
+    [
+      ['--json', flags.json === true],
+      ['--ndjson', flags.ndjson === true],
+      ['--field', flags.field !== undefined],
+    ] as const
+  ).filter(([, given]) => given);
+  if (formats.length > 1) {
+    throw new UsageError(`${formats.map(([flag]) => flag).join(' and ')} cannot be used together`);
+  }
+  if (flags.field !== undefined && flags.field.trim() === '') {
+    throw new UsageError('--field needs a field name, e.g. --field provided_id');
   }
   if (flags.all === true && flags.page !== undefined) {
     throw new UsageError('--all and --page cannot be used together: --all reads every page');
@@ -101,7 +117,15 @@ export function parseListFlags(flags: ListFlags): ListOptions {
     ...(flags.level !== undefined && { level: flags.level }),
     all: flags.all === true,
     rate: flags.rate === undefined ? EXPLO_RATE : parseRate(flags.rate, '--rate'),
-    format: flags.json === true ? 'json' : flags.ndjson === true ? 'ndjson' : 'table',
+    format:
+      flags.json === true
+        ? 'json'
+        : flags.ndjson === true
+          ? 'ndjson'
+          : flags.field !== undefined
+            ? 'field'
+            : 'table',
+    ...(flags.field !== undefined && { field: flags.field }),
   };
 }
 
@@ -127,10 +151,12 @@ export async function runList(opts: ListOptions, deps: Deps): Promise<void> {
     ...(opts.level !== undefined && { level: opts.level }),
   };
   const fetch = (page: number) =>
-    withJsonErrorBody(out, { kind: opts.format === 'table' ? 'table' : 'json' }, () =>
-      client.listCustomers({ ...request, page }),
+    withJsonErrorBody(
+      out,
+      { kind: opts.format === 'json' || opts.format === 'ndjson' ? 'json' : 'table' },
+      () => client.listCustomers({ ...request, page }),
     );
-  const writer = pageWriter(deps, opts.format);
+  const writer = pageWriter(deps, opts.format, opts.field);
   let shown = 0;
   let total = 0;
   if (!opts.all) {
@@ -240,7 +266,7 @@ interface PageWriter {
  * array opened before the first page and closed after the last), so `--all` holds one page at a
  * time; the table needs every row for its column widths, and holds only the short cells.
  */
-function pageWriter(deps: Deps, format: ListFormat): PageWriter {
+function pageWriter(deps: Deps, format: ListFormat, field = ''): PageWriter {
   const out = deps.output;
   // One write per page, not per customer: 100,000 groups were 100,000 writes (each a system
   // call into a file or a pipe), the larger part of the time a long list took.
@@ -269,6 +295,18 @@ function pageWriter(deps: Deps, format: ListFormat): PageWriter {
         end: () => writeLine(out.stdout, first ? '[]' : '\n]'),
       };
     }
+    case 'field':
+      // Whole tokens too (`--field token`): masked under a CI runner before any is written.
+      return {
+        page: async ({ customers }) => {
+          out.maskTokensIn(customers);
+          const lines = customers.map((customer) =>
+            renderField({ name: 'customer', fields: customer }, field, out),
+          );
+          if (lines.length > 0) await write(`${lines.join('\n')}\n`);
+        },
+        end: () => {},
+      };
     case 'table': {
       const rows: string[][] = [['id', 'name', 'demo', 'level', 'token']];
       return {
