@@ -5,6 +5,9 @@
  * interface dialect; 404 is exit 1, a lost answer exit 5 with the command that checks.
  */
 import { describe, expect, it } from 'vitest';
+import { CancelledError } from '../../src/errors.js';
+import { parseDeleteFlags, runDelete } from '../../src/operations/delete-user-group/command.js';
+import { fakeService, groupResult, makeDeps, rejection, terminalIO } from '../kit/fakes.js';
 import {
   describeRun,
   runMain,
@@ -97,10 +100,19 @@ describe.each(['customer', 'explo'] as const)('ugs delete in the %s dialect', (d
       stdin: 'n\n',
     });
     expect(result.code, describeRun(result)).toBe(130);
-    expect(result.stderr).toContain(
-      `Delete user group "acme" (token ending in …${group.token.slice(-4)})?`,
-    );
-    expect(service.requests.map((r) => r.method)).not.toContain('DELETE');
+    if (dialect === 'customer') {
+      // get_customer/ creates nothing: the token is read first, and the question names it.
+      expect(result.stderr).toContain(
+        `Delete user group "acme" (token ending in …${group.token.slice(-4)})?`,
+      );
+      expect(service.requests.map((r) => r.method)).not.toContain('DELETE');
+    } else {
+      // explo's only read is a get-or-create: the question comes before anything is sent.
+      expect(result.stderr).toContain(
+        `Delete user group "acme" on profile "default" at ${service.url.replace(/\/$/, '')}?`,
+      );
+      expect(service.requests).toEqual([]);
+    }
     expect((await service.group('acme')).token).toBe(group.token);
   });
 
@@ -189,6 +201,46 @@ describe('ugs delete --id in the explo dialect', () => {
     ]);
     expect(service.createdIds()).toEqual(['acmee']);
     await expect(service.group('acmee')).rejects.toThrow();
+  });
+});
+
+describe('ugs delete --id in the explo dialect, at a terminal', () => {
+  it('one question before anything is sent; yes reads the token and deletes, asking nothing more', async () => {
+    const calls: string[] = [];
+    const service = fakeService({
+      getUser: (request) => {
+        calls.push('getUser');
+        return groupResult({ provided_id: request.user_group_id }, { new_user_group: false });
+      },
+      deleteUserGroup: (request) => {
+        calls.push(`deleteUserGroup ${request.current_token}`);
+        return { status: 200, body: { success: 1 }, text: '{"success":1}' };
+      },
+    });
+    const deps = makeDeps({
+      io: terminalIO(),
+      service,
+      settings: { dialect: 'explo' },
+      prompts: [['confirm', 'Delete user group "acme" on profile "default" at https://', true]],
+    });
+    await runDelete(parseDeleteFlags({ id: 'acme' }), deps);
+    deps.prompter.assertDone();
+    expect(calls).toEqual(['getUser', 'deleteUserGroup ug-token-aaaaaaaaaaaa']);
+    expect(deps.io.stdout.text).toContain('Deleted user group acme');
+  });
+
+  it('declining sends nothing (130)', async () => {
+    const service = fakeService({});
+    const deps = makeDeps({
+      io: terminalIO(),
+      service,
+      settings: { dialect: 'explo' },
+      prompts: [['confirm', 'Delete user group "acme"', false]],
+    });
+    const error = await rejection(runDelete(parseDeleteFlags({ id: 'acme' }), deps));
+    expect(error).toBeInstanceOf(CancelledError);
+    expect((error as Error).message).toBe('delete cancelled; nothing was sent');
+    expect(service.calls).toEqual([]);
   });
 });
 

@@ -20,6 +20,7 @@ import type { Deps } from '../../context/factory.js';
 import { onPlace, placeOf } from '../../context/production.js';
 import { CancelledError, InterruptedError, OutcomeUnknownError, UsageError } from '../../errors.js';
 import { recorded } from '../../history/record.js';
+import { confirmNewId } from '../../history/typo.js';
 import type { BulkFlagSpec } from '../../input/bulk-options.js';
 import { checkGroupText, quoteVisible, shellWord } from '../../input/parse.js';
 import { type OutputFormat, printResult, withJsonErrorBody } from '../../output/results.js';
@@ -190,6 +191,20 @@ export async function runDelete(opts: DeleteOptions, deps: Deps): Promise<void> 
     });
   }
   const target = await resolveTarget(deps);
+  const asks = interactive && !opts.yes;
+  // By id where the only read is a get-or-create (explo), every question comes before anything
+  // is sent, as for `rotate --id`: the typo guard, then the delete itself, naming the group and
+  // the service; the token is then read and deleted without a second question.
+  const askFirst = asks && opts.id !== undefined && !readsWithoutCreating(target.dialect);
+  if (askFirst && opts.id !== undefined) {
+    await confirmNewId(opts.id, deps, { action: 'delete' });
+    const place = placeOf(deps, target);
+    const confirmed = await deps.prompter.confirm(
+      message`Delete user group "${opts.id}" on profile "${place.profile}" at ${place.baseUrl}? ugs reads its token, then deletes the group: its token stops working at once (dashboards that embed it break), and a delete cannot be undone.`,
+      { default: false },
+    );
+    if (!confirmed) throw new CancelledError('delete cancelled; nothing was sent');
+  }
   let client: ServiceClient | undefined;
   let currentToken: string;
   if (opts.id === undefined) currentToken = await readGivenToken(opts, deps);
@@ -200,7 +215,7 @@ export async function runDelete(opts: DeleteOptions, deps: Deps): Promise<void> 
   deps.tracer.addSecret(currentToken);
   deps.output.maskSecret(currentToken);
 
-  if (interactive && !opts.yes) {
+  if (asks && !askFirst) {
     const where = onPlace(placeOf(deps, target));
     const confirmed = await deps.prompter.confirm(
       confirmationQuestion(currentToken, opts.id, where),
