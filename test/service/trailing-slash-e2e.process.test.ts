@@ -64,7 +64,10 @@ describe('ugs against `ugs serve --trailing-slash`', () => {
       stdin: oldToken,
     });
     expect(again.code, show(again)).toBe(1);
-    expect(stripAnsi(again.stderr)).toMatch(/hint:.*rotated already/);
+    // The history saw that rotation: the hint says when, and to which token.
+    expect(stripAnsi(again.stderr)).toMatch(
+      /hint: the history knows this token: .* it was rotated /,
+    );
   });
 
   it('with --api-path /api/user/ (flag or saved by login) no redirect happens', async () => {
