@@ -21,6 +21,7 @@ import type { Deps } from '../context/factory.js';
 import type { ProfileSource } from '../context/settings.js';
 import { UgsError } from '../errors.js';
 import {
+  commandWordFor,
   endpointUrl,
   formatBaseUrl,
   isLoopbackHost,
@@ -29,6 +30,7 @@ import {
   shellWord,
 } from '../input/parse.js';
 import { errorCode, errorCodeInChain, isNotTlsCode } from '../platform/guards.js';
+import { hasModeBits, insideUserProfile } from '../platform/host.js';
 import { readFileCapped } from '../platform/io.js';
 import { DEFAULT_DIALECT, isVendorDialect, NOT_THE_VENDOR_API } from '../service/dialect.js';
 import { wireOf } from '../service/operation.js';
@@ -179,7 +181,18 @@ function checkConfigFile(deps: Deps): Check {
     }
     throw error;
   }
-  if (deps.system.platform === 'win32') return pass('config', title, message`${path}`);
+  const { platform, homedir } = deps.system;
+  if (!hasModeBits(platform)) {
+    // Windows: no mode to read. Outside the profile the file has its folder's ACL, which ugs
+    // neither sets nor can judge: say so rather than pass it.
+    if (insideUserProfile(path, platform, homedir)) return pass('config', title, message`${path}`);
+    return warn(
+      'config',
+      title,
+      message`${path} is outside your user profile: it has its folder's permissions, which may let other users read the API token`,
+      `check them with \`icacls ${commandWordFor(platform)(dirname(path))}\`, or unset UGS_CONFIG_DIR to keep the config in your profile`,
+    );
+  }
   const dir = dirname(path);
   const dirMode = statSync(dir).mode & 0o777;
   const modes = `mode ${octal(fileMode)}, directory ${octal(dirMode)}`;

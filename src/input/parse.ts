@@ -3,6 +3,7 @@
  * UsageError that names the flag; none of them touches the network or the process.
  */
 import { UsageError } from '../errors.js';
+import { type Platform, type Shell, shellOf } from '../platform/host.js';
 import { escapeControls, unicodeEscape } from '../platform/io.js';
 import { duplicateJsonKey, jsonNestingDepth } from '../text/json-lexer.js';
 import { message, quote } from '../text/message.js';
@@ -520,4 +521,33 @@ export function shellWord(value: string): string {
   if (/^[A-Za-z0-9_@%+=:,./-]+$/.test(value)) return value;
   const quoted = `'${value.replace(/'/g, `'\\''`).replace(/#(?=#(?:vso)?\[)/gi, "#''")}'`;
   return escapeControls(quoted);
+}
+
+/**
+ * One word for the shell that will run a command ugs prints: PowerShell on Windows, a POSIX shell
+ * elsewhere. A POSIX word pasted into PowerShell or cmd.exe keeps its quotes as part of the value
+ * (`'it'\''s'`), so a recovery command would look up, or create, another group.
+ */
+export function commandWord(value: string, shell: Shell): string {
+  return shell === 'powershell' ? powershellWord(value) : shellWord(value);
+}
+
+/** `commandWord` for a platform's shell (see shellOf). */
+export function commandWordFor(on: Platform): (value: string) => string {
+  const shell = shellOf(on);
+  return (value) => commandWord(value, shell);
+}
+
+/**
+ * One PowerShell word: bare when plainly safe, otherwise in single quotes, where only a quote
+ * is special (PowerShell also reads the typographic ones, ‘ ’ ‚ ‛, as quotes) and is doubled. `,`,
+ * `@`, `%` and `=` stay quoted: they are operators or splatting there. A `##[` is split as
+ * `('…#'+'#[…')`, one argument to PowerShell, no command to a CI runner.
+ */
+export function powershellWord(value: string): string {
+  if (/^[A-Za-z0-9_+:./\\-]+$/.test(value) && !value.startsWith('-')) return value;
+  const quote = (part: string) => `'${part.replace(/['\u2018\u2019\u201a\u201b]/g, '$&$&')}'`;
+  const parts = value.split(/(?<=#)(?=#(?:vso)?\[)/i);
+  const word = parts.length === 1 ? quote(value) : `(${parts.map(quote).join('+')})`;
+  return escapeControls(word);
 }

@@ -23,6 +23,8 @@ export interface MainOptions extends Pick<RunOptions, 'sandbox' | 'env' | 'timeo
   tty?: boolean;
   /** The terminal's width, when `tty`. */
   columns?: number;
+  /** The platform main is told it runs on (`win32`, `darwin`); default: this one. */
+  platform?: NodeJS.Platform;
 }
 
 class Collected extends Writable {
@@ -79,7 +81,7 @@ export async function runMain(
       env: sandboxEnv(sandbox, options.env),
     },
     {
-      platform: process.platform,
+      platform: options.platform ?? process.platform,
       homedir: sandbox.home,
       nodeVersion: process.version,
       uid: process.getuid?.(),
