@@ -23,6 +23,7 @@ import { confirmNewId } from '../../history/typo.js';
 import type { BulkFlagSpec } from '../../input/bulk-options.js';
 import {
   checkGroupText,
+  commandWordFor,
   endpointUrl,
   formatBaseUrl,
   pasteProblem,
@@ -479,8 +480,10 @@ export function recoveryCommand(
   deps: Deps,
   output = '--field token',
 ): string {
+  // Quoted for the shell it is pasted into: a POSIX word keeps its quotes in PowerShell.
+  const word = commandWordFor(deps.system.platform);
   const text = (value: unknown, placeholder: string) =>
-    typeof value === 'string' || typeof value === 'number' ? shellWord(String(value)) : placeholder;
+    typeof value === 'string' || typeof value === 'number' ? word(String(value)) : placeholder;
   // The group exists, so `get` finds it by id whatever name is sent: characters of the name
   // that would not paste as they are (bidi controls could also reorder the line on screen)
   // are written as visible \uXXXX text instead. Nothing reads this name back: it is escaped as
@@ -497,13 +500,12 @@ export function recoveryCommand(
     '--must-exist',
     output,
   ];
-  if (deps.settings.profile !== 'default')
-    parts.push('--profile', shellWord(deps.settings.profile));
+  if (deps.settings.profile !== 'default') parts.push('--profile', word(deps.settings.profile));
   if (deps.settings.baseUrlSource === 'flag' && deps.settings.baseUrl !== undefined) {
-    parts.push('--base-url', shellWord(deps.settings.baseUrl));
+    parts.push('--base-url', word(deps.settings.baseUrl));
   }
   if (deps.settings.apiPathSource === 'flag' && deps.settings.apiPath !== undefined) {
-    parts.push('--api-path', shellWord(deps.settings.apiPath));
+    parts.push('--api-path', word(deps.settings.apiPath));
   }
   return parts.join(' ');
 }
