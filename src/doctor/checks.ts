@@ -38,6 +38,7 @@ import { expectedRefusal, type ProbeResult, probe, probeBodyText } from '../serv
 import { loginCommandFor, type Target } from '../service/target.js';
 import { message } from '../text/message.js';
 import { maskToken } from '../text/redact.js';
+import { caCertificatesText } from '../transport/http.js';
 import { type DoctorNetwork, isIpAddress } from '../transport/network.js';
 import { displayProxy, proxyFor } from './proxy.js';
 
@@ -559,10 +560,9 @@ function caFileOrigin(caFile: CaFileSetting): string {
 
 async function caList(caFile: string, extra: string | undefined): Promise<string[]> {
   const { rootCertificates } = await import('node:tls');
-  const list = [
-    ...rootCertificates,
-    (await readFileCapped(caFile, MAX_CA_FILE_BYTES)).toString('utf8'),
-  ];
+  // DER (a Windows `.cer`) as the transport reads it, converted to PEM.
+  const bytes = await readFileCapped(caFile, MAX_CA_FILE_BYTES);
+  const list = [...rootCertificates, (await caCertificatesText(bytes)) ?? bytes.toString('utf8')];
   if (extra) {
     try {
       list.push((await readFileCapped(extra, MAX_CA_FILE_BYTES)).toString('utf8'));
