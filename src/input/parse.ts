@@ -58,7 +58,45 @@ export function parseJsonSource(text: string, flag: string): JsonSource {
   return { kind: 'inline', text };
 }
 
-export function parseJsonObject(text: string, flag: string, origin: string): JsonObject {
+/** The repeated `key=value` flag beside each JSON flag, for hints. */
+const PAIR_FLAG: Readonly<Record<string, string>> = {
+  '--properties': '--property',
+  '--mapping-json': '--mapping',
+};
+
+/**
+ * The hint for JSON typed on the command line that does not parse. PowerShell 5.1 and cmd.exe
+ * pass `'{"plan":"pro"}'` on as `{plan:pro}`: repeating that form would fail the same way, so
+ * an object with no double quote left gets the forms that survive any shell instead (a file,
+ * quoted for PowerShell, where a leading `@` splats; or the key=value flag).
+ */
+export function inlineJsonHint(text: string, flag: string): string {
+  const pairFlag = PAIR_FLAG[flag];
+  if (!/^\s*\{/.test(text) || text.includes('"')) {
+    return `pass a JSON object, e.g. ${flag} '{"plan":"pro"}'`;
+  }
+  const inner = /^\s*\{(.*)\}\s*$/s.exec(text)?.[1] ?? '';
+  const pairs = inner
+    .split(',')
+    .map((pair) => /^\s*([\w.-]+)\s*:\s*([\w.@-]*)\s*$/.exec(pair))
+    .map((match) => (match === null ? undefined : `${match[1]}=${match[2]}`));
+  const example =
+    inner.trim() !== '' && pairs.every((pair) => pair !== undefined)
+      ? pairs.map((pair) => `${pairFlag} ${pair}`).join(' ')
+      : `${pairFlag} ${flag === '--mapping-json' ? 'sales=acme_db' : 'plan=pro'}`;
+  const file = flag === '--mapping-json' ? 'mapping.json' : 'props.json';
+  return (
+    `the shell removed the JSON's double quotes (PowerShell 5.1 and cmd.exe do that): put the object in a file and pass ${flag} '@${file}'` +
+    (pairFlag === undefined ? '' : `, or give each key: ${example}`)
+  );
+}
+
+export function parseJsonObject(
+  text: string,
+  flag: string,
+  origin: string,
+  inline = false,
+): JsonObject {
   // Checked on the text, before parsing: everything that later walks the value (the request's
   // JSON.stringify among them) recurses, and a hostile file can nest 500,000 levels in 1 MiB.
   const depth = jsonNestingDepth(text);
@@ -76,7 +114,9 @@ export function parseJsonObject(text: string, flag: string, origin: string): Jso
     // the terminal.
     const detail = error instanceof Error ? error.message : String(error);
     throw new UsageError(message`${flag}: ${origin} is not valid JSON (${detail})`, {
-      hint: `pass a JSON object, e.g. ${flag} '{"plan":"pro"}'`,
+      hint: inline
+        ? escapeControls(inlineJsonHint(text, flag))
+        : `pass a JSON object, e.g. ${flag} '{"plan":"pro"}'`,
     });
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
