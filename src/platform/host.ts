@@ -5,7 +5,7 @@
  * on a Linux machine and check each behaviour without that operating system.
  */
 import { hostname, platform } from 'node:os';
-import { posix, win32 } from 'node:path';
+import { win32 } from 'node:path';
 
 export type Platform = NodeJS.Platform;
 
@@ -53,9 +53,4 @@ export function insideUserProfile(path: string, on: Platform, homedir: string): 
   const to = win32.resolve(path).toLowerCase();
   const rel = win32.relative(from, to);
   return rel === '' || (!rel.startsWith('..') && !win32.isAbsolute(rel));
-}
-
-/** The path module of a platform, for paths that platform's user gives. */
-export function pathsOf(on: Platform): typeof posix {
-  return on === 'win32' ? win32 : posix;
 }
