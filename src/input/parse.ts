@@ -579,6 +579,21 @@ export function commandWordFor(on: Platform): (value: string) => string {
 }
 
 /**
+ * A curl command that sends `body` (printable ASCII JSON) with GET to `url`, the API token taken
+ * from the variable API_TOKEN, for `shell`. PowerShell 5.1 strips the double quotes inside an
+ * argument to a program (`-d '{"a":1}'` arrives as `{a:1}`), and 7.3 keeps them, so there the
+ * JSON is piped in as a string instead (`--data-binary '@-'`), which every version passes whole;
+ * and `curl.exe`, since `curl` is Invoke-WebRequest in PowerShell 5.1.
+ */
+export function curlJsonCommand(url: string, body: string, shell: Shell): string {
+  if (shell === 'posix') {
+    return `curl -X GET ${shellWord(url)} -H "Authorization: Token $API_TOKEN" -H 'Content-Type: application/json' -d ${shellWord(body)}`;
+  }
+  const literal = `'${body.replace(/'/g, "''")}'`;
+  return `${literal} | curl.exe -X GET ${powershellWord(url)} -H "Authorization: Token $env:API_TOKEN" -H 'Content-Type: application/json' --data-binary '@-'`;
+}
+
+/**
  * One PowerShell word: bare when plainly safe, otherwise in single quotes, where only a quote
  * is special (PowerShell also reads the typographic ones, ‘ ’ ‚ ‛, as quotes) and is doubled. `,`,
  * `@`, `%` and `=` stay quoted: they are operators or splatting there. A `##[` is split as

@@ -292,6 +292,20 @@ describe('recovery of a group whose id cannot be pasted', () => {
     expect(hint.replace(/\u0301/g, '')).toMatch(/^[\x20-\x7e]+$/);
   });
 
+  it('on Windows the JSON way is for PowerShell: the body piped in whole (5.1 would strip its quotes as an argument), curl.exe, $env:API_TOKEN', () => {
+    const id = "acme's\u2028x";
+    const deps = makeDeps({ system: { platform: 'win32' } });
+    const hint = recoveryHint({ provided_id: id, name: 'Acme' }, deps, target);
+    const command = /`([^`]*)`$/.exec(hint)?.[1] ?? '';
+    expect(command).toMatch(
+      /^'.*' \| curl\.exe -X GET https:\/\/ugs\.example\.com\/api\/user -H "Authorization: Token \$env:API_TOKEN" -H 'Content-Type: application\/json' --data-binary '@-'$/,
+    );
+    // The string literal as PowerShell reads it ('' is one quote) is the exact JSON body.
+    const literal = /^'((?:[^']|'')*)' \|/.exec(command)?.[1] ?? '';
+    expect(JSON.parse(literal.replace(/''/g, "'"))).toEqual({ user_group_id: id, name: 'Acme' });
+    expect(command).not.toContain(' -d ');
+  });
+
   it('an id that pastes fine gets the `ugs get` command', () => {
     expect(recoveryHint({ provided_id: 'acme', name: 'Acme Corp' }, makeDeps(), target)).toBe(
       "read it with `ugs get --id acme --name 'Acme Corp' --must-exist --field token`",

@@ -24,11 +24,11 @@ import type { BulkFlagSpec } from '../../input/bulk-options.js';
 import {
   checkGroupText,
   commandWordFor,
+  curlJsonCommand,
   endpointUrl,
   formatBaseUrl,
   pasteProblem,
   quoteVisible,
-  shellWord,
   UNPASTEABLE,
 } from '../../input/parse.js';
 import { printMessage } from '../../output/messages.js';
@@ -38,6 +38,7 @@ import {
   printResult,
   withJsonErrorBody,
 } from '../../output/results.js';
+import { shellOf } from '../../platform/host.js';
 import { canPrompt, flushOutput, InFlight, readStdin, unicodeEscape } from '../../platform/io.js';
 import type { ServiceClient } from '../../service/client.js';
 import type { Target } from '../../service/target.js';
@@ -461,7 +462,7 @@ export function recoveryHint(group: Record<string, unknown>, deps: Deps, target:
   return (
     `the group's id ${quoteVisible(id)} ${problem}, which a terminal or shell would not paste as it is, so no \`ugs get\` command is given (pasted, it would read or create another group); ` +
     'read the token with a JSON request, whose escapes carry the id exactly: ' +
-    `\`curl -X GET ${shellWord(url)} -H "Authorization: Token $API_TOKEN" -H 'Content-Type: application/json' -d ${shellWord(body)}\``
+    `\`${curlJsonCommand(url, body, shellOf(deps.system.platform))}\``
   );
 }
 
