@@ -199,7 +199,8 @@ function run() {
     env = { ...env };
     delete process.env.NODE_TLS_REJECT_UNAUTHORIZED;
   }
-  const { main } = require('../dist/main.cjs');
+  const { main, stopSignalHandlers } = require('../dist/main.cjs');
+  const signals = stopSignalHandlers(process, process.platform, (code) => process.exit(code));
 
   main(
     args,
@@ -218,19 +219,8 @@ function run() {
       env,
       noInput: false,
       noColor: false,
-      onSignal: (listener) => {
-        const signals = ['SIGINT', 'SIGTERM'];
-        for (const signal of signals) process.on(signal, listener);
-        return () => {
-          for (const signal of signals) {
-            process.off(signal, listener);
-            // A command that handled a first signal is finishing: a second one arriving between
-            // now and the exit must still end the run as interrupted (130), not kill it by the
-            // default action (a loaded machine makes that window long enough to hit).
-            if (process.listenerCount(signal) === 0) process.once(signal, () => process.exit(130));
-          }
-        };
-      },
+      // SIGINT and SIGTERM; SIGHUP as SIGTERM; on Windows SIGBREAK (Ctrl+Break) as SIGINT.
+      onSignal: signals.onSignal,
     },
     {
       platform: process.platform,
@@ -238,10 +228,7 @@ function run() {
       nodeVersion: process.version,
       // main and everything below it read the uid from here, never from process.
       uid: process.getuid?.(),
-      waitForShutdown: () =>
-        new Promise((resolve) => {
-          for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => resolve(signal));
-        }),
+      waitForShutdown: signals.waitForShutdown,
     },
   ).then((code) => {
     process.exitCode = code;

@@ -109,6 +109,8 @@ export async function main(argv: readonly string[], io: IO, system: SystemInfo):
 }
 
 export type { Runs } from './commands/index.js';
+// For bin/ugs.js, the one place that subscribes the real process's signals.
+export { stopSignalHandlers } from './platform/signals.js';
 
 /**
  * `runs` replaces commands' `run` by name (the argv tables record what each receives); a command

@@ -3,6 +3,8 @@
  * opened, the input validated (the first pass), the `--resume` plan made, the rotation confirmed,
  * and the connection pool and the history batch opened.
  */
+
+import { inheritedPermissionsWarning } from '../config/config.js';
 import { dryRunTarget, resolveTarget } from '../context/credentials.js';
 import type { ConnectOptions, Deps } from '../context/factory.js';
 import {
@@ -18,6 +20,7 @@ import { lookalikeRows } from '../history/typo.js';
 import type { RowSchema } from '../input/bulk-options.js';
 import { printLine, printNote, printWarningNote } from '../output/messages.js';
 import type { Output } from '../output/output.js';
+import { insideUserProfile } from '../platform/host.js';
 import { canPrompt } from '../platform/io.js';
 import type { ServiceClient } from '../service/client.js';
 import {
@@ -271,6 +274,12 @@ export async function prepareRun(
           deps.output.unicode ? '\u2026' : '...',
         )
       : undefined;
+  // Results hold tokens. On Windows the file takes its folder's ACL, which ugs does not set:
+  // private in the user's profile, anybody's to read perhaps elsewhere. Said once, before it is made.
+  const { platform, homedir } = deps.system;
+  if (opts.output !== undefined && !insideUserProfile(opts.output, platform, homedir)) {
+    printLine(deps.output, inheritedPermissionsWarning('--output', opts.output, platform));
+  }
   const file =
     opts.output === undefined || outputFormat === undefined
       ? undefined

@@ -78,6 +78,8 @@ export function createDeps(
     get config() {
       config ??= new FileConfigStore(configDir(io.env, system.platform, system.homedir), {
         warn: (m) => printLine(output, m),
+        platform: system.platform,
+        homedir: system.homedir,
       });
       return config;
     },
@@ -148,7 +150,12 @@ export function createDeps(
     get history() {
       history ??= createHistoryLog(
         historyLocation(deps.settings, configDir(io.env, system.platform, system.homedir)),
-        { env: io.env, warn: (m) => printLine(output, m) },
+        {
+          env: io.env,
+          warn: (m) => printLine(output, m),
+          platform: system.platform,
+          homedir: system.homedir,
+        },
       );
       return history;
     },

@@ -17,7 +17,7 @@ import { type HistoryEvent, lastFour } from '../history/event.js';
 import { fingerprintWith } from '../history/log.js';
 import { recorded } from '../history/record.js';
 import { confirmNewId } from '../history/typo.js';
-import { checkGroupText, formatBaseUrl, shellWord } from '../input/parse.js';
+import { checkGroupText, commandWordFor, formatBaseUrl } from '../input/parse.js';
 import { printNote } from '../output/messages.js';
 import { canPrompt, readStdin } from '../platform/io.js';
 import type { Target } from '../service/target.js';
@@ -292,7 +292,7 @@ async function askGroup(
       throw new ApiError(
         message`user group "${id}" did not exist: the get that checks it created one, and deleting that new group failed: ${failed instanceof Error ? failed.message : String(failed)}`,
         {
-          hint: `check the id for a typo; the group "${id}" may exist now: \`ugs delete --id ${shellWord(id)} --yes\` deletes it`,
+          hint: `check the id for a typo; the group "${id}" may exist now: \`ugs delete --id ${commandWordFor(deps.system.platform)(id)} --yes\` deletes it`,
           cause: failed,
         },
       );

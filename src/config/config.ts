@@ -17,8 +17,15 @@ import { dirname, join } from 'node:path';
 import { ConfigError } from '../errors.js';
 import { READ_NO_FOLLOW, UnsafeFileError, writeFileDurably } from '../fs/durable-file.js';
 import { FileLock, LockBusyError } from '../fs/file-lock.js';
-import { setOwn } from '../input/parse.js';
+import { commandWordFor, setOwn } from '../input/parse.js';
 import { errorCode, isPlainObject } from '../platform/guards.js';
+import {
+  hasModeBits,
+  insideUserProfile,
+  type Platform,
+  runningPlatform,
+  shellOf,
+} from '../platform/host.js';
 import type { Env } from '../platform/io.js';
 import { findJsonSyntaxError } from '../text/json-lexer.js';
 import { message } from '../text/message.js';
@@ -108,12 +115,17 @@ export interface FileConfigStoreOptions {
   lockTimeoutMs?: number;
   /** Where a warning goes (stderr in the real CLI); the store has no other output. */
   warn?: (message: string) => void;
+  /** The platform (file modes mean nothing on Windows) and the user's home, for that warning. */
+  platform?: Platform;
+  homedir?: string;
 }
 
 export class FileConfigStore implements ConfigStore {
   readonly path: string;
   private readonly lockTimeoutMs: number;
   private readonly warn: (message: string) => void;
+  private readonly platform: Platform;
+  private readonly homedir: string;
   private warned = false;
 
   constructor(
@@ -123,6 +135,8 @@ export class FileConfigStore implements ConfigStore {
     this.path = join(dir, CONFIG_FILE_NAME);
     this.lockTimeoutMs = options.lockTimeoutMs ?? 10_000;
     this.warn = options.warn ?? (() => {});
+    this.platform = options.platform ?? runningPlatform();
+    this.homedir = options.homedir ?? '';
   }
 
   readProfile(name: string): Profile | undefined {
@@ -239,7 +253,16 @@ export class FileConfigStore implements ConfigStore {
     } catch (error) {
       throw writeError(this.dir, error);
     }
-    if ((mode & 0o022) !== 0 && !this.warned) {
+    if (this.warned) return;
+    if (!hasModeBits(this.platform)) {
+      // Windows: the mode is made up (every folder reads as 0777), so it cannot be judged. In the
+      // user's profile the folder's ACL lets only the user in; elsewhere it is inherited.
+      if (insideUserProfile(this.dir, this.platform, this.homedir)) return;
+      this.warned = true;
+      this.warn(inheritedPermissionsWarning('config directory', this.dir, this.platform));
+      return;
+    }
+    if ((mode & 0o022) !== 0) {
       this.warned = true;
       this.warn(
         message`warning: config directory ${this.dir} is writable by ${
@@ -274,6 +297,17 @@ export class FileConfigStore implements ConfigStore {
       await lock.release().catch(() => undefined);
     }
   }
+}
+
+/**
+ * The warning for a file ugs keeps secrets in, made on Windows outside the user's profile: it
+ * takes the ACL of its folder, which ugs does not change (an ACL written by ugs could also lock
+ * out the administrators or backup tools the folder was set up for).
+ */
+export function inheritedPermissionsWarning(what: string, path: string, on: Platform): string {
+  const word = commandWordFor(on);
+  const check = shellOf(on) === 'powershell' ? `icacls ${word(path)}` : `ls -ld ${word(path)}`;
+  return message`warning: ${what} ${path} is outside your user profile: files ugs writes there take that folder's permissions, which may let other users read them (ugs cannot make them private); check them with \`${check}\`, or keep it under your profile`;
 }
 
 /**

@@ -8,6 +8,7 @@ import { UsageError } from '../errors.js';
 import { parseTimeoutSeconds } from '../input/parse.js';
 import { controlCharacters, type Env } from '../platform/io.js';
 import { type Dialect, parseDialect } from '../service/dialect.js';
+import { message } from '../text/message.js';
 
 /** How the user wants ugs to behave; read even when the other global options are invalid. */
 export interface Preferences {
@@ -170,6 +171,19 @@ function nonEmpty(value: string | undefined): string | undefined {
 export function parseApiPath(text: string, source: string): string {
   const fail = (why: string) =>
     new UsageError(`${source} ${why}`, { hint: 'for example: --api-path /api/user/' });
+  // Git Bash (MSYS) rewrites an argument or variable that looks like a POSIX path into a path
+  // under its install folder before a Windows program sees it: `/api/user` arrives as
+  // `C:/Program Files/Git/api/user`. Nothing else sends a drive letter here.
+  if (/^[A-Za-z]:[\\/]/.test(text)) {
+    const guess = /[\\/]Git[\\/](.+)$/i.exec(text)?.[1]?.replace(/\\/g, '/');
+    const meant = guess === undefined ? '/api/user' : `/${guess}`;
+    throw new UsageError(
+      message`${source} ${text} is a Windows path: Git Bash rewrote the API path ${meant} into one`,
+      {
+        hint: message`run it as MSYS_NO_PATHCONV=1 ugs ..., or write the path with two slashes (/${meant}), which Git Bash leaves as ${meant}`,
+      },
+    );
+  }
   if (!text.startsWith('/')) throw fail('must start with "/"');
   if (/[\s?#\\]/.test(text) || controlCharacters().test(text)) {
     throw fail('cannot contain spaces, control characters, "\\", "?" or "#"');

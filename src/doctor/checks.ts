@@ -21,6 +21,7 @@ import type { Deps } from '../context/factory.js';
 import type { ProfileSource } from '../context/settings.js';
 import { UgsError } from '../errors.js';
 import {
+  commandWordFor,
   endpointUrl,
   formatBaseUrl,
   isLoopbackHost,
@@ -29,6 +30,7 @@ import {
   shellWord,
 } from '../input/parse.js';
 import { errorCode, errorCodeInChain, isNotTlsCode } from '../platform/guards.js';
+import { hasModeBits, insideUserProfile } from '../platform/host.js';
 import { readFileCapped } from '../platform/io.js';
 import { DEFAULT_DIALECT, isVendorDialect, NOT_THE_VENDOR_API } from '../service/dialect.js';
 import { wireOf } from '../service/operation.js';
@@ -36,6 +38,7 @@ import { expectedRefusal, type ProbeResult, probe, probeBodyText } from '../serv
 import { loginCommandFor, type Target } from '../service/target.js';
 import { message } from '../text/message.js';
 import { maskToken } from '../text/redact.js';
+import { caCertificatesText } from '../transport/http.js';
 import { type DoctorNetwork, isIpAddress } from '../transport/network.js';
 import { displayProxy, proxyFor } from './proxy.js';
 
@@ -179,7 +182,18 @@ function checkConfigFile(deps: Deps): Check {
     }
     throw error;
   }
-  if (deps.system.platform === 'win32') return pass('config', title, message`${path}`);
+  const { platform, homedir } = deps.system;
+  if (!hasModeBits(platform)) {
+    // Windows: no mode to read. Outside the profile the file has its folder's ACL, which ugs
+    // neither sets nor can judge: say so rather than pass it.
+    if (insideUserProfile(path, platform, homedir)) return pass('config', title, message`${path}`);
+    return warn(
+      'config',
+      title,
+      message`${path} is outside your user profile: it has its folder's permissions, which may let other users read the API token`,
+      `check them with \`icacls ${commandWordFor(platform)(dirname(path))}\`, or unset UGS_CONFIG_DIR to keep the config in your profile`,
+    );
+  }
   const dir = dirname(path);
   const dirMode = statSync(dir).mode & 0o777;
   const modes = `mode ${octal(fileMode)}, directory ${octal(dirMode)}`;
@@ -546,10 +560,9 @@ function caFileOrigin(caFile: CaFileSetting): string {
 
 async function caList(caFile: string, extra: string | undefined): Promise<string[]> {
   const { rootCertificates } = await import('node:tls');
-  const list = [
-    ...rootCertificates,
-    (await readFileCapped(caFile, MAX_CA_FILE_BYTES)).toString('utf8'),
-  ];
+  // DER (a Windows `.cer`) as the transport reads it, converted to PEM.
+  const bytes = await readFileCapped(caFile, MAX_CA_FILE_BYTES);
+  const list = [...rootCertificates, (await caCertificatesText(bytes)) ?? bytes.toString('utf8')];
   if (extra) {
     try {
       list.push((await readFileCapped(extra, MAX_CA_FILE_BYTES)).toString('utf8'));

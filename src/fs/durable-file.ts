@@ -22,8 +22,10 @@ import {
   write,
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { errorCode } from '../platform/guards.js';
+import { type Platform, runningPlatform } from '../platform/host.js';
 
 /** The few file-system calls the writer makes, so tests can answer with short writes and errors. */
 export interface DurableFs {
@@ -210,7 +212,48 @@ async function fsyncDirectory(fs: DurableFs, dir: string): Promise<void> {
   }
 }
 
-export interface DurableWriteOptions {
+/**
+ * The waits between tries of a rename that Windows refused because another program has the file
+ * open: an antivirus scanning the new file, the search indexer, OneDrive syncing the old one.
+ * They let go within moments; about a second in all, then the error stands as before.
+ */
+export const RENAME_RETRY_DELAYS_MS: readonly number[] = [25, 50, 100, 175, 250, 400];
+
+/** What Windows answers a rename over a file another program holds open. */
+const BUSY_RENAME_CODES: ReadonlySet<string> = new Set(['EPERM', 'EBUSY', 'EACCES']);
+
+export interface RenameRetryOptions {
+  /** Only Windows refuses a rename for an open file; elsewhere these codes are final at once. */
+  platform?: Platform;
+  /** The wait between tries (tests pass a fake clock's). */
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/**
+ * `fs.rename(from, to)`, tried again on Windows after a short wait when the answer is EPERM,
+ * EBUSY or EACCES. Any other error, or the last try's, is thrown as it came.
+ */
+export async function renameRetrying(
+  fs: Pick<DurableFs, 'rename'>,
+  from: string,
+  to: string,
+  options: RenameRetryOptions = {},
+): Promise<void> {
+  const delays = (options.platform ?? runningPlatform()) === 'win32' ? RENAME_RETRY_DELAYS_MS : [];
+  const sleep = options.sleep ?? ((ms: number) => delay(ms));
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await fs.rename(from, to);
+      return;
+    } catch (error) {
+      const wait = delays[attempt];
+      if (wait === undefined || !BUSY_RENAME_CODES.has(errorCode(error) ?? '')) throw error;
+      await sleep(wait);
+    }
+  }
+}
+
+export interface DurableWriteOptions extends RenameRetryOptions {
   /** Mode of the new file, set explicitly so the umask cannot widen or narrow it. */
   mode?: number;
   fs?: DurableFs;
@@ -249,7 +292,7 @@ export async function writeFileDurably(
     await fs.fsync(fd);
     open = false;
     await fs.close(fd);
-    await fs.rename(tmp, file);
+    await renameRetrying(fs, tmp, file, options);
   } catch (error) {
     if (open) await fs.close(fd).catch(() => undefined);
     await removeQuietly(fs, tmp);

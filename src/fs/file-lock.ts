@@ -1,14 +1,19 @@
 /**
- * An exclusive lock next to a file (`<file>.lock`), shared by the config file and the emulator's
- * data file.
+ * An exclusive lock next to a file (`<file>.lock`), shared by the config file, the history, a bulk
+ * run's `--output` and the emulator's data file.
  *
- * The lock file holds three lines: the owner's pid, a random nonce the owner keeps in memory, and
- * the owner's start time (field 22 of /proc/<pid>/stat, where there is a /proc). A pid alone is
- * not enough: after a container restart `ugs` is pid 1 again, and a lock left by the previous
- * pid 1 would name a live process forever. So a lock is held only while a process with that pid
- * AND that start time runs; a lock naming this very process is held only if this process still
- * has its nonce. Locks written without a start time (older versions, other tools) count as held
- * only while their pid runs a `ugs` process, where /proc can tell.
+ * The lock file holds four lines: the owner's pid, a random nonce the owner keeps in memory, the
+ * owner's start time (field 22 of /proc/<pid>/stat, where there is a /proc) and the owner's host
+ * name. While held, the owner refreshes the file's mtime every few seconds (its heartbeat). A
+ * lock is stale, and taken over, when:
+ * - it names another host (a shared folder): only once its heartbeat is old, since that host's
+ *   processes cannot be asked about;
+ * - it names this host: when its pid is not running; where /proc tells a pid's start time
+ *   (Linux), when that pid now belongs to another process (after a container restart `ugs` is
+ *   pid 1 again); where nothing tells (macOS, Windows, or a lock without a start time), once its
+ *   heartbeat is old, as a crashed run's pid may by then be another program's;
+ * - it names this very process: unless this process still has its nonce.
+ * Locks of earlier versions (no host line) count as this host's.
  *
  * The lock is created complete under a temp name and hard-linked into place (fails if it exists,
  * like O_EXCL, but nobody ever sees a half-written lock). Taking over a stale lock is serialised
@@ -17,10 +22,10 @@
  * judge the same lock stale, only one removes it and the other then sees the new live lock.
  */
 import { constants, promises as fsp, readFileSync } from 'node:fs';
-import { platform } from 'node:os';
 import { basename } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errorCode } from '../platform/guards.js';
+import { type Platform, runningHostname, runningPlatform } from '../platform/host.js';
 import {
   nodeFs,
   READ_NO_FOLLOW,
@@ -35,6 +40,44 @@ export interface LockOwner {
   pid: number;
   nonce?: string;
   startTime?: string;
+  /** The host the owner runs on; absent in locks of earlier versions (this host's). */
+  host?: string;
+}
+
+/** How often a holder refreshes its lock's mtime. */
+export const HEARTBEAT_MS = 5_000;
+/** A lock of this host that nothing else proves alive is stale once its heartbeat is this old. */
+export const STALE_AFTER_MS = 30_000;
+/**
+ * The same for another host's lock: longer, as hosts' clocks differ and a network file system
+ * may show a file's mtime a minute late.
+ */
+export const OTHER_HOST_STALE_AFTER_MS = 120_000;
+
+/** The machine, clock and processes as a lock sees them; tests give fakes. */
+export interface LockHost {
+  hostname: string;
+  /** Only Linux has the /proc that tells a pid's start time. */
+  platform: Platform;
+  now(): number;
+  /** Runs `beat` every `ms` until the returned function is called; never keeps the process alive. */
+  every(ms: number, beat: () => Promise<void>): () => void;
+  pidExists(pid: number): boolean;
+}
+
+function lockHost(given: Partial<LockHost> = {}): LockHost {
+  return {
+    hostname: runningHostname(),
+    platform: runningPlatform(),
+    now: () => Date.now(),
+    every: (ms, beat) => {
+      const timer = setInterval(() => void beat(), ms);
+      timer.unref();
+      return () => clearInterval(timer);
+    },
+    pidExists,
+    ...given,
+  };
 }
 
 /** The lock is held by a live process (maybe this one, through another FileLock). */
@@ -43,10 +86,11 @@ export class LockBusyError extends Error {
     readonly lockPath: string,
     readonly owner: LockOwner,
   ) {
+    const elsewhere = owner.host !== undefined && owner.host !== runningHostname();
     super(
-      owner.pid === process.pid
+      owner.pid === process.pid && !elsewhere
         ? `${lockPath} is held by this process`
-        : `${lockPath} is held by process ${owner.pid}`,
+        : `${lockPath} is held by process ${owner.pid}${elsewhere ? ` on ${owner.host}` : ''}`,
     );
     this.name = 'LockBusyError';
   }
@@ -63,23 +107,46 @@ const BREAK_GRACE_MS = 5_000;
 export interface AcquireOptions {
   /** How long to wait for a live owner to let go; 0 fails at once with LockBusyError. */
   waitMs?: number;
+  /** The host, clock and processes (tests give fakes); the real ones otherwise. */
+  host?: Partial<LockHost>;
 }
 
 export class FileLock {
   private released = false;
+  private readonly stopHeartbeat: () => void;
 
   private constructor(
     readonly lockPath: string,
     private readonly content: string,
     private readonly nonce: string,
-  ) {}
+    private readonly host: LockHost,
+  ) {
+    this.stopHeartbeat = host.every(HEARTBEAT_MS, () => this.beat());
+  }
+
+  /**
+   * Refreshes the lock's mtime, if the lock is still this one: a crashed holder's lock then
+   * ages, and the next run takes it over where the pid alone cannot tell (see the module comment).
+   */
+  private async beat(): Promise<void> {
+    if (this.released) return;
+    try {
+      const held = await readLock(this.lockPath);
+      if (held?.content !== this.content) return;
+      const seconds = this.host.now() / 1000;
+      await fsp.utimes(this.lockPath, seconds, seconds);
+    } catch {
+      // The next beat tries again; a lock that ages meanwhile has a generous margin.
+    }
+  }
 
   /** Locks `file` (the lock is `<file>.lock`). Errors: LockBusyError, UnsafeFileError, fs errors. */
   static async acquire(file: string, options: AcquireOptions = {}): Promise<FileLock> {
+    const host = lockHost(options.host);
     const lockPath = `${file}.lock`;
     const nonce = randomHex(8);
-    const content = `${process.pid}\n${nonce}\n${processStartTime(process.pid) ?? ''}\n`;
-    const deadline = Date.now() + (options.waitMs ?? 0);
+    const content = ownerLines(nonce, host);
+    const deadline = host.now() + (options.waitMs ?? 0);
     // Temp files of a lock (or of a takeover) whose writer was killed before linking them; the
     // age guard keeps us off one that another process is about to link.
     await removeOrphanTempFiles(lockPath, { minAgeMs: 60_000 });
@@ -94,18 +161,21 @@ export class FileLock {
         await refuseUnsafe(lockPath);
         if (await linkExclusive(tmp, lockPath)) {
           acquired = true;
-          return new FileLock(lockPath, content, nonce);
+          return new FileLock(lockPath, content, nonce, host);
         }
         const held = await readLock(lockPath);
         if (held === undefined) continue; // released between our link and our read
         const owner = parseLock(held.content);
+        const age = host.now() - held.mtimeMs;
         const stale =
-          owner === undefined ? Date.now() - held.mtimeMs > UNREADABLE_GRACE_MS : !isHeld(owner);
+          owner === undefined
+            ? age > UNREADABLE_GRACE_MS
+            : !isHeld(owner, { heartbeatAgeMs: age, host });
         if (stale) {
-          await breakStaleLock(lockPath, held.content);
+          await breakStaleLock(lockPath, held.content, host);
           continue;
         }
-        if (Date.now() >= deadline) {
+        if (host.now() >= deadline) {
           throw new LockBusyError(lockPath, owner ?? { pid: 0 });
         }
         await sleep(10 + Math.random() * 20);
@@ -120,6 +190,7 @@ export class FileLock {
   async release(): Promise<void> {
     if (this.released) return;
     this.released = true;
+    this.stopHeartbeat();
     try {
       const held = await readLock(this.lockPath).catch(() => undefined);
       if (held?.content === this.content) await fsp.rm(this.lockPath, { force: true });
@@ -130,27 +201,51 @@ export class FileLock {
   }
 }
 
-/** Whether the process named in a lock is the one that wrote it and still runs. */
-export function isHeld(owner: LockOwner): boolean {
+/** The lines of a lock owned by this process: pid, nonce, start time, host. */
+function ownerLines(nonce: string, host: LockHost): string {
+  const start = processStartTime(process.pid, host.platform) ?? '';
+  return `${process.pid}\n${nonce}\n${start}\n${host.hostname}\n`;
+}
+
+export interface HeldOptions {
+  /** How long ago the lock's mtime was refreshed; unknown counts as just now. */
+  heartbeatAgeMs?: number;
+  host?: Partial<LockHost>;
+}
+
+/** Whether the owner named in a lock still holds it (see the module comment). */
+export function isHeld(owner: LockOwner, options: HeldOptions = {}): boolean {
+  const host = lockHost(options.host);
+  const age = options.heartbeatAgeMs;
+  const beating = (limit: number) => age === undefined || age <= limit;
+  if (owner.host !== undefined && owner.host !== host.hostname) {
+    // A pid of another machine means nothing here: only its heartbeat says it lives.
+    return beating(OTHER_HOST_STALE_AFTER_MS);
+  }
   if (owner.pid === process.pid) {
     // Our pid: either one of our own live locks, or a previous process that had our pid.
     return owner.nonce !== undefined && heldNonces.has(owner.nonce);
   }
-  if (!pidExists(owner.pid)) return false;
+  if (!host.pidExists(owner.pid)) return false;
   if (owner.startTime !== undefined) {
-    const now = processStartTime(owner.pid);
-    // No /proc to ask: the pid is all there is to go on.
-    return now === undefined || now === owner.startTime;
+    const now = processStartTime(owner.pid, host.platform);
+    if (now !== undefined) return now === owner.startTime;
+  } else {
+    const args = processArguments(owner.pid, host.platform);
+    // A word of argv that is ugs itself (`ugs`, `.../bin/ugs.js`), not any path that happens to
+    // contain the letters (`/home/bugs/...`, a Node installed under a folder named after ugs).
+    if (args !== undefined) return args.some((arg) => /^ugs(\.c?js|\.exe)?$/i.test(basename(arg)));
   }
-  const args = processArguments(owner.pid);
-  // A word of argv that is ugs itself (`ugs`, `.../bin/ugs.js`), not any path that happens to
-  // contain the letters (`/home/bugs/...`, a Node installed under a folder named after ugs).
-  return args === undefined || args.some((arg) => /^ugs(\.c?js|\.exe)?$/i.test(basename(arg)));
+  // Nothing tells whether the pid is still the owner's (macOS, Windows): a crashed run's pid may
+  // be another program's by now, so the heartbeat decides.
+  return beating(STALE_AFTER_MS);
 }
 
-/** Parses `pid\nnonce\nstart\n`; older locks have only the pid, or pid and nonce. */
+/** Parses `pid\nnonce\nstart\nhost\n`; older locks have only the first one to three lines. */
 export function parseLock(content: string): LockOwner | undefined {
-  const [pidLine = '', nonce = '', startTime = ''] = content.split('\n').map((l) => l.trim());
+  const [pidLine = '', nonce = '', startTime = '', host = ''] = content
+    .split('\n')
+    .map((l) => l.trim());
   if (!/^\d+$/.test(pidLine)) return undefined;
   const pid = Number(pidLine);
   // 0 and negative pids mean process groups to kill(); never probe those.
@@ -159,6 +254,7 @@ export function parseLock(content: string): LockOwner | undefined {
     pid,
     ...(nonce !== '' && { nonce }),
     ...(/^\d+$/.test(startTime) && { startTime }),
+    ...(host !== '' && { host }),
   };
 }
 
@@ -173,8 +269,11 @@ function pidExists(pid: number): boolean {
 }
 
 /** Field 22 of /proc/<pid>/stat (start time in clock ticks since boot), or undefined. */
-export function processStartTime(pid: number): string | undefined {
-  if (platform() !== 'linux') return undefined;
+export function processStartTime(
+  pid: number,
+  on: Platform = runningPlatform(),
+): string | undefined {
+  if (on !== 'linux') return undefined;
   try {
     const stat = readSmallFileSync(`/proc/${pid}/stat`);
     // The command name (field 2) is in parentheses and may itself contain spaces or ')'.
@@ -186,8 +285,8 @@ export function processStartTime(pid: number): string | undefined {
   }
 }
 
-function processArguments(pid: number): string[] | undefined {
-  if (platform() !== 'linux') return undefined;
+function processArguments(pid: number, on: Platform): string[] | undefined {
+  if (on !== 'linux') return undefined;
   try {
     return readSmallFileSync(`/proc/${pid}/cmdline`)
       .split('\0')
@@ -259,9 +358,13 @@ async function readLock(
  * Deletes the lock at `lockPath` if it still holds exactly `observed`, under the break lock so
  * that no two processes do this at once (see the module comment).
  */
-export async function breakStaleLock(lockPath: string, observed: string): Promise<void> {
+export async function breakStaleLock(
+  lockPath: string,
+  observed: string,
+  host: LockHost = lockHost(),
+): Promise<void> {
   const breakPath = `${lockPath}.break`;
-  const content = `${process.pid}\n${randomHex(8)}\n${processStartTime(process.pid) ?? ''}\n`;
+  const content = ownerLines(randomHex(8), host);
   const tmp = await writeTemp(breakPath, content);
   try {
     if (!(await linkExclusive(tmp, breakPath))) {
@@ -270,7 +373,9 @@ export async function breakStaleLock(lockPath: string, observed: string): Promis
       if (other !== undefined) {
         const owner = parseLock(other.content);
         const abandoned =
-          Date.now() - other.mtimeMs > BREAK_GRACE_MS || owner === undefined || !isHeldBreak(owner);
+          host.now() - other.mtimeMs > BREAK_GRACE_MS ||
+          owner === undefined ||
+          !isHeldBreak(owner, host);
         if (abandoned) await removeIfUnchanged(breakPath, other.content);
       }
       await sleep(5 + Math.random() * 10);
@@ -287,13 +392,20 @@ export async function breakStaleLock(lockPath: string, observed: string): Promis
   }
 }
 
-/** A break lock is never held across an await by a living owner for long; only its pid matters. */
-function isHeldBreak(owner: LockOwner): boolean {
-  if (owner.pid === process.pid) return true;
-  return isHeld({
-    pid: owner.pid,
-    ...(owner.startTime !== undefined && { startTime: owner.startTime }),
-  });
+/**
+ * A break lock is never held across an await by a living owner for long (BREAK_GRACE_MS ends
+ * any); here only its pid, start time and host matter.
+ */
+function isHeldBreak(owner: LockOwner, host: LockHost): boolean {
+  if (owner.pid === process.pid && (owner.host ?? host.hostname) === host.hostname) return true;
+  return isHeld(
+    {
+      pid: owner.pid,
+      ...(owner.startTime !== undefined && { startTime: owner.startTime }),
+      ...(owner.host !== undefined && { host: owner.host }),
+    },
+    { host },
+  );
 }
 
 async function removeIfUnchanged(path: string, content: string): Promise<void> {

@@ -22,11 +22,17 @@
 import { constants, promises as fsp, type Stats } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
-import { describeFsError, makeDirectories } from '../config/config.js';
+import { describeFsError, inheritedPermissionsWarning, makeDirectories } from '../config/config.js';
 import { HistoryFileError } from '../errors.js';
-import { NO_FOLLOW, READ_NO_FOLLOW, writeFully } from '../fs/durable-file.js';
+import { NO_FOLLOW, READ_NO_FOLLOW, renameRetrying, writeFully } from '../fs/durable-file.js';
 import { FileLock, LockBusyError } from '../fs/file-lock.js';
 import { errorCode } from '../platform/guards.js';
+import {
+  hasModeBits,
+  insideUserProfile,
+  type Platform,
+  runningPlatform,
+} from '../platform/host.js';
 import type { Env } from '../platform/io.js';
 import { message } from '../text/message.js';
 import { type HistoryEntry, lastFour } from './event.js';
@@ -112,6 +118,9 @@ export interface HistoryLogOptions {
   env: Env;
   /** Where the one warning of a run goes (stderr, unless --quiet). */
   warn(message: string): void;
+  /** The platform (modes and renames differ on Windows) and the user's home. */
+  platform?: Platform;
+  homedir?: string;
 }
 
 export function createHistoryLog(
@@ -133,10 +142,16 @@ class FileHistoryLog implements HistoryLog {
   /** Set by the first write, which loads the key: then a batch encodes events as they come. */
   private lines: EventLines | undefined;
 
+  private readonly platform: Platform;
+  /** Whether the note on a file outside the user's profile (Windows) was given. */
+  private profileNoted = false;
+
   constructor(
     readonly location: HistoryLocation,
     private readonly options: HistoryLogOptions,
-  ) {}
+  ) {
+    this.platform = options.platform ?? runningPlatform();
+  }
 
   /** `encoded`: lines of later events, already encoded (a batch's). */
   async append(entries: readonly HistoryEntry[], encoded?: Buffer): Promise<void> {
@@ -235,15 +250,19 @@ class FileHistoryLog implements HistoryLog {
     // The config directory is ugs's own (0700, as config.ts makes it); a shared file's directory
     // is the sharers' and must exist.
     if (!shared) makeDirectories(dirname(path));
+    if (!this.profileNoted && !insideUserProfile(path, this.platform, this.options.homedir ?? '')) {
+      this.profileNoted = true;
+      this.options.warn(inheritedPermissionsWarning('token history', path, this.platform));
+    }
     const lock = await FileLock.acquire(path, { waitMs: HISTORY_LOCK_WAIT_MS });
     try {
-      let { fd, size, mode } = await openForAppend(path, shared);
+      let { fd, size, mode } = await openForAppend(path, shared, this.platform);
       try {
         if (size >= HISTORY_MAX_BYTES) {
           await fd.close();
-          await fsp.rename(path, rotatedPath(path));
+          await renameRetrying(fsp, path, rotatedPath(path), { platform: this.platform });
           // The new file has the mode the old one had (a shared file keeps its sharers' mode).
-          ({ fd, size } = await openForAppend(path, shared, mode));
+          ({ fd, size } = await openForAppend(path, shared, this.platform, mode));
         }
         const lines = await this.eventLines(mode);
         let text = '';
@@ -449,6 +468,7 @@ export async function fingerprintWith(key: Buffer, token: string): Promise<strin
 async function openForAppend(
   path: string,
   shared: boolean,
+  on: Platform,
   createMode?: number,
 ): Promise<{ fd: fsp.FileHandle; size: number; mode: number }> {
   let fd: fsp.FileHandle;
@@ -466,7 +486,7 @@ async function openForAppend(
     if (!stats.isFile()) throw historyFileError(path, 'history', notRegular(stats));
     if (createMode !== undefined && stats.size === 0) await fd.chmod(createMode & 0o775);
     const mode = createMode !== undefined && stats.size === 0 ? createMode & 0o775 : stats.mode;
-    if (process.platform !== 'win32') {
+    if (hasModeBits(on)) {
       // Anyone could then forge or erase what it says about whose token was whose.
       if ((mode & 0o002) !== 0) {
         throw historyFileError(

@@ -3,6 +3,7 @@
  * UsageError that names the flag; none of them touches the network or the process.
  */
 import { UsageError } from '../errors.js';
+import { type Platform, type Shell, shellOf } from '../platform/host.js';
 import { escapeControls, unicodeEscape } from '../platform/io.js';
 import { duplicateJsonKey, jsonNestingDepth } from '../text/json-lexer.js';
 import { message, quote } from '../text/message.js';
@@ -57,7 +58,45 @@ export function parseJsonSource(text: string, flag: string): JsonSource {
   return { kind: 'inline', text };
 }
 
-export function parseJsonObject(text: string, flag: string, origin: string): JsonObject {
+/** The repeated `key=value` flag beside each JSON flag, for hints. */
+const PAIR_FLAG: Readonly<Record<string, string>> = {
+  '--properties': '--property',
+  '--mapping-json': '--mapping',
+};
+
+/**
+ * The hint for JSON typed on the command line that does not parse. PowerShell 5.1 and cmd.exe
+ * pass `'{"plan":"pro"}'` on as `{plan:pro}`: repeating that form would fail the same way, so
+ * an object with no double quote left gets the forms that survive any shell instead (a file,
+ * quoted for PowerShell, where a leading `@` splats; or the key=value flag).
+ */
+export function inlineJsonHint(text: string, flag: string): string {
+  const pairFlag = PAIR_FLAG[flag];
+  if (!/^\s*\{/.test(text) || text.includes('"')) {
+    return `pass a JSON object, e.g. ${flag} '{"plan":"pro"}'`;
+  }
+  const inner = /^\s*\{(.*)\}\s*$/s.exec(text)?.[1] ?? '';
+  const pairs = inner
+    .split(',')
+    .map((pair) => /^\s*([\w.-]+)\s*:\s*([\w.@-]*)\s*$/.exec(pair))
+    .map((match) => (match === null ? undefined : `${match[1]}=${match[2]}`));
+  const example =
+    inner.trim() !== '' && pairs.every((pair) => pair !== undefined)
+      ? pairs.map((pair) => `${pairFlag} ${pair}`).join(' ')
+      : `${pairFlag} ${flag === '--mapping-json' ? 'sales=acme_db' : 'plan=pro'}`;
+  const file = flag === '--mapping-json' ? 'mapping.json' : 'props.json';
+  return (
+    `the shell removed the JSON's double quotes (PowerShell 5.1 and cmd.exe do that): put the object in a file and pass ${flag} '@${file}'` +
+    (pairFlag === undefined ? '' : `, or give each key: ${example}`)
+  );
+}
+
+export function parseJsonObject(
+  text: string,
+  flag: string,
+  origin: string,
+  inline = false,
+): JsonObject {
   // Checked on the text, before parsing: everything that later walks the value (the request's
   // JSON.stringify among them) recurses, and a hostile file can nest 500,000 levels in 1 MiB.
   const depth = jsonNestingDepth(text);
@@ -75,7 +114,9 @@ export function parseJsonObject(text: string, flag: string, origin: string): Jso
     // the terminal.
     const detail = error instanceof Error ? error.message : String(error);
     throw new UsageError(message`${flag}: ${origin} is not valid JSON (${detail})`, {
-      hint: `pass a JSON object, e.g. ${flag} '{"plan":"pro"}'`,
+      hint: inline
+        ? escapeControls(inlineJsonHint(text, flag))
+        : `pass a JSON object, e.g. ${flag} '{"plan":"pro"}'`,
     });
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
@@ -520,4 +561,48 @@ export function shellWord(value: string): string {
   if (/^[A-Za-z0-9_@%+=:,./-]+$/.test(value)) return value;
   const quoted = `'${value.replace(/'/g, `'\\''`).replace(/#(?=#(?:vso)?\[)/gi, "#''")}'`;
   return escapeControls(quoted);
+}
+
+/**
+ * One word for the shell that will run a command ugs prints: PowerShell on Windows, a POSIX shell
+ * elsewhere. A POSIX word pasted into PowerShell or cmd.exe keeps its quotes as part of the value
+ * (`'it'\''s'`), so a recovery command would look up, or create, another group.
+ */
+export function commandWord(value: string, shell: Shell): string {
+  return shell === 'powershell' ? powershellWord(value) : shellWord(value);
+}
+
+/** `commandWord` for a platform's shell (see shellOf). */
+export function commandWordFor(on: Platform): (value: string) => string {
+  const shell = shellOf(on);
+  return (value) => commandWord(value, shell);
+}
+
+/**
+ * A curl command that sends `body` (printable ASCII JSON) with GET to `url`, the API token taken
+ * from the variable API_TOKEN, for `shell`. PowerShell 5.1 strips the double quotes inside an
+ * argument to a program (`-d '{"a":1}'` arrives as `{a:1}`), and 7.3 keeps them, so there the
+ * JSON is piped in as a string instead (`--data-binary '@-'`), which every version passes whole;
+ * and `curl.exe`, since `curl` is Invoke-WebRequest in PowerShell 5.1.
+ */
+export function curlJsonCommand(url: string, body: string, shell: Shell): string {
+  if (shell === 'posix') {
+    return `curl -X GET ${shellWord(url)} -H "Authorization: Token $API_TOKEN" -H 'Content-Type: application/json' -d ${shellWord(body)}`;
+  }
+  const literal = `'${body.replace(/'/g, "''")}'`;
+  return `${literal} | curl.exe -X GET ${powershellWord(url)} -H "Authorization: Token $env:API_TOKEN" -H 'Content-Type: application/json' --data-binary '@-'`;
+}
+
+/**
+ * One PowerShell word: bare when plainly safe, otherwise in single quotes, where only a quote
+ * is special (PowerShell also reads the typographic ones, ‘ ’ ‚ ‛, as quotes) and is doubled. `,`,
+ * `@`, `%` and `=` stay quoted: they are operators or splatting there. A `##[` is split as
+ * `('…#'+'#[…')`, one argument to PowerShell, no command to a CI runner.
+ */
+export function powershellWord(value: string): string {
+  if (/^[A-Za-z0-9_+:./\\-]+$/.test(value) && !value.startsWith('-')) return value;
+  const quote = (part: string) => `'${part.replace(/['\u2018\u2019\u201a\u201b]/g, '$&$&')}'`;
+  const parts = value.split(/(?<=#)(?=#(?:vso)?\[)/i);
+  const word = parts.length === 1 ? quote(value) : `(${parts.map(quote).join('+')})`;
+  return escapeControls(word);
 }

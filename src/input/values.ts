@@ -21,7 +21,7 @@ export async function readJsonSource(
 ): Promise<JsonObject> {
   switch (source.kind) {
     case 'inline':
-      return parseJsonObject(source.text, flag, 'the value');
+      return parseJsonObject(source.text, flag, 'the value', true);
     case 'stdin': {
       const text = await readStdin(io, `${flag} -`, MAX_INPUT_BYTES);
       if (text.trim() === '') throw new UsageError(`${flag} -: stdin was empty`);

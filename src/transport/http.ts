@@ -452,6 +452,25 @@ export function ignoredTlsOverride(env: Env): string | undefined {
 }
 
 const MAX_CA_FILE_BYTES = 1024 * 1024;
+const PEM_CERTIFICATE = '-----BEGIN CERTIFICATE-----';
+
+/**
+ * A CA file's certificates as PEM text, which Node's TLS takes: PEM as it is; one DER certificate
+ * (the binary `.cer` that Windows' certificate manager exports by default) converted; undefined
+ * when it is neither. node:crypto loads only for a file that is not PEM.
+ */
+export async function caCertificatesText(bytes: Buffer): Promise<string | undefined> {
+  const text = bytes.toString('utf8');
+  if (text.includes(PEM_CERTIFICATE)) return text;
+  // DER is an ASN.1 SEQUENCE: it starts with 0x30. Anything else is no certificate at all.
+  if (bytes[0] !== 0x30) return undefined;
+  const { X509Certificate } = await import('node:crypto');
+  try {
+    return new X509Certificate(bytes).toString();
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * `ca` replaces Node's trust store, so the public roots and NODE_EXTRA_CA_CERTS are added back:
@@ -466,7 +485,8 @@ async function loadCa(caFile: string, env: Env): Promise<string[]> {
     if (file === undefined || file === '') continue;
     try {
       // Capped: `--ca-file /dev/zero` or a fifo would otherwise be read until memory runs out.
-      extra.push((await readFileCapped(file, MAX_CA_FILE_BYTES)).toString('utf8'));
+      const bytes = await readFileCapped(file, MAX_CA_FILE_BYTES);
+      extra.push((await caCertificatesText(bytes)) ?? bytes.toString('utf8'));
     } catch (error) {
       if (flag === 'NODE_EXTRA_CA_CERTS') continue; // Node itself only warns about this one.
       if (error instanceof FileTooLargeError) {
@@ -477,8 +497,10 @@ async function loadCa(caFile: string, env: Env): Promise<string[]> {
       );
     }
   }
-  if (!extra[0]?.includes('-----BEGIN CERTIFICATE-----')) {
-    throw new UsageError(message`--ca-file ${caFile} contains no PEM certificate`);
+  if (!extra[0]?.includes(PEM_CERTIFICATE)) {
+    throw new UsageError(message`--ca-file ${caFile} contains no certificate (PEM or DER)`, {
+      hint: 'give the CA certificate as a .pem or .crt (PEM) or a .cer or .der (DER) file',
+    });
   }
   // node:tls takes a few ms to load: only this rarely used path needs it.
   const { rootCertificates } = await import('node:tls');

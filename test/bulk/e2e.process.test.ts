@@ -397,11 +397,15 @@ describe.concurrent('bulk rotate: exactly once', () => {
   }, 60_000);
 });
 
-/** SIGINT once `count` requests are in flight: the child holds their sockets and has written them. */
-async function interruptInFlight(child: ChildProcess, count: number): Promise<void> {
+/** `signal` once `count` requests are in flight: the child holds their sockets and has written them. */
+async function interruptInFlight(
+  child: ChildProcess,
+  count: number,
+  signal: NodeJS.Signals = 'SIGINT',
+): Promise<void> {
   await waitForSockets(child, count);
   await new Promise((resolve) => setTimeout(resolve, 200));
-  child.kill('SIGINT');
+  child.kill(signal);
 }
 
 describe.concurrent('bulk runs that stop', () => {
@@ -479,35 +483,43 @@ describe.concurrent('bulk runs that stop', () => {
     }
   }, 120_000);
 
-  it('Ctrl+C: stops sending, writes the records of rows in flight, exits 130', async () => {
-    const slow = await startEmulator({ faults: [{ kind: 'slow', rate: 1 }] });
-    try {
-      const sandbox = makeSandbox();
-      const count = 12;
-      const groups = join(sandbox.root, 'c-groups.ndjson');
-      writeFileSync(groups, groupRows(count, 'c'));
-      const out = join(sandbox.root, 'c-out.ndjson');
-      const { child, result } = startUgs(
-        ['get', '--from', groups, '--output', out, '--concurrency', '3'],
-        {
-          sandbox,
-          env: customerEnv(slow),
-        },
-      );
+  // SIGHUP (the terminal or ssh session closed) stops a run as SIGTERM does, never kills it.
+  it.each([
+    ['Ctrl+C', 'SIGINT'],
+    ['SIGHUP', 'SIGHUP'],
+  ] as const)(
+    '%s: stops sending, writes the records of rows in flight, exits 130',
+    async (_what, signal) => {
+      const slow = await startEmulator({ faults: [{ kind: 'slow', rate: 1 }] });
+      try {
+        const sandbox = makeSandbox();
+        const count = 12;
+        const groups = join(sandbox.root, 'c-groups.ndjson');
+        writeFileSync(groups, groupRows(count, 'c'));
+        const out = join(sandbox.root, 'c-out.ndjson');
+        const { child, result } = startUgs(
+          ['get', '--from', groups, '--output', out, '--concurrency', '3'],
+          {
+            sandbox,
+            env: customerEnv(slow),
+          },
+        );
 
-      // The first three requests are in flight (the emulator holds each for 2 s).
-      await interruptInFlight(child, 3);
-      const { code, stderr } = await result;
-      expect(code, stderr).toBe(130);
-      const last = lastByRow(records(out));
-      const statuses = [...last.values()].map((rec) => rec.status);
-      expect(statuses.filter((s) => s === 'created').length).toBe(3);
-      expect(statuses.filter((s) => s === 'skipped').length).toBe(count - 3);
-      expect(stderr).toContain('interrupted');
-    } finally {
-      await slow.stop();
-    }
-  }, 60_000);
+        // The first three requests are in flight (the emulator holds each for 2 s).
+        await interruptInFlight(child, 3, signal);
+        const { code, stderr } = await result;
+        expect(code, stderr).toBe(130);
+        const last = lastByRow(records(out));
+        const statuses = [...last.values()].map((rec) => rec.status);
+        expect(statuses.filter((s) => s === 'created').length).toBe(3);
+        expect(statuses.filter((s) => s === 'skipped').length).toBe(count - 3);
+        expect(stderr).toContain('interrupted');
+      } finally {
+        await slow.stop();
+      }
+    },
+    60_000,
+  );
   it('a second Ctrl+C exits at once, without waiting for the answers in flight', async () => {
     // A service that never answers: a run that waited for the answers in flight would never end
     // (startUgs's deadline then fails the test), so no clock is read.

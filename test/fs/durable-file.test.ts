@@ -10,6 +10,8 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import {
   type DurableFs,
   nodeFs,
+  RENAME_RETRY_DELAYS_MS,
+  renameRetrying,
   SHORT_WRITE,
   writeAll,
   writeFileDurably,
@@ -179,5 +181,96 @@ describe('writeFileDurably: the order of what reaches the disk', () => {
     expect(durable).toEqual(['fsync temp', 'rename temp -> file', 'fsync dir']);
     // Every byte is written before the temp file's fsync.
     expect(fs.calls.lastIndexOf('write temp')).toBeLessThan(fs.calls.indexOf('fsync temp'));
+  });
+});
+
+describe('a rename Windows refuses while another program has the file open', () => {
+  /** The real file system, with the first `failures` renames answered by `code`. */
+  function heldOpen(code: string, failures: number): DurableFs & { tries: number } {
+    const fs = {
+      ...nodeFs,
+      tries: 0,
+      async rename(from: string, to: string) {
+        fs.tries++;
+        if (fs.tries <= failures) throw errno(code);
+        await nodeFs.rename(from, to);
+      },
+    };
+    return fs;
+  }
+
+  /** A fake clock's sleep: records each wait and returns at once. */
+  function fakeSleep(): { waits: number[]; sleep: (ms: number) => Promise<void> } {
+    const waits: number[] = [];
+    return { waits, sleep: async (ms) => void waits.push(ms) };
+  }
+
+  it.each(['EPERM', 'EBUSY', 'EACCES'])(
+    'win32, %s twice (an antivirus scanning it): tried again after a short wait, then written',
+    async (code) => {
+      const fs = heldOpen(code, 2);
+      const clock = fakeSleep();
+      await writeFileDurably(file, NEW, { fs, platform: 'win32', sleep: clock.sleep });
+      expect(readFileSync(file, 'utf8')).toBe(NEW);
+      expect(fs.tries).toBe(3);
+      expect(clock.waits).toEqual(RENAME_RETRY_DELAYS_MS.slice(0, 2));
+      expect(readdirSync(dir)).toEqual(['config.json']);
+    },
+  );
+
+  it('win32, held open throughout: about a second of tries in all, then the error as before', async () => {
+    const fs = heldOpen('EBUSY', Number.POSITIVE_INFINITY);
+    const clock = fakeSleep();
+    const error = await rejection(
+      writeFileDurably(file, NEW, { fs, platform: 'win32', sleep: clock.sleep }),
+    );
+    expect((error as NodeJS.ErrnoException).code).toBe('EBUSY');
+    const waited = clock.waits.reduce((a, b) => a + b, 0);
+    expect(waited).toBeGreaterThanOrEqual(800);
+    expect(waited).toBeLessThanOrEqual(1200);
+    expect(fs.tries).toBe(clock.waits.length + 1);
+    expectUntouched();
+  });
+
+  it('win32, another error (EXDEV): not tried again', async () => {
+    const fs = heldOpen('EXDEV', 1);
+    const clock = fakeSleep();
+    await rejection(writeFileDurably(file, NEW, { fs, platform: 'win32', sleep: clock.sleep }));
+    expect(fs.tries).toBe(1);
+    expect(clock.waits).toEqual([]);
+    expectUntouched();
+  });
+
+  it.each(['linux', 'darwin'] as const)(
+    '%s: EACCES from a rename is final at once (a directory the user may not write)',
+    async (platform) => {
+      const fs = heldOpen('EACCES', 1);
+      const clock = fakeSleep();
+      await rejection(writeFileDurably(file, NEW, { fs, platform, sleep: clock.sleep }));
+      expect(fs.tries).toBe(1);
+      expect(clock.waits).toEqual([]);
+      expectUntouched();
+    },
+  );
+
+  it('renameRetrying on its own (the history rotation uses it): win32 retries, linux does not', async () => {
+    for (const [platform, tries] of [
+      ['win32', 2],
+      ['linux', 1],
+    ] as const) {
+      let calls = 0;
+      const fs = {
+        rename: async () => {
+          calls++;
+          if (calls === 1) throw errno('EPERM');
+        },
+      };
+      const outcome = await renameRetrying(fs, 'a', 'b', { platform, sleep: async () => {} }).then(
+        () => 'renamed',
+        () => 'failed',
+      );
+      expect(calls, platform).toBe(tries);
+      expect(outcome, platform).toBe(platform === 'win32' ? 'renamed' : 'failed');
+    }
   });
 });

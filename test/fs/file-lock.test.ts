@@ -2,16 +2,20 @@
  * The one lock for the config and the emulator's data file: who counts as its holder (a dead
  * pid, a reused pid, this very process), and that taking over a stale lock has one winner.
  */
-import { readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import {
   breakStaleLock,
   FileLock,
+  HEARTBEAT_MS,
   isHeld,
   LockBusyError,
+  type LockHost,
+  OTHER_HOST_STALE_AFTER_MS,
   parseLock,
   processStartTime,
+  STALE_AFTER_MS,
 } from '../../src/fs/file-lock.js';
 import { liveProcess, tempDir } from '../kit/binary.js';
 import { rejection } from '../kit/fakes.js';
@@ -152,5 +156,123 @@ describe('FileLock', () => {
     const lock = await FileLock.acquire(file);
     await lock.release();
     expect(readdirSync(dir)).toEqual(['data.json.lock.tmp-2-abcdefabcdef']);
+  });
+});
+
+describe('stale locks told by host, pid and heartbeat', () => {
+  /** A fixed point for the lock's mtime; the fake clock counts from it. */
+  const T0 = 1_700_000_000_000;
+  const lockPath = () => `${file}.lock`;
+
+  /** A lock file as another run wrote it, its heartbeat last refreshed at T0. */
+  function writeLock(lines: string[]): string {
+    const content = `${lines.join('\n')}\n`;
+    writeFileSync(lockPath(), content);
+    utimesSync(lockPath(), new Date(T0), new Date(T0));
+    return content;
+  }
+
+  /** A host whose clock reads T0 + `afterMs`, with heartbeats only when the test beats them. */
+  function fakeHost(
+    platform: NodeJS.Platform,
+    afterMs: number,
+  ): Partial<LockHost> & { beats: (() => Promise<void>)[]; stopped: number } {
+    const host = {
+      platform,
+      hostname: 'this-host',
+      now: () => T0 + afterMs,
+      beats: [] as (() => Promise<void>)[],
+      stopped: 0,
+      every: (_ms: number, beat: () => Promise<void>) => {
+        host.beats.push(beat);
+        return () => void host.stopped++;
+      },
+    };
+    return host;
+  }
+
+  it.each(['darwin', 'win32'] as const)(
+    '%s: a crashed run whose pid another program now has: taken over once its heartbeat is old, not before',
+    async (platform) => {
+      // The pid runs (its name even looks like ugs), and nothing on this platform can tell
+      // whether it is the process that wrote the lock.
+      const pid = await liveProcess(['ugs', 'get']);
+      const lines = [String(pid), '0123456789abcdef', '', 'this-host'];
+      writeLock(lines);
+      const fresh = await rejection(
+        FileLock.acquire(file, { host: fakeHost(platform, STALE_AFTER_MS - 1_000) }),
+      );
+      expect(fresh).toBeInstanceOf(LockBusyError);
+
+      const lock = await FileLock.acquire(file, {
+        host: fakeHost(platform, STALE_AFTER_MS + 1_000),
+      });
+      expect(parseLock(readFileSync(lockPath(), 'utf8'))?.pid).toBe(process.pid);
+      await lock.release();
+      expect(readdirSync(dir)).toEqual([]);
+    },
+  );
+
+  it.each(['darwin', 'win32', 'linux'] as const)(
+    '%s: a lock of another host (a shared folder) is never taken over while its heartbeat is fresh',
+    async (platform) => {
+      // That pid runs nothing here: it means nothing for a process on another machine.
+      writeLock(['2147483646', '0123456789abcdef', '', 'other-host']);
+      const fresh = await rejection(
+        FileLock.acquire(file, { host: fakeHost(platform, OTHER_HOST_STALE_AFTER_MS - 1_000) }),
+      );
+      expect(fresh).toBeInstanceOf(LockBusyError);
+      expect((fresh as Error).message).toMatch(/held by process 2147483646 on other-host$/);
+
+      const host = fakeHost(platform, OTHER_HOST_STALE_AFTER_MS + 1_000);
+      const lock = await FileLock.acquire(file, { host });
+      await lock.release();
+    },
+  );
+
+  it.each(['darwin', 'win32', 'linux'] as const)(
+    '%s: a lock of this host whose pid is gone is taken over at once, heartbeat fresh or not',
+    async (platform) => {
+      writeLock(['2147483646', '0123456789abcdef', '', 'this-host']);
+      const lock = await FileLock.acquire(file, { host: fakeHost(platform, 0) });
+      await lock.release();
+    },
+  );
+
+  it('the holder refreshes the mtime while it holds the lock, and stops when it lets go', async () => {
+    let after = 0;
+    const host = fakeHost('darwin', 0);
+    host.now = () => T0 + after;
+    const lock = await FileLock.acquire(file, { host });
+    expect(host.beats).toHaveLength(1);
+    const beat = host.beats[0] ?? (async () => {});
+    utimesSync(lockPath(), new Date(T0), new Date(T0));
+    after = 4 * HEARTBEAT_MS;
+    await beat();
+    expect(statSync(lockPath()).mtimeMs).toBeCloseTo(T0 + 4 * HEARTBEAT_MS, -3);
+    // So another run's judge, on the same clock, finds it alive.
+    const other = await rejection(
+      FileLock.acquire(file, { host: fakeHost('darwin', after + 1_000) }),
+    );
+    expect(other).toBeInstanceOf(LockBusyError);
+    await lock.release();
+    expect(host.stopped).toBe(1);
+  });
+
+  it('a heartbeat never touches a lock that is no longer its own', async () => {
+    const host = fakeHost('win32', 10 * HEARTBEAT_MS);
+    const lock = await FileLock.acquire(file, { host });
+    const theirs = writeLock(['2147483645', 'fedcba9876543210', '', 'this-host']);
+    await host.beats[0]?.();
+    expect(statSync(lockPath()).mtimeMs).toBe(T0);
+    expect(readFileSync(lockPath(), 'utf8')).toBe(theirs);
+    await lock.release();
+  });
+
+  it('writes its host name as the fourth line; earlier locks without one count as this host', async () => {
+    const lock = await FileLock.acquire(file, { host: fakeHost('win32', 0) });
+    expect(parseLock(readFileSync(lockPath(), 'utf8'))?.host).toBe('this-host');
+    await lock.release();
+    expect(parseLock('123\nabc\n\n')?.host).toBeUndefined();
   });
 });

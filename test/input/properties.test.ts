@@ -160,3 +160,35 @@ describe('a key given twice in --properties or --mapping-json', () => {
     },
   );
 });
+
+describe('JSON whose double quotes a shell removed (PowerShell 5.1, cmd.exe)', () => {
+  async function hintFor(flagValue: string, flag = '--properties'): Promise<string> {
+    const io = makeIO();
+    const { error } = await outcome(readJsonSource(parseJsonSource(flagValue, flag), flag, io));
+    expect(error).toBeInstanceOf(UsageError);
+    return (error as UsageError).hint ?? '';
+  }
+
+  it.each([
+    ['{plan:pro}', '--properties', '--property plan=pro'],
+    ['{plan:pro,seats:10}', '--properties', '--property plan=pro --property seats=10'],
+    ['{sales:acme_db}', '--mapping-json', '--mapping sales=acme_db'],
+    ['{plan: [pro]}', '--properties', '--property plan=pro'],
+  ])('%s to %s: a file or %s, never the broken form again', async (value, flag, pairs) => {
+    const hint = await hintFor(value, flag);
+    expect(hint).toMatch(/removed the JSON's double quotes/);
+    expect(hint).toMatch(new RegExp(`${flag} '@\\w+\\.json'`));
+    expect(hint).toContain(pairs);
+    expect(hint).not.toContain(`'{"`);
+  });
+
+  it('JSON with its quotes that is still wrong keeps the plain example', async () => {
+    const hint = await hintFor('{"plan":pro}');
+    expect(hint).toBe(`pass a JSON object, e.g. --properties '{"plan":"pro"}'`);
+  });
+
+  it('a file that is not JSON is not blamed on the shell', async () => {
+    const hint = await hintFor(`@${fileWith('{plan:pro}')}`);
+    expect(hint).not.toMatch(/shell/);
+  });
+});

@@ -25,6 +25,8 @@ export interface MainOptions extends Pick<RunOptions, 'sandbox' | 'env' | 'timeo
   columns?: number;
   /** With `tty`: stdout redirected (`ugs ... > file` typed at a terminal); stderr stays one. */
   stdoutRedirected?: boolean;
+  /** The platform main is told it runs on (`win32`, `darwin`); default: this one. */
+  platform?: NodeJS.Platform;
 }
 
 class Collected extends Writable {
@@ -82,7 +84,7 @@ export async function runMain(
       env: sandboxEnv(sandbox, options.env),
     },
     {
-      platform: process.platform,
+      platform: options.platform ?? process.platform,
       homedir: sandbox.home,
       nodeVersion: process.version,
       uid: process.getuid?.(),

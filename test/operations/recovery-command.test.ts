@@ -1,7 +1,8 @@
 /** The command printed to recover a rotated token whose output was lost: exact and pasteable. */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { OutcomeUnknownError } from '../../src/errors.js';
-import { shellWord } from '../../src/input/parse.js';
+import { commandWord, powershellWord, shellWord } from '../../src/input/parse.js';
 import {
   recoveryCommand,
   recoveryHint,
@@ -66,6 +67,132 @@ describe('shellWord', () => {
     ['', "''"],
   ])('%j → %s', (value, expected) => {
     expect(shellWord(value)).toBe(expected);
+  });
+});
+
+/**
+ * The words of a command as PowerShell passes them to a program: bare, '...' with '' for a quote
+ * (the typographic single quotes count as quotes too), and ('...'+'...').
+ */
+function powershellWords(command: string): string[] {
+  const QUOTES = "'\u2018\u2019\u201a\u201b";
+  const words: string[] = [];
+  let at = 0;
+  const quoted = (): string => {
+    let text = '';
+    for (at++; at < command.length; at++) {
+      const c = command[at] ?? '';
+      if (QUOTES.includes(c)) {
+        if (QUOTES.includes(command[at + 1] ?? '')) {
+          text += c;
+          at++;
+        } else {
+          at++;
+          return text;
+        }
+      } else text += c;
+    }
+    throw new Error(`unclosed quote in ${command}`);
+  };
+  while (at < command.length) {
+    if (command[at] === ' ') {
+      at++;
+      continue;
+    }
+    let word = '';
+    if (command[at] === '(') {
+      at++;
+      for (;;) {
+        word += quoted();
+        if (command[at] === '+') at++;
+        else break;
+      }
+      if (command[at] !== ')') throw new Error(`unclosed ( in ${command}`);
+      at++;
+    } else if (QUOTES.includes(command[at] ?? '')) word = quoted();
+    else {
+      while (at < command.length && command[at] !== ' ') word += command[at++];
+    }
+    words.push(word);
+  }
+  return words;
+}
+
+describe('powershellWord', () => {
+  it.each([
+    ['acme', 'acme'],
+    ['acme-01_x.y', 'acme-01_x.y'],
+    ['C:\\Users\\me', 'C:\\Users\\me'],
+    ['Acme Corp', "'Acme Corp'"],
+    ["Acme's", "'Acme''s'"],
+    ['Acme\u2019s', "'Acme\u2019\u2019s'"],
+    ['$(rm -rf ~)', "'$(rm -rf ~)'"],
+    ['a,b', "'a,b'"],
+    ['@acme', "'@acme'"],
+    ['-acme', "'-acme'"],
+    ['##[error]x', "('#'+'#[error]x')"],
+    ['', "''"],
+  ])('%j → %s', (value, expected) => {
+    expect(powershellWord(value)).toBe(expected);
+  });
+
+  it('any printable text comes back as one word, the same text', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme' }), (value) => {
+        // biome-ignore lint/suspicious/noControlCharactersInRegex: controls are shown escaped, not pasted
+        fc.pre(!/[\u0000-\u001f\u007f-\u009f]/.test(value));
+        expect(powershellWords(`ugs ${commandWord(value, 'powershell')} x`)).toEqual([
+          'ugs',
+          value,
+          'x',
+        ]);
+      }),
+    );
+  });
+});
+
+describe('recoveryCommand on Windows: quoted for PowerShell', () => {
+  const windows = () => makeDeps({ system: { platform: 'win32' } });
+
+  it("a name with a space and a quote: PowerShell's quoting, which POSIX quoting is not", () => {
+    const command = recoveryCommand({ provided_id: "acme's", name: "Acme's Corp" }, windows());
+    expect(command).toBe("ugs get --id 'acme''s' --name 'Acme''s Corp' --must-exist --field token");
+    expect(powershellWords(command)).toEqual([
+      'ugs',
+      'get',
+      '--id',
+      "acme's",
+      '--name',
+      "Acme's Corp",
+      '--must-exist',
+      '--field',
+      'token',
+    ]);
+  });
+
+  it('the profile, --base-url and --api-path too', () => {
+    const deps = makeDeps({
+      system: { platform: 'win32' },
+      settings: {
+        profile: 'my work',
+        baseUrl: 'https://x.example',
+        baseUrlSource: 'flag',
+        apiPath: '/api/user/',
+        apiPathSource: 'flag',
+      },
+    });
+    expect(recoveryCommand({ provided_id: 'a', name: 'A' }, deps)).toBe(
+      "ugs get --id a --name A --must-exist --field token --profile 'my work' --base-url https://x.example --api-path /api/user/",
+    );
+  });
+
+  it('macOS and Linux keep POSIX quoting', () => {
+    for (const platform of ['darwin', 'linux'] as const) {
+      const deps = makeDeps({ system: { platform } });
+      expect(recoveryCommand({ provided_id: "acme's", name: 'A' }, deps)).toBe(
+        "ugs get --id 'acme'\\''s' --name A --must-exist --field token",
+      );
+    }
   });
 });
 
@@ -163,6 +290,20 @@ describe('recovery of a group whose id cannot be pasted', () => {
     expect(hint).toContain('curl -X GET https://ugs.example.com/api/user -H');
     // Nothing in the hint itself can drive the terminal (a combining accent is just shown).
     expect(hint.replace(/\u0301/g, '')).toMatch(/^[\x20-\x7e]+$/);
+  });
+
+  it('on Windows the JSON way is for PowerShell: the body piped in whole (5.1 would strip its quotes as an argument), curl.exe, $env:API_TOKEN', () => {
+    const id = "acme's\u2028x";
+    const deps = makeDeps({ system: { platform: 'win32' } });
+    const hint = recoveryHint({ provided_id: id, name: 'Acme' }, deps, target);
+    const command = /`([^`]*)`$/.exec(hint)?.[1] ?? '';
+    expect(command).toMatch(
+      /^'.*' \| curl\.exe -X GET https:\/\/ugs\.example\.com\/api\/user -H "Authorization: Token \$env:API_TOKEN" -H 'Content-Type: application\/json' --data-binary '@-'$/,
+    );
+    // The string literal as PowerShell reads it ('' is one quote) is the exact JSON body.
+    const literal = /^'((?:[^']|'')*)' \|/.exec(command)?.[1] ?? '';
+    expect(JSON.parse(literal.replace(/''/g, "'"))).toEqual({ user_group_id: id, name: 'Acme' });
+    expect(command).not.toContain(' -d ');
   });
 
   it('an id that pastes fine gets the `ugs get` command', () => {

@@ -159,9 +159,13 @@ describe('a signal while a request is in flight', () => {
     },
   );
 
-  it.each(['SIGINT', 'SIGTERM'] as const)('%s during get: one line, exit 130', async (signal) => {
-    const result = await interrupt(['get', '--id', HANG, '--name', 'Acme'], signal);
-    expect(result.code, result.stderr).toBe(130);
-    expect(result.stderr.trim().split('\n')).toEqual([`error: interrupted by ${signal}`]);
-  });
+  // SIGHUP too: the terminal or ssh session closed; by default it would kill ugs mid-request.
+  it.each(['SIGINT', 'SIGTERM', 'SIGHUP'] as const)(
+    '%s during get: one line, exit 130',
+    async (signal) => {
+      const result = await interrupt(['get', '--id', HANG, '--name', 'Acme'], signal);
+      expect(result.code, result.stderr).toBe(130);
+      expect(result.stderr.trim().split('\n')).toEqual([`error: interrupted by ${signal}`]);
+    },
+  );
 });

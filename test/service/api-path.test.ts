@@ -52,3 +52,42 @@ describe('--api-path refuses dot segments, percent-encoded ones too', () => {
     expect(parseApiPath(path, '--api-path')).toBe(path);
   });
 });
+
+describe('--api-path that Git Bash rewrote into a Windows path', () => {
+  function refusal(text: string, from: 'flag' | 'env' = 'flag'): UsageError {
+    try {
+      parseSettings(
+        from === 'flag' ? { apiPath: text } : {},
+        from === 'env' ? { UGS_API_PATH: text } : {},
+      );
+    } catch (error) {
+      expect(error).toBeInstanceOf(UsageError);
+      return error as UsageError;
+    }
+    throw new Error(`${text} was accepted`);
+  }
+
+  it.each([
+    ['C:/Program Files/Git/api/user', '/api/user'],
+    ['C:/Program Files/Git/api/user/', '/api/user/'],
+    ['D:\\Tools\\Git\\v2\\user', '/v2/user'],
+    ['C:/msys64/api/user', '/api/user'],
+  ])('%s: says Git Bash rewrote %s, and how to keep it', (text, meant) => {
+    const error = refusal(text);
+    expect(error.message).toBe(
+      `--api-path ${text} is a Windows path: Git Bash rewrote the API path ${meant} into one`,
+    );
+    expect(error.hint).toContain('MSYS_NO_PATHCONV=1');
+    expect(error.hint).toContain(`/${meant}`);
+  });
+
+  it('from UGS_API_PATH too (Git Bash rewrites variables as well)', () => {
+    expect(refusal('C:/Program Files/Git/api/user', 'env').message).toMatch(
+      /^UGS_API_PATH .* Git Bash rewrote/,
+    );
+  });
+
+  it('a relative path is still "must start with /"', () => {
+    expect(refusal('api/user').message).toBe('--api-path must start with "/"');
+  });
+});

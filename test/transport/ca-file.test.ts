@@ -3,7 +3,8 @@
  * `doctor` show it, later commands trust it, and `--ca-file`/`UGS_CA_FILE` still override it. A CA
  * that did not sign the service's certificate is named as the one that failed.
  */
-import { copyFileSync } from 'node:fs';
+import { X509Certificate } from 'node:crypto';
+import { copyFileSync, writeFileSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -96,5 +97,53 @@ describe('login --ca-file is saved with the profile', () => {
       ),
     );
     expect(result.stderr).not.toContain('pass --ca-file');
+  });
+});
+
+describe('--ca-file reads DER as well as PEM', () => {
+  /** The CA as the binary `.cer` Windows' certificate export writes by default. */
+  function derFile(cert: string): string {
+    const file = join(tempDir('der'), 'ca.cer');
+    writeFileSync(file, new X509Certificate(cert).raw);
+    return file;
+  }
+
+  it('a DER .cer verifies the service, as its PEM does', async () => {
+    const sandbox = makeSandbox();
+    const run = await runMain([...GET, '--base-url', server.url, '--ca-file', derFile(tls.cert)], {
+      sandbox,
+      env: { UGS_API_TOKEN: API_TOKEN },
+    });
+    expect(run.code, describeRun(run)).toBe(0);
+    expect(run.stdout).toBe('ugt_hardening_token_0001\n');
+  });
+
+  it('saved by login, then used by get and by doctor', async () => {
+    const sandbox = await loggedIn(derFile(tls.cert));
+    const get = await runMain(GET, { sandbox });
+    expect(get.code, describeRun(get)).toBe(0);
+    const doctor = await runMain(['doctor', '--json'], { sandbox });
+    const checks = (JSON.parse(doctor.stdout) as { checks: { id: string; status: string }[] })
+      .checks;
+    expect(checks.find((check) => check.id === 'tls')?.status, doctor.stdout).toBe('pass');
+  });
+
+  it('a DER certificate of another CA is still the CA that failed', async () => {
+    const run = await runMain(
+      [...GET, '--base-url', server.url, '--ca-file', derFile(other.cert)],
+      { env: { UGS_API_TOKEN: API_TOKEN } },
+    );
+    expect(run.code, describeRun(run)).toBe(4);
+    expect(run.stderr).toMatch(/the CA in ca\.cer did not verify/);
+  });
+
+  it('a file that is neither: refused, naming both forms', async () => {
+    const file = join(tempDir('der'), 'junk.cer');
+    writeFileSync(file, Buffer.from([0x30, 0x03, 0x01, 0x02, 0x03]));
+    const run = await runMain([...GET, '--base-url', server.url, '--ca-file', file], {
+      env: { UGS_API_TOKEN: API_TOKEN },
+    });
+    expect(run.code, describeRun(run)).toBe(2);
+    expect(run.stderr).toMatch(/contains no certificate \(PEM or DER\)/);
   });
 });

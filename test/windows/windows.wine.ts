@@ -107,6 +107,9 @@ describe('ugs under node.exe (Wine) against ugs serve on Linux', () => {
     });
     expect(login.stderr).toContain('the service accepted the token');
     expect(login.stderr).toMatch(/C:\\users\\[^\\]+\\AppData\\Roaming\\ugs\\Config\\config\.json/);
+    // Wine, as Windows, reports every folder as mode 0777: that says nothing there, and
+    // %APPDATA% is in the user's profile.
+    expect(login.stderr).not.toMatch(/writable by|outside your user profile/);
     expect(login.stdout + login.stderr).not.toContain(apiToken);
     expect(JSON.parse(readFileSync(configPath, 'utf8'))).toEqual({
       profiles: { default: { baseUrl: emulator.url, apiToken } },
@@ -253,10 +256,16 @@ describe('ugs under node.exe (Wine) against ugs serve on Linux', () => {
       `user_group_id,name\r\n${[1, 2, 3].map((i) => `${prefix}-${i},Group ${i}`).join('\r\n')}\r\n`,
     );
     const created = join(sandbox.root, 'created.ndjson');
-    await ugs(['get', '--from', windowsPath(groups), '--output', windowsPath(created)], 0, {
-      sandbox,
-      env,
-    });
+    const get = await ugs(
+      ['get', '--from', windowsPath(groups), '--output', windowsPath(created)],
+      0,
+      {
+        sandbox,
+        env,
+      },
+    );
+    // Z:\ is outside the user's profile: the results take that folder's ACL, which ugs says.
+    expect(get.stderr).toMatch(/^warning: --output .* is outside your user profile/m);
     const records = lastByRow(readRecords<Rec>(created));
     expect([...records.values()].map((rec) => rec.status)).toEqual([
       'created',

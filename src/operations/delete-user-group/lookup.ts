@@ -8,7 +8,8 @@
 import type { Deps } from '../../context/factory.js';
 import { ApiError } from '../../errors.js';
 import { recorded } from '../../history/record.js';
-import { shellWord } from '../../input/parse.js';
+import { commandWordFor } from '../../input/parse.js';
+import type { Platform } from '../../platform/host.js';
 import type { ServiceClient } from '../../service/client.js';
 import type { Dialect } from '../../service/dialect.js';
 import { wireOf } from '../../service/operation.js';
@@ -61,7 +62,7 @@ export async function deleteLookupsGroup(
     throw new ApiError(
       message`no user group "${id}" existed: the lookup of its token (a get, which creates a missing group) created one, and deleting that new group failed: ${error instanceof Error ? error.message : String(error)}`,
       {
-        hint: `check the id for a typo; the group "${id}" may exist now: \`${deleteByIdCommand(id, target)}\` deletes it`,
+        hint: `check the id for a typo; the group "${id}" may exist now: \`${deleteByIdCommand(id, target, deps.system.platform)}\` deletes it`,
         cause: error,
       },
     );
@@ -72,10 +73,16 @@ export async function deleteLookupsGroup(
   );
 }
 
-export function deleteByIdCommand(id: string, target: Target): string {
-  const parts = ['ugs delete --id', shellWord(id), '--yes'];
+/** `ugs delete --id <id> --yes`, quoted for `platform`'s shell (POSIX unless told). */
+export function deleteByIdCommand(
+  id: string,
+  target: Target,
+  platform: Platform = 'linux',
+): string {
+  const word = commandWordFor(platform);
+  const parts = ['ugs delete --id', word(id), '--yes'];
   if (target.profile !== undefined && target.profile !== 'default') {
-    parts.push('--profile', shellWord(target.profile));
+    parts.push('--profile', word(target.profile));
   }
   return parts.join(' ');
 }

@@ -24,11 +24,12 @@ import { confirmNewId } from '../../history/typo.js';
 import type { BulkFlagSpec } from '../../input/bulk-options.js';
 import {
   checkGroupText,
+  commandWordFor,
+  curlJsonCommand,
   endpointUrl,
   formatBaseUrl,
   pasteProblem,
   quoteVisible,
-  shellWord,
   UNPASTEABLE,
 } from '../../input/parse.js';
 import { printMessage } from '../../output/messages.js';
@@ -38,6 +39,7 @@ import {
   printResult,
   withJsonErrorBody,
 } from '../../output/results.js';
+import { shellOf } from '../../platform/host.js';
 import { canPrompt, flushOutput, InFlight, readStdin, unicodeEscape } from '../../platform/io.js';
 import type { ServiceClient } from '../../service/client.js';
 import type { Target } from '../../service/target.js';
@@ -462,7 +464,7 @@ export function recoveryHint(group: Record<string, unknown>, deps: Deps, target:
   return (
     `the group's id ${quoteVisible(id)} ${problem}, which a terminal or shell would not paste as it is, so no \`ugs get\` command is given (pasted, it would read or create another group); ` +
     'read the token with a JSON request, whose escapes carry the id exactly: ' +
-    `\`curl -X GET ${shellWord(url)} -H "Authorization: Token $API_TOKEN" -H 'Content-Type: application/json' -d ${shellWord(body)}\``
+    `\`${curlJsonCommand(url, body, shellOf(deps.system.platform))}\``
   );
 }
 
@@ -481,8 +483,10 @@ export function recoveryCommand(
   deps: Deps,
   output = '--field token',
 ): string {
+  // Quoted for the shell it is pasted into: a POSIX word keeps its quotes in PowerShell.
+  const word = commandWordFor(deps.system.platform);
   const text = (value: unknown, placeholder: string) =>
-    typeof value === 'string' || typeof value === 'number' ? shellWord(String(value)) : placeholder;
+    typeof value === 'string' || typeof value === 'number' ? word(String(value)) : placeholder;
   // The group exists, so `get` finds it by id whatever name is sent: characters of the name
   // that would not paste as they are (bidi controls could also reorder the line on screen)
   // are written as visible \uXXXX text instead. Nothing reads this name back: it is escaped as
@@ -499,13 +503,12 @@ export function recoveryCommand(
     '--must-exist',
     output,
   ];
-  if (deps.settings.profile !== 'default')
-    parts.push('--profile', shellWord(deps.settings.profile));
+  if (deps.settings.profile !== 'default') parts.push('--profile', word(deps.settings.profile));
   if (deps.settings.baseUrlSource === 'flag' && deps.settings.baseUrl !== undefined) {
-    parts.push('--base-url', shellWord(deps.settings.baseUrl));
+    parts.push('--base-url', word(deps.settings.baseUrl));
   }
   if (deps.settings.apiPathSource === 'flag' && deps.settings.apiPath !== undefined) {
-    parts.push('--api-path', shellWord(deps.settings.apiPath));
+    parts.push('--api-path', word(deps.settings.apiPath));
   }
   return parts.join(' ');
 }
