@@ -59,15 +59,20 @@ export class PtySession {
       this.timedOut = true;
       this.kill();
     }, options.timeoutMs ?? 15_000);
-    // node-pty reports the exit only once the pty has given all its output.
+    // node-pty means to report the exit once the pty has given all its output, but on a loaded
+    // machine the last chunk can still arrive after it (a help text seen cut short): the exit
+    // counts once the output has been quiet for a moment.
     this.exited = new Promise((done) => {
       this.pty.onExit(({ exitCode, signal }) => {
         clearTimeout(deadline);
-        this.exitResult = signal
+        const exit: PtyExit = signal
           ? { code: 128 + signal, signal: signalName(signal) }
           : { code: exitCode, signal: null };
-        this.changes.emit('change');
-        done(this.exitResult);
+        void untilQuiet(this.changes, QUIET_MS).then(() => {
+          this.exitResult = exit;
+          this.changes.emit('change');
+          done(exit);
+        });
       });
     });
   }
@@ -140,6 +145,26 @@ export class PtySession {
     return new Error(
       `pty: ugs ${this.args.join(' ')}: ${message}\n--- screen (ANSI stripped) ---\n${this.text()}\n--- raw ---\n${JSON.stringify(this.raw)}`,
     );
+  }
+}
+
+/** How long the output must be quiet after the exit before the session counts as ended. */
+const QUIET_MS = 100;
+
+/** Resolves once `changes` has emitted nothing for `ms` (at most 2 s after the call). */
+async function untilQuiet(changes: EventEmitter, ms: number): Promise<void> {
+  const end = Date.now() + 2_000;
+  for (;;) {
+    const waiting = new AbortController();
+    const quiet = await Promise.race([
+      once(changes, 'change', { signal: waiting.signal }).then(
+        () => false,
+        () => true,
+      ),
+      sleep(ms).then(() => true),
+    ]);
+    waiting.abort();
+    if (quiet || Date.now() >= end) return;
   }
 }
 

@@ -652,7 +652,7 @@ describe.concurrent('TLS with a self-signed certificate', () => {
         run('get', server.url, ['--ca-file', NOT_A_CERT]),
       ]);
       expect(expectFailure(missing, 2).error).toMatch(/cannot read --ca-file/);
-      expect(expectFailure(notPem, 2).error).toMatch(/no PEM certificate/);
+      expect(expectFailure(notPem, 2).error).toMatch(/contains no certificate \(PEM or DER\)/);
       expect(server.connections).toBe(0);
     } finally {
       await server.close();
