@@ -7,6 +7,7 @@
  */
 import type { Command } from 'commander';
 import { addBulkFlags, type BulkFlags, parseBulkFlags } from '../../cli/bulk-flags.js';
+import { parseCurrentTokenFlags, readCurrentToken } from '../../cli/current-token.js';
 import { checkOffered, offeredIn } from '../../cli/dialects.js';
 import {
   addOutputFlags,
@@ -24,7 +25,7 @@ import { confirmNewId } from '../../history/typo.js';
 import type { BulkFlagSpec } from '../../input/bulk-options.js';
 import { checkGroupText, quoteVisible, shellWord } from '../../input/parse.js';
 import { type OutputFormat, printResult, withJsonErrorBody } from '../../output/results.js';
-import { canPrompt, InFlight, readStdin } from '../../platform/io.js';
+import { canPrompt, InFlight } from '../../platform/io.js';
 import type { ServiceClient } from '../../service/client.js';
 import type { Target } from '../../service/target.js';
 import { otherGroupOf } from '../../service/user-group.js';
@@ -134,19 +135,12 @@ function singleRowFlags(flags: DeleteFlags): string[] {
 }
 
 /** Flags to options: every usage error of the flags is found here, before any request. */
-export function parseDeleteFlags(given: DeleteFlags): DeleteOptions {
-  // `-` is stdin, as for rotate: no token is `-`.
-  const flags: DeleteFlags =
-    given.currentToken === '-'
-      ? { ...given, currentToken: undefined, currentTokenStdin: true }
-      : given;
-  if (flags.currentToken !== undefined && flags.currentTokenStdin) {
-    throw new UsageError('use either --current-token or --current-token-stdin, not both');
-  }
-  if (flags.currentToken !== undefined && flags.currentToken.trim() === '') {
-    throw new UsageError('--current-token cannot be empty');
-  }
-  if (flags.id !== undefined && (flags.currentToken !== undefined || flags.currentTokenStdin)) {
+export function parseDeleteFlags(flags: DeleteFlags): DeleteOptions {
+  const source = parseCurrentTokenFlags(flags);
+  if (
+    flags.id !== undefined &&
+    (source.currentToken !== undefined || source.currentTokenFromStdin)
+  ) {
     throw new UsageError(
       'use either --id or a token (--current-token, --current-token-stdin), not both: with --id the token is read first',
     );
@@ -159,8 +153,7 @@ export function parseDeleteFlags(given: DeleteFlags): DeleteOptions {
     );
   }
   return {
-    currentToken: flags.currentToken?.trim(),
-    currentTokenFromStdin: flags.currentTokenStdin === true,
+    ...source,
     id: flags.id === undefined ? undefined : checkGroupText(flags.id, '--id', 'id'),
     yes: flags.yes === true,
     format,
@@ -207,7 +200,8 @@ export async function runDelete(opts: DeleteOptions, deps: Deps): Promise<void> 
   }
   let client: ServiceClient | undefined;
   let currentToken: string;
-  if (opts.id === undefined) currentToken = await readGivenToken(opts, deps);
+  if (opts.id === undefined)
+    currentToken = await readCurrentToken(opts, deps, 'Token of the user group to delete:');
   else {
     client = await deps.connect(target);
     currentToken = await readGroupToken(opts.id, opts.format, client, deps, target);
@@ -365,17 +359,4 @@ function interruptedDelete(id: string | undefined, target: Target): InterruptedE
     'interrupted while the delete request was in flight: the user group may or may not have been deleted',
     { hint: checkHint(id, target) },
   );
-}
-
-async function readGivenToken(opts: DeleteOptions, deps: Deps): Promise<string> {
-  if (opts.currentToken !== undefined) return opts.currentToken;
-  if (opts.currentTokenFromStdin) {
-    const token = (await readStdin(deps.io, '--current-token-stdin')).trim();
-    if (token === '') throw new UsageError('--current-token-stdin: stdin was empty');
-    return token;
-  }
-  const token = await deps.prompter.password('Token of the user group to delete:', {
-    validate: (value) => value.trim() !== '' || 'the token is required',
-  });
-  return token.trim();
 }

@@ -1,6 +1,11 @@
 import type { Command } from 'commander';
 import { addBulkFlags, type BulkFlags, parseBulkFlags } from '../../cli/bulk-flags.js';
 import {
+  type CurrentTokenSource,
+  parseCurrentTokenFlags,
+  readCurrentToken,
+} from '../../cli/current-token.js';
+import {
   addOutputFlags,
   type DepsFactory,
   newCommand,
@@ -40,7 +45,7 @@ import {
   withJsonErrorBody,
 } from '../../output/results.js';
 import { shellOf } from '../../platform/host.js';
-import { canPrompt, flushOutput, InFlight, readStdin, unicodeEscape } from '../../platform/io.js';
+import { canPrompt, flushOutput, InFlight, unicodeEscape } from '../../platform/io.js';
 import type { ServiceClient } from '../../service/client.js';
 import type { Target } from '../../service/target.js';
 import { USER_PATH } from '../../service/target.js';
@@ -138,20 +143,9 @@ function singleRowFlags(flags: RotateFlags): string[] {
 }
 
 export function parseRotateFlags(given: RotateFlags): RotateOptions {
-  // `-` is stdin, as for --from, --mapping-json and whois: no token is `-`, and sending the
-  // dash would only bring back a 404 that blames the token.
-  const flags: RotateFlags =
-    given.currentToken === '-'
-      ? { ...given, currentToken: undefined, currentTokenStdin: true }
-      : given;
-  if (flags.currentToken !== undefined && flags.currentTokenStdin) {
-    throw new UsageError('use either --current-token or --current-token-stdin, not both');
-  }
-  if (flags.currentToken !== undefined && flags.currentToken.trim() === '') {
-    throw new UsageError('--current-token cannot be empty');
-  }
-  const group = parseGroupFlags(flags);
-  const format = outputFormat(flags);
+  const source = parseCurrentTokenFlags(given);
+  const group = parseGroupFlags(given, source);
+  const format = outputFormat(given);
   if (
     format.kind === 'field' &&
     !(ROTATION_ANSWER_FIELDS as readonly string[]).includes(format.name)
@@ -164,9 +158,8 @@ export function parseRotateFlags(given: RotateFlags): RotateOptions {
     );
   }
   return {
-    currentToken: flags.currentToken?.trim(),
-    currentTokenFromStdin: flags.currentTokenStdin === true,
-    yes: flags.yes === true,
+    ...source,
+    yes: given.yes === true,
     format,
     ...(group && { group }),
   };
@@ -176,10 +169,13 @@ export function parseRotateFlags(given: RotateFlags): RotateOptions {
  * `--id` with `--name`: Get User needs both (the name is only stored for a new group, and a new
  * group is refused below), and the token then comes from its answer, so no token flag goes with them.
  */
-function parseGroupFlags(flags: RotateFlags): { id: string; name: string | undefined } | undefined {
+function parseGroupFlags(
+  flags: RotateFlags,
+  source: CurrentTokenSource,
+): { id: string; name: string | undefined } | undefined {
   if (flags.id === undefined && flags.name === undefined) return undefined;
-  if (flags.currentToken !== undefined || flags.currentTokenStdin) {
-    const token = flags.currentToken !== undefined ? '--current-token' : '--current-token-stdin';
+  if (source.currentToken !== undefined || source.currentTokenFromStdin) {
+    const token = source.currentToken !== undefined ? '--current-token' : '--current-token-stdin';
     throw new UsageError(
       `use either --id/--name or ${token}, not both: with --id the token is read with get`,
     );
@@ -242,7 +238,7 @@ export async function runRotate(opts: RotateOptions, deps: Deps): Promise<void> 
   let client: ServiceClient | undefined;
   let currentToken: string;
   if (opts.group === undefined) {
-    currentToken = await readCurrentToken(opts, deps);
+    currentToken = await readCurrentToken(opts, deps, 'Current user group token:');
     deps.tracer.addSecret(currentToken);
     deps.output.maskSecret(currentToken);
     if (asks) {
@@ -511,17 +507,4 @@ export function recoveryCommand(
     parts.push('--api-path', word(deps.settings.apiPath));
   }
   return parts.join(' ');
-}
-
-async function readCurrentToken(opts: RotateOptions, deps: Deps): Promise<string> {
-  if (opts.currentToken !== undefined) return opts.currentToken;
-  if (opts.currentTokenFromStdin) {
-    const token = (await readStdin(deps.io, '--current-token-stdin')).trim();
-    if (token === '') throw new UsageError('--current-token-stdin: stdin was empty');
-    return token;
-  }
-  const token = await deps.prompter.password('Current user group token:', {
-    validate: (value) => value.trim() !== '' || 'the token is required',
-  });
-  return token.trim();
 }
