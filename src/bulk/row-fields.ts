@@ -440,7 +440,13 @@ export function groupText(
   return value;
 }
 
-/** `true`/`false`: a JSON boolean, or the words (any case) as a CSV cell holds them. */
+/**
+ * `true`/`false`: a JSON boolean, or a CSV cell's word for one, any case: `true`/`false` as
+ * spreadsheets write them, and `yes`/`no`, `y`/`n`, `1`/`0` as people type them.
+ */
+const TRUE_WORDS = new Set(['true', 'yes', 'y', '1']);
+const FALSE_WORDS = new Set(['false', 'no', 'n', '0']);
+
 export function booleanField(
   fields: RowFields,
   field: string,
@@ -452,9 +458,9 @@ export function booleanField(
   }
   if (typeof value === 'string') {
     const word = value.trim().toLowerCase();
-    if (word === 'true') return true;
-    if (word === 'false') return false;
-    problems.push(message`${field} must be true or false, got "${value}"`);
+    if (TRUE_WORDS.has(word)) return true;
+    if (FALSE_WORDS.has(word)) return false;
+    problems.push(message`${field} must be true or false (or yes/no, 1/0), got "${value}"`);
     return undefined;
   }
   problems.push(`${field} must be true or false, got ${typeOf(value)}`);

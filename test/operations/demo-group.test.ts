@@ -84,6 +84,34 @@ describe('get --from with an is_demo_group column', () => {
     ]);
   });
 
+  it('a CSV cell says yes/no, y/n, 1/0 or TRUE/FALSE as people and spreadsheets write them', async () => {
+    const { sb, service } = await setup('explo');
+    const rows = join(sb.root, 'words.csv');
+    const cells = ['yes', 'No', 'Y', 'n', '1', '0', 'TRUE', 'False'];
+    writeFileSync(
+      rows,
+      `user_group_id,name,is_demo_group\n${cells.map((cell, at) => `g${at},G,${cell}`).join('\n')}\n`,
+    );
+    const result = await runMain(['get', '--from', rows, '--concurrency', '1'], { sandbox: sb });
+    expect(result.code, describeRun(result)).toBe(0);
+    const sent = new Map(
+      service.requests.map((r) => {
+        const body = r.json as { user_group_id: string; is_demo_group: boolean };
+        return [body.user_group_id, body.is_demo_group];
+      }),
+    );
+    expect(cells.map((_, at) => sent.get(`g${at}`))).toEqual([
+      true,
+      false,
+      true,
+      false,
+      true,
+      false,
+      true,
+      false,
+    ]);
+  });
+
   it('NDJSON booleans are sent as they are; a value that is no boolean is refused (exit 2)', async () => {
     const { sb, service } = await setup('explo');
     const rows = join(sb.root, 'rows.ndjson');
@@ -92,10 +120,12 @@ describe('get --from with an is_demo_group column', () => {
     expect(ok.code, describeRun(ok)).toBe(0);
     expect(service.requests[0]?.json).toMatchObject({ is_demo_group: true });
     const bad = join(sb.root, 'bad.csv');
-    writeFileSync(bad, 'user_group_id,name,is_demo_group\na,A,yes\n');
+    writeFileSync(bad, 'user_group_id,name,is_demo_group\na,A,maybe\n');
     const refused = await runMain(['get', '--from', bad], { sandbox: sb });
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toContain('is_demo_group must be true or false, got "yes"');
+    expect(refused.stderr).toContain(
+      'is_demo_group must be true or false (or yes/no, 1/0), got "maybe"',
+    );
     expect(service.requests).toHaveLength(1);
   });
 

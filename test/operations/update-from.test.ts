@@ -97,14 +97,14 @@ describe('update --from rows', () => {
       [
         'user_group_id,name,is_demo_group,group_tags',
         'acme,,,',
-        'globex,,yes,',
+        'globex,,maybe,',
         'hooli,Hooli,,a||b',
         'initech,Initech,,',
         'initech,Initech 2,,',
       ].join('\n'),
     );
     expect(message).toContain('has nothing to change');
-    expect(message).toContain('is_demo_group must be true or false, got "yes"');
+    expect(message).toContain('is_demo_group must be true or false (or yes/no, 1/0), got "maybe"');
     expect(message).toContain('group_tags has an empty item');
     expect(message).toContain('user_group_id "initech" is also in row 4');
     expect(await refusal('name\nAcme\n')).toContain('no "user_group_id" column');
