@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { type DepsFactory, newCommand } from '../cli/shared.js';
 import { CredentialStoreError, credentialAccounts } from '../config/secure-store.js';
+import { embedSecretAccount } from '../context/embed-secret.js';
 import type { Deps } from '../context/factory.js';
 import { ConfigError } from '../errors.js';
 import { printLine } from '../output/messages.js';
@@ -8,10 +9,11 @@ import { loginCommandFor } from '../service/target.js';
 import { message } from '../text/message.js';
 
 export function logoutCommand(makeDeps: DepsFactory, run = runLogout): Command {
-  return newCommand('logout', "Remove a profile's saved API token (its base URL is kept)", [
-    'ugs logout',
-    'ugs logout --profile staging',
-  ]).action(async (_flags: unknown, cmd: Command) => {
+  return newCommand(
+    'logout',
+    "Remove a profile's saved API token and embed secret (its base URL is kept)",
+    ['ugs logout', 'ugs logout --profile staging'],
+  ).action(async (_flags: unknown, cmd: Command) => {
     await run(makeDeps(cmd));
   });
 }
@@ -44,9 +46,50 @@ export async function runLogout(deps: Deps): Promise<void> {
       );
     }
   }
+  await removeEmbedSecret(deps, settings.profile);
   if (io.env.UGS_API_TOKEN) {
     printLine(deps.output, 'note: UGS_API_TOKEN is still set in this environment and will be used');
   }
+}
+
+/**
+ * A profile's embed secret (`ugs login --embed-secret-stdin`, for `ugs jwt`) is a secret of the
+ * profile as the API token is: logging out forgets it too, from the file or the credential store
+ * (a store out of reach fails and changes nothing, as for the token), with its key id.
+ */
+export async function removeEmbedSecret(deps: Deps, profileName: string): Promise<void> {
+  const { config, credentialStore: store } = deps;
+  const profile = config.readProfile(profileName);
+  if (profile?.embedSecret === undefined && profile?.embedSecretStore === undefined) return;
+  if (profile.embedSecretStore === 'keyring') {
+    try {
+      await store.delete(embedSecretAccount(profileName, config.path));
+    } catch (error) {
+      if (!(error instanceof CredentialStoreError)) throw error;
+      throw new ConfigError(
+        message`cannot remove the embed secret of profile "${profileName}" from the ${store.name}: ${error.reason}; nothing else was changed`,
+        {
+          hint: `run \`${loginCommandFor(profileName, 'logout')}\` again where the credential store is reachable (the session you logged in from)`,
+          cause: error,
+        },
+      );
+    }
+  }
+  await config.updateProfile(profileName, (current) => {
+    const {
+      embedSecret: _secret,
+      embedSecretStore: _store,
+      embedKeyId: _kid,
+      ...rest
+    } = current ?? {};
+    return rest;
+  });
+  printLine(
+    deps.output,
+    profile.embedSecretStore === 'keyring'
+      ? message`Removed the embed secret of profile "${profileName}" from the ${store.name}`
+      : message`Removed the embed secret of profile "${profileName}" from ${config.path}`,
+  );
 }
 
 /**

@@ -13,7 +13,7 @@ import { canPrompt, writeLine } from '../platform/io.js';
 import { type Dialect, isVendorDialect, profileDialect } from '../service/dialect.js';
 import { loginCommandFor, USER_PATH } from '../service/target.js';
 import { message } from '../text/message.js';
-import { removeFromStore } from './logout.js';
+import { removeEmbedSecret, removeFromStore } from './logout.js';
 
 /** What one `ugs profile <action>` asks for. */
 export type ProfileOptions =
@@ -284,6 +284,8 @@ async function removeProfile(name: string, yes: boolean, deps: Deps): Promise<vo
     if (!confirmed) throw new CancelledError('nothing was removed');
   }
   if (profile.tokenStore === 'keyring') await removeFromStore(deps, name);
+  // Its embed secret too, wherever it is kept: a secret left in the store would be forgotten.
+  if (profile.embedSecretStore === 'keyring') await removeEmbedSecret(deps, name);
   const { wasDefault } = await deps.config.removeProfile(name);
   await printMessage(
     deps.output,

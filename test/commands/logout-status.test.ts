@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { runLogout } from '../../src/commands/logout.js';
 import { collectStatus, runStatus } from '../../src/commands/status.js';
+import { embedSecretAccount } from '../../src/context/embed-secret.js';
 import { AuthError } from '../../src/errors.js';
 import { maskToken } from '../../src/text/redact.js';
-import { makeDeps, makeIO, rejection, terminalIO } from '../kit/fakes.js';
+import { MemoryCredentialStore, makeDeps, makeIO, rejection, terminalIO } from '../kit/fakes.js';
 
 const SAVED = 'saved-api-token-abcd';
 const ENV = 'env-api-token-wxyz';
@@ -25,6 +26,57 @@ describe('runLogout', () => {
     expect(deps.io.stderr.text).toContain('Removed the API token of profile "default"');
     expect(deps.io.stderr.text).toContain(deps.config.path);
     expect(deps.io.stderr.text).not.toContain(SAVED);
+  });
+
+  it('forgets the embed secret too, with its key id: from the file, or from the credential store', async () => {
+    const inFile = makeDeps({
+      profiles: {
+        default: {
+          baseUrl: 'https://ugs.example.com',
+          apiToken: SAVED,
+          embedSecret: 'embed-secret-in-the-file-0123456',
+          embedKeyId: 'k1',
+        },
+      },
+    });
+    await runLogout(inFile);
+    expect(inFile.config.profiles).toEqual({ default: { baseUrl: 'https://ugs.example.com' } });
+    expect(inFile.io.stderr.text).toContain('Removed the embed secret of profile "default" from');
+    expect(inFile.io.stderr.text).not.toContain('embed-secret-in-the-file');
+
+    const store = new MemoryCredentialStore();
+    const inStore = makeDeps({
+      credentialStore: store,
+      profiles: {
+        default: {
+          baseUrl: 'https://ugs.example.com',
+          embedSecretStore: 'keyring',
+          embedKeyId: 'k1',
+        },
+      },
+    });
+    const account = embedSecretAccount('default', inStore.config.path);
+    store.secrets.set(account, 'embed-secret-in-the-store-012345');
+    await runLogout(inStore);
+    expect(store.secrets.has(account)).toBe(false);
+    expect(inStore.config.profiles).toEqual({ default: { baseUrl: 'https://ugs.example.com' } });
+    expect(inStore.io.stderr.text).toContain(
+      'Removed the embed secret of profile "default" from the Fake Keychain',
+    );
+  });
+
+  it('a credential store out of reach keeps the embed secret and its reference', async () => {
+    const store = new MemoryCredentialStore();
+    const deps = makeDeps({
+      credentialStore: store,
+      profiles: { default: { baseUrl: 'https://ugs.example.com', embedSecretStore: 'keyring' } },
+    });
+    store.unreachable = 'no D-Bus session';
+    const error = await rejection(runLogout(deps));
+    expect((error as Error).message).toContain(
+      'cannot remove the embed secret of profile "default"',
+    );
+    expect(deps.config.profiles.default?.embedSecretStore).toBe('keyring');
   });
 
   it('logs out of the profile in use only', async () => {
