@@ -66,6 +66,25 @@ describe.each(['customer', 'explo'] as const)('ugs delete in the %s dialect', (d
     expect(JSON.parse(result.stdout)).toEqual({ success: 1 });
   });
 
+  it('`ugs delete -` reads the token from stdin; with a token flag as well it is exit 2', async () => {
+    const { sb, service } = await setup(dialect);
+    const group = await service.seed('acme', 'Acme');
+    const both = await runMain(['delete', '-', '--current-token-stdin', '--yes'], {
+      sandbox: sb,
+      stdin: group.token,
+    });
+    expect(both.code, describeRun(both)).toBe(2);
+    expect(both.stderr).toContain('give the token once');
+    expect(service.requests).toEqual([]);
+    const result = await runMain(['delete', '-', '--yes', '--field', 'outcome'], {
+      sandbox: sb,
+      stdin: `${group.token}\n`,
+    });
+    expect(result.code, describeRun(result)).toBe(0);
+    expect(result.stdout).toBe('deleted\n');
+    expect(service.requests.map((r) => r.json)).toEqual([{ current_token: group.token }]);
+  });
+
   it('an unknown token is exit 1 "no group has that token"', async () => {
     const { sb, service } = await setup(dialect);
     const result = await runMain(['delete', '--current-token-stdin', '--yes'], {

@@ -24,6 +24,7 @@ import { recorded } from '../../history/record.js';
 import { confirmNewId } from '../../history/typo.js';
 import type { BulkFlagSpec } from '../../input/bulk-options.js';
 import { checkGroupText, quoteVisible, shellWord } from '../../input/parse.js';
+import { printMessage } from '../../output/messages.js';
 import { type OutputFormat, printResult, withJsonErrorBody } from '../../output/results.js';
 import { canPrompt, InFlight } from '../../platform/io.js';
 import type { ServiceClient } from '../../service/client.js';
@@ -84,9 +85,10 @@ export function deleteCommand(makeDeps: DepsFactory, run = runDelete): Command {
   const command = newCommand(DELETE, 'Delete a user group (its token stops working at once)', [
     'ugs delete --id acme                        # reads its token, then asks',
     'printenv USER_GROUP_TOKEN | ugs delete --current-token-stdin --yes',
-    'ugs delete --current-token - --yes --json < token.txt',
+    'ugs delete - --yes --json < token.txt         # - reads the token from stdin',
     'ugs delete --from tokens.csv --output deleted.csv --yes   # one current_token per row',
   ])
+    .argument('[token]', '- to read the token to delete from stdin (as --current-token-stdin)')
     .option(
       '--current-token <token>',
       'the token of the user group to delete, or - to read it from stdin (a token here is visible in process lists)',
@@ -99,7 +101,8 @@ export function deleteCommand(makeDeps: DepsFactory, run = runDelete): Command {
     .option('-y, --yes', 'delete without asking for confirmation (required without a terminal)');
   // In the vendor's dialects only (its descriptor has no interface wire): the help says so.
   addBulkFlags(addOutputFlags(offeredIn(command, deleteUserGroup)), BULK).action(
-    async (flags: DeleteFlags, cmd: Command) => {
+    async (token: string | undefined, given: DeleteFlags, cmd: Command) => {
+      const flags = withTokenArgument(given, token);
       const bulk = parseBulkFlags(flags, BULK, singleRowFlags(flags), flags.yes === true);
       if (bulk === undefined) {
         await run(parseDeleteFlags(flags), makeDeps(cmd));
@@ -117,6 +120,21 @@ export function deleteCommand(makeDeps: DepsFactory, run = runDelete): Command {
     },
   );
   return command;
+}
+
+/**
+ * `ugs delete -` reads the token from stdin, as `whois -` does; a token typed there instead is
+ * taken as `--current-token` would take it (visible in process lists, warned about at a
+ * terminal). Given with a token flag as well, it is a usage error: which one was meant?
+ */
+function withTokenArgument(flags: DeleteFlags, token: string | undefined): DeleteFlags {
+  if (token === undefined) return flags;
+  if (flags.currentToken !== undefined || flags.currentTokenStdin === true) {
+    throw new UsageError(
+      'give the token once: as the argument (- for stdin) or with --current-token/--current-token-stdin',
+    );
+  }
+  return token === '-' ? { ...flags, currentTokenStdin: true } : { ...flags, currentToken: token };
 }
 
 /** The single-row flags given: none goes with --from (each row names its group). */
@@ -182,6 +200,15 @@ export async function runDelete(opts: DeleteOptions, deps: Deps): Promise<void> 
     throw new UsageError('missing the group to delete: its token or its id is required', {
       hint: 'pass --current-token-stdin and pipe the token in, --current-token <token>, or --id <user_group_id>',
     });
+  }
+  if (interactive && opts.currentToken !== undefined) {
+    // As for rotate: a token typed on the command line stays in the shell's history file and
+    // shows in process lists; at a terminal the masked prompt or stdin is as easy.
+    await printMessage(
+      deps.output,
+      'warning: a token on the command line lands in your shell history and in process lists; leave it out to type it at a masked prompt, or pipe it in with `ugs delete -`',
+      'warning',
+    );
   }
   const target = await resolveTarget(deps);
   const asks = interactive && !opts.yes;
