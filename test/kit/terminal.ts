@@ -7,6 +7,7 @@
 import { EventEmitter, once } from 'node:events';
 import { constants } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
 // node-pty: the binary itself on a pty of a set size, with its own exit status (no script/sh/stty).
 import { type IPty, spawn } from '@lydell/node-pty';
 import { BIN, type EnvChanges, type Sandbox, sandboxEnv, stripAnsi } from './binary.js';
@@ -45,7 +46,7 @@ export class PtySession {
     readonly args: readonly string[],
     options: PtyOptions = {},
   ) {
-    this.pty = spawn(process.execPath, [BIN, ...args], {
+    this.pty = spawn(process.execPath, [PTY_HOLD, BIN, ...args], {
       cwd: sandbox.root,
       env: sandboxEnv(sandbox, { TERM: 'xterm', SHELL: '/bin/sh', ...options.env }),
       cols: options.columns ?? 120,
@@ -147,6 +148,9 @@ export class PtySession {
     );
   }
 }
+
+/** Runs ugs and holds the pty open a moment after it exits (pty-hold.cjs says why). */
+const PTY_HOLD = fileURLToPath(new URL('./pty-hold.cjs', import.meta.url));
 
 /** How long the output must be quiet after the exit before the session counts as ended. */
 const QUIET_MS = 100;

@@ -19,6 +19,7 @@ import {
   type Sandbox,
   startEmulator,
   startPty,
+  stripAnsi,
 } from '../kit/index.js';
 
 const BOX = /[─│┌┐└┘┬┴]/;
@@ -54,7 +55,19 @@ async function onTerminal(
   const session = startPty(sandbox, args, { columns, env: serviceEnv(env) });
   const exit = await session.finish();
   const text = session.text();
-  return { lines: text.split(/\r?\n/).filter((line) => line !== ''), text, code: exit.code };
+  return { lines: screenLines(session.raw), text, code: exit.code };
+}
+
+/**
+ * The lines as the terminal shows them, from the raw output: a carriage return or a move to the
+ * first column (`ESC [ G`, as the spinner goes back) returns to the line's start, so what a slow
+ * request's spinner drew there and then erased is not part of the line.
+ */
+function screenLines(raw: string): string[] {
+  return stripAnsi(raw.replace(/\u001b\[1?G/g, '\r'))
+    .split(/\r?\n/)
+    .map((line) => line.slice(line.lastIndexOf('\r') + 1))
+    .filter((line) => line !== '');
 }
 
 /** The only 64-hex word on the screen, and the line it is on. */
@@ -113,10 +126,7 @@ describe('the default output at a terminal', () => {
       },
     );
     const exit = await session.finish();
-    const lines = session
-      .text()
-      .split(/\r?\n/)
-      .filter((line) => line !== '');
+    const lines = screenLines(session.raw);
     expect(exit.code, session.text()).toBe(0);
     for (const line of lines) expect(line.length, session.text()).toBeLessThanOrEqual(80);
     const tokens = new Set(lines.flatMap((line) => line.match(new RegExp(HEX64, 'g')) ?? []));
