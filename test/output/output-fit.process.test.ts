@@ -64,6 +64,7 @@ async function onTerminal(
  * request's spinner drew there and then erased is not part of the line.
  */
 function screenLines(raw: string): string[] {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the cursor move is what it looks for
   return stripAnsi(raw.replace(/\u001b\[1?G/g, '\r'))
     .split(/\r?\n/)
     .map((line) => line.slice(line.lastIndexOf('\r') + 1))
