@@ -2,7 +2,7 @@
  * The results files of `get --from`, `rotate --from`, `update --from` and `delete --from`: each
  * command's spec knows the others' columns, to refuse their files by name.
  */
-import type { RecordColumn, RecordMarks } from '../bulk/records.js';
+import type { RecordColumn, RecordMarks, RecordSchema } from '../bulk/records.js';
 
 /** The columns both commands' results files open with. */
 const GROUP_COLUMNS: readonly RecordColumn[] = [
@@ -76,3 +76,20 @@ export const DELETE_COLUMNS: readonly RecordColumn[] = [
 
 /** `deleted` is a delete's outcome alone; its `sending` records look like rotate's. */
 export const DELETE_MARKS: RecordMarks = { statuses: ['deleted', 'sending'] };
+
+/**
+ * Every results file ugs writes, by the command that writes it (rotate's in both its headers). A
+ * new bulk command adds its line here, and every other command then refuses its files by name.
+ */
+const RESULTS_FILES: RecordSchema['others'] = [
+  { command: 'get', columns: GET_COLUMNS, marks: GET_MARKS },
+  { command: 'rotate', columns: ROTATE_COLUMNS, marks: ROTATE_MARKS },
+  { command: 'rotate', columns: ROTATE_COLUMNS_BEFORE_AT, marks: ROTATE_MARKS },
+  { command: 'update', columns: UPDATE_COLUMNS, marks: UPDATE_MARKS },
+  { command: 'delete', columns: DELETE_COLUMNS, marks: DELETE_MARKS },
+];
+
+/** The results files of every command but `command`: what its `--output`/`--resume` refuses. */
+export function otherResultsFiles(command: string): RecordSchema['others'] {
+  return RESULTS_FILES.filter((file) => file.command !== command);
+}

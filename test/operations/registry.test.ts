@@ -47,6 +47,12 @@ const OTHER_MEANINGS: readonly RegExp[] = [
 const REGISTRY = 'commands/operations.ts';
 
 /**
+ * The operations' shared results vocabulary: each bulk command's columns and marks, and the list
+ * of every command's results files that each command refuses to take for its own.
+ */
+const RESULTS_VOCABULARY = 'operations/user-group-records.ts';
+
+/**
  * Literals that are an operation's name but not about the operation, each with why. The
  * emulator's store journals its own primitives `rotate` (a change of a group's token),
  * `update` (a change of its data) and `delete` (a group removed) in its data file: a format on
@@ -167,6 +173,30 @@ describe('the registry of operations', () => {
     },
   );
 
+  it('every bulk command refuses the results files of every other one, in each header', async () => {
+    const specs = await Promise.all(
+      entries.flatMap(([, entry]) => (entry.bulk === undefined ? [] : [entry.bulk()])),
+    );
+    const records = specs.map(({ spec }) => spec.records);
+    expect(records.map((schema) => schema.command).sort()).toEqual([
+      'delete',
+      'get',
+      'rotate',
+      'update',
+    ]);
+    for (const schema of records) {
+      const refused = schema.others.map((other) => `${other.command}: ${other.columns.join(',')}`);
+      const expected = records
+        .filter((other) => other.command !== schema.command)
+        .flatMap((other) =>
+          [other.columns, ...(other.formerColumns ?? [])].map(
+            (columns) => `${other.command}: ${columns.join(',')}`,
+          ),
+        );
+      expect(refused.sort(), schema.command).toEqual(expected.sort());
+    }
+  });
+
   it.each(foldered.map(([id, entry]) => [id, entry] as const))(
     'no module outside the operations folders names %s',
     (id, entry) => {
@@ -177,8 +207,11 @@ describe('the registry of operations', () => {
         id,
       };
       // Operations may use one another inside their folders (a rotation reads its group back
-      // with a get), as commands use them; everything else reads their descriptors.
-      const generic = files.filter((file) => !/^operations\/[^/]+\//.test(file));
+      // with a get), as commands use them, and the results files' vocabulary they share names
+      // each command's files; everything else reads their descriptors.
+      const generic = files.filter(
+        (file) => !/^operations\/[^/]+\//.test(file) && file !== RESULTS_VOCABULARY,
+      );
       const found = generic
         .filter((file) => file !== REGISTRY)
         .flatMap((file) => namings(file, readFileSync(join(SRC, file), 'utf8'), names))

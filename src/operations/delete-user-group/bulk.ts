@@ -15,17 +15,7 @@ import type { RowFields } from '../../input/bulk-options.js';
 import type { ServiceClient } from '../../service/client.js';
 import type { ServiceResult } from '../../service/user-group.js';
 import { message } from '../../text/message.js';
-import {
-  DELETE_COLUMNS,
-  DELETE_MARKS,
-  GET_COLUMNS,
-  GET_MARKS,
-  ROTATE_COLUMNS,
-  ROTATE_COLUMNS_BEFORE_AT,
-  ROTATE_MARKS,
-  UPDATE_COLUMNS,
-  UPDATE_MARKS,
-} from '../user-group-records.js';
+import { DELETE_COLUMNS, DELETE_MARKS, otherResultsFiles } from '../user-group-records.js';
 import {
   type DeleteResult,
   type DeleteUserGroupRequest,
@@ -102,12 +92,7 @@ export const spec: BulkSpec<DeleteRow> = {
     columns: DELETE_COLUMNS,
     extras: [{ field: 'settled_by', always: false, resume: false }],
     marks: DELETE_MARKS,
-    others: [
-      { command: 'get', columns: GET_COLUMNS, marks: GET_MARKS },
-      { command: 'rotate', columns: ROTATE_COLUMNS, marks: ROTATE_MARKS },
-      { command: 'rotate', columns: ROTATE_COLUMNS_BEFORE_AT, marks: ROTATE_MARKS },
-      { command: 'update', columns: UPDATE_COLUMNS, marks: UPDATE_MARKS },
-    ],
+    others: otherResultsFiles('delete'),
   },
   secrets: (row) => deleteUserGroup.secrets(requestOf(row)),
   send,

@@ -9,17 +9,7 @@ import type { ServiceResult } from '../../service/user-group.js';
 import { otherGroupOf } from '../../service/user-group.js';
 import { message } from '../../text/message.js';
 import { readExisting, readsWithoutCreating } from '../get-customer/operation.js';
-import {
-  DELETE_COLUMNS,
-  DELETE_MARKS,
-  GET_COLUMNS,
-  GET_MARKS,
-  ROTATE_COLUMNS,
-  ROTATE_COLUMNS_BEFORE_AT,
-  ROTATE_MARKS,
-  UPDATE_COLUMNS,
-  UPDATE_MARKS,
-} from '../user-group-records.js';
+import { GET_COLUMNS, GET_MARKS, otherResultsFiles } from '../user-group-records.js';
 import { type GetUserRequest, mustExistProblem } from './operation.js';
 
 export interface GetRow {
@@ -55,12 +45,7 @@ export const spec: BulkSpec<GetRow> = {
     columns: GET_COLUMNS,
     extras: [{ field: 'new_user_group', always: true, resume: true }],
     marks: GET_MARKS,
-    others: [
-      { command: 'rotate', columns: ROTATE_COLUMNS, marks: ROTATE_MARKS },
-      { command: 'rotate', columns: ROTATE_COLUMNS_BEFORE_AT, marks: ROTATE_MARKS },
-      { command: 'update', columns: UPDATE_COLUMNS, marks: UPDATE_MARKS },
-      { command: 'delete', columns: DELETE_COLUMNS, marks: DELETE_MARKS },
-    ],
+    others: otherResultsFiles('get'),
   },
   secrets: () => [],
   dryRunNote: 'each group is created, or found as it is: which, only the service can tell',

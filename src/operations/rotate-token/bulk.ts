@@ -13,15 +13,10 @@ import { isUnrotated, otherGroupOf, type ServiceResult } from '../../service/use
 import { message } from '../../text/message.js';
 import { readExisting, readsWithoutCreating } from '../get-customer/operation.js';
 import {
-  DELETE_COLUMNS,
-  DELETE_MARKS,
-  GET_COLUMNS,
-  GET_MARKS,
+  otherResultsFiles,
   ROTATE_COLUMNS,
   ROTATE_COLUMNS_BEFORE_AT,
   ROTATE_MARKS,
-  UPDATE_COLUMNS,
-  UPDATE_MARKS,
 } from '../user-group-records.js';
 import { READ_CURRENT_TOKEN_HINT, rotateToken } from './operation.js';
 
@@ -58,11 +53,7 @@ export const spec: BulkSpec<RotateRow> = {
       { field: 'settled_by', always: false, resume: false },
     ],
     marks: ROTATE_MARKS,
-    others: [
-      { command: 'get', columns: GET_COLUMNS, marks: GET_MARKS },
-      { command: 'update', columns: UPDATE_COLUMNS, marks: UPDATE_MARKS },
-      { command: 'delete', columns: DELETE_COLUMNS, marks: DELETE_MARKS },
-    ],
+    others: otherResultsFiles('rotate'),
   },
   secrets: (row) => rotateToken.secrets(row.current_token),
   send: (client, row) => client.rotateToken(row.current_token),

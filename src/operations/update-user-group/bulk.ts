@@ -30,17 +30,7 @@ import type { ServiceClient } from '../../service/client.js';
 import { otherGroupOf, type ServiceResult, type UserGroup } from '../../service/user-group.js';
 import { message } from '../../text/message.js';
 import { readExisting, readsWithoutCreating } from '../get-customer/operation.js';
-import {
-  DELETE_COLUMNS,
-  DELETE_MARKS,
-  GET_COLUMNS,
-  GET_MARKS,
-  ROTATE_COLUMNS,
-  ROTATE_COLUMNS_BEFORE_AT,
-  ROTATE_MARKS,
-  UPDATE_COLUMNS,
-  UPDATE_MARKS,
-} from '../user-group-records.js';
+import { otherResultsFiles, UPDATE_COLUMNS, UPDATE_MARKS } from '../user-group-records.js';
 import { sendUpdate, type UpdateUserGroupRequest, updateUserGroup } from './operation.js';
 
 /** What a row changes: its request without the id. */
@@ -105,12 +95,7 @@ export const spec: BulkSpec<UpdateRow> = {
       { field: 'settled_by', always: false, resume: false },
     ],
     marks: UPDATE_MARKS,
-    others: [
-      { command: 'get', columns: GET_COLUMNS, marks: GET_MARKS },
-      { command: 'rotate', columns: ROTATE_COLUMNS, marks: ROTATE_MARKS },
-      { command: 'rotate', columns: ROTATE_COLUMNS_BEFORE_AT, marks: ROTATE_MARKS },
-      { command: 'delete', columns: DELETE_COLUMNS, marks: DELETE_MARKS },
-    ],
+    others: otherResultsFiles('update'),
   },
   secrets: () => [],
   rowFields: (row) => ({ changed: Object.keys(row.changes).join(' ') }),
