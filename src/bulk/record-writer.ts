@@ -3,9 +3,9 @@
  * written to the results file, or to stdout as NDJSON or row lines at a terminal, with the
  * row's secrets made known first and the tally and the progress line told.
  */
-import type { Writable } from 'node:stream';
 import type { Deps } from '../context/factory.js';
 import type { HistoryEntry, HistoryOutcome } from '../history/event.js';
+import { drained as streamDrained } from '../platform/io.js';
 import type { ServiceResult } from '../service/user-group.js';
 import { type Clock, epochMs } from './clock.js';
 import { type ResultFile, StdoutLostError } from './journal.js';
@@ -216,12 +216,12 @@ export class RecordWriter {
 
   /** Resolves when stdout and the results file have taken what was written to them. */
   async drained(): Promise<void> {
-    if (this.tokensToStdout) await drain(this.deps.io.stdout);
+    if (this.tokensToStdout) await streamDrained(this.deps.io.stdout);
     if (this.file !== undefined) {
       if (this.file.backlog > MAX_BACKLOG_CHARS) await this.file.flush();
       return;
     }
-    await drain(this.deps.io.stdout);
+    await streamDrained(this.deps.io.stdout);
   }
 
   /**
@@ -265,24 +265,3 @@ const HISTORY_OUTCOME: Partial<Record<RecordStatus, HistoryOutcome>> = {
 
 /** Records waiting for the results file before the run stops starting rows (about 4 MB). */
 const MAX_BACKLOG_CHARS = 4 * 1024 * 1024;
-
-/**
- * Resolves once `stream` wants more (at once when it does already). A stream that failed or
- * closed never drains: main reports its error, and the run is not held up waiting.
- */
-function drain(stream: Writable): Promise<void> {
-  if (!stream.writableNeedDrain || stream.destroyed || stream.errored !== null) {
-    return Promise.resolve();
-  }
-  return new Promise((resolve) => {
-    const done = () => {
-      stream.off('drain', done);
-      stream.off('close', done);
-      stream.off('error', done);
-      resolve();
-    };
-    stream.on('drain', done);
-    stream.on('close', done);
-    stream.on('error', done);
-  });
-}

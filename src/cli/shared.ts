@@ -21,6 +21,14 @@ export type DepsFactory = (
   options?: { checkSettings?: boolean; acceptsUnknownProfile?: boolean },
 ) => Deps;
 
+/**
+ * The names of the flags given, in the order listed: `[['--json', flags.json === true], ...]`.
+ * For the checks that name what was combined ("--from cannot be combined with --id, --json").
+ */
+export function givenFlags(flags: readonly (readonly [string, boolean])[]): string[] {
+  return flags.filter(([, given]) => given).map(([flag]) => flag);
+}
+
 /** For repeatable flags such as `--mapping a=b --mapping c=d`. */
 export function collect(value: string, previous: string[]): string[] {
   return [...previous, value];

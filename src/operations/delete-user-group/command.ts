@@ -12,6 +12,7 @@ import { checkOffered, offeredIn } from '../../cli/dialects.js';
 import {
   addOutputFlags,
   type DepsFactory,
+  givenFlags,
   newCommand,
   outputFormat,
   withProgress,
@@ -139,17 +140,13 @@ function withTokenArgument(flags: DeleteFlags, token: string | undefined): Delet
 
 /** The single-row flags given: none goes with --from (each row names its group). */
 function singleRowFlags(flags: DeleteFlags): string[] {
-  return (
-    [
-      ['--current-token', flags.currentToken !== undefined],
-      ['--current-token-stdin', flags.currentTokenStdin === true],
-      ['--id', flags.id !== undefined],
-      ['--json', flags.json === true],
-      ['--field', flags.field !== undefined],
-    ] as const
-  )
-    .filter(([, given]) => given)
-    .map(([flag]) => flag);
+  return givenFlags([
+    ['--current-token', flags.currentToken !== undefined],
+    ['--current-token-stdin', flags.currentTokenStdin === true],
+    ['--id', flags.id !== undefined],
+    ['--json', flags.json === true],
+    ['--field', flags.field !== undefined],
+  ]);
 }
 
 /** Flags to options: every usage error of the flags is found here, before any request. */

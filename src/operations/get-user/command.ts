@@ -5,6 +5,7 @@ import {
   addOutputFlags,
   collect,
   type DepsFactory,
+  givenFlags,
   newCommand,
   outputFormat,
   withProgress,
@@ -143,21 +144,17 @@ export function getCommand(makeDeps: DepsFactory, run = runGet): Command {
 }
 
 function singleRowFlags(flags: GetFlags): string[] {
-  return (
-    [
-      ['--id', flags.id !== undefined],
-      ['--name', flags.name !== undefined],
-      ['--mapping', flags.mapping.length > 0],
-      ['--mapping-json', flags.mappingJson !== undefined],
-      ['--property', flags.property.length > 0],
-      ['--properties', flags.properties !== undefined],
-      ['--demo', flags.demo === true],
-      ['--json', flags.json === true],
-      ['--field', flags.field !== undefined],
-    ] as const
-  )
-    .filter(([, given]) => given)
-    .map(([flag]) => flag);
+  return givenFlags([
+    ['--id', flags.id !== undefined],
+    ['--name', flags.name !== undefined],
+    ['--mapping', flags.mapping.length > 0],
+    ['--mapping-json', flags.mappingJson !== undefined],
+    ['--property', flags.property.length > 0],
+    ['--properties', flags.properties !== undefined],
+    ['--demo', flags.demo === true],
+    ['--json', flags.json === true],
+    ['--field', flags.field !== undefined],
+  ]);
 }
 
 /** Flags to options: every usage error is found here, before any prompt or request. */

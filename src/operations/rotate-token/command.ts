@@ -8,6 +8,7 @@ import {
 import {
   addOutputFlags,
   type DepsFactory,
+  givenFlags,
   newCommand,
   outputFormat,
   withProgress,
@@ -128,18 +129,14 @@ export function rotateCommand(makeDeps: DepsFactory, run = runRotate): Command {
 }
 
 function singleRowFlags(flags: RotateFlags): string[] {
-  return (
-    [
-      ['--current-token', flags.currentToken !== undefined],
-      ['--current-token-stdin', flags.currentTokenStdin === true],
-      ['--id', flags.id !== undefined],
-      ['--name', flags.name !== undefined],
-      ['--json', flags.json === true],
-      ['--field', flags.field !== undefined],
-    ] as const
-  )
-    .filter(([, given]) => given)
-    .map(([flag]) => flag);
+  return givenFlags([
+    ['--current-token', flags.currentToken !== undefined],
+    ['--current-token-stdin', flags.currentTokenStdin === true],
+    ['--id', flags.id !== undefined],
+    ['--name', flags.name !== undefined],
+    ['--json', flags.json === true],
+    ['--field', flags.field !== undefined],
+  ]);
 }
 
 export function parseRotateFlags(given: RotateFlags): RotateOptions {

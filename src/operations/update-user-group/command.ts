@@ -11,6 +11,7 @@ import {
   addOutputFlags,
   collect,
   type DepsFactory,
+  givenFlags,
   newCommand,
   outputFormat,
   withProgress,
@@ -154,28 +155,24 @@ export function updateCommand(makeDeps: DepsFactory, run = runUpdate): Command {
  * values; a flag for every row (say `--demo`) would hide which rows it changed.
  */
 function singleRowFlags(flags: UpdateFlags): string[] {
-  return (
-    [
-      ['--id', flags.id !== undefined],
-      ['--name', flags.name !== undefined],
-      ['--mapping', flags.mapping.length > 0],
-      ['--mapping-json', flags.mappingJson !== undefined],
-      ['--property', flags.property.length > 0],
-      ['--properties', flags.properties !== undefined],
-      ['--demo', flags.demo === true],
-      ['--no-demo', flags.demo === false],
-      ['--new-id', flags.newId !== undefined],
-      ['--email', flags.email.length > 0],
-      ['--tag', flags.tag.length > 0],
-      ['--no-tags', !flags.tags],
-      ['--level', flags.level !== undefined],
-      ['--parent', flags.parent !== undefined],
-      ['--json', flags.json === true],
-      ['--field', flags.field !== undefined],
-    ] as const
-  )
-    .filter(([, given]) => given)
-    .map(([flag]) => flag);
+  return givenFlags([
+    ['--id', flags.id !== undefined],
+    ['--name', flags.name !== undefined],
+    ['--mapping', flags.mapping.length > 0],
+    ['--mapping-json', flags.mappingJson !== undefined],
+    ['--property', flags.property.length > 0],
+    ['--properties', flags.properties !== undefined],
+    ['--demo', flags.demo === true],
+    ['--no-demo', flags.demo === false],
+    ['--new-id', flags.newId !== undefined],
+    ['--email', flags.email.length > 0],
+    ['--tag', flags.tag.length > 0],
+    ['--no-tags', !flags.tags],
+    ['--level', flags.level !== undefined],
+    ['--parent', flags.parent !== undefined],
+    ['--json', flags.json === true],
+    ['--field', flags.field !== undefined],
+  ]);
 }
 
 /** Flags to options: every usage error of the flags is found here, before any request. */
@@ -209,18 +206,14 @@ export async function parseUpdateFlags(flags: UpdateFlags, deps: Deps): Promise<
     ...(flags.level !== undefined && { hierarchy_level: flags.level }),
     ...(flags.parent !== undefined && { parent_provided_id: flags.parent }),
   };
-  const customerFlags = (
-    [
-      ['--new-id', flags.newId !== undefined],
-      ['--email', flags.email.length > 0],
-      ['--tag', flags.tag.length > 0],
-      ['--no-tags', !flags.tags],
-      ['--level', flags.level !== undefined],
-      ['--parent', flags.parent !== undefined],
-    ] as const
-  )
-    .filter(([, given]) => given)
-    .map(([flag]) => flag);
+  const customerFlags = givenFlags([
+    ['--new-id', flags.newId !== undefined],
+    ['--email', flags.email.length > 0],
+    ['--tag', flags.tag.length > 0],
+    ['--no-tags', !flags.tags],
+    ['--level', flags.level !== undefined],
+    ['--parent', flags.parent !== undefined],
+  ]);
   return {
     id: flags.id,
     changes,
