@@ -5,6 +5,7 @@
  */
 import type { Deps } from '../context/factory.js';
 import { UsageError } from '../errors.js';
+import { printMessage } from '../output/messages.js';
 import { readStdin } from '../platform/io.js';
 
 export interface CurrentTokenFlags {
@@ -51,4 +52,39 @@ export async function readCurrentToken(
     validate: (value) => value.trim() !== '' || 'the token is required',
   });
   return token.trim();
+}
+
+/** What a command that acts on one group's token says in `checkTokenSource`'s three checks. */
+export interface TokenCommandWords {
+  /** Without a terminal and without `--yes`: the error and what to do. */
+  yesRequired: { message: string; hint: string };
+  /** Without a terminal, no token and no id: the error and where the token may come from. */
+  missing: { message: string; hint: string };
+  /** At a terminal, a token typed on the command line: the warning. */
+  tokenInArgv: string;
+}
+
+/**
+ * The checks before a command acts on one group's token (`rotate`, `delete`): the change cannot
+ * be undone, so without a person to confirm it the caller must pass --yes; without a person to
+ * prompt, the token (or an id to read it by) must be given; and at a terminal a token typed on
+ * the command line is warned about once, as it stays in the shell's history file and shows in
+ * process lists, where the masked prompt or stdin is as easy (a warning: `-q` silences it).
+ */
+export async function checkTokenSource(
+  given: CurrentTokenSource & { yes: boolean; byId: boolean },
+  interactive: boolean,
+  deps: Pick<Deps, 'output'>,
+  words: TokenCommandWords,
+): Promise<void> {
+  if (!interactive && !given.yes) {
+    throw new UsageError(words.yesRequired.message, { hint: words.yesRequired.hint });
+  }
+  const tokenGiven = given.currentToken !== undefined || given.currentTokenFromStdin;
+  if (!interactive && !tokenGiven && !given.byId) {
+    throw new UsageError(words.missing.message, { hint: words.missing.hint });
+  }
+  if (interactive && given.currentToken !== undefined) {
+    await printMessage(deps.output, words.tokenInArgv, 'warning');
+  }
 }

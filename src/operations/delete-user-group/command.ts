@@ -7,7 +7,12 @@
  */
 import type { Command } from 'commander';
 import { addBulkFlags, type BulkFlags, parseBulkFlags } from '../../cli/bulk-flags.js';
-import { parseCurrentTokenFlags, readCurrentToken } from '../../cli/current-token.js';
+import {
+  checkTokenSource,
+  parseCurrentTokenFlags,
+  readCurrentToken,
+  type TokenCommandWords,
+} from '../../cli/current-token.js';
 import { checkOffered, offeredIn } from '../../cli/dialects.js';
 import {
   addOutputFlags,
@@ -25,7 +30,6 @@ import { recorded } from '../../history/record.js';
 import { confirmNewId } from '../../history/typo.js';
 import type { BulkFlagSpec } from '../../input/bulk-options.js';
 import { checkGroupText, quoteVisible, shellWord } from '../../input/parse.js';
-import { printMessage } from '../../output/messages.js';
 import { type OutputFormat, printResult, withJsonErrorBody } from '../../output/results.js';
 import { canPrompt, InFlight } from '../../platform/io.js';
 import type { ServiceClient } from '../../service/client.js';
@@ -175,38 +179,25 @@ export function parseDeleteFlags(flags: DeleteFlags): DeleteOptions {
   };
 }
 
+/** A delete cannot be undone: nothing brings the group back, and its dashboards break. */
+const DELETE_WORDS: TokenCommandWords = {
+  yesRequired: {
+    message: '--yes is required to delete a user group when not running interactively',
+    hint: 'a delete cannot be undone and breaks every dashboard that embeds the token; add --yes to confirm in scripts',
+  },
+  missing: {
+    message: 'missing the group to delete: its token or its id is required',
+    hint: 'pass --current-token-stdin and pipe the token in, --current-token <token>, or --id <user_group_id>',
+  },
+  tokenInArgv:
+    'warning: a token on the command line lands in your shell history and in process lists; leave it out to type it at a masked prompt, or pipe it in with `ugs delete -`',
+};
+
 export async function runDelete(opts: DeleteOptions, deps: Deps): Promise<void> {
   // The interface has no delete: exit 2 before any prompt or request.
   checkOffered(deps, DELETE, deleteUserGroup);
   const interactive = canPrompt(deps.io, deps.settings.noInput);
-  // Nothing brings a deleted group back: without a person to confirm, the caller must say so.
-  if (!interactive && !opts.yes) {
-    throw new UsageError(
-      '--yes is required to delete a user group when not running interactively',
-      {
-        hint: 'a delete cannot be undone and breaks every dashboard that embeds the token; add --yes to confirm in scripts',
-      },
-    );
-  }
-  if (
-    !interactive &&
-    opts.currentToken === undefined &&
-    !opts.currentTokenFromStdin &&
-    opts.id === undefined
-  ) {
-    throw new UsageError('missing the group to delete: its token or its id is required', {
-      hint: 'pass --current-token-stdin and pipe the token in, --current-token <token>, or --id <user_group_id>',
-    });
-  }
-  if (interactive && opts.currentToken !== undefined) {
-    // As for rotate: a token typed on the command line stays in the shell's history file and
-    // shows in process lists; at a terminal the masked prompt or stdin is as easy.
-    await printMessage(
-      deps.output,
-      'warning: a token on the command line lands in your shell history and in process lists; leave it out to type it at a masked prompt, or pipe it in with `ugs delete -`',
-      'warning',
-    );
-  }
+  await checkTokenSource({ ...opts, byId: opts.id !== undefined }, interactive, deps, DELETE_WORDS);
   const target = await resolveTarget(deps);
   const asks = interactive && !opts.yes;
   // By id where the only read is a get-or-create (explo), every question comes before anything

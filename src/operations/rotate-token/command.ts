@@ -2,8 +2,10 @@ import type { Command } from 'commander';
 import { addBulkFlags, type BulkFlags, parseBulkFlags } from '../../cli/bulk-flags.js';
 import {
   type CurrentTokenSource,
+  checkTokenSource,
   parseCurrentTokenFlags,
   readCurrentToken,
+  type TokenCommandWords,
 } from '../../cli/current-token.js';
 import {
   addOutputFlags,
@@ -200,34 +202,29 @@ function idNeedsName(): UsageError {
   );
 }
 
+/** Rotation replaces the token at once: the dashboards that embed the old one break. */
+const ROTATE_WORDS: TokenCommandWords = {
+  yesRequired: {
+    message: '--yes is required to rotate a token when not running interactively',
+    hint: 'rotation replaces the token at once; add --yes to confirm in scripts',
+  },
+  missing: {
+    message: 'missing --current-token: the user group token to rotate is required',
+    hint: 'pass --current-token-stdin and pipe the token in, --current-token <token>, or --id <id> --name <name>',
+  },
+  tokenInArgv:
+    'warning: --current-token puts the token in your shell history and in process lists; leave it out to type it at a masked prompt, or pipe it to --current-token-stdin',
+};
+
 export async function runRotate(opts: RotateOptions, deps: Deps): Promise<void> {
   const { io } = deps;
   const interactive = canPrompt(io, deps.settings.noInput);
-  // Rotation can break live dashboards: without a person to confirm, the caller must say so.
-  if (!interactive && !opts.yes) {
-    throw new UsageError('--yes is required to rotate a token when not running interactively', {
-      hint: 'rotation replaces the token at once; add --yes to confirm in scripts',
-    });
-  }
-  if (
-    !interactive &&
-    opts.currentToken === undefined &&
-    !opts.currentTokenFromStdin &&
-    opts.group === undefined
-  ) {
-    throw new UsageError('missing --current-token: the user group token to rotate is required', {
-      hint: 'pass --current-token-stdin and pipe the token in, --current-token <token>, or --id <id> --name <name>',
-    });
-  }
-  if (interactive && opts.currentToken !== undefined) {
-    // A token typed on the command line stays in the shell's history file and shows in process
-    // lists; at a terminal the prompt (masked) or stdin is as easy. Once, and not with -q.
-    await printMessage(
-      deps.output,
-      'warning: --current-token puts the token in your shell history and in process lists; leave it out to type it at a masked prompt, or pipe it to --current-token-stdin',
-      'warning',
-    );
-  }
+  await checkTokenSource(
+    { ...opts, byId: opts.group !== undefined },
+    interactive,
+    deps,
+    ROTATE_WORDS,
+  );
   const target = await resolveTarget(deps);
   const readOnly = readsWithoutCreating(target.dialect);
   if (opts.group !== undefined && opts.group.name === undefined && !readOnly) throw idNeedsName();
