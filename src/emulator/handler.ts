@@ -6,7 +6,7 @@ import { fingerprint } from '../text/redact.js';
 import type { HttpMethod } from '../transport/http.js';
 import type { Authenticator } from './auth.js';
 import type { FaultInjector, FaultKind } from './faults.js';
-import type { PublicRoute, Route, RouteAnswer } from './route.js';
+import type { PublicRoute, PublicRouteContext, Route, RouteAnswer } from './route.js';
 import type { Store } from './store.js';
 import { type SlidingWindowThrottle, throttledDetail } from './throttle.js';
 import { RequestError } from './validation.js';
@@ -380,23 +380,7 @@ export class RequestHandler {
         Allow: routes.allow,
       });
     }
-    const text = await readBody(req);
-    if (text !== '' && !isJsonContentType(req.headers['content-type'])) {
-      throw RequestError.detail(
-        415,
-        `Unsupported media type "${req.headers['content-type'] ?? ''}" in request.`,
-      );
-    }
-    return route.handle({
-      store: this.deps.store,
-      environment,
-      dialect: this.deps.dialect,
-      text,
-      query: new URL(req.url ?? '/', 'http://emulator.invalid').searchParams,
-      markChanged: () => this.deps.markChanged(),
-      durable: () => this.durable(),
-      embedSecrets: this.deps.embedSecrets,
-    });
+    return route.handle({ ...(await this.request(req)), environment });
   }
 
   /** One of the emulator's own routes: no API token, then the method and the body, as api(). */
@@ -404,6 +388,16 @@ export class RequestHandler {
     if (req.method !== own.method) {
       throw RequestError.detail(405, `Method "${req.method}" not allowed.`, { Allow: own.method });
     }
+    const context = await this.request(req);
+    const { route } = await own.route();
+    return route.handle(context);
+  }
+
+  /**
+   * What every route is given of a request it serves: its JSON body (DRF's parser refuses another
+   * media type with 415, an empty body whatever its type is none), its query, and the store.
+   */
+  private async request(req: IncomingMessage): Promise<PublicRouteContext> {
     const text = await readBody(req);
     if (text !== '' && !isJsonContentType(req.headers['content-type'])) {
       throw RequestError.detail(
@@ -411,8 +405,7 @@ export class RequestHandler {
         `Unsupported media type "${req.headers['content-type'] ?? ''}" in request.`,
       );
     }
-    const { route } = await own.route();
-    return route.handle({
+    return {
       store: this.deps.store,
       dialect: this.deps.dialect,
       text,
@@ -420,7 +413,7 @@ export class RequestHandler {
       markChanged: () => this.deps.markChanged(),
       durable: () => this.durable(),
       embedSecrets: this.deps.embedSecrets,
-    });
+    };
   }
 
   private async durable(): Promise<void> {

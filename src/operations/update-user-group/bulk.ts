@@ -43,19 +43,6 @@ export interface UpdateRow extends BulkRow {
   changes: UpdateChanges;
 }
 
-/** The fields a row may change, in the order `changed` lists them. */
-const CHANGE_FIELDS = [
-  'name',
-  'mapping',
-  'properties',
-  'is_demo_group',
-  'new_provided_id',
-  'emails',
-  'group_tags',
-  'hierarchy_level',
-  'parent_provided_id',
-] as const;
-
 /** The Customer API's own fields: a row of another dialect that sets one is refused. */
 const CUSTOMER_ONLY = [
   'new_provided_id',
@@ -73,7 +60,8 @@ function renamesTo(row: UpdateRow): string | undefined {
 
 export const spec: BulkSpec<UpdateRow> = {
   rows: {
-    fields: new Set(['user_group_id', ...CHANGE_FIELDS]),
+    // A row's columns are the request's fields: the id that picks the group, and what changes.
+    fields: new Set(updateUserGroup.fields),
     required: ['user_group_id'],
     customerOnly: CUSTOMER_ONLY,
     // In this order a column ugs does not know is offered as a property first (the likelier).
