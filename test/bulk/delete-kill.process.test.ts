@@ -5,10 +5,10 @@
  * row that got an answer is sent again; a row left `sending` by the kill is sent once more and
  * its 404 read as deleted (settled).
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { lastByRow, readRecords } from '../kit/bulk.js';
+import { lastByRow, readRecords, untilResults } from '../kit/bulk.js';
 import {
   call,
   describeRun,
@@ -110,19 +110,7 @@ describe('delete --from: kill -9, then --resume', () => {
       sandbox,
       env,
     });
-    const sendingNow = () =>
-      [...lastByRow(readRecords<Rec>(out)).values()].filter((rec) => rec.status === 'sending')
-        .length;
-    for (let i = 0; i < 1000; i++) {
-      if (
-        existsSync(out) &&
-        readFileSync(out, 'utf8').split('"deleted"').length > 30 &&
-        sendingNow() >= 2
-      ) {
-        break;
-      }
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    await untilResults(out, { status: 'deleted', count: 30, sending: 2 });
     child.kill('SIGKILL');
     await killed;
     const first = readRecords<Rec>(out);

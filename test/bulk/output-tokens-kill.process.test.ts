@@ -5,10 +5,10 @@
  * group's new token reached stdout (the killed run's or the resumed run's).
  */
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { lastByRow, readRecords } from '../kit/bulk.js';
+import { lastByRow, readRecords, untilResults } from '../kit/bulk.js';
 import {
   describeRun,
   makeSandbox,
@@ -104,19 +104,7 @@ describe('rotate --from --output-tokens last4: kill -9, then --resume', () => {
       sandbox,
       env,
     });
-    const sendingNow = () =>
-      [...lastByRow(readRecords<Rec>(out)).values()].filter((rec) => rec.status === 'sending')
-        .length;
-    for (let i = 0; i < 1000; i++) {
-      if (
-        existsSync(out) &&
-        readFileSync(out, 'utf8').split('"rotated"').length > 30 &&
-        sendingNow() >= 2
-      ) {
-        break;
-      }
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    await untilResults(out, { status: 'rotated', count: 30, sending: 2 });
     child.kill('SIGKILL');
     const first = await killed;
     const atKill = lastByRow(readRecords<Rec>(out));

@@ -4,10 +4,10 @@
  * requests per id), and the results file ends with every row `updated`. Rows the killed run sent
  * without recording an answer are read back, not sent blind.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { lastByRow, readRecords } from '../kit/bulk.js';
+import { lastByRow, readRecords, untilResults } from '../kit/bulk.js';
 import {
   describeRun,
   makeSandbox,
@@ -79,10 +79,7 @@ describe('update --from after kill -9', () => {
     const args = ['update', '--from', changes, '--output', out, '--concurrency', '4'];
     // Paced so the kill lands mid-run: 100 rows at 40/s take about 2.5 s.
     const { child, result } = startUgs([...args, '--rate', '40/s'], { sandbox, env });
-    for (let i = 0; i < 1000; i++) {
-      if (existsSync(out) && readFileSync(out, 'utf8').split('"updated"').length > 30) break;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    await untilResults(out, { status: 'updated', count: 30 });
     child.kill('SIGKILL');
     await result;
     const first = readRecords<Rec>(out);

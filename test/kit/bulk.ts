@@ -1,5 +1,5 @@
 /** The bulk specs of the operations, by command, for tests of the bulk engine. */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { InputFormat } from '../../src/bulk/input.js';
 import type { ByteSource } from '../../src/bulk/input-source.js';
@@ -55,6 +55,32 @@ export function readRecords<R>(path: string): R[] {
     .split('\n')
     .filter((line) => line.trim() !== '')
     .map((line) => JSON.parse(line) as R);
+}
+
+/**
+ * Waits until a results file being written by a running `--from` holds more than `count` records
+ * of `status` and, with `sending`, at least that many rows whose last record is `sending` (a
+ * kill then finds requests on their way). Gives up after about 10 s: the test's own checks then
+ * say what was missing.
+ */
+export async function untilResults(
+  path: string,
+  want: { status: string; count: number; sending?: number },
+): Promise<void> {
+  const sendingNow = () =>
+    [...lastByRow(readRecords<{ row: number; status: string }>(path)).values()].filter(
+      (rec) => rec.status === 'sending',
+    ).length;
+  for (let i = 0; i < 1000; i++) {
+    if (
+      existsSync(path) &&
+      readFileSync(path, 'utf8').split(`"${want.status}"`).length > want.count &&
+      (want.sending === undefined || sendingNow() >= want.sending)
+    ) {
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
 }
 
 /** The last record of each row: its outcome. */
