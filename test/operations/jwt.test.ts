@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { compactDecrypt } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { mint, prepare } from '../../src/jwt/fast-mint.js';
-import { runJwt } from '../../src/operations/generate-jwt/command.js';
+import { type MintOptions, runJwt } from '../../src/operations/generate-jwt/command.js';
 import { MemoryCredentialStore, makeDeps, makeIO, terminalIO } from '../kit/fakes.js';
 import {
   describeRun,
@@ -77,6 +77,22 @@ async function mintJson(args: readonly string[], env: Record<string, string> = E
 }
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+/** A local mint for acme's `sales` embed, as `ugs jwt --id acme --embed sales` parses it. */
+function mintOptions(format: MintOptions['format']): MintOptions {
+  return {
+    action: 'mint',
+    id: 'acme',
+    embed: 'sales',
+    expires: undefined,
+    origin: undefined,
+    keyId: undefined,
+    chart: undefined,
+    viaApi: false,
+    secret: undefined,
+    format,
+  };
+}
 
 describe('ugs jwt: minted locally with the embed secret', () => {
   it("jose's own compactDecrypt opens it with the raw 32-byte key: the documented header and claims", async () => {
@@ -275,21 +291,7 @@ describe('ugs jwt: minted locally with the embed secret', () => {
     expect([...store.secrets.values()]).toEqual([SECRET]);
     expect([...store.secrets.keys()][0]).toMatch(/embed secret$/);
     const mint = makeDeps({ profiles: login.config.profiles, credentialStore: store });
-    await runJwt(
-      {
-        action: 'mint',
-        id: 'acme',
-        embed: 'sales',
-        expires: undefined,
-        origin: undefined,
-        keyId: undefined,
-        chart: undefined,
-        viaApi: false,
-        secret: undefined,
-        format: { kind: 'field', name: 'jwt' },
-      },
-      mint,
-    );
+    await runJwt(mintOptions({ kind: 'field', name: 'jwt' }), mint);
     expect(handOpen(mint.io.stdout.text.trim(), SECRET).header).toMatchObject({ kid: KID });
   });
 });
@@ -598,21 +600,7 @@ describe('secrets: CI masks, --debug, the history', () => {
         return write(chunk);
       }) as typeof stream.write;
     }
-    await runJwt(
-      {
-        action: 'mint',
-        id: 'acme',
-        embed: 'sales',
-        expires: undefined,
-        origin: undefined,
-        keyId: undefined,
-        chart: undefined,
-        viaApi: false,
-        secret: undefined,
-        format: { kind: 'table' },
-      },
-      deps,
-    );
+    await runJwt(mintOptions({ kind: 'table' }), deps);
     const jwt = deps.io.stdout.text.trim();
     const masked = order.findIndex(
       (line) => line.startsWith('err:') && line.includes(`::add-mask::${jwt}`),
