@@ -52,7 +52,7 @@ export async function runDryRun(opts: BulkOptions, deps: Deps): Promise<void> {
     }
   }
   if (opts.json === true) return;
-  for (const line of summary.lines(spec, input, plan.opts.from)) {
+  for (const line of summary.lines(spec, input, plan.opts.from, plan.where)) {
     writeLine(deps.output.stdout, line);
   }
 }
@@ -118,6 +118,7 @@ class Summary {
     spec: BulkSpec,
     input: { blankRows: number; ignoredColumns: string[] },
     from: string,
+    where: string,
   ): string[] {
     const noun = spec.risk?.noun;
     const requests =
@@ -125,7 +126,7 @@ class Summary {
         ? rowsText(this.sent)
         : `${this.sent} ${this.sent === 1 ? noun.one : noun.many}`;
     const lines = [
-      `Dry run of ${spec.records.command} --from ${from}: nothing was sent.`,
+      `Dry run of ${spec.records.command} --from ${from}${where}: nothing was sent.`,
       `  would send      ${requests}${this.request === undefined ? '' : ` (${this.request} each)`}${spec.dryRunNote === undefined ? '' : `; ${spec.dryRunNote}`}`,
     ];
     if (this.fields.size > 0) {

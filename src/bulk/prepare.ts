@@ -5,7 +5,7 @@
  */
 
 import { inheritedPermissionsWarning } from '../config/config.js';
-import { dryRunTarget, resolveTarget } from '../context/credentials.js';
+import { dryRunTarget, NO_BASE_URL, resolveTarget } from '../context/credentials.js';
 import type { ConnectOptions, Deps } from '../context/factory.js';
 import {
   checkProductionYes,
@@ -52,6 +52,11 @@ export interface RunPlan {
   resume: ResumePlan;
   /** Rows an earlier run finished: not sent again. */
   alreadyDone: number;
+  /**
+   * ` on prod (https://...)` where the profile could be mistaken for another (onPlace), else '':
+   * the summary line says where the rows went, as a single command's headline does.
+   */
+  where: string;
 }
 
 /** The token history of a run: its batch, and what every event of the run has in common. */
@@ -124,6 +129,13 @@ export async function prepareRun(
           action: `${opts.production?.verb ?? 'change'} user groups with --from`,
         })
       : placeOf(deps, target);
+  // A dry run that knows no base URL says the profile alone.
+  const where =
+    target.baseUrl.href === NO_BASE_URL
+      ? place.named
+        ? message` on ${place.profile}`
+        : ''
+      : onPlace(place);
   // The run's spec in its dialect: the rest of the run, settling included, uses this one.
   const spec = opts.spec.forDialect?.(target.dialect) ?? opts.spec;
   // The results file's records: without whole tokens with --output-tokens last4 (stdout gets
@@ -224,7 +236,7 @@ export async function prepareRun(
   // A dry run asks nothing: it sends nothing, and its summary names the columns left out.
   if (dry !== undefined) {
     return {
-      plan: { opts: { ...opts, spec }, input, resume: plan, alreadyDone },
+      plan: { opts: { ...opts, spec }, input, resume: plan, alreadyDone, where },
       parts: {
         deps,
         file: undefined,
@@ -297,7 +309,7 @@ export async function prepareRun(
       ? undefined
       : { batch: deps.history.batch(), base: entryBase(deps, target) };
   return {
-    plan: { opts: { ...opts, spec }, input, resume: plan, alreadyDone },
+    plan: { opts: { ...opts, spec }, input, resume: plan, alreadyDone, where },
     parts: {
       deps,
       file,

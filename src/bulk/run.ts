@@ -106,6 +106,8 @@ class BulkRun {
   private readonly pacing: Pacing;
   /** One line per row at a terminal: the note on tokens shown by their last characters. */
   private readonly rowLines: RowLines | undefined;
+  /** Where the rows go, for the summary line (RunPlan's `where`). */
+  private readonly where: string;
 
   constructor(run: RunPlan, parts: RunParts, hooks: BulkHooks) {
     const { opts, input, resume: plan, alreadyDone } = run;
@@ -116,6 +118,7 @@ class BulkRun {
     this.plan = plan;
     this.pacing = pacing;
     this.rowLines = parts.rowLines;
+    this.where = run.where;
     this.tally = new Tally(input, plan);
     // A full disk: rows in flight finish, none starts; `throwOutcome` says what was lost.
     file?.onFailure(() => this.stopper.stop('disk'));
@@ -361,6 +364,7 @@ class BulkRun {
         this.clock.now() - this.started,
         this.stopper,
         this.opts.spec.risk?.settledHow,
+        this.where,
       ),
     );
     await this.file?.flush();

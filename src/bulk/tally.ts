@@ -48,9 +48,15 @@ export class Tally {
     return this.finished[row] === 1;
   }
 
-  /** The last line of the run. */
-  summary(elapsedMs: number, stop: RunStop, settledHow?: string): string {
-    return `${formatSummary(this.counts, elapsedMs, this.settledByGet, this.blankRows, settledHow)}${this.authStopText(stop)}`;
+  /** The last line of the run; `where` is the place it ran, when worth saying (onPlace). */
+  summary(elapsedMs: number, stop: RunStop, settledHow: string | undefined, where: string): string {
+    const line = formatSummary(this.counts, elapsedMs, {
+      settledByGet: this.settledByGet,
+      blankRows: this.blankRows,
+      ...(settledHow !== undefined && { settledHow }),
+      where,
+    });
+    return `${line}${this.authStopText(stop)}`;
   }
 
   /**

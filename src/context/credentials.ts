@@ -243,18 +243,33 @@ export async function resolveTarget(deps: Deps): Promise<Target> {
   };
 }
 
+/** The base URL of a dry run that knows none (never contacted; see dryRunTarget). */
+export const NO_BASE_URL = 'http://dry-run.invalid/';
+
 /**
  * The target of a dry run (`--dry-run`): the dialect and API path a real run would use (they
- * decide each request's body and path), and neither API token nor base URL, which a run that
- * sends nothing does not need: a dry run works without `ugs login` and without a profile.
+ * decide each request's body and path), and no API token, which a run that sends nothing does
+ * not need: a dry run works without `ugs login` and without a profile. The base URL is the one a
+ * real run would use, to say where the rows would go; without one (or one a real run would
+ * refuse, which that run will say), NO_BASE_URL.
  */
 export function dryRunTarget(deps: Deps): Target {
   const credentials = resolveCredentials(deps);
   const dialect = resolveDialect(deps.settings, credentials);
   checkApiPathForDialect(deps.settings, dialect);
+  let baseUrl = new URL(NO_BASE_URL);
+  if (credentials.baseUrl !== undefined) {
+    try {
+      baseUrl = parseBaseUrl(credentials.baseUrl.value, {
+        insecureHttp: deps.settings.insecureHttp,
+      });
+    } catch (error) {
+      if (!(error instanceof UsageError)) throw error;
+    }
+  }
   return {
     // Never contacted: the dry run's client hands each request to its capture.
-    baseUrl: new URL('http://dry-run.invalid/'),
+    baseUrl,
     apiToken: '',
     apiPath: resolveApiPath(deps.settings, credentials).value,
     dialect: dialect.value,

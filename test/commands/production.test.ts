@@ -352,6 +352,36 @@ describe('saying where', () => {
     expect(remove.stdout, describeRun(remove)).toContain(`Deleted user group initech ${at}`);
   });
 
+  it('with two profiles the summary of a --from run, and of its dry run, name the profile and URL', async () => {
+    const { sb, service } = await twoProfiles();
+    const at = `on staging (${service.url})`;
+    const input = join(sb.root, 'groups.csv');
+    writeFileSync(input, 'user_group_id,name\ninitech,Initech\numbrella,Umbrella\n');
+    const dry = await runMain(['get', '--from', input, '--dry-run', '-p', 'staging'], {
+      sandbox: sb,
+    });
+    expect(dry.stdout, describeRun(dry)).toContain(`Dry run of get --from ${input} ${at}:`);
+    const run = await runMain(['get', '--from', input, '-p', 'staging'], { sandbox: sb });
+    expect(run.code, describeRun(run)).toBe(0);
+    expect(run.stderr).toMatch(
+      /(^|\n)2 rows in \S+( \([^)]*\))? on staging \(http:[^)]*\): 2 created\n/,
+    );
+    expect(run.stderr).toContain(at);
+    // A base URL a real run would refuse (plain http to another host) is not shown as the place.
+    writeConfig(sb, {
+      profiles: {
+        default: { baseUrl: service.url, apiToken: API_TOKEN },
+        staging: { baseUrl: 'http://analytics.example.com', apiToken: API_TOKEN },
+      },
+    });
+    const refused = await runMain(['get', '--from', input, '--dry-run', '-p', 'staging'], {
+      sandbox: sb,
+    });
+    expect(refused.stdout, describeRun(refused)).toContain(
+      `Dry run of get --from ${input} on staging: nothing was sent.`,
+    );
+  });
+
   it('with one profile named default the headline stays as it was', async () => {
     const service = fakeService({
       getUser: () => groupResult({ provided_id: 'acme' }, { new_user_group: true }),
