@@ -116,10 +116,17 @@ export class Outage {
   private async probeUntilBack(current: Current): Promise<void> {
     const { clock, gate } = this.options;
     let interval = FIRST_PROBE_MS;
+    // Each probe is due `interval` after the previous one was due (or ended, if it ended later),
+    // and the last one at the deadline. Counted from when it was due, not from when the timer
+    // fired: a timer can fire some milliseconds before its time by the monotonic clock (Node
+    // measures timers from the event loop's cached time), and counting from then made the
+    // deadline's probe a few milliseconds early, then a second one at the deadline itself.
+    let base = clock.now();
     for (;;) {
       const deadline = this.options.deadline(current.since);
       const now = clock.now();
-      const wait = Math.max(0, Math.min(interval, deadline - now));
+      const due = Math.min(Math.max(base, now) + interval, deadline);
+      const wait = Math.max(0, due - now);
       current.nextProbeAt = now + wait;
       await clock.sleep(wait, current.over.signal);
       if (current.over.signal.aborted) return;
@@ -142,11 +149,12 @@ export class Outage {
         this.end(current);
         return;
       }
-      if (clock.now() >= deadline) {
+      if (due >= deadline || clock.now() >= deadline) {
         current.over.abort();
         this.options.gaveUp(current);
         return;
       }
+      base = Math.max(due, clock.now());
       interval *= 2;
     }
   }
