@@ -6,6 +6,7 @@
 // The built binary runs with a `--require` probe that records, at exit, the files loaded through
 // require() and Node's list of loaded built-ins; each dist file's source map names the modules
 // bundled into it.
+import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import Module from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -45,6 +46,8 @@ const NOT_LOADED: readonly RegExp[] = [
   /node_modules\/(@inquirer|cli-table3|conf|ajv|chalk|csv-parse|csv-stringify|yocto-spinner)\//,
 ];
 
+const NODE_ITSELF = builtinsOfNodeItself();
+
 /**
  * Built-ins that only HTTPS, HTTP/2, crypto or an ES module would load, and node:assert (undici
  * loads it when one of its assertions fails).
@@ -55,7 +58,20 @@ const BUILTINS_NOT_LOADED = [
   'NativeModule tls',
   'NativeModule crypto',
   'NativeModule internal/modules/esm/module_job',
-];
+].filter((builtin) => !NODE_ITSELF.includes(builtin));
+
+/**
+ * The built-ins this Node loads before any script's code runs: not ugs's doing. (Node 24.22
+ * loads the ES module job at start for every script; 20 and 22 do not.)
+ */
+function builtinsOfNodeItself(): string[] {
+  const loaded = execFileSync(process.execPath, [], {
+    input: 'process.stdout.write(JSON.stringify(process.moduleLoadList))',
+    encoding: 'utf8',
+    env: { ...process.env, NODE_OPTIONS: '' },
+  });
+  return JSON.parse(loaded) as string[];
+}
 
 /** The modules bundled into a dist file, relative to the repository, from its source map. */
 function bundledSources(file: string): string[] {
