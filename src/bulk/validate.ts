@@ -11,6 +11,7 @@ import type { BulkRow, RowFields, RowSchema } from '../input/bulk-options.js';
 import { displayWidth } from '../output/text.js';
 import type { CsvReading } from './csv-candidates.js';
 import { ErrorList } from './error-list.js';
+import { FirstRows } from './first-rows.js';
 import { type InputFormat, readCandidates } from './input.js';
 import type { ByteSource } from './input-source.js';
 import { csvValues } from './resume.js';
@@ -69,7 +70,7 @@ export async function openBulkInput<Row extends BulkRow>(
   }
   const errors = new ErrorList();
   // Each key (NFC-normalised when the schema says so) with the first row that had it.
-  const seen = new Map<string, number>();
+  const seen = new FirstRows();
   // To tell an exact repeat from one that only normalises the same: the keys as written that are
   // not in NFC, and the NFC keys that no row has had as written yet. Keys written in NFC (nearly
   // all) are in neither, so these stay small (a set of every key: 10 MiB at 200,000 rows).
@@ -101,9 +102,8 @@ export async function openBulkInput<Row extends BulkRow>(
       // Ids equal once NFC-normalised ("é" as one code point, or e + U+0301) look the same and
       // are typed either way by different keyboards and editors: one is a mistake for the other.
       const normalized = unique.normalize ? key.normalize('NFC') : key;
-      const first = seen.get(normalized);
+      const first = seen.firstOrAdd(normalized, row.row);
       if (first === undefined) {
-        seen.set(normalized, row.row);
         if (key !== normalized) {
           notNfc.add(key);
           nfcUnwritten.add(normalized);
