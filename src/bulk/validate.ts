@@ -11,7 +11,6 @@ import type { BulkRow, RowFields, RowSchema } from '../input/bulk-options.js';
 import { displayWidth } from '../output/text.js';
 import type { CsvReading } from './csv-candidates.js';
 import { ErrorList } from './error-list.js';
-import { FirstRows } from './first-rows.js';
 import { type InputFormat, readCandidates } from './input.js';
 import type { ByteSource } from './input-source.js';
 import { csvValues } from './resume.js';
@@ -70,7 +69,7 @@ export async function openBulkInput<Row extends BulkRow>(
   }
   const errors = new ErrorList();
   // Each key (NFC-normalised when the schema says so) with the first row that had it.
-  const seen = new FirstRows();
+  const seen = new Map<string, number>();
   // To tell an exact repeat from one that only normalises the same: the keys as written that are
   // not in NFC, and the NFC keys that no row has had as written yet. Keys written in NFC (nearly
   // all) are in neither, so these stay small (a set of every key: 10 MiB at 200,000 rows).
@@ -102,8 +101,9 @@ export async function openBulkInput<Row extends BulkRow>(
       // Ids equal once NFC-normalised ("é" as one code point, or e + U+0301) look the same and
       // are typed either way by different keyboards and editors: one is a mistake for the other.
       const normalized = unique.normalize ? key.normalize('NFC') : key;
-      const first = seen.firstOrAdd(normalized, row.row);
+      const first = seen.get(normalized);
       if (first === undefined) {
+        seen.set(normalized, row.row);
         if (key !== normalized) {
           notNfc.add(key);
           nfcUnwritten.add(normalized);
