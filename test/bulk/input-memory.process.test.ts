@@ -12,7 +12,15 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../kit/index.js';
 
 const ROWS = 200_000;
-const MAX_RSS_KIB = 150 * 1024;
+/**
+ * The target, 150 MiB, holds on Node 20 (CI's) and 22. Node 24's V8 lets its young generation
+ * grow twice as large around what stays alive here (the rows' keys, to refuse a repeat), and the
+ * same validation peaks at up to about 190 MiB there with nothing more alive: its limit is 200
+ * MiB, which the file's bytes (16 MiB) or its rows as objects (more) kept by mistake pass. Keys
+ * held outside the heap met 150 MiB on Node 24 but raised a whole 200,000-row get run past it on
+ * Node 20, so that was not done.
+ */
+const MAX_RSS_KIB = (Number(process.versions.node.split('.')[0]) >= 24 ? 200 : 150) * 1024;
 const dir = tempDir('input-memory');
 const script = join(dir, 'validate.mjs');
 const root = resolve(import.meta.dirname, '../..');
