@@ -36,16 +36,8 @@ afterAll(async () => {
 });
 
 /** The DELETE access lines of the server, once `count` of them are written. */
-async function deleteLines(serve: ServeProcess, count: number): Promise<string[]> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const lines = serve
-      .stderr()
-      .split('\n')
-      .filter((line) => ACCESS_LINE.test(line));
-    if (lines.length >= count || Date.now() > deadline) return lines;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+function deleteLines(serve: ServeProcess, count: number): Promise<string[]> {
+  return serve.stderrLines(ACCESS_LINE, count);
 }
 
 describe('delete --from: kill -9, then --resume', () => {

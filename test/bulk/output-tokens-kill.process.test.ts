@@ -45,17 +45,8 @@ afterAll(async () => {
 
 /** The ids the server rotated (200 access lines), once `count` of them are written. */
 async function rotatedIds(serve: ServeProcess, count: number): Promise<string[]> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const ids = serve
-      .stderr()
-      .split('\n')
-      .filter((line) => / 200 \d+ms /.test(line))
-      .map((line) => /\brotated id="([^"]+)"/.exec(line)?.[1])
-      .filter((id): id is string => id !== undefined);
-    if (ids.length >= count || Date.now() > deadline) return ids;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  const lines = await serve.stderrLines(/ 200 \d+ms .*\brotated id="[^"]+"/, count);
+  return lines.map((line) => /\brotated id="([^"]+)"/.exec(line)?.[1] ?? '');
 }
 
 describe('rotate --from --output-tokens last4: kill -9, then --resume', () => {

@@ -123,6 +123,11 @@ export interface ServeProcess {
   tokenFor(environment: ApiToken['environment']): string;
   /** Everything the process wrote to stderr so far. */
   stderr(): string;
+  /**
+   * Its stderr lines that match `pattern` (its `--debug` access lines, say), once `count` of them
+   * are written; after 10 s, those written by then (the test's own checks say what is missing).
+   */
+  stderrLines(pattern: RegExp, count: number): Promise<string[]>;
   /** Sends `signal` (SIGTERM by default), then waits for the process to end (SIGKILL after 10 s). */
   stop(
     signal?: 'SIGTERM' | 'SIGINT' | 'SIGKILL',
@@ -152,6 +157,16 @@ export async function serveUgs(
     apiTokens: info.apiTokens,
     tokenFor: (environment) => tokenOf(info, environment),
     stderr,
+    async stderrLines(pattern, count) {
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const lines = stderr()
+          .split('\n')
+          .filter((text) => pattern.test(text));
+        if (lines.length >= count || Date.now() > deadline) return lines;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    },
     stop(signal = 'SIGTERM') {
       if (stopped === undefined) {
         child.kill(signal);
