@@ -164,15 +164,22 @@ function singleRowFlags(flags: UpdateFlags): string[] {
     ['--properties', flags.properties !== undefined],
     ['--demo', flags.demo === true],
     ['--no-demo', flags.demo === false],
+    ...customerFlagPairs(flags),
+    ['--json', flags.json === true],
+    ['--field', flags.field !== undefined],
+  ]);
+}
+
+/** The Customer API's own flags, each with whether it was given. */
+function customerFlagPairs(flags: UpdateFlags): [string, boolean][] {
+  return [
     ['--new-id', flags.newId !== undefined],
     ['--email', flags.email.length > 0],
     ['--tag', flags.tag.length > 0],
     ['--no-tags', !flags.tags],
     ['--level', flags.level !== undefined],
     ['--parent', flags.parent !== undefined],
-    ['--json', flags.json === true],
-    ['--field', flags.field !== undefined],
-  ]);
+  ];
 }
 
 /** Flags to options: every usage error of the flags is found here, before any request. */
@@ -206,14 +213,7 @@ export async function parseUpdateFlags(flags: UpdateFlags, deps: Deps): Promise<
     ...(flags.level !== undefined && { hierarchy_level: flags.level }),
     ...(flags.parent !== undefined && { parent_provided_id: flags.parent }),
   };
-  const customerFlags = givenFlags([
-    ['--new-id', flags.newId !== undefined],
-    ['--email', flags.email.length > 0],
-    ['--tag', flags.tag.length > 0],
-    ['--no-tags', !flags.tags],
-    ['--level', flags.level !== undefined],
-    ['--parent', flags.parent !== undefined],
-  ]);
+  const customerFlags = givenFlags(customerFlagPairs(flags));
   return {
     id: flags.id,
     changes,
